@@ -1,0 +1,813 @@
+/*
+ * sim.c — world storage, rules and integration (see sim.h for contracts).
+ *
+ * Layout: one allocation per world holds every array. Canonical boid
+ * arrays (x, y, vx, vy, group) are in stable boid order. Each step copies
+ * positions, unit headings and groups into cell-sorted scratch arrays so
+ * the neighbour scan reads contiguous memory, computes each boid's steering
+ * into fx/fy (canonical order), then integrates the canonical arrays.
+ */
+#include "sim.h"
+
+#include "grid.h"
+#include "rng.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PI_F 3.14159265358979f
+
+struct sim_world {
+    struct sim_config cfg;
+    uint64_t tick;
+    uint32_t epoch;
+    uint32_t count;
+    struct pcg32 rng;
+
+    float *x, *y, *vx, *vy;
+    uint8_t *group;
+    float *fx, *fy;        /* steering of the last step, canonical order */
+    uint16_t *neighbours;  /* neighbours seen by each boid, last step */
+    int stepped;
+
+    /* Cell-sorted scratch, rebuilt by sim_prepare(). */
+    float *sx, *sy, *sux, *suy;
+    uint8_t *sg;
+    struct grid grid;
+    float grid_cell;       /* min cell size the grid was laid out for */
+
+    struct sim_obstacle *obstacles;
+    uint32_t obstacle_count;
+    uint32_t next_obstacle_id;
+
+    struct sim_target targets[SIM_GROUPS];
+    struct sim_params params[SIM_GROUPS];
+};
+
+const char *sim_strerror(int err)
+{
+    switch (err) {
+    case SIM_OK: return "ok";
+    case SIM_EINVAL: return "invalid argument";
+    case SIM_ERANGE: return "value out of range";
+    case SIM_ECAPACITY: return "capacity exceeded";
+    case SIM_ENOENT: return "no such obstacle";
+    case SIM_ENOMEM: return "out of memory";
+    default: return "unknown error";
+    }
+}
+
+void sim_default_config(struct sim_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->width = 1600.0f;
+    cfg->height = 1000.0f;
+    cfg->dt = 1.0f / 60.0f;
+    cfg->capacity = 16384;
+    cfg->max_obstacles = 64;
+    cfg->edges = SIM_EDGES_WRAP;
+    cfg->edge_margin = 50.0f;
+    cfg->seed = 1;
+    cfg->brute_force = 0;
+}
+
+static const char *config_error(const struct sim_config *c)
+{
+    if (!(c->width >= 16.0f && c->width <= 1e6f) || !(c->height >= 16.0f && c->height <= 1e6f))
+        return "world width and height must be in [16, 1e6]";
+    if (!(c->dt > 0.0f && c->dt <= 1.0f))
+        return "dt must be in (0, 1]";
+    if (c->capacity < 1 || c->capacity > 4194304)
+        return "capacity must be in [1, 4194304]";
+    if (c->max_obstacles > 65536)
+        return "max_obstacles must be in [0, 65536]";
+    if (c->edges != SIM_EDGES_WRAP && c->edges != SIM_EDGES_CONTAIN)
+        return "edges must be wrap or contain";
+    if (!(c->edge_margin >= 0.0f && c->edge_margin <= 0.5f * fminf(c->width, c->height)))
+        return "edge_margin must be in [0, min(width, height) / 2]";
+    return NULL;
+}
+
+/* Cells are budgeted at four per boid (at least 4096) so a sparse world's
+ * grid never costs more than its boids. */
+static uint32_t max_cells_for(uint32_t capacity)
+{
+    uint64_t cells = 4 * (uint64_t)capacity;
+    return cells < 4096 ? 4096 : (uint32_t)cells;
+}
+
+/* Carves `bytes` (rounded up to 16) off *cursor. */
+static void *carve(char **cursor, size_t bytes)
+{
+    void *p = *cursor;
+    *cursor += (bytes + 15) & ~(size_t)15;
+    return p;
+}
+
+struct sim_world *sim_create(const struct sim_config *cfg, const char **err)
+{
+    const char *why = config_error(cfg);
+    if (why) {
+        if (err)
+            *err = why;
+        return NULL;
+    }
+    size_t n = cfg->capacity, cells = max_cells_for(cfg->capacity);
+    size_t f = (n * sizeof(float) + 15) & ~(size_t)15;
+    size_t b = (n + 15) & ~(size_t)15;
+    size_t total = ((sizeof(struct sim_world) + 15) & ~(size_t)15) + 10 * f + 2 * b +
+                   ((n * sizeof(uint16_t) + 15) & ~(size_t)15) +
+                   ((cfg->max_obstacles * sizeof(struct sim_obstacle) + 15) & ~(size_t)15) +
+                   ((grid_bytes(cfg->capacity, (uint32_t)cells) + 15) & ~(size_t)15);
+    char *mem = aligned_alloc(16, (total + 15) & ~(size_t)15);
+    if (!mem) {
+        if (err)
+            *err = "out of memory";
+        return NULL;
+    }
+    memset(mem, 0, total);
+    char *cur = mem;
+    struct sim_world *w = carve(&cur, sizeof *w);
+    w->cfg = *cfg;
+    w->x = carve(&cur, f);
+    w->y = carve(&cur, f);
+    w->vx = carve(&cur, f);
+    w->vy = carve(&cur, f);
+    w->fx = carve(&cur, f);
+    w->fy = carve(&cur, f);
+    w->sx = carve(&cur, f);
+    w->sy = carve(&cur, f);
+    w->sux = carve(&cur, f);
+    w->suy = carve(&cur, f);
+    w->group = carve(&cur, b);
+    w->sg = carve(&cur, b);
+    w->neighbours = carve(&cur, n * sizeof(uint16_t));
+    w->obstacles = carve(&cur, cfg->max_obstacles * sizeof(struct sim_obstacle));
+    grid_init(&w->grid, carve(&cur, grid_bytes(cfg->capacity, (uint32_t)cells)), cfg->capacity,
+              (uint32_t)cells);
+    sim_reset(w, cfg->seed);
+    return w;
+}
+
+void sim_destroy(struct sim_world *w)
+{
+    free(w);
+}
+
+const struct sim_config *sim_config(const struct sim_world *w)
+{
+    return &w->cfg;
+}
+
+void sim_reset(struct sim_world *w, uint64_t seed)
+{
+    w->count = 0;
+    w->tick = 0;
+    w->epoch++;
+    w->stepped = 0;
+    w->obstacle_count = 0;
+    w->next_obstacle_id = 1;
+    w->grid_cell = 0.0f;
+    pcg32_seed(&w->rng, seed, 0x666c6f636bULL);
+    memset(w->targets, 0, sizeof w->targets);
+    for (int g = 0; g < SIM_GROUPS; g++)
+        sim_params_default(&w->params[g]);
+}
+
+static int valid_group(int group)
+{
+    return group >= 0 && group < SIM_GROUPS;
+}
+
+static int in_world(const struct sim_world *w, float x, float y)
+{
+    return isfinite(x) && isfinite(y) && x >= 0.0f && x <= w->cfg.width && y >= 0.0f &&
+           y <= w->cfg.height;
+}
+
+/* Brings a coordinate back into [0, size): wrap on a torus, clamp otherwise. */
+static float edge_fold(float v, float size, int wrap)
+{
+    if (wrap) {
+        if (v >= size)
+            v -= size;
+        if (v < 0.0f)
+            v += size;
+        if (v >= size || v < 0.0f) /* far out or rounding at the seam */
+            v = fmodf(fmodf(v, size) + size, size);
+        return v >= size ? 0.0f : v;
+    }
+    return fminf(fmaxf(v, 0.0f), size);
+}
+
+/* Moves boids [at, count) up by n slots and grows count by n. */
+static void open_gap(struct sim_world *w, uint32_t at, uint32_t n)
+{
+    size_t tail = w->count - at;
+    memmove(w->x + at + n, w->x + at, tail * sizeof(float));
+    memmove(w->y + at + n, w->y + at, tail * sizeof(float));
+    memmove(w->vx + at + n, w->vx + at, tail * sizeof(float));
+    memmove(w->vy + at + n, w->vy + at, tail * sizeof(float));
+    memmove(w->fx + at + n, w->fx + at, tail * sizeof(float));
+    memmove(w->fy + at + n, w->fy + at, tail * sizeof(float));
+    memmove(w->group + at + n, w->group + at, tail);
+    memmove(w->neighbours + at + n, w->neighbours + at, tail * sizeof(uint16_t));
+    w->count += n;
+}
+
+int sim_spawn(struct sim_world *w, uint32_t n, int group, float x, float y, float spread)
+{
+    if (!valid_group(group) || !isfinite(spread) || spread < 0.0f)
+        return SIM_EINVAL;
+    if (!in_world(w, x, y) || spread > fmaxf(w->cfg.width, w->cfg.height))
+        return SIM_ERANGE;
+    if (n > w->cfg.capacity - w->count)
+        return SIM_ECAPACITY;
+    int wrap = w->cfg.edges == SIM_EDGES_WRAP;
+    float speed = 0.5f * w->params[group].max_speed;
+    /* Boids stay sorted by group: the new ones go after the last of theirs. */
+    uint32_t at = w->count;
+    while (at > 0 && w->group[at - 1] > (uint8_t)group)
+        at--;
+    open_gap(w, at, n);
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t i = at + k;
+        float r = spread * sqrtf(pcg32_float(&w->rng));
+        float a = 2.0f * PI_F * pcg32_float(&w->rng);
+        float h = 2.0f * PI_F * pcg32_float(&w->rng);
+        w->x[i] = edge_fold(x + r * cosf(a), w->cfg.width, wrap);
+        w->y[i] = edge_fold(y + r * sinf(a), w->cfg.height, wrap);
+        w->vx[i] = speed * cosf(h);
+        w->vy[i] = speed * sinf(h);
+        w->group[i] = (uint8_t)group;
+        w->fx[i] = w->fy[i] = 0.0f;
+        w->neighbours[i] = 0;
+    }
+    if (n)
+        w->epoch++;
+    return (int)n;
+}
+
+int sim_despawn(struct sim_world *w, uint32_t n, int group)
+{
+    if (group >= SIM_GROUPS)
+        return SIM_EINVAL;
+    /* The newest n matching boids are exactly the matching ones at or
+     * after `cut`; compact the rest down, preserving order. */
+    uint32_t removed = 0;
+    uint32_t cut = w->count;
+    for (uint32_t i = w->count; i-- > 0 && removed < n;) {
+        if (group < 0 || w->group[i] == (uint8_t)group) {
+            removed++;
+            cut = i;
+        }
+    }
+    if (!removed)
+        return 0;
+    uint32_t out = cut;
+    for (uint32_t i = cut; i < w->count; i++) {
+        if (group < 0 || w->group[i] == (uint8_t)group)
+            continue;
+        w->x[out] = w->x[i];
+        w->y[out] = w->y[i];
+        w->vx[out] = w->vx[i];
+        w->vy[out] = w->vy[i];
+        w->group[out] = w->group[i];
+        w->fx[out] = w->fx[i];
+        w->fy[out] = w->fy[i];
+        w->neighbours[out] = w->neighbours[i];
+        out++;
+    }
+    w->count = out;
+    w->epoch++;
+    return (int)removed;
+}
+
+int sim_target_set(struct sim_world *w, int group, float x, float y)
+{
+    if (!valid_group(group))
+        return SIM_EINVAL;
+    if (!in_world(w, x, y))
+        return SIM_ERANGE;
+    w->targets[group] = (struct sim_target){.active = 1, .x = x, .y = y};
+    return SIM_OK;
+}
+
+int sim_target_clear(struct sim_world *w, int group)
+{
+    if (!valid_group(group))
+        return SIM_EINVAL;
+    w->targets[group] = (struct sim_target){0};
+    return SIM_OK;
+}
+
+int64_t sim_obstacle_add(struct sim_world *w, float x, float y, float r)
+{
+    if (!isfinite(r))
+        return SIM_EINVAL;
+    if (!in_world(w, x, y) || r < 1.0f || r > 0.25f * fminf(w->cfg.width, w->cfg.height))
+        return SIM_ERANGE;
+    if (w->obstacle_count >= w->cfg.max_obstacles || w->next_obstacle_id == UINT32_MAX)
+        return SIM_ECAPACITY;
+    uint32_t id = w->next_obstacle_id++;
+    w->obstacles[w->obstacle_count++] = (struct sim_obstacle){.id = id, .x = x, .y = y, .r = r};
+    return id;
+}
+
+int sim_obstacle_remove(struct sim_world *w, uint32_t id)
+{
+    for (uint32_t i = 0; i < w->obstacle_count; i++) {
+        if (w->obstacles[i].id == id) {
+            memmove(&w->obstacles[i], &w->obstacles[i + 1],
+                    (w->obstacle_count - i - 1) * sizeof *w->obstacles);
+            w->obstacle_count--;
+            return SIM_OK;
+        }
+    }
+    return SIM_ENOENT;
+}
+
+void sim_obstacle_clear(struct sim_world *w)
+{
+    w->obstacle_count = 0;
+}
+
+int sim_param_set(struct sim_world *w, int group, const char *name, float value)
+{
+    const struct sim_param_desc *d = sim_param_find(name);
+    if (!d || group < -1 || group >= SIM_GROUPS)
+        return SIM_EINVAL;
+    if (!sim_param_valid(d, value))
+        return SIM_ERANGE;
+    int lo = group < 0 ? 0 : group, hi = group < 0 ? SIM_GROUPS - 1 : group;
+    for (int g = lo; g <= hi; g++)
+        *sim_param_field(&w->params[g], d) = value;
+    return SIM_OK;
+}
+
+int sim_param_get(const struct sim_world *w, int group, const char *name, float *value)
+{
+    const struct sim_param_desc *d = sim_param_find(name);
+    if (!d || !valid_group(group))
+        return SIM_EINVAL;
+    *value = *sim_param_field((struct sim_params *)&w->params[group], d);
+    return SIM_OK;
+}
+
+const struct sim_params *sim_group_params(const struct sim_world *w, int group)
+{
+    return valid_group(group) ? &w->params[group] : NULL;
+}
+
+int sim_boid_set(struct sim_world *w, uint32_t i, float x, float y, float vx, float vy)
+{
+    if (i >= w->count)
+        return SIM_EINVAL;
+    if (!in_world(w, x, y) || !isfinite(vx) || !isfinite(vy))
+        return SIM_ERANGE;
+    w->x[i] = x;
+    w->y[i] = y;
+    w->vx[i] = vx;
+    w->vy[i] = vy;
+    return SIM_OK;
+}
+
+/* ---- steering ---------------------------------------------------------- */
+
+/* Sums over one boid's neighbourhood. Relative offsets (dx, dy) = other -
+ * self, so cohesion's centre of mass needs no wrap handling. */
+struct nsum {
+    float sep_x, sep_y, ali_x, ali_y, coh_x, coh_y;
+    float n_sep, n_all;
+};
+
+/* Per-boid constants of the neighbour test. */
+struct probe {
+    float px, py, hx, hy;
+    float cos_sq;      /* c*|c| with c = cos(fov/2); -1 sees everything */
+    float per2, sep2;  /* squared radii */
+    uint8_t group;
+    int own_only;
+};
+
+/* Accumulates the candidates sorted slots [a, b), shifted by (ox, oy).
+ * Written branch-free over floats so the compiler vectorises it. */
+static inline void scan(const struct sim_world *w, const struct probe *p, uint32_t a, uint32_t b,
+                        float ox, float oy, struct nsum *s)
+{
+    const float *restrict sx = w->sx, *restrict sy = w->sy;
+    const float *restrict ux = w->sux, *restrict uy = w->suy;
+    const uint8_t *restrict sg = w->sg;
+    float sep_x = 0, sep_y = 0, ali_x = 0, ali_y = 0, coh_x = 0, coh_y = 0, n_sep = 0, n_all = 0;
+    float bx = ox - p->px, by = oy - p->py;
+    for (uint32_t j = a; j < b; j++) {
+        float dx = sx[j] + bx, dy = sy[j] + by;
+        float d2 = dx * dx + dy * dy;
+        float dot = p->hx * dx + p->hy * dy;
+        int ok = (d2 > 0.0f) & (dot * fabsf(dot) >= p->cos_sq * d2) &
+                 (!p->own_only | (sg[j] == p->group));
+        float in_p = (float)(ok & (d2 < p->per2));
+        float in_s = (float)(ok & (d2 < p->sep2));
+        float inv = in_s / fmaxf(d2, 1e-30f);
+        sep_x -= dx * inv;
+        sep_y -= dy * inv;
+        ali_x += in_p * ux[j];
+        ali_y += in_p * uy[j];
+        coh_x += in_p * dx;
+        coh_y += in_p * dy;
+        n_sep += in_s;
+        n_all += in_p;
+    }
+    s->sep_x += sep_x;
+    s->sep_y += sep_y;
+    s->ali_x += ali_x;
+    s->ali_y += ali_y;
+    s->coh_x += coh_x;
+    s->coh_y += coh_y;
+    s->n_sep += n_sep;
+    s->n_all += n_all;
+}
+
+/* Minimal-image offset on a torus: the shortest signed delta. */
+static inline float wrap_delta(float d, float size)
+{
+    if (d > 0.5f * size)
+        d -= size;
+    else if (d < -0.5f * size)
+        d += size;
+    return d;
+}
+
+/* Reference path: every other boid, minimal image on a torus. */
+static void scan_brute(const struct sim_world *w, const struct probe *p, struct nsum *s)
+{
+    int wrap = w->cfg.edges == SIM_EDGES_WRAP;
+    for (uint32_t j = 0; j < w->count; j++) {
+        float ox = 0.0f, oy = 0.0f;
+        if (wrap) {
+            ox = wrap_delta(w->sx[j] - p->px, w->cfg.width) - (w->sx[j] - p->px);
+            oy = wrap_delta(w->sy[j] - p->py, w->cfg.height) - (w->sy[j] - p->py);
+        }
+        scan(w, p, j, j + 1, ox, oy, s);
+    }
+}
+
+/* Scans the 3 x 3 cells around (cx, cy). On a torus cells past an edge are
+ * the ones on the other side, with positions shifted by one world size. */
+static void scan_grid(const struct sim_world *w, const struct probe *p, uint32_t cx, uint32_t cy,
+                      struct nsum *s)
+{
+    const struct grid *g = &w->grid;
+    int wrap = w->cfg.edges == SIM_EDGES_WRAP;
+    int nc = (int)g->ncols, nr = (int)g->nrows;
+    for (int dy = -1; dy <= 1; dy++) {
+        int row = (int)cy + dy;
+        float oy = 0.0f;
+        if (row < 0 || row >= nr) {
+            if (!wrap)
+                continue;
+            oy = row < 0 ? -w->cfg.height : w->cfg.height;
+            row = row < 0 ? nr - 1 : 0;
+        }
+        const uint32_t *start = g->start + (uint32_t)row * g->ncols;
+        int lo = (int)cx - 1, hi = (int)cx + 1;
+        /* Contiguous middle part [max(lo,0), min(hi,nc-1)]. */
+        int a = lo < 0 ? 0 : lo, b = hi >= nc ? nc - 1 : hi;
+        scan(w, p, start[a], start[b + 1], 0.0f, oy, s);
+        if (wrap && lo < 0)
+            scan(w, p, start[nc - 1], start[nc], -w->cfg.width, oy, s);
+        if (wrap && hi >= nc)
+            scan(w, p, start[0], start[1], w->cfg.width, oy, s);
+    }
+}
+
+/* Truncates (x, y) to length max. */
+static inline void truncate2(float *x, float *y, float max)
+{
+    float l2 = *x * *x + *y * *y;
+    if (l2 > max * max) {
+        float k = max / sqrtf(l2);
+        *x *= k;
+        *y *= k;
+    }
+}
+
+/* Adds weight * truncate(desired - v, max_force) to (*fx, *fy). */
+static inline void steer_toward(float dvx, float dvy, float vx, float vy, float max_force,
+                                float weight, float *fx, float *fy)
+{
+    float sx = dvx - vx, sy = dvy - vy;
+    truncate2(&sx, &sy, max_force);
+    *fx += weight * sx;
+    *fy += weight * sy;
+}
+
+/* Scales (x, y) to length len; a zero vector stays zero. */
+static inline void set_length(float *x, float *y, float len)
+{
+    float l = sqrtf(*x * *x + *y * *y);
+    float k = l > 0.0f ? len / l : 0.0f;
+    *x *= k;
+    *y *= k;
+}
+
+static void steer_flock(const struct sim_params *pp, const struct nsum *s, float vx, float vy,
+                        float *fx, float *fy)
+{
+    if (s->n_sep > 0.0f) {
+        float dx = s->sep_x, dy = s->sep_y;
+        set_length(&dx, &dy, pp->max_speed);
+        if (dx != 0.0f || dy != 0.0f)
+            steer_toward(dx, dy, vx, vy, pp->max_force, pp->w_separation, fx, fy);
+    }
+    if (s->n_all > 0.0f) {
+        float inv = 1.0f / s->n_all;
+        steer_toward(s->ali_x * inv * pp->max_speed, s->ali_y * inv * pp->max_speed, vx, vy,
+                     pp->max_force, pp->w_alignment, fx, fy);
+        float cx = s->coh_x, cy = s->coh_y;
+        set_length(&cx, &cy, pp->max_speed);
+        steer_toward(cx, cy, vx, vy, pp->max_force, pp->w_cohesion, fx, fy);
+    }
+}
+
+static void steer_seek(const struct sim_world *w, const struct sim_params *pp,
+                       const struct sim_target *t, float px, float py, float vx, float vy,
+                       float *fx, float *fy)
+{
+    float dx = t->x - px, dy = t->y - py;
+    if (w->cfg.edges == SIM_EDGES_WRAP) {
+        dx = wrap_delta(dx, w->cfg.width);
+        dy = wrap_delta(dy, w->cfg.height);
+    }
+    float dist = sqrtf(dx * dx + dy * dy);
+    float speed = pp->max_speed;
+    if (dist < pp->arrive_radius)
+        speed *= dist / pp->arrive_radius;
+    set_length(&dx, &dy, speed);
+    steer_toward(dx, dy, vx, vy, pp->max_force, pp->w_seek, fx, fy);
+}
+
+/* Obstacles repel within one perception radius of their surface, growing
+ * stronger toward it; the hard constraint in integrate() does the rest. */
+static void steer_avoid(const struct sim_world *w, const struct sim_params *pp, float px,
+                        float py, float vx, float vy, float *fx, float *fy)
+{
+    float reach = fmaxf(pp->perception, 1.0f);
+    int wrap = w->cfg.edges == SIM_EDGES_WRAP;
+    for (uint32_t k = 0; k < w->obstacle_count; k++) {
+        const struct sim_obstacle *o = &w->obstacles[k];
+        float dx = px - o->x, dy = py - o->y;
+        if (wrap) {
+            dx = wrap_delta(dx, w->cfg.width);
+            dy = wrap_delta(dy, w->cfg.height);
+        }
+        float lim = o->r + reach;
+        float d2 = dx * dx + dy * dy;
+        if (d2 >= lim * lim)
+            continue;
+        float d = sqrtf(d2);
+        float strength = 1.0f - (d - o->r) / reach;
+        if (d <= 0.0f) {
+            dx = 1.0f;
+            dy = 0.0f;
+        }
+        set_length(&dx, &dy, pp->max_speed);
+        steer_toward(dx, dy, vx, vy, pp->max_force, pp->w_avoid * fminf(strength, 1.0f), fx, fy);
+    }
+    if (wrap)
+        return;
+    float m = w->cfg.edge_margin, dvx = vx, dvy = vy;
+    if (px < m)
+        dvx = pp->max_speed;
+    else if (px > w->cfg.width - m)
+        dvx = -pp->max_speed;
+    if (py < m)
+        dvy = pp->max_speed;
+    else if (py > w->cfg.height - m)
+        dvy = -pp->max_speed;
+    if (dvx != vx || dvy != vy)
+        steer_toward(dvx, dvy, vx, vy, pp->max_force, pp->w_avoid, fx, fy);
+}
+
+static float max_radius(const struct sim_world *w)
+{
+    float r = 1.0f;
+    for (int g = 0; g < SIM_GROUPS; g++)
+        r = fmaxf(r, fmaxf(w->params[g].perception, w->params[g].separation_radius));
+    return r;
+}
+
+void sim_prepare(struct sim_world *w)
+{
+    struct grid *g = &w->grid;
+    float cell = max_radius(w);
+    if (cell != w->grid_cell) {
+        grid_layout(g, w->cfg.width, w->cfg.height, cell);
+        w->grid_cell = cell;
+    }
+    grid_build(g, w->x, w->y, w->count);
+    for (uint32_t k = 0; k < w->count; k++) {
+        uint32_t i = g->order[k];
+        float vx = w->vx[i], vy = w->vy[i];
+        float l = sqrtf(vx * vx + vy * vy);
+        float inv = l > 0.0f ? 1.0f / l : 0.0f;
+        w->sx[k] = w->x[i];
+        w->sy[k] = w->y[i];
+        w->sux[k] = vx * inv;
+        w->suy[k] = vy * inv;
+        w->sg[k] = w->group[i];
+    }
+}
+
+/* The grid is usable when each axis has 3 or more cells: then the 3 x 3
+ * block around a cell never visits a cell twice, even on a torus. */
+static int grid_usable(const struct sim_world *w)
+{
+    return !w->cfg.brute_force && w->grid.ncols >= 3 && w->grid.nrows >= 3;
+}
+
+void sim_steer_range(struct sim_world *w, uint32_t begin, uint32_t end)
+{
+    const struct grid *g = &w->grid;
+    int use_grid = grid_usable(w);
+    if (end > w->count)
+        end = w->count;
+    for (uint32_t k = begin; k < end; k++) {
+        uint32_t i = g->order[k];
+        const struct sim_params *pp = &w->params[w->sg[k]];
+        float c = cosf(0.5f * pp->fov * (PI_F / 180.0f));
+        int blind = w->sux[k] == 0.0f && w->suy[k] == 0.0f;
+        struct probe p = {
+            .px = w->sx[k], .py = w->sy[k], .hx = w->sux[k], .hy = w->suy[k],
+            .cos_sq = (blind || pp->fov >= 360.0f) ? -1.0f : c * fabsf(c),
+            .per2 = pp->perception * pp->perception,
+            .sep2 = pp->separation_radius * pp->separation_radius,
+            .group = w->sg[k], .own_only = pp->own_group_only != 0.0f,
+        };
+        struct nsum s = {0};
+        if (use_grid) {
+            uint32_t cell = g->cell[i];
+            scan_grid(w, &p, cell % g->ncols, cell / g->ncols, &s);
+        } else {
+            scan_brute(w, &p, &s);
+        }
+        float vx = w->vx[i], vy = w->vy[i], fx = 0.0f, fy = 0.0f;
+        steer_flock(pp, &s, vx, vy, &fx, &fy);
+        if (w->targets[p.group].active)
+            steer_seek(w, pp, &w->targets[p.group], p.px, p.py, vx, vy, &fx, &fy);
+        steer_avoid(w, pp, p.px, p.py, vx, vy, &fx, &fy);
+        truncate2(&fx, &fy, pp->max_force);
+        w->fx[i] = fx;
+        w->fy[i] = fy;
+        w->neighbours[i] = (uint16_t)fminf(s.n_all, 65535.0f);
+    }
+}
+
+/* ---- integration -------------------------------------------------------- */
+
+/* Pushes a boid whose centre entered an obstacle back onto its surface and
+ * removes the inward part of its velocity. */
+static void keep_out(const struct sim_world *w, uint32_t i, float *x, float *y, float *vx,
+                     float *vy)
+{
+    int wrap = w->cfg.edges == SIM_EDGES_WRAP;
+    for (uint32_t k = 0; k < w->obstacle_count; k++) {
+        const struct sim_obstacle *o = &w->obstacles[k];
+        float dx = *x - o->x, dy = *y - o->y;
+        if (wrap) {
+            dx = wrap_delta(dx, w->cfg.width);
+            dy = wrap_delta(dy, w->cfg.height);
+        }
+        float d2 = dx * dx + dy * dy;
+        if (d2 >= o->r * o->r)
+            continue;
+        float d = sqrtf(d2);
+        float nx = d > 0.0f ? dx / d : 1.0f, ny = d > 0.0f ? dy / d : 0.0f;
+        float out = o->r * 1.0001f + 1e-3f; /* strictly outside after rounding */
+        *x = edge_fold(o->x + nx * out, w->cfg.width, wrap);
+        *y = edge_fold(o->y + ny * out, w->cfg.height, wrap);
+        float vn = *vx * nx + *vy * ny;
+        if (vn < 0.0f) {
+            *vx -= vn * nx;
+            *vy -= vn * ny;
+        }
+    }
+    (void)i;
+}
+
+void sim_integrate(struct sim_world *w)
+{
+    float dt = w->cfg.dt;
+    int wrap = w->cfg.edges == SIM_EDGES_WRAP;
+    for (uint32_t i = 0; i < w->count; i++) {
+        const struct sim_params *pp = &w->params[w->group[i]];
+        float vx = w->vx[i] + w->fx[i] * dt, vy = w->vy[i] + w->fy[i] * dt;
+        float s = sqrtf(vx * vx + vy * vy);
+        float lo = fminf(pp->min_speed, pp->max_speed);
+        if (s > pp->max_speed) {
+            vx *= pp->max_speed / s;
+            vy *= pp->max_speed / s;
+        } else if (s < lo && s > 0.0f) {
+            vx *= lo / s;
+            vy *= lo / s;
+        }
+        float x = edge_fold(w->x[i] + vx * dt, w->cfg.width, wrap);
+        float y = edge_fold(w->y[i] + vy * dt, w->cfg.height, wrap);
+        if (!wrap) {
+            /* A wall stops the outward part of the velocity. */
+            if ((x <= 0.0f && vx < 0.0f) || (x >= w->cfg.width && vx > 0.0f))
+                vx = 0.0f;
+            if ((y <= 0.0f && vy < 0.0f) || (y >= w->cfg.height && vy > 0.0f))
+                vy = 0.0f;
+        }
+        keep_out(w, i, &x, &y, &vx, &vy);
+        w->x[i] = x;
+        w->y[i] = y;
+        w->vx[i] = vx;
+        w->vy[i] = vy;
+    }
+    w->tick++;
+    w->stepped = 1;
+}
+
+void sim_step(struct sim_world *w)
+{
+    sim_prepare(w);
+    sim_steer_range(w, 0, w->count);
+    sim_integrate(w);
+}
+
+/* ---- views, hash, stats ------------------------------------------------- */
+
+void sim_view(const struct sim_world *w, struct sim_view *out)
+{
+    *out = (struct sim_view){
+        .tick = w->tick, .epoch = w->epoch, .count = w->count,
+        .width = w->cfg.width, .height = w->cfg.height,
+        .x = w->x, .y = w->y, .vx = w->vx, .vy = w->vy, .group = w->group,
+        .obstacle_count = w->obstacle_count, .obstacles = w->obstacles, .targets = w->targets,
+    };
+}
+
+const float *sim_last_force_x(const struct sim_world *w)
+{
+    return w->stepped ? w->fx : NULL;
+}
+
+const float *sim_last_force_y(const struct sim_world *w)
+{
+    return w->stepped ? w->fy : NULL;
+}
+
+/* FNV-1a over 32-bit words: cheap enough to run every tick. */
+static uint64_t hash_words(uint64_t h, const void *data, size_t bytes)
+{
+    const unsigned char *p = data;
+    size_t i = 0;
+    for (; i + 4 <= bytes; i += 4) {
+        uint32_t v;
+        memcpy(&v, p + i, 4);
+        h = (h ^ v) * 0x100000001b3ULL;
+    }
+    for (; i < bytes; i++)
+        h = (h ^ p[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+uint64_t sim_hash(const struct sim_world *w)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    size_t n = w->count;
+    h = hash_words(h, &w->tick, sizeof w->tick);
+    h = hash_words(h, &w->count, sizeof w->count);
+    h = hash_words(h, w->x, n * sizeof(float));
+    h = hash_words(h, w->y, n * sizeof(float));
+    h = hash_words(h, w->vx, n * sizeof(float));
+    h = hash_words(h, w->vy, n * sizeof(float));
+    h = hash_words(h, w->group, n);
+    h = hash_words(h, w->obstacles, w->obstacle_count * sizeof *w->obstacles);
+    h = hash_words(h, w->targets, sizeof w->targets);
+    h = hash_words(h, w->params, sizeof w->params);
+    h = hash_words(h, &w->rng, sizeof w->rng);
+    return h;
+}
+
+void sim_stats(const struct sim_world *w, struct sim_stats *out)
+{
+    double ux = 0, uy = 0, speed = 0, nb = 0;
+    for (uint32_t i = 0; i < w->count; i++) {
+        float s = sqrtf(w->vx[i] * w->vx[i] + w->vy[i] * w->vy[i]);
+        if (s > 0.0f) {
+            ux += w->vx[i] / s;
+            uy += w->vy[i] / s;
+        }
+        speed += s;
+        nb += w->neighbours[i];
+    }
+    double n = w->count ? w->count : 1;
+    out->count = w->count;
+    out->polarization = (float)(sqrt(ux * ux + uy * uy) / n);
+    out->mean_speed = (float)(speed / n);
+    out->avg_neighbours = w->stepped ? (float)(nb / n) : 0.0f;
+}

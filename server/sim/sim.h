@@ -1,0 +1,185 @@
+/*
+ * sim — the flocking core.
+ *
+ * A world is a W x H rectangle holding up to `capacity` boids in
+ * structure-of-arrays form, up to `max_obstacles` circular obstacles and a
+ * seek target per group. sim_step() advances it by one fixed time step:
+ * first every boid's steering is computed from the same state (separation,
+ * alignment, cohesion, seek/arrive, obstacle avoidance, edge containment),
+ * then all boids are integrated with semi-implicit Euler.
+ *
+ * Never: I/O, clocks, globals, threads, allocation after sim_create().
+ * Time comes in as the fixed dt of the config, randomness from the PCG32
+ * stream stored in the world, so the same seed and the same sequence of
+ * calls give bit-identical state on the same build.
+ *
+ * Threading: a world is not thread-safe; one thread at a time may call into
+ * it. sim_steer_range() is the exception: after sim_prepare(), disjoint
+ * ranges may be computed concurrently, then sim_integrate() runs alone.
+ *
+ * Errors: functions that can fail return 0 or a negative SIM_E* code;
+ * sim_strerror() names it.
+ */
+#ifndef FLOCKD_SIM_H
+#define FLOCKD_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "params.h"
+
+enum sim_error {
+    SIM_OK = 0,
+    SIM_EINVAL = -1,   /* malformed argument: NaN, negative count, unknown name */
+    SIM_ERANGE = -2,   /* value outside its documented range or the world */
+    SIM_ECAPACITY = -3,/* a fixed capacity would be exceeded */
+    SIM_ENOENT = -4,   /* no such obstacle id */
+    SIM_ENOMEM = -5,   /* allocation failed (only sim_create) */
+};
+
+/* Returns a static, human-readable string for a SIM_E* code. */
+const char *sim_strerror(int err);
+
+enum sim_edges {
+    SIM_EDGES_WRAP = 0,    /* torus: leaving one side enters the other */
+    SIM_EDGES_CONTAIN = 1, /* boids steer back inside a margin; never leave */
+};
+
+#define SIM_GROUPS 256 /* group ids are 0..255 */
+
+struct sim_config {
+    float width, height;     /* world size in units, each in [16, 1e6] */
+    float dt;                /* fixed time step in seconds, (0, 1] */
+    uint32_t capacity;       /* max boids, [1, 4194304] */
+    uint32_t max_obstacles;  /* max obstacles, [0, 65536] */
+    enum sim_edges edges;
+    float edge_margin;       /* contain mode: distance at which boids turn back */
+    uint64_t seed;           /* PRNG seed for spawns */
+    int brute_force;         /* 1: neighbours by O(n^2) scan (tests only) */
+};
+
+/* Fills *cfg with defaults: 1600 x 1000 world, 60 Hz, 16384 boids, wrap. */
+void sim_default_config(struct sim_config *cfg);
+
+struct sim_world;
+
+/*
+ * Creates a world with no boids, no obstacles, no targets and default
+ * parameters for every group. Returns NULL on failure and, if err is not
+ * NULL, stores a static reason in *err. Free with sim_destroy().
+ */
+struct sim_world *sim_create(const struct sim_config *cfg, const char **err);
+void sim_destroy(struct sim_world *w);
+
+/* The config the world was created with (read-only). */
+const struct sim_config *sim_config(const struct sim_world *w);
+
+/*
+ * Spawns n boids of `group` uniformly in the disc of radius `spread` around
+ * (x, y) (clamped or wrapped into the world), with random headings at half
+ * their group's max speed. Boids are kept sorted by group (ascending) and,
+ * within a group, by spawn order: the new boids go after the group's last.
+ * Returns the number spawned (n) or a negative code: SIM_ECAPACITY if n
+ * would exceed capacity (nothing spawned), SIM_EINVAL/SIM_ERANGE for bad
+ * arguments.
+ */
+int sim_spawn(struct sim_world *w, uint32_t n, int group, float x, float y, float spread);
+
+/*
+ * Removes up to n boids of `group` (group < 0: any group), newest first.
+ * Remaining boids keep their relative order. Returns how many were removed.
+ */
+int sim_despawn(struct sim_world *w, uint32_t n, int group);
+
+/*
+ * Removes every boid and obstacle, clears every target, restores default
+ * parameters, reseeds the PRNG with `seed` and sets tick to 0.
+ */
+void sim_reset(struct sim_world *w, uint64_t seed);
+
+/* Sets or clears group's seek/arrive target. Target must lie in the world. */
+int sim_target_set(struct sim_world *w, int group, float x, float y);
+int sim_target_clear(struct sim_world *w, int group);
+
+/*
+ * Adds a circular obstacle; its centre must lie in the world and r must be
+ * in [1, min(width, height) / 4]. Returns the new obstacle's id (>= 1,
+ * never reused within a world's life) or a negative code.
+ */
+int64_t sim_obstacle_add(struct sim_world *w, float x, float y, float r);
+int sim_obstacle_remove(struct sim_world *w, uint32_t id);
+void sim_obstacle_clear(struct sim_world *w);
+
+/*
+ * Parameters by name (see params.h for the registry). group in 0..255, or
+ * -1 to set every group. A value outside [min, max] or non-finite is
+ * refused with SIM_ERANGE and nothing changes; unknown names give
+ * SIM_EINVAL.
+ */
+int sim_param_set(struct sim_world *w, int group, const char *name, float value);
+int sim_param_get(const struct sim_world *w, int group, const char *name, float *value);
+/* Direct read-only access to a group's whole parameter block. */
+const struct sim_params *sim_group_params(const struct sim_world *w, int group);
+
+/* Advances the world by one tick: sim_prepare + sim_steer_range(all) + sim_integrate. */
+void sim_step(struct sim_world *w);
+
+/* The three phases of sim_step(), for callers that split steering across threads. */
+void sim_prepare(struct sim_world *w);
+void sim_steer_range(struct sim_world *w, uint32_t begin, uint32_t end);
+void sim_integrate(struct sim_world *w);
+
+/*
+ * Read-only view of the state, valid until the next mutating call. Boids
+ * are in stable order, sorted by group then spawn order: index i is the
+ * same boid from tick to tick until a spawn, despawn or reset changes the
+ * order, which bumps `epoch`.
+ */
+struct sim_obstacle {
+    uint32_t id;
+    float x, y, r;
+};
+
+struct sim_target {
+    uint8_t active;
+    float x, y;
+};
+
+struct sim_view {
+    uint64_t tick;
+    uint32_t epoch;   /* bumped whenever boid order or count changes */
+    uint32_t count;
+    float width, height;
+    const float *x, *y, *vx, *vy;
+    const uint8_t *group;
+    uint32_t obstacle_count;
+    const struct sim_obstacle *obstacles;
+    const struct sim_target *targets; /* SIM_GROUPS entries */
+};
+
+void sim_view(const struct sim_world *w, struct sim_view *out);
+
+/*
+ * Steering acceleration computed for each boid by the last step (units/s^2,
+ * already truncated to max force), in boid order; for tests that compare the
+ * grid with brute force. NULL before the first step.
+ */
+const float *sim_last_force_x(const struct sim_world *w);
+const float *sim_last_force_y(const struct sim_world *w);
+
+/* Overwrites one boid's position and velocity (tests and tools). */
+int sim_boid_set(struct sim_world *w, uint32_t i, float x, float y, float vx, float vy);
+
+/* 64-bit hash over the exact state: boids, obstacles, targets, params, tick, PRNG. */
+uint64_t sim_hash(const struct sim_world *w);
+
+struct sim_stats {
+    uint32_t count;
+    float polarization;    /* |mean unit velocity| in [0, 1]; 0 if empty */
+    float mean_speed;      /* units/s */
+    float avg_neighbours;  /* boids in perception (and view) per boid, last step */
+};
+
+void sim_stats(const struct sim_world *w, struct sim_stats *out);
+
+#endif
