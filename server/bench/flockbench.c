@@ -20,7 +20,7 @@
 #include <time.h>
 
 #define MAX_PARAMS 32
-#define MAX_THREADS 64
+#define MAX_THREADS SIM_LANES
 
 struct bench_opts {
     long boids, ticks, threads;
@@ -130,13 +130,14 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 
 struct slice {
     struct sim_world *w;
+    unsigned lane;
     uint32_t begin, end;
 };
 
 static void *steer_slice(void *arg)
 {
     struct slice *s = arg;
-    sim_steer_range(s->w, s->begin, s->end);
+    sim_steer_range(s->w, s->lane, s->begin, s->end);
     return NULL;
 }
 
@@ -147,7 +148,7 @@ static void step_threaded(struct sim_world *w, uint32_t count, long threads)
     struct slice sl[MAX_THREADS];
     sim_prepare(w);
     for (long t = 0; t < threads; t++) {
-        sl[t] = (struct slice){w, (uint32_t)((uint64_t)count * t / threads),
+        sl[t] = (struct slice){w, (unsigned)t, (uint32_t)((uint64_t)count * t / threads),
                                (uint32_t)((uint64_t)count * (t + 1) / threads)};
         if (t > 0 && pthread_create(&tid[t], NULL, steer_slice, &sl[t]) != 0) {
             fprintf(stderr, "flockbench: pthread_create failed\n");

@@ -18,6 +18,21 @@
 
 #define PI_F 3.14159265358979f
 
+/* A cell's 3 x 3 neighbourhood is copied here before its boids scan it;
+ * blocks with more candidates are scanned in place. */
+#define SIM_GATHER_MAX 2048
+
+#define SIM_GATHER_PAD 16 /* gathers are padded to a multiple of this */
+
+/* Padding slots sit this far away: never neighbours, and every product in
+ * the scan stays finite (1e18^2 < FLT_MAX) so masks zero them exactly. */
+#define SIM_FAR 1e18f
+
+struct gather {
+    float x[SIM_GATHER_MAX], y[SIM_GATHER_MAX], ux[SIM_GATHER_MAX], uy[SIM_GATHER_MAX];
+    float g[SIM_GATHER_MAX];
+};
+
 struct sim_world {
     struct sim_config cfg;
     uint64_t tick;
@@ -32,10 +47,13 @@ struct sim_world {
     int stepped;
 
     /* Cell-sorted scratch, rebuilt by sim_prepare(). */
-    float *sx, *sy, *sux, *suy;
+    float *sx, *sy, *sux, *suy, *sgf; /* sgf: group as float */
     uint8_t *sg;
     struct grid grid;
     float grid_cell;       /* min cell size the grid was laid out for */
+
+    float cos_sq[SIM_GROUPS]; /* per group: c*|c|, c = cos(fov/2); -1: sees all */
+    struct gather *lanes;     /* SIM_LANES gather buffers for sim_steer_range */
 
     struct sim_obstacle *obstacles;
     uint32_t obstacle_count;
@@ -116,10 +134,11 @@ struct sim_world *sim_create(const struct sim_config *cfg, const char **err)
     size_t n = cfg->capacity, cells = max_cells_for(cfg->capacity);
     size_t f = (n * sizeof(float) + 15) & ~(size_t)15;
     size_t b = (n + 15) & ~(size_t)15;
-    size_t total = ((sizeof(struct sim_world) + 15) & ~(size_t)15) + 10 * f + 2 * b +
+    size_t total = ((sizeof(struct sim_world) + 15) & ~(size_t)15) + 11 * f + 2 * b +
                    ((n * sizeof(uint16_t) + 15) & ~(size_t)15) +
                    ((cfg->max_obstacles * sizeof(struct sim_obstacle) + 15) & ~(size_t)15) +
-                   ((grid_bytes(cfg->capacity, (uint32_t)cells) + 15) & ~(size_t)15);
+                   ((grid_bytes(cfg->capacity, (uint32_t)cells) + 15) & ~(size_t)15) +
+                   SIM_LANES * ((sizeof(struct gather) + 15) & ~(size_t)15);
     char *mem = aligned_alloc(16, (total + 15) & ~(size_t)15);
     if (!mem) {
         if (err)
@@ -140,10 +159,12 @@ struct sim_world *sim_create(const struct sim_config *cfg, const char **err)
     w->sy = carve(&cur, f);
     w->sux = carve(&cur, f);
     w->suy = carve(&cur, f);
+    w->sgf = carve(&cur, f);
     w->group = carve(&cur, b);
     w->sg = carve(&cur, b);
     w->neighbours = carve(&cur, n * sizeof(uint16_t));
     w->obstacles = carve(&cur, cfg->max_obstacles * sizeof(struct sim_obstacle));
+    w->lanes = carve(&cur, SIM_LANES * sizeof(struct gather));
     grid_init(&w->grid, carve(&cur, grid_bytes(cfg->capacity, (uint32_t)cells)), cfg->capacity,
               (uint32_t)cells);
     sim_reset(w, cfg->seed);
@@ -391,27 +412,39 @@ struct probe {
     int own_only;
 };
 
-/* Accumulates the candidates sorted slots [a, b), shifted by (ox, oy).
+/* Candidate neighbours in structure-of-arrays form: positions, unit
+ * headings and groups. Either the world's sorted arrays or a gather buffer. */
+struct cands {
+    const float *x, *y, *ux, *uy;
+    const float *g; /* group ids as floats: compares stay in the float lanes */
+};
+
+/* Accumulates candidates [a, b), their positions shifted by (ox, oy).
  * Written branch-free over floats so the compiler vectorises it. */
-static inline void scan(const struct sim_world *w, const struct probe *p, uint32_t a, uint32_t b,
+static inline void scan(const struct cands *c, const struct probe *p, uint32_t a, uint32_t b,
                         float ox, float oy, struct nsum *s)
 {
-    const float *restrict sx = w->sx, *restrict sy = w->sy;
-    const float *restrict ux = w->sux, *restrict uy = w->suy;
-    const uint8_t *restrict sg = w->sg;
+    const float *restrict sx = c->x, *restrict sy = c->y;
+    const float *restrict ux = c->ux, *restrict uy = c->uy;
+    const float *restrict sg = c->g;
     float sep_x = 0, sep_y = 0, ali_x = 0, ali_y = 0, coh_x = 0, coh_y = 0, n_sep = 0, n_all = 0;
     float bx = ox - p->px, by = oy - p->py;
+    float hx = p->hx, hy = p->hy, cos_sq = p->cos_sq, per2 = p->per2, sep2 = p->sep2;
+    float any_group = p->own_only ? 0.0f : 1.0f, group = (float)p->group;
+    /* Reassociating these sums is fine: the order is fixed per build, so
+     * results stay deterministic; it lets the loop run in SIMD lanes. */
+#pragma omp simd reduction(+ : sep_x, sep_y, ali_x, ali_y, coh_x, coh_y, n_sep, n_all)
     for (uint32_t j = a; j < b; j++) {
         float dx = sx[j] + bx, dy = sy[j] + by;
         float d2 = dx * dx + dy * dy;
-        float dot = p->hx * dx + p->hy * dy;
-        int ok = (d2 > 0.0f) & (dot * fabsf(dot) >= p->cos_sq * d2) &
-                 (!p->own_only | (sg[j] == p->group));
-        float in_p = (float)(ok & (d2 < p->per2));
-        float in_s = (float)(ok & (d2 < p->sep2));
+        float dot = hx * dx + hy * dy;
+        int ok = (d2 > 0.0f) & (dot * fabsf(dot) >= cos_sq * d2) &
+                 ((any_group + (sg[j] == group ? 1.0f : 0.0f)) > 0.0f);
+        float in_p = (ok & (d2 < per2)) ? 1.0f : 0.0f;
+        float in_s = (ok & (d2 < sep2)) ? 1.0f : 0.0f;
         float inv = in_s / fmaxf(d2, 1e-30f);
-        sep_x -= dx * inv;
-        sep_y -= dy * inv;
+        sep_x += -dx * inv;
+        sep_y += -dy * inv;
         ali_x += in_p * ux[j];
         ali_y += in_p * uy[j];
         coh_x += in_p * dx;
@@ -439,9 +472,15 @@ static inline float wrap_delta(float d, float size)
     return d;
 }
 
+static struct cands sorted_cands(const struct sim_world *w)
+{
+    return (struct cands){w->sx, w->sy, w->sux, w->suy, w->sgf};
+}
+
 /* Reference path: every other boid, minimal image on a torus. */
 static void scan_brute(const struct sim_world *w, const struct probe *p, struct nsum *s)
 {
+    struct cands c = sorted_cands(w);
     int wrap = w->cfg.edges == SIM_EDGES_WRAP;
     for (uint32_t j = 0; j < w->count; j++) {
         float ox = 0.0f, oy = 0.0f;
@@ -449,20 +488,28 @@ static void scan_brute(const struct sim_world *w, const struct probe *p, struct 
             ox = wrap_delta(w->sx[j] - p->px, w->cfg.width) - (w->sx[j] - p->px);
             oy = wrap_delta(w->sy[j] - p->py, w->cfg.height) - (w->sy[j] - p->py);
         }
-        scan(w, p, j, j + 1, ox, oy, s);
+        scan(&c, p, j, j + 1, ox, oy, s);
     }
 }
 
-/* Scans the 3 x 3 cells around (cx, cy). On a torus cells past an edge are
- * the ones on the other side, with positions shifted by one world size. */
-static void scan_grid(const struct sim_world *w, const struct probe *p, uint32_t cx, uint32_t cy,
-                      struct nsum *s)
+/* The 3 x 3 block of cells around a cell, as at most 9 runs of sorted slots
+ * [a, b) with the shift (ox, oy) that brings them next to the cell: on a
+ * torus, cells past an edge are the ones on the other side. */
+struct block {
+    uint32_t n;
+    uint32_t a[9], b[9];
+    float ox[9], oy[9];
+};
+
+static void block_of(const struct sim_world *w, uint32_t cell, struct block *bl)
 {
     const struct grid *g = &w->grid;
     int wrap = w->cfg.edges == SIM_EDGES_WRAP;
     int nc = (int)g->ncols, nr = (int)g->nrows;
+    int cx = (int)(cell % g->ncols), cy = (int)(cell / g->ncols);
+    bl->n = 0;
     for (int dy = -1; dy <= 1; dy++) {
-        int row = (int)cy + dy;
+        int row = cy + dy;
         float oy = 0.0f;
         if (row < 0 || row >= nr) {
             if (!wrap)
@@ -471,15 +518,55 @@ static void scan_grid(const struct sim_world *w, const struct probe *p, uint32_t
             row = row < 0 ? nr - 1 : 0;
         }
         const uint32_t *start = g->start + (uint32_t)row * g->ncols;
-        int lo = (int)cx - 1, hi = (int)cx + 1;
-        /* Contiguous middle part [max(lo,0), min(hi,nc-1)]. */
+        int lo = cx - 1, hi = cx + 1;
         int a = lo < 0 ? 0 : lo, b = hi >= nc ? nc - 1 : hi;
-        scan(w, p, start[a], start[b + 1], 0.0f, oy, s);
-        if (wrap && lo < 0)
-            scan(w, p, start[nc - 1], start[nc], -w->cfg.width, oy, s);
-        if (wrap && hi >= nc)
-            scan(w, p, start[0], start[1], w->cfg.width, oy, s);
+        /* Adjacent cells of one row are contiguous slots. */
+        bl->a[bl->n] = start[a], bl->b[bl->n] = start[b + 1];
+        bl->ox[bl->n] = 0.0f, bl->oy[bl->n++] = oy;
+        if (wrap && lo < 0) {
+            bl->a[bl->n] = start[nc - 1], bl->b[bl->n] = start[nc];
+            bl->ox[bl->n] = -w->cfg.width, bl->oy[bl->n++] = oy;
+        }
+        if (wrap && hi >= nc) {
+            bl->a[bl->n] = start[0], bl->b[bl->n] = start[1];
+            bl->ox[bl->n] = w->cfg.width, bl->oy[bl->n++] = oy;
+        }
     }
+}
+
+/* Copies a block's candidates, shifted, into one contiguous gather buffer
+ * so each boid of the cell scans them in a single SIMD loop. Returns the
+ * number gathered, or -1 if they do not fit (then scan the runs directly). */
+static int gather_block(const struct sim_world *w, const struct block *bl, struct gather *gb)
+{
+    uint32_t n = 0;
+    for (uint32_t r = 0; r < bl->n; r++)
+        n += bl->b[r] - bl->a[r];
+    if (n > SIM_GATHER_MAX - SIM_GATHER_PAD)
+        return -1;
+    n = 0;
+    for (uint32_t r = 0; r < bl->n; r++) {
+        for (uint32_t j = bl->a[r]; j < bl->b[r]; j++, n++) {
+            gb->x[n] = w->sx[j] + bl->ox[r];
+            gb->y[n] = w->sy[j] + bl->oy[r];
+            gb->ux[n] = w->sux[j];
+            gb->uy[n] = w->suy[j];
+            gb->g[n] = w->sgf[j];
+        }
+    }
+    for (; n % SIM_GATHER_PAD; n++) {
+        gb->x[n] = gb->y[n] = SIM_FAR;
+        gb->ux[n] = gb->uy[n] = gb->g[n] = 0.0f;
+    }
+    return (int)n;
+}
+
+static void scan_block(const struct sim_world *w, const struct block *bl, const struct probe *p,
+                       struct nsum *s)
+{
+    struct cands c = sorted_cands(w);
+    for (uint32_t r = 0; r < bl->n; r++)
+        scan(&c, p, bl->a[r], bl->b[r], bl->ox[r], bl->oy[r], s);
 }
 
 /* Truncates (x, y) to length max. */
@@ -607,6 +694,10 @@ void sim_prepare(struct sim_world *w)
         w->grid_cell = cell;
     }
     grid_build(g, w->x, w->y, w->count);
+    for (int k = 0; k < SIM_GROUPS; k++) {
+        float fov = w->params[k].fov, c = cosf(0.5f * fov * (PI_F / 180.0f));
+        w->cos_sq[k] = fov >= 360.0f ? -1.0f : c * fabsf(c);
+    }
     for (uint32_t k = 0; k < w->count; k++) {
         uint32_t i = g->order[k];
         float vx = w->vx[i], vy = w->vy[i];
@@ -617,6 +708,7 @@ void sim_prepare(struct sim_world *w)
         w->sux[k] = vx * inv;
         w->suy[k] = vy * inv;
         w->sg[k] = w->group[i];
+        w->sgf[k] = (float)w->group[i];
     }
 }
 
@@ -627,41 +719,82 @@ static int grid_usable(const struct sim_world *w)
     return !w->cfg.brute_force && w->grid.ncols >= 3 && w->grid.nrows >= 3;
 }
 
-void sim_steer_range(struct sim_world *w, uint32_t begin, uint32_t end)
+static void probe_init(const struct sim_world *w, uint32_t k, struct probe *p)
+{
+    uint8_t g = w->sg[k];
+    const struct sim_params *pp = &w->params[g];
+    int blind = w->sux[k] == 0.0f && w->suy[k] == 0.0f;
+    *p = (struct probe){
+        .px = w->sx[k], .py = w->sy[k], .hx = w->sux[k], .hy = w->suy[k],
+        .cos_sq = blind ? -1.0f : w->cos_sq[g],
+        .per2 = pp->perception * pp->perception,
+        .sep2 = pp->separation_radius * pp->separation_radius,
+        .group = g, .own_only = pp->own_group_only != 0.0f,
+    };
+}
+
+/* Turns boid i's neighbourhood sums into its steering (fx[i], fy[i]). */
+static void steer_one(struct sim_world *w, uint32_t i, const struct probe *p, const struct nsum *s)
+{
+    const struct sim_params *pp = &w->params[p->group];
+    float vx = w->vx[i], vy = w->vy[i], fx = 0.0f, fy = 0.0f;
+    steer_flock(pp, s, vx, vy, &fx, &fy);
+    if (w->targets[p->group].active)
+        steer_seek(w, pp, &w->targets[p->group], p->px, p->py, vx, vy, &fx, &fy);
+    steer_avoid(w, pp, p->px, p->py, vx, vy, &fx, &fy);
+    truncate2(&fx, &fy, pp->max_force);
+    w->fx[i] = fx;
+    w->fy[i] = fy;
+    w->neighbours[i] = (uint16_t)fminf(s->n_all, 65535.0f);
+}
+
+/* The neighbour scan is the hot loop: on x86-64 build it twice, for AVX2+FMA
+ * and for the baseline, and let the loader pick what the CPU runs. Each
+ * machine always takes the same path, so runs stay deterministic on it. */
+#if defined(__x86_64__) && defined(__linux__) && (defined(__clang__) || __GNUC__ >= 6)
+#define SIM_HOT __attribute__((target_clones("avx2", "default")))
+#else
+#define SIM_HOT
+#endif
+
+SIM_HOT static void steer_range(struct sim_world *w, unsigned lane, uint32_t begin, uint32_t end)
 {
     const struct grid *g = &w->grid;
+    struct gather *gb = &w->lanes[lane % SIM_LANES];
     int use_grid = grid_usable(w);
+    uint32_t cur_cell = UINT32_MAX;
+    struct block bl = {.n = 0};
+    int gathered = -1;
     if (end > w->count)
         end = w->count;
     for (uint32_t k = begin; k < end; k++) {
         uint32_t i = g->order[k];
-        const struct sim_params *pp = &w->params[w->sg[k]];
-        float c = cosf(0.5f * pp->fov * (PI_F / 180.0f));
-        int blind = w->sux[k] == 0.0f && w->suy[k] == 0.0f;
-        struct probe p = {
-            .px = w->sx[k], .py = w->sy[k], .hx = w->sux[k], .hy = w->suy[k],
-            .cos_sq = (blind || pp->fov >= 360.0f) ? -1.0f : c * fabsf(c),
-            .per2 = pp->perception * pp->perception,
-            .sep2 = pp->separation_radius * pp->separation_radius,
-            .group = w->sg[k], .own_only = pp->own_group_only != 0.0f,
-        };
+        struct probe p;
         struct nsum s = {0};
-        if (use_grid) {
-            uint32_t cell = g->cell[i];
-            scan_grid(w, &p, cell % g->ncols, cell / g->ncols, &s);
-        } else {
+        probe_init(w, k, &p);
+        if (!use_grid) {
             scan_brute(w, &p, &s);
+        } else {
+            /* Slots are sorted by cell: gather each cell's block once. */
+            if (g->cell[i] != cur_cell) {
+                cur_cell = g->cell[i];
+                block_of(w, cur_cell, &bl);
+                gathered = gather_block(w, &bl, gb);
+            }
+            if (gathered >= 0) {
+                struct cands c = {gb->x, gb->y, gb->ux, gb->uy, gb->g};
+                scan(&c, &p, 0, (uint32_t)gathered, 0.0f, 0.0f, &s);
+            } else {
+                scan_block(w, &bl, &p, &s);
+            }
         }
-        float vx = w->vx[i], vy = w->vy[i], fx = 0.0f, fy = 0.0f;
-        steer_flock(pp, &s, vx, vy, &fx, &fy);
-        if (w->targets[p.group].active)
-            steer_seek(w, pp, &w->targets[p.group], p.px, p.py, vx, vy, &fx, &fy);
-        steer_avoid(w, pp, p.px, p.py, vx, vy, &fx, &fy);
-        truncate2(&fx, &fy, pp->max_force);
-        w->fx[i] = fx;
-        w->fy[i] = fy;
-        w->neighbours[i] = (uint16_t)fminf(s.n_all, 65535.0f);
+        steer_one(w, i, &p, &s);
     }
+}
+
+void sim_steer_range(struct sim_world *w, unsigned lane, uint32_t begin, uint32_t end)
+{
+    steer_range(w, lane, begin, end);
 }
 
 /* ---- integration -------------------------------------------------------- */
@@ -734,7 +867,7 @@ void sim_integrate(struct sim_world *w)
 void sim_step(struct sim_world *w)
 {
     sim_prepare(w);
-    sim_steer_range(w, 0, w->count);
+    sim_steer_range(w, 0, 0, w->count);
     sim_integrate(w);
 }
 

@@ -15,7 +15,8 @@
  *
  * Threading: a world is not thread-safe; one thread at a time may call into
  * it. sim_steer_range() is the exception: after sim_prepare(), disjoint
- * ranges may be computed concurrently, then sim_integrate() runs alone.
+ * ranges may be computed concurrently, each on its own lane (0 ..
+ * SIM_LANES-1), then sim_integrate() runs alone.
  *
  * Errors: functions that can fail return 0 or a negative SIM_E* code;
  * sim_strerror() names it.
@@ -46,6 +47,7 @@ enum sim_edges {
 };
 
 #define SIM_GROUPS 256 /* group ids are 0..255 */
+#define SIM_LANES 8    /* concurrent sim_steer_range() callers */
 
 struct sim_config {
     float width, height;     /* world size in units, each in [16, 1e6] */
@@ -124,9 +126,15 @@ const struct sim_params *sim_group_params(const struct sim_world *w, int group);
 /* Advances the world by one tick: sim_prepare + sim_steer_range(all) + sim_integrate. */
 void sim_step(struct sim_world *w);
 
-/* The three phases of sim_step(), for callers that split steering across threads. */
+/*
+ * The three phases of sim_step(), for callers that split steering across
+ * threads: sim_prepare() sorts boids into the grid; sim_steer_range()
+ * computes the steering of sorted slots [begin, end) using scratch lane
+ * `lane` (concurrent callers must use different lanes); sim_integrate()
+ * moves every boid and advances the tick.
+ */
 void sim_prepare(struct sim_world *w);
-void sim_steer_range(struct sim_world *w, uint32_t begin, uint32_t end);
+void sim_steer_range(struct sim_world *w, unsigned lane, uint32_t begin, uint32_t end);
 void sim_integrate(struct sim_world *w);
 
 /*
