@@ -237,15 +237,30 @@ static void open_gap(struct sim_world *w, uint32_t at, uint32_t n)
     w->count += n;
 }
 
-int sim_spawn(struct sim_world *w, uint32_t n, int group, float x, float y, float spread)
+/* Where a spawn puts its boids: a disc around (x, y), or (whole) the world. */
+struct spawn_area {
+    int whole;
+    float x, y, spread;
+};
+
+static void spawn_place(struct sim_world *w, const struct spawn_area *area, float *x, float *y)
 {
-    if (!valid_group(group) || !isfinite(spread) || spread < 0.0f)
-        return SIM_EINVAL;
-    if (!in_world(w, x, y) || spread > fmaxf(w->cfg.width, w->cfg.height))
-        return SIM_ERANGE;
+    int wrap = w->cfg.edges == SIM_EDGES_WRAP;
+    if (area->whole) {
+        *x = edge_fold(pcg32_float(&w->rng) * w->cfg.width, w->cfg.width, wrap);
+        *y = edge_fold(pcg32_float(&w->rng) * w->cfg.height, w->cfg.height, wrap);
+        return;
+    }
+    float r = area->spread * sqrtf(pcg32_float(&w->rng));
+    float a = 2.0f * PI_F * pcg32_float(&w->rng);
+    *x = edge_fold(area->x + r * cosf(a), w->cfg.width, wrap);
+    *y = edge_fold(area->y + r * sinf(a), w->cfg.height, wrap);
+}
+
+static int spawn_in(struct sim_world *w, uint32_t n, int group, const struct spawn_area *area)
+{
     if (n > w->cfg.capacity - w->count)
         return SIM_ECAPACITY;
-    int wrap = w->cfg.edges == SIM_EDGES_WRAP;
     float speed = 0.5f * w->params[group].max_speed;
     /* Boids stay sorted by group: the new ones go after the last of theirs. */
     uint32_t at = w->count;
@@ -254,11 +269,8 @@ int sim_spawn(struct sim_world *w, uint32_t n, int group, float x, float y, floa
     open_gap(w, at, n);
     for (uint32_t k = 0; k < n; k++) {
         uint32_t i = at + k;
-        float r = spread * sqrtf(pcg32_float(&w->rng));
-        float a = 2.0f * PI_F * pcg32_float(&w->rng);
+        spawn_place(w, area, &w->x[i], &w->y[i]);
         float h = 2.0f * PI_F * pcg32_float(&w->rng);
-        w->x[i] = edge_fold(x + r * cosf(a), w->cfg.width, wrap);
-        w->y[i] = edge_fold(y + r * sinf(a), w->cfg.height, wrap);
         w->vx[i] = speed * cosf(h);
         w->vy[i] = speed * sinf(h);
         w->group[i] = (uint8_t)group;
@@ -268,6 +280,24 @@ int sim_spawn(struct sim_world *w, uint32_t n, int group, float x, float y, floa
     if (n)
         w->epoch++;
     return (int)n;
+}
+
+int sim_spawn(struct sim_world *w, uint32_t n, int group, float x, float y, float spread)
+{
+    if (!valid_group(group) || !isfinite(spread) || spread < 0.0f)
+        return SIM_EINVAL;
+    if (!in_world(w, x, y) || spread > fmaxf(w->cfg.width, w->cfg.height))
+        return SIM_ERANGE;
+    struct spawn_area area = {.whole = 0, .x = x, .y = y, .spread = spread};
+    return spawn_in(w, n, group, &area);
+}
+
+int sim_scatter(struct sim_world *w, uint32_t n, int group)
+{
+    if (!valid_group(group))
+        return SIM_EINVAL;
+    struct spawn_area area = {.whole = 1};
+    return spawn_in(w, n, group, &area);
 }
 
 int sim_despawn(struct sim_world *w, uint32_t n, int group)

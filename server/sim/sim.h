@@ -88,6 +88,13 @@ const struct sim_config *sim_config(const struct sim_world *w);
 int sim_spawn(struct sim_world *w, uint32_t n, int group, float x, float y, float spread);
 
 /*
+ * Spawns n boids of `group` uniformly over the whole world, with random
+ * headings at half their group's max speed (same ordering and return
+ * values as sim_spawn).
+ */
+int sim_scatter(struct sim_world *w, uint32_t n, int group);
+
+/*
  * Removes up to n boids of `group` (group < 0: any group), newest first.
  * Remaining boids keep their relative order. Returns how many were removed.
  */
