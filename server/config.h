@@ -1,0 +1,69 @@
+/*
+ * config — every flockd setting, from one table.
+ *
+ * Each setting has one row (name, type, default, bounds, help) in config.c.
+ * Command-line flags (--NAME VALUE), the optional JSON config file (the
+ * same NAME as key) and --help are all generated from that table, so a
+ * setting is added in exactly one place. Precedence: defaults, then the
+ * file named by --config, then the other flags.
+ *
+ * Never: touches the network or the simulation. Threading: fill a
+ * struct cfg once at start-up; afterwards it is read-only.
+ * Errors: functions return 0 on success, CFG_HELP when --help was given,
+ * or a negative CFG_E* code with a message naming the setting in err.
+ */
+#ifndef FLOCKD_CONFIG_H
+#define FLOCKD_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define CFG_HELP 1
+#define CFG_EINVAL (-1) /* bad flag, value, type or bounds */
+#define CFG_EIO (-2)    /* config file missing or unreadable */
+
+struct cfg {
+    char host[256];          /* "host": bind address, default "0.0.0.0" */
+    int port;                /* "port": 0..65535, 0 = ephemeral, default 8080 */
+    uint32_t boids;          /* "boids": boids at start, 0..capacity, default 1000 */
+    uint32_t capacity;       /* "capacity": max boids per room, 1..1048576, default 16384 */
+    double tick_hz;          /* "tick-hz": 1..240, default 60 */
+    double snapshot_hz;      /* "snapshot-hz": 1..60 (<= tick-hz), default 20 */
+    uint64_t seed;           /* "seed": 0..2^53, default 1 */
+    double width, height;    /* "width", "height": 100..100000, default 1600 x 1000 */
+    char edges[16];          /* "edges": "wrap" or "contain", default "wrap" */
+    uint32_t max_obstacles;  /* "max-obstacles": 0..4096, default 64 */
+    char web_root[1024];     /* "web-root": directory served at /, default "client/web" */
+    uint32_t max_message;    /* "max-message": bytes, 256..1048576, default 4096 */
+    uint32_t queue_len;      /* "queue": pending commands per room, 16..65536, default 1024 */
+    double stale_timeout;    /* "stale-timeout": seconds a client may lag, 1..600, default 10 */
+    uint32_t max_clients;    /* "max-clients": 1..100000, default 10000 */
+    char config_path[1024];  /* "config": file the settings came from, "" if none */
+};
+
+/* Fills *c with every default from the table. */
+void cfg_default(struct cfg *c);
+
+/*
+ * Applies argv (argv[0] is skipped): --config FILE first, then every other
+ * flag in order. Flags take the form "--NAME VALUE" or "--NAME=VALUE".
+ * Returns 0, CFG_HELP (caller prints cfg_help and exits 0) or CFG_E*;
+ * on error err (errlen bytes) holds a one-line message.
+ */
+int cfg_parse_args(struct cfg *c, int argc, char **argv, char *err, size_t errlen);
+
+/*
+ * Applies a JSON object file: keys are setting names, values of the row's
+ * type (numbers for numbers, strings for strings). Unknown keys, wrong
+ * types and out-of-bounds values are errors; on error *c is unchanged.
+ */
+int cfg_load_file(struct cfg *c, const char *path, char *err, size_t errlen);
+
+/* Checks cross-setting rules (snapshot-hz <= tick-hz, boids <= capacity). */
+int cfg_validate(const struct cfg *c, char *err, size_t errlen);
+
+/* Writes usage and one line per setting (flag, default, bounds, help). */
+void cfg_help(FILE *out, const char *prog);
+
+#endif
