@@ -1,0 +1,118 @@
+/*
+ * metrics.c — counters and their Prometheus rendering (see metrics.h).
+ */
+#include "metrics.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct metrics g_metrics;
+
+/* Upper bounds of the tick-duration buckets, in seconds. */
+static const double tick_bounds[METRICS_TICK_BUCKETS] = {
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1};
+
+/* Error codes counted separately; anything else lands on "other". The
+ * list is fixed so the metric's label set is bounded. */
+static const char *const codes[] = {
+    "bad_json",  "unknown_cmd", "bad_arg",      "out_of_range", "capacity",
+    "not_found", "too_large",   "queue_full",   "rate_limited", "forbidden",
+    "internal",  "other",
+};
+#define NCODES (sizeof codes / sizeof codes[0])
+_Static_assert(NCODES <= METRICS_MAX_CODES, "too many error codes");
+
+void metrics_tick(uint64_t ns)
+{
+    double s = (double)ns * 1e-9;
+    size_t b = 0;
+    while (b < METRICS_TICK_BUCKETS && s > tick_bounds[b])
+        b++;
+    atomic_fetch_add_explicit(&g_metrics.tick_bucket[b], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&g_metrics.tick_sum_ns, ns, memory_order_relaxed);
+    atomic_fetch_add_explicit(&g_metrics.ticks, 1, memory_order_relaxed);
+}
+
+void metrics_reject(const char *code)
+{
+    size_t i = 0;
+    while (i < NCODES - 1 && strcmp(codes[i], code) != 0)
+        i++;
+    atomic_fetch_add_explicit(&g_metrics.commands_rejected[i], 1, memory_order_relaxed);
+}
+
+static uint64_t get(atomic_uint_fast64_t *v)
+{
+    return atomic_load_explicit(v, memory_order_relaxed);
+}
+
+/* Appends to buf at *off; returns -1 once out of room. */
+#define EMIT(...)                                                                                  \
+    do {                                                                                           \
+        int n_ = snprintf(buf + off, cap - off, __VA_ARGS__);                                      \
+        if (n_ < 0 || (size_t)n_ >= cap - off)                                                     \
+            return 0;                                                                              \
+        off += (size_t)n_;                                                                         \
+    } while (0)
+
+static size_t render_counters(char *buf, size_t cap, size_t off)
+{
+    static const struct {
+        const char *name, *type, *help;
+        size_t offset;
+    } rows[] = {
+        {"ticks_total", "counter", "Simulation ticks run.", offsetof(struct metrics, ticks)},
+        {"tick_overruns_total", "counter", "Ticks that finished after their deadline.",
+         offsetof(struct metrics, tick_overruns)},
+        {"connections_total", "counter", "WebSocket connections accepted.",
+         offsetof(struct metrics, connections_total)},
+        {"snapshots_encoded_total", "counter", "Snapshots encoded (once per room).",
+         offsetof(struct metrics, snapshots_encoded)},
+        {"snapshots_sent_total", "counter", "Snapshot frames written to clients.",
+         offsetof(struct metrics, snapshots_sent)},
+        {"snapshots_skipped_total", "counter", "Snapshots a slow client never got.",
+         offsetof(struct metrics, snapshots_skipped)},
+        {"bytes_sent_total", "counter", "Snapshot bytes written to clients.",
+         offsetof(struct metrics, bytes_sent)},
+        {"stale_closed_total", "counter", "Clients closed for lagging too long.",
+         offsetof(struct metrics, stale_closed)},
+        {"oversize_closed_total", "counter", "Clients closed for an oversized message (1009).",
+         offsetof(struct metrics, oversize_closed)},
+        {"commands_accepted_total", "counter", "Commands applied.",
+         offsetof(struct metrics, commands_accepted)},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        atomic_uint_fast64_t *v = (atomic_uint_fast64_t *)((char *)&g_metrics + rows[i].offset);
+        EMIT("# HELP flockd_%s %s\n# TYPE flockd_%s %s\nflockd_%s %llu\n", rows[i].name,
+             rows[i].help, rows[i].name, rows[i].type, rows[i].name, (unsigned long long)get(v));
+    }
+    return off;
+}
+
+size_t metrics_render(char *buf, size_t cap)
+{
+    size_t off = render_counters(buf, cap, 0);
+    if (!off)
+        return 0;
+    EMIT("# HELP flockd_clients Connected WebSocket clients.\n# TYPE flockd_clients gauge\n"
+         "flockd_clients %lld\n",
+         (long long)atomic_load_explicit(&g_metrics.clients, memory_order_relaxed));
+    EMIT("# HELP flockd_commands_rejected_total Commands refused, by error code.\n"
+         "# TYPE flockd_commands_rejected_total counter\n");
+    for (size_t i = 0; i < NCODES; i++)
+        EMIT("flockd_commands_rejected_total{code=\"%s\"} %llu\n", codes[i],
+             (unsigned long long)get(&g_metrics.commands_rejected[i]));
+    EMIT("# HELP flockd_tick_duration_seconds Time to run one tick.\n"
+         "# TYPE flockd_tick_duration_seconds histogram\n");
+    uint64_t cum = 0;
+    for (size_t b = 0; b < METRICS_TICK_BUCKETS; b++) {
+        cum += get(&g_metrics.tick_bucket[b]);
+        EMIT("flockd_tick_duration_seconds_bucket{le=\"%g\"} %llu\n", tick_bounds[b],
+             (unsigned long long)cum);
+    }
+    cum += get(&g_metrics.tick_bucket[METRICS_TICK_BUCKETS]);
+    EMIT("flockd_tick_duration_seconds_bucket{le=\"+Inf\"} %llu\n", (unsigned long long)cum);
+    EMIT("flockd_tick_duration_seconds_sum %.9f\n", (double)get(&g_metrics.tick_sum_ns) * 1e-9);
+    EMIT("flockd_tick_duration_seconds_count %llu\n", (unsigned long long)cum);
+    return off;
+}

@@ -1,0 +1,53 @@
+/*
+ * metrics — process-wide counters, rendered as Prometheus text at /metrics.
+ *
+ * Counters are relaxed atomics: any thread may bump them, the service
+ * thread renders them. Names are prefixed flockd_. Tick durations go into
+ * a fixed-bucket histogram.
+ *
+ * Never: allocation after start, I/O. Threading: every function is safe
+ * from any thread.
+ */
+#ifndef FLOCKD_METRICS_H
+#define FLOCKD_METRICS_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define METRICS_TICK_BUCKETS 10
+#define METRICS_MAX_CODES 24
+
+struct metrics {
+    atomic_uint_fast64_t ticks;
+    atomic_uint_fast64_t tick_overruns;
+    atomic_uint_fast64_t tick_bucket[METRICS_TICK_BUCKETS + 1]; /* last: +Inf */
+    atomic_uint_fast64_t tick_sum_ns;
+    atomic_int_fast64_t clients;
+    atomic_uint_fast64_t connections_total;
+    atomic_uint_fast64_t snapshots_encoded;
+    atomic_uint_fast64_t snapshots_sent;
+    atomic_uint_fast64_t snapshots_skipped;
+    atomic_uint_fast64_t bytes_sent;
+    atomic_uint_fast64_t stale_closed;
+    atomic_uint_fast64_t oversize_closed;
+    atomic_uint_fast64_t commands_accepted;
+    atomic_uint_fast64_t commands_rejected[METRICS_MAX_CODES];
+};
+
+/* The one metrics block of the process (zero-initialised static). */
+extern struct metrics g_metrics;
+
+/* Records one tick's duration. */
+void metrics_tick(uint64_t ns);
+
+/* Counts a refused command under its stable error code. */
+void metrics_reject(const char *code);
+
+/*
+ * Renders every metric as Prometheus text exposition into buf (cap bytes).
+ * Returns the length written, or 0 if cap was too small.
+ */
+size_t metrics_render(char *buf, size_t cap);
+
+#endif

@@ -1,0 +1,550 @@
+/*
+ * net.c — WebSocket and HTTP service on libwebsockets 4.1 (see net.h).
+ *
+ * Sessions live in lws' per-session storage and are also indexed by id in
+ * an open-addressing table, so replies produced by the room thread (which
+ * only knows client ids) reach a session that may have gone meanwhile.
+ * Per session: a reassembly buffer of max_message bytes, a small queue of
+ * outgoing text messages, and the sequence number of the last frame sent.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "net.h"
+
+#include "metrics.h"
+#include "room.h"
+
+#include <libwebsockets.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define OUTQ_LEN 256      /* pending text messages per client before 1008 */
+#define TEXT_MAX 16384    /* largest text message we send (welcome) */
+
+struct outmsg {
+    size_t len;
+    unsigned char *buf;   /* LWS_PRE headroom, then len bytes */
+};
+
+struct session {
+    struct lws *wsi;
+    uint64_t id;
+    uint64_t last_seq;       /* last frame sent */
+    int64_t last_frame_ns;   /* when a frame last went out (or connect) */
+    char *rx;
+    size_t rx_len;
+    int rx_binary, rx_overflow;
+    struct outmsg outq[OUTQ_LEN];
+    uint32_t out_head, out_count;
+    int closing;             /* close status to send, 0 if none */
+};
+
+struct net {
+    struct net_config cfg;
+    char host[256], web_root[1024];
+    struct room *room;
+    struct lws_context *ctx;
+    struct lws_vhost *vhost;
+    int port;
+    atomic_int stop;
+    uint64_t next_id;
+    uint64_t broadcast_seq;  /* newest frame announced to clients */
+    struct session **slots;  /* id -> session, linear probing */
+    size_t nslots, nsessions;
+    struct proto_limits limits;
+    char *text;              /* scratch for building replies */
+};
+
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* ---- id -> session table ----------------------------------------------- */
+
+static size_t slot_of(const struct net *n, uint64_t id)
+{
+    return (size_t)(id * 0x9e3779b97f4a7c15ULL) & (n->nslots - 1);
+}
+
+static void table_put(struct net *n, struct session *s)
+{
+    size_t i = slot_of(n, s->id);
+    while (n->slots[i])
+        i = (i + 1) & (n->nslots - 1);
+    n->slots[i] = s;
+    n->nsessions++;
+}
+
+static struct session *table_get(const struct net *n, uint64_t id)
+{
+    for (size_t i = slot_of(n, id); n->slots[i]; i = (i + 1) & (n->nslots - 1))
+        if (n->slots[i]->id == id)
+            return n->slots[i];
+    return NULL;
+}
+
+/* Backward-shift deletion keeps probe chains intact without tombstones. */
+static void table_del(struct net *n, uint64_t id)
+{
+    size_t mask = n->nslots - 1, i = slot_of(n, id);
+    while (n->slots[i] && n->slots[i]->id != id)
+        i = (i + 1) & mask;
+    if (!n->slots[i])
+        return;
+    n->slots[i] = NULL;
+    n->nsessions--;
+    for (size_t j = (i + 1) & mask; n->slots[j]; j = (j + 1) & mask) {
+        size_t home = slot_of(n, n->slots[j]->id);
+        /* Move j back to i if i lies cyclically in [home, j). */
+        if (((j - home) & mask) >= ((j - i) & mask)) {
+            n->slots[i] = n->slots[j];
+            n->slots[j] = NULL;
+            i = j;
+        }
+    }
+}
+
+/* ---- outgoing text ------------------------------------------------------- */
+
+/* Queues a text message; on overflow the client is closed with 1008
+ * because it is not reading its replies. */
+static void send_text(struct session *s, const char *text, size_t len)
+{
+    if (s->closing)
+        return;
+    if (s->out_count == OUTQ_LEN) {
+        s->closing = LWS_CLOSE_STATUS_POLICY_VIOLATION;
+        lws_callback_on_writable(s->wsi);
+        return;
+    }
+    unsigned char *buf = malloc(LWS_PRE + len);
+    if (!buf)
+        return;
+    memcpy(buf + LWS_PRE, text, len);
+    s->outq[(s->out_head + s->out_count++) % OUTQ_LEN] = (struct outmsg){len, buf};
+    lws_callback_on_writable(s->wsi);
+}
+
+static void send_error(struct net *n, struct session *s, const char *id, int code,
+                       const char *message)
+{
+    int len = proto_reply_error(n->text, TEXT_MAX, id, code, message);
+    metrics_reject(proto_status_name(code));
+    if (len > 0)
+        send_text(s, n->text, (size_t)len);
+}
+
+/* ---- incoming messages --------------------------------------------------- */
+
+static void handle_message(struct net *n, struct session *s)
+{
+    struct proto_command cmd;
+    struct proto_error err;
+    if (s->rx_binary) {
+        send_error(n, s, "", PROTO_E_BAD_JSON, "binary frames are not commands; send JSON text");
+        return;
+    }
+    if (proto_command_parse(s->rx, s->rx_len, &n->limits, &cmd, &err) < 0) {
+        send_error(n, s, err.id, err.code, err.message);
+        return;
+    }
+    if (room_push(n->room, s->id, &cmd) < 0)
+        send_error(n, s, cmd.id, PROTO_E_QUEUE_FULL,
+                   "the room's command queue is full; nothing was done, retry later");
+}
+
+/* Appends a fragment; a message past max_message closes with 1009. */
+static int receive(struct net *n, struct session *s, const void *in, size_t len)
+{
+    if (s->rx_len == 0)
+        s->rx_binary = lws_frame_is_binary(s->wsi);
+    if (len > n->cfg.max_message - s->rx_len) {
+        atomic_fetch_add_explicit(&g_metrics.oversize_closed, 1, memory_order_relaxed);
+        lws_close_reason(s->wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE,
+                         (unsigned char *)"message too large", 17);
+        return -1;
+    }
+    memcpy(s->rx + s->rx_len, in, len);
+    s->rx_len += len;
+    if (lws_is_final_fragment(s->wsi) && !lws_remaining_packet_payload(s->wsi)) {
+        handle_message(n, s);
+        s->rx_len = 0;
+    }
+    return 0;
+}
+
+/* ---- writing -------------------------------------------------------------- */
+
+static int write_frame(struct session *s, struct frame *f)
+{
+    int w = lws_write(s->wsi, f->data + f->pre, f->len, LWS_WRITE_BINARY);
+    if (w < (int)f->len)
+        return -1;
+    if (s->last_seq && f->seq > s->last_seq + 1)
+        atomic_fetch_add_explicit(&g_metrics.snapshots_skipped, f->seq - s->last_seq - 1,
+                                  memory_order_relaxed);
+    s->last_seq = f->seq;
+    s->last_frame_ns = mono_ns();
+    atomic_fetch_add_explicit(&g_metrics.snapshots_sent, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&g_metrics.bytes_sent, f->len, memory_order_relaxed);
+    return 0;
+}
+
+/* One message per WRITEABLE: replies first, then the latest frame. */
+static int on_writeable(struct net *n, struct session *s)
+{
+    if (s->closing) {
+        lws_close_reason(s->wsi, (enum lws_close_status)s->closing, NULL, 0);
+        return -1;
+    }
+    if (s->out_count) {
+        struct outmsg *m = &s->outq[s->out_head];
+        int w = lws_write(s->wsi, m->buf + LWS_PRE, m->len, LWS_WRITE_TEXT);
+        free(m->buf);
+        s->out_head = (s->out_head + 1) % OUTQ_LEN;
+        s->out_count--;
+        if (w < (int)m->len)
+            return -1;
+    } else {
+        struct frame *f = room_latest(n->room);
+        int rc = 0;
+        if (f && f->seq != s->last_seq)
+            rc = write_frame(s, f);
+        frame_release(f);
+        if (rc)
+            return -1;
+    }
+    if (s->out_count || n->broadcast_seq != s->last_seq)
+        lws_callback_on_writable(s->wsi);
+    return 0;
+}
+
+/* ---- wake-ups from other threads ---------------------------------------- */
+
+static void route_replies(struct net *n)
+{
+    struct room_reply *rep = room_take_replies(n->room);
+    while (rep) {
+        struct room_reply *next = rep->next;
+        struct session *s = table_get(n, rep->client);
+        if (s)
+            send_text(s, rep->text, rep->len);
+        free(rep);
+        rep = next;
+    }
+}
+
+/* A new frame: every session that lacks it is asked to write; one that has
+ * gone without frames for stale_timeout is closed. */
+static void announce_frame(struct net *n)
+{
+    struct frame *f = room_latest(n->room);
+    if (!f)
+        return;
+    uint64_t seq = f->seq;
+    frame_release(f);
+    if (seq == n->broadcast_seq)
+        return;
+    n->broadcast_seq = seq;
+    int64_t now = mono_ns(), stale = (int64_t)(n->cfg.stale_timeout * 1e9);
+    for (size_t i = 0; i < n->nslots; i++) {
+        struct session *s = n->slots[i];
+        if (!s || s->closing)
+            continue;
+        if (now - s->last_frame_ns > stale) {
+            atomic_fetch_add_explicit(&g_metrics.stale_closed, 1, memory_order_relaxed);
+            s->closing = LWS_CLOSE_STATUS_POLICY_VIOLATION;
+            lws_set_timeout(s->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+            continue;
+        }
+        lws_callback_on_writable(s->wsi);
+    }
+}
+
+static void close_all(struct net *n)
+{
+    for (size_t i = 0; i < n->nslots; i++) {
+        struct session *s = n->slots[i];
+        if (s && !s->closing) {
+            s->closing = LWS_CLOSE_STATUS_GOINGAWAY;
+            lws_callback_on_writable(s->wsi);
+        }
+    }
+}
+
+/* ---- session life cycle -------------------------------------------------- */
+
+static int session_open(struct net *n, struct session *s, struct lws *wsi)
+{
+    memset(s, 0, sizeof *s);
+    s->wsi = wsi;
+    if (n->nsessions >= n->cfg.max_clients || atomic_load(&n->stop))
+        return -1;
+    s->rx = malloc(n->cfg.max_message);
+    if (!s->rx)
+        return -1;
+    s->id = ++n->next_id;
+    s->last_frame_ns = mono_ns();
+    table_put(n, s);
+    atomic_fetch_add_explicit(&g_metrics.clients, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&g_metrics.connections_total, 1, memory_order_relaxed);
+    int len = room_welcome(n->room, s->id, n->cfg.max_message, n->text, TEXT_MAX);
+    if (len > 0)
+        send_text(s, n->text, (size_t)len);
+    return 0;
+}
+
+static void session_close(struct net *n, struct session *s)
+{
+    if (!s->id)
+        return;
+    table_del(n, s->id);
+    while (s->out_count) {
+        free(s->outq[s->out_head].buf);
+        s->out_head = (s->out_head + 1) % OUTQ_LEN;
+        s->out_count--;
+    }
+    free(s->rx);
+    s->rx = NULL;
+    s->id = 0;
+    atomic_fetch_sub_explicit(&g_metrics.clients, 1, memory_order_relaxed);
+}
+
+/* Only /ws upgrades to WebSocket. */
+static int ws_path_ok(struct lws *wsi)
+{
+    char uri[64];
+    if (lws_hdr_copy(wsi, uri, sizeof uri, WSI_TOKEN_GET_URI) <= 0)
+        return 0;
+    return strcmp(uri, "/ws") == 0;
+}
+
+static int callback_ws(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+                       size_t len)
+{
+    struct net *n = lws_context_user(lws_get_context(wsi));
+    struct session *s = user;
+    switch (reason) {
+    case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
+        return ws_path_ok(wsi) ? 0 : 1;
+    case LWS_CALLBACK_ESTABLISHED:
+        return session_open(n, s, wsi);
+    case LWS_CALLBACK_RECEIVE:
+        return receive(n, s, in, len);
+    case LWS_CALLBACK_SERVER_WRITEABLE:
+        return on_writeable(n, s);
+    case LWS_CALLBACK_CLOSED:
+        session_close(n, s);
+        return 0;
+    case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
+        if (!n)
+            return 0;
+        route_replies(n);
+        announce_frame(n);
+        if (atomic_load(&n->stop))
+            close_all(n);
+        return 0;
+    default:
+        break;
+    }
+    return lws_callback_http_dummy(wsi, reason, user, in, len);
+}
+
+/* ---- HTTP: /healthz and /metrics ------------------------------------------ */
+
+struct http_session {
+    char *body;
+    size_t len;
+};
+
+static size_t render_health(struct net *n, char *buf, size_t cap)
+{
+    struct room_info info;
+    room_info(n->room, &info);
+    int len = snprintf(buf, cap, "{\"status\":\"ok\",\"tick\":%llu,\"clients\":%zu,\"boids\":%u}\n",
+                       (unsigned long long)info.tick, n->nsessions, info.boids);
+    return len > 0 && (size_t)len < cap ? (size_t)len : 0;
+}
+
+static int http_begin(struct net *n, struct http_session *h, struct lws *wsi)
+{
+    char uri[64];
+    const char *type = "application/json";
+    size_t cap = 65536;
+    h->body = malloc(LWS_PRE + cap);
+    if (!h->body || lws_hdr_copy(wsi, uri, sizeof uri, WSI_TOKEN_GET_URI) <= 0)
+        return -1;
+    if (!strcmp(uri, "/healthz")) {
+        h->len = render_health(n, h->body + LWS_PRE, cap);
+    } else if (!strcmp(uri, "/metrics")) {
+        type = "text/plain; version=0.0.4";
+        h->len = metrics_render(h->body + LWS_PRE, cap);
+    } else {
+        return lws_return_http_status(wsi, HTTP_STATUS_NOT_FOUND, NULL) ? -1 : 0;
+    }
+    unsigned char hdr[LWS_PRE + 512], *start = hdr + LWS_PRE, *p = start, *end = hdr + sizeof hdr;
+    if (lws_add_http_common_headers(wsi, HTTP_STATUS_OK, type, h->len, &p, end) ||
+        lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CACHE_CONTROL,
+                                     (const unsigned char *)"no-store", 8, &p, end) ||
+        lws_finalize_write_http_header(wsi, start, &p, end))
+        return -1;
+    lws_callback_on_writable(wsi);
+    return 0;
+}
+
+static int callback_http(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+                         size_t len)
+{
+    struct net *n = lws_context_user(lws_get_context(wsi));
+    struct http_session *h = user;
+    switch (reason) {
+    case LWS_CALLBACK_HTTP:
+        return http_begin(n, h, wsi);
+    case LWS_CALLBACK_HTTP_WRITEABLE:
+        if (!h->body)
+            return -1;
+        if (lws_write(wsi, (unsigned char *)h->body + LWS_PRE, h->len, LWS_WRITE_HTTP_FINAL) <
+            (int)h->len)
+            return -1;
+        free(h->body);
+        h->body = NULL;
+        return lws_http_transaction_completed(wsi) ? -1 : 0;
+    case LWS_CALLBACK_CLOSED_HTTP:
+        free(h->body);
+        h->body = NULL;
+        return 0;
+    default:
+        break;
+    }
+    return lws_callback_http_dummy(wsi, reason, user, in, len);
+}
+
+/* ---- context -------------------------------------------------------------- */
+
+static struct lws_protocols protocols[] = {
+    {"flock.v1", callback_ws, sizeof(struct session), 4096, 0, NULL, 0},
+    {"flockd-http", callback_http, sizeof(struct http_session), 0, 0, NULL, 0},
+    {NULL, NULL, 0, 0, 0, NULL, 0},
+};
+
+static const lws_retry_bo_t retry = {
+    .secs_since_valid_ping = 30,
+    .secs_since_valid_hangup = 40,
+};
+
+static const struct lws_protocol_vhost_options pvo_default = {NULL, NULL, "default", "1"};
+static const struct lws_protocol_vhost_options pvo = {NULL, &pvo_default, "flock.v1", ""};
+
+static const struct lws_http_mount mount_metrics = {
+    .mountpoint = "/metrics", .origin = "flockd-http", .origin_protocol = LWSMPRO_CALLBACK,
+    .mountpoint_len = 8,
+};
+static const struct lws_http_mount mount_health = {
+    .mount_next = &mount_metrics, .mountpoint = "/healthz", .origin = "flockd-http",
+    .origin_protocol = LWSMPRO_CALLBACK, .mountpoint_len = 8,
+};
+
+struct net *net_create(const struct net_config *cfg, struct room *room, const char **err)
+{
+    struct net *n = calloc(1, sizeof *n);
+    if (!n) {
+        *err = "out of memory";
+        return NULL;
+    }
+    n->cfg = *cfg;
+    n->room = room;
+    snprintf(n->host, sizeof n->host, "%s", cfg->host ? cfg->host : "");
+    snprintf(n->web_root, sizeof n->web_root, "%s", cfg->web_root ? cfg->web_root : ".");
+    n->nslots = 16;
+    while (n->nslots < 2 * (size_t)cfg->max_clients)
+        n->nslots *= 2;
+    n->slots = calloc(n->nslots, sizeof *n->slots);
+    n->text = malloc(TEXT_MAX);
+    proto_limits_from_config(&n->limits, room_sim_config(room), cfg->max_message);
+    if (!n->slots || !n->text) {
+        *err = "out of memory";
+        net_destroy(n);
+        return NULL;
+    }
+    /* Static files at "/", with the two dynamic endpoints chained before. */
+    static struct lws_http_mount mount_root;
+    mount_root = (struct lws_http_mount){
+        .mount_next = &mount_health, .mountpoint = "/", .origin = n->web_root,
+        .def = "index.html", .origin_protocol = LWSMPRO_FILE, .mountpoint_len = 1,
+    };
+    protocols[0].rx_buffer_size = 4096;
+    protocols[0].tx_packet_size = cfg->max_frame + 64;
+
+    struct lws_context_creation_info info;
+    memset(&info, 0, sizeof info);
+    info.port = cfg->port;
+    info.iface = (n->host[0] && strcmp(n->host, "0.0.0.0") != 0) ? n->host : NULL;
+    info.protocols = protocols;
+    info.pvo = &pvo;
+    info.mounts = &mount_root;
+    info.user = n;
+    info.retry_and_idle_policy = &retry;
+    info.options = LWS_SERVER_OPTION_VALIDATE_UTF8 | LWS_SERVER_OPTION_HTTP_HEADERS_SECURITY_BEST_PRACTICES_ENFORCE;
+    info.vhost_name = "flockd";
+    info.timeout_secs = 10;
+    n->ctx = lws_create_context(&info);
+    if (!n->ctx) {
+        *err = "cannot create the server (is the port in use?)";
+        net_destroy(n);
+        return NULL;
+    }
+    n->vhost = lws_get_vhost_by_name(n->ctx, "flockd");
+    n->port = n->vhost ? lws_get_vhost_listen_port(n->vhost) : cfg->port;
+    return n;
+}
+
+int net_port(const struct net *n)
+{
+    return n->port;
+}
+
+void net_run(struct net *n)
+{
+    int64_t stop_at = 0;
+    for (;;) {
+        if (lws_service(n->ctx, 0) < 0)
+            break;
+        if (atomic_load(&n->stop)) {
+            /* Give clients up to 2 s to receive their 1001 close. */
+            if (!stop_at)
+                stop_at = mono_ns() + 2000000000LL;
+            if (n->nsessions == 0 || mono_ns() > stop_at)
+                break;
+        }
+    }
+}
+
+void net_stop(struct net *n)
+{
+    atomic_store(&n->stop, 1);
+    lws_cancel_service(n->ctx);
+}
+
+void net_wake(void *arg)
+{
+    struct net *n = arg;
+    if (n && n->ctx)
+        lws_cancel_service(n->ctx);
+}
+
+void net_destroy(struct net *n)
+{
+    if (!n)
+        return;
+    if (n->ctx)
+        lws_context_destroy(n->ctx);
+    free(n->slots);
+    free(n->text);
+    free(n);
+}

@@ -1,0 +1,167 @@
+"""Start a real flockd on an ephemeral port and talk to it.
+
+Shared by the integration tests: `Flockd` runs the binary and parses the
+"flockd listening on http://HOST:PORT" line; `decode_snapshot` follows
+proto/PROTOCOL.md's snapshot v1 layout; `Client` wraps a python3-websockets
+connection that separates JSON replies from binary snapshots.
+"""
+
+import asyncio
+import json
+import os
+import re
+import signal
+import struct
+import subprocess
+import time
+import urllib.request
+
+import websockets
+
+HEADER = struct.Struct("<2sBBBBHQQffIIHH")  # 44 bytes, PROTOCOL.md §4.2
+
+
+def decode_snapshot(buf):
+    """Returns a dict with the header fields, boids, obstacles and targets."""
+    (magic, version, typ, flags, _res, runs, tick, time_us, width, height,
+     epoch, count, nobst, ntarg) = HEADER.unpack_from(buf, 0)
+    assert magic == b"FK" and version == 1 and typ == 1, (magic, version, typ)
+    off = HEADER.size
+    groups = []
+    for _ in range(runs):
+        g, n = struct.unpack_from("<BI", buf, off)
+        off += 5
+        groups += [g] * n
+    assert len(groups) == count
+    boids = []
+    for i in range(count):
+        qx, qy, h = struct.unpack_from("<HHB", buf, off)
+        off += 5
+        boids.append(((qx + 0.5) * width / 65536, (qy + 0.5) * height / 65536,
+                      h, groups[i]))
+    obstacles = []
+    for _ in range(nobst):
+        obstacles.append(struct.unpack_from("<Ifff", buf, off))
+        off += 16
+    targets = []
+    for _ in range(ntarg):
+        targets.append(struct.unpack_from("<Bff", buf, off))
+        off += 9
+    assert off == len(buf), (off, len(buf))
+    return {"tick": tick, "time_us": time_us, "width": width, "height": height,
+            "epoch": epoch, "paused": bool(flags & 1), "wrap": bool(flags & 2),
+            "boids": boids, "obstacles": obstacles, "targets": targets,
+            "raw": bytes(buf)}
+
+
+class Flockd:
+    """A flockd process with its own port; use as a context manager."""
+
+    def __init__(self, binary, *args):
+        self.binary = binary
+        self.args = list(args)
+        self.proc = None
+        self.port = None
+
+    def __enter__(self):
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        cmd = [self.binary, "--port", "0", "--host", "127.0.0.1",
+               "--web-root", os.path.join(root, "client", "web")] + self.args
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True)
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            line = self.proc.stdout.readline()
+            if not line:
+                break
+            m = re.match(r"flockd listening on http://[^:]+:(\d+)", line)
+            if m:
+                self.port = int(m.group(1))
+                return self
+        self.proc.kill()
+        raise RuntimeError("flockd did not start: " + self.proc.stderr.read())
+
+    def __exit__(self, *exc):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+
+    @property
+    def url(self):
+        return f"ws://127.0.0.1:{self.port}/ws"
+
+    def http(self, path):
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=5) as r:
+            return r.status, r.headers.get("Content-Type"), r.read().decode()
+
+    def rss_kib(self):
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        return 0
+
+    def terminate(self, timeout=5):
+        self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(timeout=timeout)
+
+
+class Client:
+    """One WebSocket client: replies by id, the latest snapshots in order."""
+
+    def __init__(self, ws):
+        self.ws = ws
+        self.snapshots = []
+        self.replies = []
+        self.welcome = None
+        self.next_id = 1
+        self.reader = asyncio.ensure_future(self._read())
+
+    @classmethod
+    async def connect(cls, url, **kw):
+        ws = await websockets.connect(url, subprotocols=["flock.v1"], max_size=None, **kw)
+        c = cls(ws)
+        await c.wait_for(lambda: c.welcome is not None, 5)
+        return c
+
+    async def _read(self):
+        try:
+            async for msg in self.ws:
+                if isinstance(msg, bytes):
+                    self.snapshots.append((time.time(), decode_snapshot(msg)))
+                else:
+                    m = json.loads(msg)
+                    if m.get("type") == "welcome":
+                        self.welcome = m
+                    else:
+                        self.replies.append(m)
+        except websockets.ConnectionClosed:
+            pass
+
+    async def wait_for(self, cond, timeout):
+        deadline = time.time() + timeout
+        while not cond():
+            if time.time() > deadline:
+                raise AssertionError("timed out waiting")
+            await asyncio.sleep(0.01)
+
+    async def send_raw(self, text):
+        await self.ws.send(text)
+
+    async def command(self, cmd, timeout=5, **args):
+        """Sends {"cmd": cmd, "id": n, **args}; returns its ack or error."""
+        i = self.next_id
+        self.next_id += 1
+        await self.ws.send(json.dumps({"cmd": cmd, "id": i, **args}))
+        await self.wait_for(lambda: any(r.get("id") == i for r in self.replies), timeout)
+        return next(r for r in self.replies if r.get("id") == i)
+
+    async def next_snapshot(self, after_tick=-1, timeout=5):
+        start = len(self.snapshots)
+        await self.wait_for(lambda: any(s["tick"] > after_tick
+                                        for _, s in self.snapshots[start:]), timeout)
+        return next(s for _, s in self.snapshots[start:] if s["tick"] > after_tick)
+
+    async def close(self):
+        await self.ws.close()
+        await self.reader
