@@ -20,7 +20,7 @@ CC_PICK = $$(command -v clang || command -v cc)
 all: build
 
 help:
-	@echo "make run      install deps, build, start the default demo"
+	@echo "make run      install deps, build, start flockd on http://localhost:8080 (ARGS=... for flags)"
 	@echo "make test     install deps, build, run every test (also under ASan+UBSan)"
 	@echo "make bench    flockbench at 1k, 10k, 100k and 300k boids"
 	@echo "make format   reformat the C sources with clang-format"
@@ -44,14 +44,13 @@ build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j$(JOBS)
 
 run: build
-	@echo "flockd (the server) comes next; meanwhile, the simulation core:"
-	$(BUILD)/server/flockbench --boids 2000 --ticks 300
+	$(BUILD)/server/flockd --port 8080 --web-root client/web $(ARGS)
 
 unit-test: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
 asan-test: deps
-	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DFLOCKD_SANITIZE=ON \
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLOCKD_SANITIZE=ON \
 	      -DCMAKE_C_COMPILER=$(CC_PICK)
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
