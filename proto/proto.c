@@ -1,0 +1,67 @@
+/*
+ * proto.c — status names and the mapping from simulation results.
+ */
+#include "proto.h"
+
+#include "sim.h"
+
+struct status_name {
+    int status;
+    const char *name;
+};
+
+/* The names are part of the protocol: never rename one. */
+static const struct status_name status_names[] = {
+    {PROTO_OK, "ok"},
+    {PROTO_E_BAD_JSON, "bad_json"},
+    {PROTO_E_TOO_LARGE, "too_large"},
+    {PROTO_E_UNKNOWN_CMD, "unknown_cmd"},
+    {PROTO_E_BAD_ARG, "bad_arg"},
+    {PROTO_E_OUT_OF_RANGE, "out_of_range"},
+    {PROTO_E_CAPACITY, "capacity"},
+    {PROTO_E_NOT_FOUND, "not_found"},
+    {PROTO_E_QUEUE_FULL, "queue_full"},
+    {PROTO_E_RATE_LIMITED, "rate_limited"},
+    {PROTO_E_FORBIDDEN, "forbidden"},
+    {PROTO_E_NOT_JOINED, "not_joined"},
+    {PROTO_E_BAD_ROOM, "bad_room"},
+    {PROTO_E_INTERNAL, "internal"},
+    {PROTO_E_NOSPACE, "nospace"},
+    {PROTO_E_UNENCODABLE, "unencodable"},
+    {PROTO_E_TRUNCATED, "truncated"},
+    {PROTO_E_BAD_MAGIC, "bad_magic"},
+    {PROTO_E_BAD_VERSION, "bad_version"},
+    {PROTO_E_BAD_TYPE, "bad_type"},
+    {PROTO_E_BAD_LENGTH, "bad_length"},
+    {PROTO_E_BAD_VALUE, "bad_value"},
+    {PROTO_E_OVER_LIMIT, "over_limit"},
+};
+
+const char *proto_status_name(int status)
+{
+    for (size_t i = 0; i < sizeof status_names / sizeof status_names[0]; i++)
+        if (status_names[i].status == status)
+            return status_names[i].name;
+    return "unknown";
+}
+
+int proto_status_is_wire(int status)
+{
+    return status <= PROTO_E_BAD_JSON && status >= PROTO_E_INTERNAL;
+}
+
+int proto_status_from_sim(int sim_result)
+{
+    switch (sim_result) {
+    case SIM_ERANGE:
+        return PROTO_E_OUT_OF_RANGE;
+    case SIM_ECAPACITY:
+        return PROTO_E_CAPACITY;
+    case SIM_ENOENT:
+        return PROTO_E_NOT_FOUND;
+    case SIM_EINVAL:
+        return PROTO_E_BAD_ARG;
+    default:
+        return sim_result < 0 ? PROTO_E_INTERNAL : PROTO_OK;
+    }
+}

@@ -1,0 +1,185 @@
+/*
+ * proto_command — client commands: JSON text in, typed struct out (and back).
+ *
+ * proto_command_parse() is the single gate every client text message goes
+ * through: size, encoding, JSON syntax, shape, field names, types, finite
+ * numbers and ranges against the world's limits (PROTOCOL.md §5). A parsed
+ * command is known to be well-formed; only what depends on the state at
+ * apply time (capacity, unknown obstacle ids, permissions) is left to the
+ * server. proto_command_format() writes the canonical text of a command,
+ * for clients such as flockctl and for tests.
+ *
+ * Never: I/O, sockets, clocks, threads, globals of its own. Commands are
+ * dispatched through a table of per-command parsers.
+ *
+ * Threading: reentrant, except that cJSON records the position of its last
+ * parse error in a process-wide variable: run proto_command_parse() on one
+ * thread at a time (in flockd, the network service thread).
+ *
+ * Memory: nothing is returned that the caller must free. cJSON allocates
+ * while parsing and frees before returning; struct proto_command holds
+ * everything by value (param descriptors point into the static registry).
+ */
+#ifndef FLOCKD_PROTO_COMMAND_H
+#define FLOCKD_PROTO_COMMAND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "params.h"
+#include "proto.h"
+#include "sim.h"
+
+#define PROTO_ID_STRING_MAX  64  /* bytes of a string id, decoded */
+#define PROTO_ID_TEXT_MAX    390 /* buffer for an id's JSON text: "..." with \uXXXX escapes */
+#define PROTO_MAX_DEPTH      4   /* deepest [ / { nesting accepted anywhere in a message */
+#define PROTO_MAX_PARAMS     32  /* >= sim_param_count() (checked by the tests) */
+#define PROTO_MAX_STEP       1000
+#define PROTO_MAX_SEED       9007199254740992.0 /* 2^53: exact in every JSON reader */
+#define PROTO_DEFAULT_SPREAD 50.0f
+#define PROTO_ROOM_MAX       32  /* characters of [A-Za-z0-9_-] */
+#define PROTO_NAME_MAX       32  /* bytes of printable UTF-8 */
+#define PROTO_TOKEN_MAX      128 /* bytes of printable UTF-8 */
+#define PROTO_MESSAGE_MAX    160 /* bytes of a proto_error message, NUL included */
+
+/* What the range checks are against: the room's world and server settings. */
+struct proto_limits {
+    float width, height; /* world size, as in sim_config */
+    uint32_t capacity;   /* max boids */
+    size_t max_message;  /* bytes; longer text is too_large; 0 = no limit */
+};
+
+/* Fills *lim from a world config and the server's message size limit. */
+void proto_limits_from_config(struct proto_limits *lim, const struct sim_config *cfg,
+                              size_t max_message);
+
+enum proto_cmd {
+    PROTO_CMD_PING,
+    PROTO_CMD_SEEK,
+    PROTO_CMD_SEEK_CLEAR,
+    PROTO_CMD_OBSTACLE_ADD,
+    PROTO_CMD_OBSTACLE_REMOVE,
+    PROTO_CMD_OBSTACLE_CLEAR,
+    PROTO_CMD_SPAWN,
+    PROTO_CMD_DESPAWN,
+    PROTO_CMD_PARAMS,
+    PROTO_CMD_PAUSE,
+    PROTO_CMD_RESUME,
+    PROTO_CMD_STEP,
+    PROTO_CMD_RESET,
+    PROTO_CMD_JOIN,
+    PROTO_CMD_COUNT
+};
+
+/* The wire name of a command ("obstacle_add"); NULL if kind is out of range. */
+const char *proto_cmd_name(enum proto_cmd kind);
+
+enum proto_role { PROTO_ROLE_VIEWER, PROTO_ROLE_PLAYER, PROTO_ROLE_ADMIN };
+enum proto_mode { PROTO_MODE_ANY, PROTO_MODE_SANDBOX, PROTO_MODE_RTS }; /* ANY: not given */
+
+struct proto_seek_args {
+    int group; /* 0..255 */
+    float x, y;
+};
+
+struct proto_group_args {
+    int group; /* 0..255 */
+};
+
+struct proto_obstacle_add_args {
+    float x, y, r;
+};
+
+struct proto_obstacle_remove_args {
+    uint32_t id; /* >= 1 */
+};
+
+struct proto_spawn_args {
+    uint32_t n;
+    int group;
+    float x, y, spread;
+};
+
+struct proto_despawn_args {
+    uint32_t n;
+    int group; /* -1: any group */
+};
+
+struct proto_param_value {
+    const struct sim_param_desc *desc; /* points into the sim registry */
+    float value;                       /* valid for desc (sim_param_valid) */
+};
+
+struct proto_params_args {
+    int group; /* -1: every group */
+    uint32_t count;
+    struct proto_param_value items[PROTO_MAX_PARAMS]; /* in message order, names distinct */
+};
+
+struct proto_step_args {
+    uint32_t n; /* 1..PROTO_MAX_STEP */
+};
+
+struct proto_reset_args {
+    int has_seed, has_boids; /* 0: not given, the server's default applies */
+    uint64_t seed;
+    uint32_t boids;
+};
+
+struct proto_join_args {
+    char room[PROTO_ROOM_MAX + 1];
+    enum proto_role role;
+    enum proto_mode mode;
+    int has_name, has_token;
+    char name[PROTO_NAME_MAX + 1];
+    char token[PROTO_TOKEN_MAX + 1];
+};
+
+struct proto_command {
+    enum proto_cmd kind;
+    /* The id exactly as the client wrote it (JSON text), "" if absent. */
+    char id[PROTO_ID_TEXT_MAX];
+    union {
+        struct proto_seek_args seek;
+        struct proto_group_args seek_clear;
+        struct proto_obstacle_add_args obstacle_add;
+        struct proto_obstacle_remove_args obstacle_remove;
+        struct proto_spawn_args spawn;
+        struct proto_despawn_args despawn;
+        struct proto_params_args params;
+        struct proto_step_args step;
+        struct proto_reset_args reset;
+        struct proto_join_args join;
+    } args; /* ping, obstacle_clear, pause, resume: none */
+};
+
+/* Why a message was refused. */
+struct proto_error {
+    int code;                        /* a wire error code, PROTO_E_* */
+    char id[PROTO_ID_TEXT_MAX];      /* the id's JSON text if it could be read, else "" */
+    char message[PROTO_MESSAGE_MAX]; /* human-readable; names the offending field */
+};
+
+/*
+ * Parses one client text message text[0..len) (need not be NUL-terminated;
+ * a NUL byte inside it is an error). Returns 0 and fills *out, or returns a
+ * negative wire code (PROTO_E_TOO_LARGE, _BAD_JSON, _UNKNOWN_CMD, _BAD_ARG,
+ * _OUT_OF_RANGE; _INTERNAL only if the codec itself is broken) and fills
+ * *err: the code, a message naming the command and field, and the id's
+ * text if the id could be read. *out is then unspecified. err is always
+ * written: code 0 and empty strings on success.
+ */
+int proto_command_parse(const char *text, size_t len, const struct proto_limits *lim,
+                        struct proto_command *out, struct proto_error *err);
+
+/*
+ * Writes the canonical JSON text of cmd into buf[0..cap), NUL-terminated:
+ * {"cmd":NAME,"id":ID,...args} with every argument that has a value
+ * (defaults filled in by the parser included) and no others. cmd->id must
+ * be "" or one JSON null, number or string; anything else is left out.
+ * Returns the length or PROTO_E_NOSPACE (or PROTO_E_BAD_ARG for an unknown
+ * kind).
+ */
+int proto_command_format(const struct proto_command *cmd, char *buf, size_t cap);
+
+#endif

@@ -1,0 +1,128 @@
+/*
+ * proto_reply.c — welcome, ack and error messages (PROTOCOL.md §6).
+ */
+#include "proto_reply.h"
+
+#include "proto_json.h"
+
+#include <string.h>
+
+#ifndef FLOCKD_VERSION
+#define FLOCKD_VERSION "0.0.0"
+#endif
+
+/* The id as sent, or null if there is none or it is not one JSON scalar. */
+static void put_id(struct proto_json_writer *w, const char *id)
+{
+    proto_json_key(w, "id");
+    if (id && id[0] && proto_json_is_scalar(id))
+        proto_json_raw(w, id);
+    else
+        proto_json_null(w);
+}
+
+static void put_world(struct proto_json_writer *w, const struct proto_welcome *in)
+{
+    proto_json_key(w, "world");
+    proto_json_open(w, '{');
+    proto_json_member_float(w, "width", in->width);
+    proto_json_member_float(w, "height", in->height);
+    proto_json_member_str(w, "edges", in->edges == SIM_EDGES_WRAP ? "wrap" : "contain");
+    proto_json_member_u64(w, "capacity", in->capacity);
+    proto_json_member_u64(w, "max_obstacles", in->max_obstacles);
+    proto_json_close(w, '}');
+    proto_json_key(w, "limits");
+    proto_json_open(w, '{');
+    proto_json_member_u64(w, "max_message", in->max_message);
+    proto_json_close(w, '}');
+}
+
+/* The registry, in its order: everything a client needs to build sliders. */
+static void put_param_list(struct proto_json_writer *w)
+{
+    proto_json_key(w, "params");
+    proto_json_open(w, '[');
+    for (size_t i = 0; i < sim_param_count(); i++) {
+        const struct sim_param_desc *d = sim_param_at(i);
+        proto_json_open(w, '{');
+        proto_json_member_str(w, "name", d->name);
+        proto_json_member_float(w, "default", d->def);
+        proto_json_member_float(w, "min", d->min);
+        proto_json_member_float(w, "max", d->max);
+        proto_json_member_str(w, "unit", d->unit);
+        proto_json_key(w, "integer");
+        proto_json_bool(w, d->integer);
+        proto_json_member_str(w, "help", d->help);
+        proto_json_close(w, '}');
+    }
+    proto_json_close(w, ']');
+}
+
+static void put_values(struct proto_json_writer *w, const struct sim_params *values)
+{
+    struct sim_params v;
+    if (values)
+        v = *values;
+    else
+        sim_params_default(&v);
+    proto_json_key(w, "values");
+    proto_json_open(w, '{');
+    for (size_t i = 0; i < sim_param_count(); i++) {
+        const struct sim_param_desc *d = sim_param_at(i);
+        proto_json_member_float(w, d->name, *sim_param_field(&v, d));
+    }
+    proto_json_close(w, '}');
+}
+
+int proto_reply_welcome(char *buf, size_t cap, const struct proto_welcome *in)
+{
+    struct proto_json_writer w;
+    proto_json_init(&w, buf, cap);
+    proto_json_open(&w, '{');
+    proto_json_member_str(&w, "type", "welcome");
+    proto_json_member_u64(&w, "protocol", PROTO_VERSION);
+    proto_json_member_str(&w, "server", PROTO_SERVER_NAME);
+    proto_json_member_str(&w, "version", in->version ? in->version : FLOCKD_VERSION);
+    proto_json_member_u64(&w, "client", in->client);
+    proto_json_member_u64(&w, "tick", in->tick);
+    proto_json_key(&w, "tick_hz");
+    proto_json_double(&w, in->tick_hz);
+    proto_json_key(&w, "snapshot_hz");
+    proto_json_double(&w, in->snapshot_hz);
+    put_world(&w, in);
+    put_param_list(&w);
+    put_values(&w, in->values);
+    proto_json_close(&w, '}');
+    return proto_json_finish(&w);
+}
+
+int proto_reply_ack(char *buf, size_t cap, const char *id, uint64_t tick,
+                    const struct proto_ack_field *extra, size_t n_extra)
+{
+    struct proto_json_writer w;
+    proto_json_init(&w, buf, cap);
+    proto_json_open(&w, '{');
+    proto_json_member_str(&w, "type", "ack");
+    put_id(&w, id);
+    proto_json_member_u64(&w, "tick", tick);
+    for (size_t i = 0; i < n_extra; i++) {
+        proto_json_key(&w, extra[i].key);
+        proto_json_i64(&w, extra[i].value);
+    }
+    proto_json_close(&w, '}');
+    return proto_json_finish(&w);
+}
+
+int proto_reply_error(char *buf, size_t cap, const char *id, int code, const char *message)
+{
+    struct proto_json_writer w;
+    proto_json_init(&w, buf, cap);
+    proto_json_open(&w, '{');
+    proto_json_member_str(&w, "type", "error");
+    put_id(&w, id);
+    proto_json_member_str(&w, "code",
+                          proto_status_name(proto_status_is_wire(code) ? code : PROTO_E_INTERNAL));
+    proto_json_member_str(&w, "message", message ? message : "");
+    proto_json_close(&w, '}');
+    return proto_json_finish(&w);
+}

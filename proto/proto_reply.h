@@ -1,0 +1,70 @@
+/*
+ * proto_reply — JSON messages from the server to a client (PROTOCOL.md §6):
+ * the welcome sent once on connect, the ack of an applied command and the
+ * error of a refused one.
+ *
+ * Every builder writes into a caller buffer and returns the text's length
+ * (NUL-terminated, NUL not counted) or PROTO_E_NOSPACE if it did not fit
+ * (the buffer then holds ""). Nothing is allocated, nothing must be freed.
+ * The output is always valid JSON in valid UTF-8: message texts are
+ * escaped, and an id that is not exactly one JSON null, number or string
+ * is sent as null.
+ *
+ * Never: I/O, clocks (ticks and times are passed in), allocation, globals.
+ * Threading: reentrant.
+ */
+#ifndef FLOCKD_PROTO_REPLY_H
+#define FLOCKD_PROTO_REPLY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "params.h"
+#include "proto.h"
+#include "sim.h"
+
+#define PROTO_SERVER_NAME   "flockd"
+#define PROTO_WELCOME_BYTES 8192 /* enough for the welcome of the current registry */
+#define PROTO_REPLY_BYTES   1024 /* enough for any ack or error */
+
+/* Everything the welcome tells a new client. */
+struct proto_welcome {
+    uint64_t client;             /* connection id assigned by the server */
+    uint64_t tick;               /* the room's current tick */
+    double tick_hz, snapshot_hz; /* simulation and broadcast rates */
+    float width, height;
+    enum sim_edges edges;
+    uint32_t capacity, max_obstacles;
+    size_t max_message;              /* bytes */
+    const struct sim_params *values; /* group 0's current values; NULL = registry defaults */
+    const char *version;             /* server version; NULL = this build's */
+};
+
+/* One extra integer member of an ack, e.g. {"obstacle", 7}. */
+struct proto_ack_field {
+    const char *key;
+    int64_t value;
+};
+
+/*
+ * {"type":"welcome","protocol":1,"server":"flockd","version":..,"client":..,
+ *  "tick":..,"tick_hz":..,"snapshot_hz":..,"world":{..},"limits":{..},
+ *  "params":[{..},..],"values":{..}}
+ */
+int proto_reply_welcome(char *buf, size_t cap, const struct proto_welcome *w);
+
+/*
+ * {"type":"ack","id":ID,"tick":T,...extra}. id is the JSON text of the
+ * command's id (struct proto_command.id); NULL or "" sends null. extra may
+ * be NULL when n_extra is 0; keys must not be "type", "id" or "tick".
+ */
+int proto_reply_ack(char *buf, size_t cap, const char *id, uint64_t tick,
+                    const struct proto_ack_field *extra, size_t n_extra);
+
+/*
+ * {"type":"error","id":ID|null,"code":CODE,"message":TEXT}. code is a wire
+ * error code (anything else is sent as "internal"); message may be NULL.
+ */
+int proto_reply_error(char *buf, size_t cap, const char *id, int code, const char *message);
+
+#endif
