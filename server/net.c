@@ -16,6 +16,7 @@
 
 #include <libwebsockets.h>
 #include <stdatomic.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -280,6 +281,17 @@ static void close_all(struct net *n)
 
 /* ---- session life cycle -------------------------------------------------- */
 
+/* Keeps at most about two snapshots queued in the kernel per client: a
+ * lagging client then shows as choked within a frame or two and is handed
+ * the newest frame instead of reading seconds-old ones from its buffer. */
+static void limit_send_buffer(const struct net *n, struct lws *wsi)
+{
+    int fd = lws_get_socket_fd(wsi);
+    int bytes = (int)(2 * n->cfg.max_frame < 65536 ? 65536 : 2 * n->cfg.max_frame);
+    if (fd >= 0)
+        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes);
+}
+
 static int session_open(struct net *n, struct session *s, struct lws *wsi)
 {
     memset(s, 0, sizeof *s);
@@ -291,6 +303,7 @@ static int session_open(struct net *n, struct session *s, struct lws *wsi)
         return -1;
     s->id = ++n->next_id;
     s->last_frame_ns = mono_ns();
+    limit_send_buffer(n, wsi);
     table_put(n, s);
     atomic_fetch_add_explicit(&g_metrics.clients, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&g_metrics.connections_total, 1, memory_order_relaxed);
