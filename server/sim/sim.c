@@ -188,7 +188,8 @@ void sim_reset(struct sim_world *w, uint64_t seed)
     w->epoch++;
     w->stepped = 0;
     w->obstacle_count = 0;
-    w->next_obstacle_id = 1;
+    if (w->next_obstacle_id == 0) /* ids are never reused, not even across resets */
+        w->next_obstacle_id = 1;
     w->grid_cell = 0.0f;
     pcg32_seed(&w->rng, seed, 0x666c6f636bULL);
     memset(w->targets, 0, sizeof w->targets);
@@ -829,34 +830,153 @@ void sim_steer_range(struct sim_world *w, unsigned lane, uint32_t begin, uint32_
 
 /* ---- integration -------------------------------------------------------- */
 
-/* Pushes a boid whose centre entered an obstacle back onto its surface and
- * removes the inward part of its velocity. */
-static void keep_out(const struct sim_world *w, uint32_t i, float *x, float *y, float *vx,
-                     float *vy)
+/* Index of the first obstacle containing (x, y), or -1. */
+static int64_t containing(const struct sim_world *w, float x, float y, float *dx, float *dy)
 {
     int wrap = w->cfg.edges == SIM_EDGES_WRAP;
     for (uint32_t k = 0; k < w->obstacle_count; k++) {
         const struct sim_obstacle *o = &w->obstacles[k];
-        float dx = *x - o->x, dy = *y - o->y;
+        float ex = x - o->x, ey = y - o->y;
         if (wrap) {
-            dx = wrap_delta(dx, w->cfg.width);
-            dy = wrap_delta(dy, w->cfg.height);
+            ex = wrap_delta(ex, w->cfg.width);
+            ey = wrap_delta(ey, w->cfg.height);
         }
-        float d2 = dx * dx + dy * dy;
-        if (d2 >= o->r * o->r)
-            continue;
-        float d = sqrtf(d2);
-        float nx = d > 0.0f ? dx / d : 1.0f, ny = d > 0.0f ? dy / d : 0.0f;
-        float out = o->r * 1.0001f + 1e-3f; /* strictly outside after rounding */
-        *x = edge_fold(o->x + nx * out, w->cfg.width, wrap);
-        *y = edge_fold(o->y + ny * out, w->cfg.height, wrap);
-        float vn = *vx * nx + *vy * ny;
-        if (vn < 0.0f) {
-            *vx -= vn * nx;
-            *vy -= vn * ny;
+        if (ex * ex + ey * ey < o->r * o->r) {
+            *dx = ex;
+            *dy = ey;
+            return k;
         }
     }
-    (void)i;
+    return -1;
+}
+
+#define KEEP_OUT_MAX 16 /* obstacles considered around one boid */
+
+/* The best exit found so far: a clear point nearest the boid. */
+struct exit_search {
+    float x0, y0;  /* the boid, in world coordinates */
+    float bx, by, best;
+    int wrap;
+};
+
+/* Considers exit (ex, ey), given relative to the boid. */
+static void try_exit(const struct sim_world *w, struct exit_search *e, float ex, float ey)
+{
+    float d2 = ex * ex + ey * ey, gx = e->x0 + ex, gy = e->y0 + ey, ox, oy;
+    if (d2 >= e->best)
+        return;
+    if (!e->wrap && (gx < 0.0f || gx > w->cfg.width || gy < 0.0f || gy > w->cfg.height))
+        return;
+    gx = edge_fold(gx, w->cfg.width, e->wrap);
+    gy = edge_fold(gy, w->cfg.height, e->wrap);
+    if (containing(w, gx, gy, &ox, &oy) >= 0)
+        return;
+    e->best = d2;
+    e->bx = gx;
+    e->by = gy;
+}
+
+/* Exits across the circle (cx, cy, r) given relative to the boid: the
+ * radial one and, in a contained world, where it meets the walls. */
+static void try_circle(const struct sim_world *w, struct exit_search *e, float cx, float cy,
+                       float r)
+{
+    float out = r * 1.0001f + 1e-3f; /* strictly outside after rounding */
+    float d = sqrtf(cx * cx + cy * cy);
+    float nx = d > 0.0f ? -cx / d : 1.0f, ny = d > 0.0f ? -cy / d : 0.0f;
+    try_exit(w, e, cx + nx * out, cy + ny * out);
+    if (e->wrap)
+        return;
+    float walls[4] = {-e->x0, w->cfg.width - e->x0, -e->y0, w->cfg.height - e->y0};
+    for (int k = 0; k < 4; k++) {
+        float along = k < 2 ? walls[k] - cx : walls[k] - cy, h = out * out - along * along;
+        if (h < 0.0f)
+            continue;
+        h = sqrtf(h);
+        if (k < 2) {
+            try_exit(w, e, walls[k], cy - h);
+            try_exit(w, e, walls[k], cy + h);
+        } else {
+            try_exit(w, e, cx - h, walls[k]);
+            try_exit(w, e, cx + h, walls[k]);
+        }
+    }
+}
+
+/* Exits where two circles (relative to the boid) cross, nudged outward
+ * along their common chord so they are clear of both. */
+static void try_crossings(const struct sim_world *w, struct exit_search *e, const float *c1,
+                          const float *c2)
+{
+    float ux = c2[0] - c1[0], uy = c2[1] - c1[1], d = sqrtf(ux * ux + uy * uy);
+    if (d <= 0.0f || d >= c1[2] + c2[2] || d <= fabsf(c1[2] - c2[2]))
+        return;
+    float a = (c1[2] * c1[2] - c2[2] * c2[2] + d * d) / (2.0f * d);
+    float h = sqrtf(fmaxf(c1[2] * c1[2] - a * a, 0.0f));
+    h += 1e-3f + 1e-4f * fmaxf(c1[2], c2[2]);
+    float mx = c1[0] + a * ux / d, my = c1[1] + a * uy / d, px = -uy / d, py = ux / d;
+    try_exit(w, e, mx + h * px, my + h * py);
+    try_exit(w, e, mx - h * px, my - h * py);
+}
+
+/*
+ * Keeps boid centres out of obstacles. A boid inside one or more is moved
+ * to the nearest clear point among: each containing circle's radial exit,
+ * where those circles meet the walls (contained worlds) and where they
+ * cross each other; it loses the inward part of its velocity. If none is
+ * clear, the boid keeps its previous position (px, py) when that is clear.
+ */
+static void keep_out(const struct sim_world *w, float px, float py, float *x, float *y, float *vx,
+                     float *vy)
+{
+    float dx, dy, c[KEEP_OUT_MAX][3];
+    if (containing(w, *x, *y, &dx, &dy) < 0)
+        return;
+    int wrap = w->cfg.edges == SIM_EDGES_WRAP, m = 0, inside = 0;
+    float reach = 0.0f; /* the largest obstacle radius */
+    for (uint32_t k = 0; k < w->obstacle_count; k++)
+        if (w->obstacles[k].r > reach)
+            reach = w->obstacles[k].r;
+    /* Containing circles first, then those that may overlap them. */
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint32_t k = 0; k < w->obstacle_count && m < KEEP_OUT_MAX; k++) {
+            const struct sim_obstacle *o = &w->obstacles[k];
+            float ex = o->x - *x, ey = o->y - *y; /* centre relative to the boid */
+            if (wrap) {
+                ex = wrap_delta(ex, w->cfg.width);
+                ey = wrap_delta(ey, w->cfg.height);
+            }
+            float d2 = ex * ex + ey * ey, near = o->r + 2.0f * reach;
+            int in = d2 < o->r * o->r;
+            if (pass == 0 ? in : (!in && d2 < near * near))
+                c[m][0] = ex, c[m][1] = ey, c[m++][2] = o->r;
+        }
+        if (pass == 0)
+            inside = m;
+    }
+    struct exit_search e = {.x0 = *x, .y0 = *y, .best = INFINITY, .wrap = wrap};
+    for (int i = 0; i < inside; i++) {
+        try_circle(w, &e, c[i][0], c[i][1], c[i][2]);
+        for (int j = i + 1; j < m; j++)
+            try_crossings(w, &e, c[i], c[j]);
+    }
+    if (e.best == INFINITY) {
+        if (containing(w, px, py, &dx, &dy) < 0) {
+            *x = px, *y = py, *vx = *vy = 0.0f;
+        }
+        return;
+    }
+    float nx = wrap ? wrap_delta(e.bx - *x, w->cfg.width) : e.bx - *x;
+    float ny = wrap ? wrap_delta(e.by - *y, w->cfg.height) : e.by - *y;
+    float len = sqrtf(nx * nx + ny * ny);
+    *x = e.bx;
+    *y = e.by;
+    if (len > 0.0f) {
+        nx /= len, ny /= len;
+        float vn = *vx * nx + *vy * ny;
+        if (vn < 0.0f)
+            *vx -= vn * nx, *vy -= vn * ny;
+    }
 }
 
 void sim_integrate(struct sim_world *w)
@@ -884,7 +1004,7 @@ void sim_integrate(struct sim_world *w)
             if ((y <= 0.0f && vy < 0.0f) || (y >= w->cfg.height && vy > 0.0f))
                 vy = 0.0f;
         }
-        keep_out(w, i, &x, &y, &vx, &vy);
+        keep_out(w, w->x[i], w->y[i], &x, &y, &vx, &vy);
         w->x[i] = x;
         w->y[i] = y;
         w->vx[i] = vx;

@@ -102,7 +102,8 @@ int sim_despawn(struct sim_world *w, uint32_t n, int group);
 
 /*
  * Removes every boid and obstacle, clears every target, restores default
- * parameters, reseeds the PRNG with `seed` and sets tick to 0.
+ * parameters, reseeds the PRNG with `seed` and sets tick to 0. Obstacle
+ * ids keep counting: an id is never reused within a world's life.
  */
 void sim_reset(struct sim_world *w, uint64_t seed);
 
