@@ -19,27 +19,27 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define CFG_HELP 1
+#define CFG_HELP   1
 #define CFG_EINVAL (-1) /* bad flag, value, type or bounds */
-#define CFG_EIO (-2)    /* config file missing or unreadable */
+#define CFG_EIO    (-2) /* config file missing or unreadable */
 
 struct cfg {
-    char host[256];          /* "host": bind address, default "0.0.0.0" */
-    int port;                /* "port": 0..65535, 0 = ephemeral, default 8080 */
-    uint32_t boids;          /* "boids": boids at start, 0..capacity, default 1000 */
-    uint32_t capacity;       /* "capacity": max boids per room, 1..1048576, default 16384 */
-    double tick_hz;          /* "tick-hz": 1..240, default 60 */
-    double snapshot_hz;      /* "snapshot-hz": 1..60 (<= tick-hz), default 20 */
-    uint64_t seed;           /* "seed": 0..2^53, default 1 */
-    double width, height;    /* "width", "height": 100..100000, default 1600 x 1000 */
-    char edges[16];          /* "edges": "wrap" or "contain", default "wrap" */
-    uint32_t max_obstacles;  /* "max-obstacles": 0..4096, default 64 */
-    char web_root[1024];     /* "web-root": directory served at /, default "client/web" */
-    uint32_t max_message;    /* "max-message": bytes, 256..1048576, default 4096 */
-    uint32_t queue_len;      /* "queue": pending commands per room, 16..65536, default 1024 */
-    double stale_timeout;    /* "stale-timeout": seconds a client may lag, 1..600, default 10 */
-    uint32_t max_clients;    /* "max-clients": 1..100000, default 10000 */
-    char config_path[1024];  /* "config": file the settings came from, "" if none */
+    char host[256];         /* "host": bind address, default "0.0.0.0" */
+    int port;               /* "port": 0..65535, 0 = ephemeral, default 8080 */
+    uint32_t boids;         /* "boids": boids at start, 0..capacity, default 1000 */
+    uint32_t capacity;      /* "capacity": max boids per room, 1..1048576, default 16384 */
+    double tick_hz;         /* "tick-hz": 1..240, default 60 */
+    double snapshot_hz;     /* "snapshot-hz": 1..60 (<= tick-hz), default 20 */
+    uint64_t seed;          /* "seed": 0..2^53, default 1 */
+    double width, height;   /* "width", "height": 100..100000, default 1600 x 1000 */
+    char edges[16];         /* "edges": "wrap" or "contain", default "wrap" */
+    uint32_t max_obstacles; /* "max-obstacles": 0..4096, default 64 */
+    char web_root[1024];    /* "web-root": directory served at /, default "client/web" */
+    uint32_t max_message;   /* "max-message": bytes, 256..1048576, default 4096 */
+    uint32_t queue_len;     /* "queue": pending commands per room, 16..65536, default 1024 */
+    double stale_timeout;   /* "stale-timeout": seconds a client may lag, 1..600, default 10 */
+    uint32_t max_clients;   /* "max-clients": 1..100000, default 10000 */
+    char config_path[1024]; /* "config": file the settings came from, "" if none */
 };
 
 /* Fills *c with every default from the table. */

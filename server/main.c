@@ -120,8 +120,12 @@ int main(int argc, char **argv)
         return 1;
     }
     struct net_config nc = {
-        .host = c.host, .port = c.port, .web_root = c.web_root, .max_message = c.max_message,
-        .stale_timeout = c.stale_timeout, .max_clients = c.max_clients,
+        .host = c.host,
+        .port = c.port,
+        .web_root = c.web_root,
+        .max_message = c.max_message,
+        .stale_timeout = c.stale_timeout,
+        .max_clients = c.max_clients,
         .max_frame = proto_snapshot_max_size(c.capacity, c.max_obstacles),
     };
     app.net = net_create(&nc, room, &err);

@@ -9,15 +9,14 @@
 struct metrics g_metrics;
 
 /* Upper bounds of the tick-duration buckets, in seconds. */
-static const double tick_bounds[METRICS_TICK_BUCKETS] = {
-    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1};
+static const double tick_bounds[METRICS_TICK_BUCKETS] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025,
+                                                         0.005,  0.01,    0.025,  0.05,  0.1};
 
 /* Error codes counted separately; anything else lands on "other". The
  * list is fixed so the metric's label set is bounded. */
 static const char *const codes[] = {
-    "bad_json",  "unknown_cmd", "bad_arg",      "out_of_range", "capacity",
-    "not_found", "too_large",   "queue_full",   "rate_limited", "forbidden",
-    "internal",  "other",
+    "bad_json",  "unknown_cmd", "bad_arg",      "out_of_range", "capacity", "not_found",
+    "too_large", "queue_full",  "rate_limited", "forbidden",    "internal", "other",
 };
 #define NCODES (sizeof codes / sizeof codes[0])
 _Static_assert(NCODES <= METRICS_MAX_CODES, "too many error codes");

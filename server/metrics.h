@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #define METRICS_TICK_BUCKETS 10
-#define METRICS_MAX_CODES 24
+#define METRICS_MAX_CODES    24
 
 struct metrics {
     atomic_uint_fast64_t ticks;

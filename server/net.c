@@ -22,25 +22,25 @@
 #include <string.h>
 #include <time.h>
 
-#define OUTQ_LEN 256      /* pending text messages per client before 1008 */
-#define TEXT_MAX 16384    /* largest text message we send (welcome) */
+#define OUTQ_LEN 256   /* pending text messages per client before 1008 */
+#define TEXT_MAX 16384 /* largest text message we send (welcome) */
 
 struct outmsg {
     size_t len;
-    unsigned char *buf;   /* LWS_PRE headroom, then len bytes */
+    unsigned char *buf; /* LWS_PRE headroom, then len bytes */
 };
 
 struct session {
     struct lws *wsi;
     uint64_t id;
-    uint64_t last_seq;       /* last frame sent */
-    int64_t last_frame_ns;   /* when a frame last went out (or connect) */
+    uint64_t last_seq;     /* last frame sent */
+    int64_t last_frame_ns; /* when a frame last went out (or connect) */
     char *rx;
     size_t rx_len;
     int rx_binary, rx_overflow;
     struct outmsg outq[OUTQ_LEN];
     uint32_t out_head, out_count;
-    int closing;             /* close status to send, 0 if none */
+    int closing; /* close status to send, 0 if none */
 };
 
 struct net {
@@ -52,11 +52,11 @@ struct net {
     int port;
     atomic_int stop;
     uint64_t next_id;
-    uint64_t broadcast_seq;  /* newest frame announced to clients */
-    struct session **slots;  /* id -> session, linear probing */
+    uint64_t broadcast_seq; /* newest frame announced to clients */
+    struct session **slots; /* id -> session, linear probing */
     size_t nslots, nsessions;
     struct proto_limits limits;
-    char *text;              /* scratch for building replies */
+    char *text; /* scratch for building replies */
 };
 
 static int64_t mono_ns(void)
@@ -455,12 +455,17 @@ static const struct lws_protocol_vhost_options pvo_default = {NULL, NULL, "defau
 static const struct lws_protocol_vhost_options pvo = {NULL, &pvo_default, "flock.v1", ""};
 
 static const struct lws_http_mount mount_metrics = {
-    .mountpoint = "/metrics", .origin = "flockd-http", .origin_protocol = LWSMPRO_CALLBACK,
+    .mountpoint = "/metrics",
+    .origin = "flockd-http",
+    .origin_protocol = LWSMPRO_CALLBACK,
     .mountpoint_len = 8,
 };
 static const struct lws_http_mount mount_health = {
-    .mount_next = &mount_metrics, .mountpoint = "/healthz", .origin = "flockd-http",
-    .origin_protocol = LWSMPRO_CALLBACK, .mountpoint_len = 8,
+    .mount_next = &mount_metrics,
+    .mountpoint = "/healthz",
+    .origin = "flockd-http",
+    .origin_protocol = LWSMPRO_CALLBACK,
+    .mountpoint_len = 8,
 };
 
 struct net *net_create(const struct net_config *cfg, struct room *room, const char **err)
@@ -488,8 +493,12 @@ struct net *net_create(const struct net_config *cfg, struct room *room, const ch
     /* Static files at "/", with the two dynamic endpoints chained before. */
     static struct lws_http_mount mount_root;
     mount_root = (struct lws_http_mount){
-        .mount_next = &mount_health, .mountpoint = "/", .origin = n->web_root,
-        .def = "index.html", .origin_protocol = LWSMPRO_FILE, .mountpoint_len = 1,
+        .mount_next = &mount_health,
+        .mountpoint = "/",
+        .origin = n->web_root,
+        .def = "index.html",
+        .origin_protocol = LWSMPRO_FILE,
+        .mountpoint_len = 1,
     };
     protocols[0].rx_buffer_size = 4096;
     protocols[0].tx_packet_size = cfg->max_frame + 64;
@@ -503,7 +512,8 @@ struct net *net_create(const struct net_config *cfg, struct room *room, const ch
     info.mounts = &mount_root;
     info.user = n;
     info.retry_and_idle_policy = &retry;
-    info.options = LWS_SERVER_OPTION_VALIDATE_UTF8 | LWS_SERVER_OPTION_HTTP_HEADERS_SECURITY_BEST_PRACTICES_ENFORCE;
+    info.options = LWS_SERVER_OPTION_VALIDATE_UTF8 |
+                   LWS_SERVER_OPTION_HTTP_HEADERS_SECURITY_BEST_PRACTICES_ENFORCE;
     info.vhost_name = "flockd";
     info.timeout_secs = 10;
     n->ctx = lws_create_context(&info);

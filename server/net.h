@@ -21,13 +21,13 @@
 struct room;
 
 struct net_config {
-    const char *host;        /* bind address; "0.0.0.0" or "" for all */
-    int port;                /* 0: an ephemeral port */
-    const char *web_root;    /* directory served at / */
-    uint32_t max_message;    /* bytes; larger messages close with 1009 */
-    double stale_timeout;    /* seconds a client may go without a frame */
+    const char *host;     /* bind address; "0.0.0.0" or "" for all */
+    int port;             /* 0: an ephemeral port */
+    const char *web_root; /* directory served at / */
+    uint32_t max_message; /* bytes; larger messages close with 1009 */
+    double stale_timeout; /* seconds a client may go without a frame */
     uint32_t max_clients;
-    size_t max_frame;        /* largest snapshot, for tx_packet_size */
+    size_t max_frame; /* largest snapshot, for tx_packet_size */
 };
 
 struct net;

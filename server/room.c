@@ -35,16 +35,16 @@ struct room {
 
     /* Tick-thread state. */
     int paused;
-    uint32_t steps_pending;   /* ticks to run while paused (step command) */
-    uint64_t snapshot_every;  /* ticks per snapshot */
+    uint32_t steps_pending;  /* ticks to run while paused (step command) */
+    uint64_t snapshot_every; /* ticks per snapshot */
     uint64_t since_snapshot;
     uint64_t frame_seq;
-    unsigned char *scratch;   /* snapshot encode buffer */
+    unsigned char *scratch; /* snapshot encode buffer */
     size_t scratch_cap;
-    struct queued *batch;     /* commands taken off the ring this tick */
+    struct queued *batch; /* commands taken off the ring this tick */
 
     pthread_mutex_t lock;
-    struct queued *ring;      /* bounded command queue */
+    struct queued *ring; /* bounded command queue */
     uint32_t head, count;
     struct room_reply *replies, **replies_tail;
     struct frame *latest;
@@ -236,10 +236,17 @@ int room_welcome(struct room *r, uint64_t client, size_t max_message, char *buf,
     pthread_mutex_lock(&r->lock);
     struct sim_params values = r->values;
     struct proto_welcome w = {
-        .client = client, .tick = r->info.tick, .tick_hz = r->info.tick_hz,
-        .snapshot_hz = r->info.snapshot_hz, .width = r->info.width, .height = r->info.height,
-        .edges = r->cfg.sim.edges, .capacity = r->info.capacity,
-        .max_obstacles = r->info.max_obstacles, .max_message = max_message, .values = &values,
+        .client = client,
+        .tick = r->info.tick,
+        .tick_hz = r->info.tick_hz,
+        .snapshot_hz = r->info.snapshot_hz,
+        .width = r->info.width,
+        .height = r->info.height,
+        .edges = r->cfg.sim.edges,
+        .capacity = r->info.capacity,
+        .max_obstacles = r->info.max_obstacles,
+        .max_message = max_message,
+        .values = &values,
     };
     pthread_mutex_unlock(&r->lock);
     return proto_reply_welcome(buf, cap, &w);
@@ -332,10 +339,14 @@ struct room *room_create(const struct room_config *cfg, const char **err)
     scatter(r, cfg->boids);
     r->values = *sim_group_params(r->world, 0);
     r->info = (struct room_info){
-        .width = cfg->sim.width, .height = cfg->sim.height, .tick_hz = cfg->tick_hz,
+        .width = cfg->sim.width,
+        .height = cfg->sim.height,
+        .tick_hz = cfg->tick_hz,
         .snapshot_hz = cfg->tick_hz / (double)r->snapshot_every,
-        .capacity = cfg->sim.capacity, .max_obstacles = cfg->sim.max_obstacles,
-        .wrap = cfg->sim.edges == SIM_EDGES_WRAP, .boids = cfg->boids,
+        .capacity = cfg->sim.capacity,
+        .max_obstacles = cfg->sim.max_obstacles,
+        .wrap = cfg->sim.edges == SIM_EDGES_WRAP,
+        .boids = cfg->boids,
     };
     return r;
 }

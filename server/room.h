@@ -30,11 +30,11 @@
 /* An encoded snapshot shared by every client; free when refs drop to 0. */
 struct frame {
     atomic_uint refs;
-    uint64_t seq;       /* 1, 2, 3 ... per room */
+    uint64_t seq; /* 1, 2, 3 ... per room */
     uint64_t tick;
-    int64_t time_us;    /* server time stamped into the snapshot */
-    size_t pre;         /* headroom before the payload (LWS_PRE) */
-    size_t len;         /* payload bytes */
+    int64_t time_us;      /* server time stamped into the snapshot */
+    size_t pre;           /* headroom before the payload (LWS_PRE) */
+    size_t len;           /* payload bytes */
     unsigned char data[]; /* pre bytes of headroom, then the payload */
 };
 
@@ -53,10 +53,10 @@ struct room_reply {
 struct room_config {
     const char *name;
     struct sim_config sim;
-    uint32_t boids;          /* spawned uniformly at start and by reset */
+    uint32_t boids; /* spawned uniformly at start and by reset */
     double tick_hz, snapshot_hz;
-    uint32_t queue_len;      /* bounded command queue */
-    size_t frame_pre;        /* headroom to leave in each frame */
+    uint32_t queue_len;        /* bounded command queue */
+    size_t frame_pre;          /* headroom to leave in each frame */
     void (*notify)(void *arg); /* called after a new frame or new replies */
     void *notify_arg;
 };

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-#define MAX_PARAMS 32
+#define MAX_PARAMS  32
 #define MAX_THREADS SIM_LANES
 
 struct bench_opts {

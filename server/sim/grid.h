@@ -19,12 +19,12 @@
 
 struct grid {
     uint32_t ncols, nrows;
-    uint32_t max_cells;  /* capacity of `start` minus one */
+    uint32_t max_cells; /* capacity of `start` minus one */
     float cell_w, cell_h;
     float inv_cw, inv_ch;
-    uint32_t *start;     /* max_cells + 1 prefix offsets */
-    uint32_t *cell;      /* per boid: its cell index */
-    uint32_t *order;     /* sorted slot -> boid index */
+    uint32_t *start; /* max_cells + 1 prefix offsets */
+    uint32_t *cell;  /* per boid: its cell index */
+    uint32_t *order; /* sorted slot -> boid index */
 };
 
 /* Bytes of memory grid_init() needs for `capacity` boids and `max_cells`. */

@@ -25,8 +25,7 @@
 #define P(field) offsetof(struct sim_params, field)
 
 static const struct sim_param_desc registry[] = {
-    {"max_speed", P(max_speed), 100.0f, 1.0f, 1000.0f, "units/s",
-     "Fastest a boid may fly.", 0},
+    {"max_speed", P(max_speed), 100.0f, 1.0f, 1000.0f, "units/s", "Fastest a boid may fly.", 0},
     {"min_speed", P(min_speed), 0.0f, 0.0f, 1000.0f, "units/s",
      "Slowest a moving boid may fly (0 lets boids stop at a target).", 0},
     {"max_force", P(max_force), 200.0f, 1.0f, 10000.0f, "units/s^2",
@@ -45,8 +44,7 @@ static const struct sim_param_desc registry[] = {
      "Weight of cohesion (steer toward the neighbours' centre of mass).", 0},
     {"w_seek", P(w_seek), 1.0f, 0.0f, 10.0f, "",
      "Weight of seek/arrive toward the group's target, if it has one.", 0},
-    {"w_avoid", P(w_avoid), 4.0f, 0.0f, 20.0f, "",
-     "Weight of obstacle and edge avoidance.", 0},
+    {"w_avoid", P(w_avoid), 4.0f, 0.0f, 20.0f, "", "Weight of obstacle and edge avoidance.", 0},
     {"arrive_radius", P(arrive_radius), 100.0f, 0.0f, 5000.0f, "units",
      "Inside this distance of its target a boid slows down linearly.", 0},
     {"own_group_only", P(own_group_only), 0.0f, 0.0f, 1.0f, "",

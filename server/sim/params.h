@@ -14,28 +14,28 @@
 #include <stddef.h>
 
 struct sim_params {
-    float max_speed;        /* units/s */
-    float min_speed;        /* units/s, <= max_speed in effect */
-    float max_force;        /* units/s^2: cap on the summed steering */
-    float perception;       /* radius for alignment and cohesion, units */
-    float separation_radius;/* radius for separation, units */
-    float fov;              /* field of view, degrees, centred on heading */
+    float max_speed;         /* units/s */
+    float min_speed;         /* units/s, <= max_speed in effect */
+    float max_force;         /* units/s^2: cap on the summed steering */
+    float perception;        /* radius for alignment and cohesion, units */
+    float separation_radius; /* radius for separation, units */
+    float fov;               /* field of view, degrees, centred on heading */
     float w_separation;
     float w_alignment;
     float w_cohesion;
     float w_seek;
-    float w_avoid;          /* obstacle and edge avoidance */
-    float arrive_radius;    /* seek slows down linearly inside this radius */
-    float own_group_only;   /* 1: flock only with the same group; 0: with all */
+    float w_avoid;        /* obstacle and edge avoidance */
+    float arrive_radius;  /* seek slows down linearly inside this radius */
+    float own_group_only; /* 1: flock only with the same group; 0: with all */
 };
 
 struct sim_param_desc {
     const char *name;
-    size_t offset;          /* offsetof(struct sim_params, field) */
+    size_t offset; /* offsetof(struct sim_params, field) */
     float def, min, max;
     const char *unit;
     const char *help;
-    int integer;            /* 1: only whole numbers are valid (switches) */
+    int integer; /* 1: only whole numbers are valid (switches) */
 };
 
 /* The registry: sim_param_count() entries, in a fixed documented order. */

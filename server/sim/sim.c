@@ -42,15 +42,15 @@ struct sim_world {
 
     float *x, *y, *vx, *vy;
     uint8_t *group;
-    float *fx, *fy;        /* steering of the last step, canonical order */
-    uint16_t *neighbours;  /* neighbours seen by each boid, last step */
+    float *fx, *fy;       /* steering of the last step, canonical order */
+    uint16_t *neighbours; /* neighbours seen by each boid, last step */
     int stepped;
 
     /* Cell-sorted scratch, rebuilt by sim_prepare(). */
     float *sx, *sy, *sux, *suy, *sgf; /* sgf: group as float */
     uint8_t *sg;
     struct grid grid;
-    float grid_cell;       /* min cell size the grid was laid out for */
+    float grid_cell; /* min cell size the grid was laid out for */
 
     float cos_sq[SIM_GROUPS]; /* per group: c*|c|, c = cos(fov/2); -1: sees all */
     struct gather *lanes;     /* SIM_LANES gather buffers for sim_steer_range */
@@ -66,13 +66,20 @@ struct sim_world {
 const char *sim_strerror(int err)
 {
     switch (err) {
-    case SIM_OK: return "ok";
-    case SIM_EINVAL: return "invalid argument";
-    case SIM_ERANGE: return "value out of range";
-    case SIM_ECAPACITY: return "capacity exceeded";
-    case SIM_ENOENT: return "no such obstacle";
-    case SIM_ENOMEM: return "out of memory";
-    default: return "unknown error";
+    case SIM_OK:
+        return "ok";
+    case SIM_EINVAL:
+        return "invalid argument";
+    case SIM_ERANGE:
+        return "value out of range";
+    case SIM_ECAPACITY:
+        return "capacity exceeded";
+    case SIM_ENOENT:
+        return "no such obstacle";
+    case SIM_ENOMEM:
+        return "out of memory";
+    default:
+        return "unknown error";
     }
 }
 
@@ -437,8 +444,8 @@ struct nsum {
 /* Per-boid constants of the neighbour test. */
 struct probe {
     float px, py, hx, hy;
-    float cos_sq;      /* c*|c| with c = cos(fov/2); -1 sees everything */
-    float per2, sep2;  /* squared radii */
+    float cos_sq;     /* c*|c| with c = cos(fov/2); -1 sees everything */
+    float per2, sep2; /* squared radii */
     uint8_t group;
     int own_only;
 };
@@ -668,8 +675,8 @@ static void steer_seek(const struct sim_world *w, const struct sim_params *pp,
 
 /* Obstacles repel within one perception radius of their surface, growing
  * stronger toward it; the hard constraint in integrate() does the rest. */
-static void steer_avoid(const struct sim_world *w, const struct sim_params *pp, float px,
-                        float py, float vx, float vy, float *fx, float *fy)
+static void steer_avoid(const struct sim_world *w, const struct sim_params *pp, float px, float py,
+                        float vx, float vy, float *fx, float *fy)
 {
     float reach = fmaxf(pp->perception, 1.0f);
     int wrap = w->cfg.edges == SIM_EDGES_WRAP;
@@ -756,11 +763,15 @@ static void probe_init(const struct sim_world *w, uint32_t k, struct probe *p)
     const struct sim_params *pp = &w->params[g];
     int blind = w->sux[k] == 0.0f && w->suy[k] == 0.0f;
     *p = (struct probe){
-        .px = w->sx[k], .py = w->sy[k], .hx = w->sux[k], .hy = w->suy[k],
+        .px = w->sx[k],
+        .py = w->sy[k],
+        .hx = w->sux[k],
+        .hy = w->suy[k],
         .cos_sq = blind ? -1.0f : w->cos_sq[g],
         .per2 = pp->perception * pp->perception,
         .sep2 = pp->separation_radius * pp->separation_radius,
-        .group = g, .own_only = pp->own_group_only != 0.0f,
+        .group = g,
+        .own_only = pp->own_group_only != 0.0f,
     };
 }
 
@@ -854,7 +865,7 @@ static int64_t containing(const struct sim_world *w, float x, float y, float *dx
 
 /* The best exit found so far: a clear point nearest the boid. */
 struct exit_search {
-    float x0, y0;  /* the boid, in world coordinates */
+    float x0, y0; /* the boid, in world coordinates */
     float bx, by, best;
     int wrap;
 };
@@ -1026,10 +1037,19 @@ void sim_step(struct sim_world *w)
 void sim_view(const struct sim_world *w, struct sim_view *out)
 {
     *out = (struct sim_view){
-        .tick = w->tick, .epoch = w->epoch, .count = w->count,
-        .width = w->cfg.width, .height = w->cfg.height,
-        .x = w->x, .y = w->y, .vx = w->vx, .vy = w->vy, .group = w->group,
-        .obstacle_count = w->obstacle_count, .obstacles = w->obstacles, .targets = w->targets,
+        .tick = w->tick,
+        .epoch = w->epoch,
+        .count = w->count,
+        .width = w->cfg.width,
+        .height = w->cfg.height,
+        .x = w->x,
+        .y = w->y,
+        .vx = w->vx,
+        .vy = w->vy,
+        .group = w->group,
+        .obstacle_count = w->obstacle_count,
+        .obstacles = w->obstacles,
+        .targets = w->targets,
     };
 }
 

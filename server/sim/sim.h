@@ -31,11 +31,11 @@
 
 enum sim_error {
     SIM_OK = 0,
-    SIM_EINVAL = -1,   /* malformed argument: NaN, negative count, unknown name */
-    SIM_ERANGE = -2,   /* value outside its documented range or the world */
-    SIM_ECAPACITY = -3,/* a fixed capacity would be exceeded */
-    SIM_ENOENT = -4,   /* no such obstacle id */
-    SIM_ENOMEM = -5,   /* allocation failed (only sim_create) */
+    SIM_EINVAL = -1,    /* malformed argument: NaN, negative count, unknown name */
+    SIM_ERANGE = -2,    /* value outside its documented range or the world */
+    SIM_ECAPACITY = -3, /* a fixed capacity would be exceeded */
+    SIM_ENOENT = -4,    /* no such obstacle id */
+    SIM_ENOMEM = -5,    /* allocation failed (only sim_create) */
 };
 
 /* Returns a static, human-readable string for a SIM_E* code. */
@@ -47,17 +47,17 @@ enum sim_edges {
 };
 
 #define SIM_GROUPS 256 /* group ids are 0..255 */
-#define SIM_LANES 8    /* concurrent sim_steer_range() callers */
+#define SIM_LANES  8   /* concurrent sim_steer_range() callers */
 
 struct sim_config {
-    float width, height;     /* world size in units, each in [16, 1e6] */
-    float dt;                /* fixed time step in seconds, (0, 1] */
-    uint32_t capacity;       /* max boids, [1, 4194304] */
-    uint32_t max_obstacles;  /* max obstacles, [0, 65536] */
+    float width, height;    /* world size in units, each in [16, 1e6] */
+    float dt;               /* fixed time step in seconds, (0, 1] */
+    uint32_t capacity;      /* max boids, [1, 4194304] */
+    uint32_t max_obstacles; /* max obstacles, [0, 65536] */
     enum sim_edges edges;
-    float edge_margin;       /* contain mode: distance at which boids turn back */
-    uint64_t seed;           /* PRNG seed for spawns */
-    int brute_force;         /* 1: neighbours by O(n^2) scan (tests only) */
+    float edge_margin; /* contain mode: distance at which boids turn back */
+    uint64_t seed;     /* PRNG seed for spawns */
+    int brute_force;   /* 1: neighbours by O(n^2) scan (tests only) */
 };
 
 /* Fills *cfg with defaults: 1600 x 1000 world, 60 Hz, 16384 boids, wrap. */
@@ -163,7 +163,7 @@ struct sim_target {
 
 struct sim_view {
     uint64_t tick;
-    uint32_t epoch;   /* bumped whenever boid order or count changes */
+    uint32_t epoch; /* bumped whenever boid order or count changes */
     uint32_t count;
     float width, height;
     const float *x, *y, *vx, *vy;
@@ -191,9 +191,9 @@ uint64_t sim_hash(const struct sim_world *w);
 
 struct sim_stats {
     uint32_t count;
-    float polarization;    /* |mean unit velocity| in [0, 1]; 0 if empty */
-    float mean_speed;      /* units/s */
-    float avg_neighbours;  /* boids in perception (and view) per boid, last step */
+    float polarization;   /* |mean unit velocity| in [0, 1]; 0 if empty */
+    float mean_speed;     /* units/s */
+    float avg_neighbours; /* boids in perception (and view) per boid, last step */
 };
 
 void sim_stats(const struct sim_world *w, struct sim_stats *out);
