@@ -9,7 +9,10 @@ JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 # Debian packages the build, the tests and the tools need.
 DEB_PACKAGES := build-essential cmake pkg-config clang clang-format \
                 libwebsockets-dev libcjson-dev libcmocka-dev \
-                python3 python3-websockets
+                python3 python3-websockets nodejs chromium
+
+# npm packages for the browser and Node tests, pinned by their lock files.
+NODE_DIRS := $(dir $(wildcard tests/*/package-lock.json client/*/package-lock.json))
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # clang vectorises the flocking kernel markedly better than gcc-12 (see README).
@@ -36,6 +39,11 @@ deps:
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
 	else echo "deps: all present"; fi
+	@for d in $(NODE_DIRS); do \
+	  if [ ! -d $$d/node_modules ] || [ $$d/package-lock.json -nt $$d/node_modules ]; then \
+	    echo "deps: npm ci in $$d"; (cd $$d && npm ci --no-audit --no-fund --loglevel=error) || exit 1; \
+	  fi; \
+	done
 
 $(BUILD)/CMakeCache.txt:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=$(CC_PICK)
