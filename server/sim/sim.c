@@ -52,8 +52,9 @@ struct sim_world {
     struct grid grid;
     float grid_cell; /* min cell size the grid was laid out for */
 
-    float cos_sq[SIM_GROUPS]; /* per group: c*|c|, c = cos(fov/2); -1: sees all */
-    struct gather *lanes;     /* SIM_LANES gather buffers for sim_steer_range */
+    float cos_sq[SIM_GROUPS];                 /* per group: c*|c|, c = cos(fov/2); -1: sees all */
+    float vmax[SIM_GROUPS], vmin[SIM_GROUPS]; /* per group speed limits */
+    struct gather *lanes;                     /* SIM_LANES gather buffers for sim_steer_range */
 
     struct sim_obstacle *obstacles;
     uint32_t obstacle_count;
@@ -480,7 +481,7 @@ static inline void scan(const struct cands *c, const struct probe *p, uint32_t a
                  ((any_group + (sg[j] == group ? 1.0f : 0.0f)) > 0.0f);
         float in_p = (ok & (d2 < per2)) ? 1.0f : 0.0f;
         float in_s = (ok & (d2 < sep2)) ? 1.0f : 0.0f;
-        float inv = in_s / fmaxf(d2, 1e-30f);
+        float inv = in_s != 0.0f ? 1.0f / d2 : 0.0f; /* in_s implies d2 > 0 */
         sep_x += -dx * inv;
         sep_y += -dy * inv;
         ali_x += in_p * ux[j];
@@ -584,13 +585,18 @@ static int gather_block(const struct sim_world *w, const struct block *bl, struc
         return -1;
     n = 0;
     for (uint32_t r = 0; r < bl->n; r++) {
-        for (uint32_t j = bl->a[r]; j < bl->b[r]; j++, n++) {
-            gb->x[n] = w->sx[j] + bl->ox[r];
-            gb->y[n] = w->sy[j] + bl->oy[r];
-            gb->ux[n] = w->sux[j];
-            gb->uy[n] = w->suy[j];
-            gb->g[n] = w->sgf[j];
-        }
+        uint32_t a = bl->a[r], len = bl->b[r] - a;
+        memcpy(gb->x + n, w->sx + a, len * sizeof(float));
+        memcpy(gb->y + n, w->sy + a, len * sizeof(float));
+        memcpy(gb->ux + n, w->sux + a, len * sizeof(float));
+        memcpy(gb->uy + n, w->suy + a, len * sizeof(float));
+        memcpy(gb->g + n, w->sgf + a, len * sizeof(float));
+        if (bl->ox[r] != 0.0f || bl->oy[r] != 0.0f) /* only across the torus seam */
+            for (uint32_t j = n; j < n + len; j++) {
+                gb->x[j] += bl->ox[r];
+                gb->y[j] += bl->oy[r];
+            }
+        n += len;
     }
     for (; n % SIM_GATHER_PAD; n++) {
         gb->x[n] = gb->y[n] = SIM_FAR;
@@ -733,8 +739,11 @@ void sim_prepare(struct sim_world *w)
     }
     grid_build(g, w->x, w->y, w->count);
     for (int k = 0; k < SIM_GROUPS; k++) {
-        float fov = w->params[k].fov, c = cosf(0.5f * fov * (PI_F / 180.0f));
-        w->cos_sq[k] = fov >= 360.0f ? -1.0f : c * fabsf(c);
+        const struct sim_params *pp = &w->params[k];
+        float c = cosf(0.5f * pp->fov * (PI_F / 180.0f));
+        w->cos_sq[k] = pp->fov >= 360.0f ? -1.0f : c * fabsf(c);
+        w->vmax[k] = pp->max_speed;
+        w->vmin[k] = fminf(pp->min_speed, pp->max_speed);
     }
     for (uint32_t k = 0; k < w->count; k++) {
         uint32_t i = g->order[k];
@@ -990,37 +999,58 @@ static void keep_out(const struct sim_world *w, float px, float py, float *x, fl
     }
 }
 
+/* Moves every boid: velocity += force * dt, speed clamped to its group's
+ * [min, max], position += velocity * dt, then folded onto the torus or
+ * stopped at the walls. Branch-free so it runs in SIMD lanes. */
+SIM_HOT static void integrate_boids(struct sim_world *w)
+{
+    const float dt = w->cfg.dt, W = w->cfg.width, H = w->cfg.height;
+    const float iw = 1.0f / W, ih = 1.0f / H;
+    float *restrict x = w->x, *restrict y = w->y, *restrict vx = w->vx, *restrict vy = w->vy;
+    const float *restrict fx = w->fx, *restrict fy = w->fy;
+    const float *restrict vmax = w->vmax, *restrict vmin = w->vmin;
+    const uint8_t *restrict g = w->group;
+    const uint32_t n = w->count;
+    const int wrap = w->cfg.edges == SIM_EDGES_WRAP;
+    for (uint32_t i = 0; i < n; i++) {
+        float ux = vx[i] + fx[i] * dt, uy = vy[i] + fy[i] * dt;
+        float s = sqrtf(ux * ux + uy * uy), hi = vmax[g[i]], lo = vmin[g[i]];
+        float k = s > hi ? hi / s : (s < lo && s > 0.0f ? lo / s : 1.0f);
+        ux *= k;
+        uy *= k;
+        float nx = x[i] + ux * dt, ny = y[i] + uy * dt;
+        if (wrap) {
+            nx -= W * floorf(nx * iw);
+            ny -= H * floorf(ny * ih);
+            nx = nx >= W ? nx - W : (nx < 0.0f ? 0.0f : nx); /* rounding at the seam */
+            ny = ny >= H ? ny - H : (ny < 0.0f ? 0.0f : ny);
+        } else {
+            /* A wall stops the outward part of the velocity. */
+            ux = (nx <= 0.0f && ux < 0.0f) || (nx >= W && ux > 0.0f) ? 0.0f : ux;
+            uy = (ny <= 0.0f && uy < 0.0f) || (ny >= H && uy > 0.0f) ? 0.0f : uy;
+            nx = nx < 0.0f ? 0.0f : (nx > W ? W : nx);
+            ny = ny < 0.0f ? 0.0f : (ny > H ? H : ny);
+        }
+        x[i] = nx;
+        y[i] = ny;
+        vx[i] = ux;
+        vy[i] = uy;
+    }
+}
+
 void sim_integrate(struct sim_world *w)
 {
-    float dt = w->cfg.dt;
-    int wrap = w->cfg.edges == SIM_EDGES_WRAP;
-    for (uint32_t i = 0; i < w->count; i++) {
-        const struct sim_params *pp = &w->params[w->group[i]];
-        float vx = w->vx[i] + w->fx[i] * dt, vy = w->vy[i] + w->fy[i] * dt;
-        float s = sqrtf(vx * vx + vy * vy);
-        float lo = fminf(pp->min_speed, pp->max_speed);
-        if (s > pp->max_speed) {
-            vx *= pp->max_speed / s;
-            vy *= pp->max_speed / s;
-        } else if (s < lo && s > 0.0f) {
-            vx *= lo / s;
-            vy *= lo / s;
-        }
-        float x = edge_fold(w->x[i] + vx * dt, w->cfg.width, wrap);
-        float y = edge_fold(w->y[i] + vy * dt, w->cfg.height, wrap);
-        if (!wrap) {
-            /* A wall stops the outward part of the velocity. */
-            if ((x <= 0.0f && vx < 0.0f) || (x >= w->cfg.width && vx > 0.0f))
-                vx = 0.0f;
-            if ((y <= 0.0f && vy < 0.0f) || (y >= w->cfg.height && vy > 0.0f))
-                vy = 0.0f;
-        }
-        keep_out(w, w->x[i], w->y[i], &x, &y, &vx, &vy);
-        w->x[i] = x;
-        w->y[i] = y;
-        w->vx[i] = vx;
-        w->vy[i] = vy;
+    /* The sorted scratch is free once steering is done: keep the previous
+     * positions there for the obstacle constraint. */
+    int obstacles = w->obstacle_count > 0;
+    if (obstacles) {
+        memcpy(w->sx, w->x, w->count * sizeof(float));
+        memcpy(w->sy, w->y, w->count * sizeof(float));
     }
+    integrate_boids(w);
+    if (obstacles)
+        for (uint32_t i = 0; i < w->count; i++)
+            keep_out(w, w->sx[i], w->sy[i], &w->x[i], &w->y[i], &w->vx[i], &w->vy[i]);
     w->tick++;
     w->stepped = 1;
 }
