@@ -54,7 +54,14 @@ struct sim_world {
 
     float cos_sq[SIM_GROUPS];                 /* per group: c*|c|, c = cos(fov/2); -1: sees all */
     float vmax[SIM_GROUPS], vmin[SIM_GROUPS]; /* per group speed limits */
-    struct gather *lanes;                     /* SIM_LANES gather buffers for sim_steer_range */
+    float fmax[SIM_GROUPS], wsep[SIM_GROUPS], wali[SIM_GROUPS], wcoh[SIM_GROUPS];
+    int extras;           /* targets, obstacles or walls: steering needs the scalar pass */
+    struct gather *lanes; /* SIM_LANES gather buffers for sim_steer_range */
+
+    /* Per sorted slot: velocity, neighbourhood sums, flocking force. */
+    float *svx, *svy;
+    float *sum[8]; /* indexed by enum sum_field */
+    float *sfx, *sfy;
 
     struct sim_obstacle *obstacles;
     uint32_t obstacle_count;
@@ -142,7 +149,7 @@ struct sim_world *sim_create(const struct sim_config *cfg, const char **err)
     size_t n = cfg->capacity, cells = max_cells_for(cfg->capacity);
     size_t f = (n * sizeof(float) + 15) & ~(size_t)15;
     size_t b = (n + 15) & ~(size_t)15;
-    size_t total = ((sizeof(struct sim_world) + 15) & ~(size_t)15) + 11 * f + 2 * b +
+    size_t total = ((sizeof(struct sim_world) + 15) & ~(size_t)15) + 23 * f + 2 * b +
                    ((n * sizeof(uint16_t) + 15) & ~(size_t)15) +
                    ((cfg->max_obstacles * sizeof(struct sim_obstacle) + 15) & ~(size_t)15) +
                    ((grid_bytes(cfg->capacity, (uint32_t)cells) + 15) & ~(size_t)15) +
@@ -168,6 +175,12 @@ struct sim_world *sim_create(const struct sim_config *cfg, const char **err)
     w->sux = carve(&cur, f);
     w->suy = carve(&cur, f);
     w->sgf = carve(&cur, f);
+    w->svx = carve(&cur, f);
+    w->svy = carve(&cur, f);
+    w->sfx = carve(&cur, f);
+    w->sfy = carve(&cur, f);
+    for (int k = 0; k < 8; k++)
+        w->sum[k] = carve(&cur, f);
     w->group = carve(&cur, b);
     w->sg = carve(&cur, b);
     w->neighbours = carve(&cur, n * sizeof(uint16_t));
@@ -643,25 +656,6 @@ static inline void set_length(float *x, float *y, float len)
     *y *= k;
 }
 
-static void steer_flock(const struct sim_params *pp, const struct nsum *s, float vx, float vy,
-                        float *fx, float *fy)
-{
-    if (s->n_sep > 0.0f) {
-        float dx = s->sep_x, dy = s->sep_y;
-        set_length(&dx, &dy, pp->max_speed);
-        if (dx != 0.0f || dy != 0.0f)
-            steer_toward(dx, dy, vx, vy, pp->max_force, pp->w_separation, fx, fy);
-    }
-    if (s->n_all > 0.0f) {
-        float inv = 1.0f / s->n_all;
-        steer_toward(s->ali_x * inv * pp->max_speed, s->ali_y * inv * pp->max_speed, vx, vy,
-                     pp->max_force, pp->w_alignment, fx, fy);
-        float cx = s->coh_x, cy = s->coh_y;
-        set_length(&cx, &cy, pp->max_speed);
-        steer_toward(cx, cy, vx, vy, pp->max_force, pp->w_cohesion, fx, fy);
-    }
-}
-
 static void steer_seek(const struct sim_world *w, const struct sim_params *pp,
                        const struct sim_target *t, float px, float py, float vx, float vy,
                        float *fx, float *fy)
@@ -744,7 +738,15 @@ void sim_prepare(struct sim_world *w)
         w->cos_sq[k] = pp->fov >= 360.0f ? -1.0f : c * fabsf(c);
         w->vmax[k] = pp->max_speed;
         w->vmin[k] = fminf(pp->min_speed, pp->max_speed);
+        w->fmax[k] = pp->max_force;
+        w->wsep[k] = pp->w_separation;
+        w->wali[k] = pp->w_alignment;
+        w->wcoh[k] = pp->w_cohesion;
     }
+    int targets = 0;
+    for (int k = 0; k < SIM_GROUPS; k++)
+        targets |= w->targets[k].active;
+    w->extras = targets || w->obstacle_count > 0 || w->cfg.edges != SIM_EDGES_WRAP;
     for (uint32_t k = 0; k < w->count; k++) {
         uint32_t i = g->order[k];
         float vx = w->vx[i], vy = w->vy[i];
@@ -754,6 +756,8 @@ void sim_prepare(struct sim_world *w)
         w->sy[k] = w->y[i];
         w->sux[k] = vx * inv;
         w->suy[k] = vy * inv;
+        w->svx[k] = vx;
+        w->svy[k] = vy;
         w->sg[k] = w->group[i];
         w->sgf[k] = (float)w->group[i];
     }
@@ -784,21 +788,6 @@ static void probe_init(const struct sim_world *w, uint32_t k, struct probe *p)
     };
 }
 
-/* Turns boid i's neighbourhood sums into its steering (fx[i], fy[i]). */
-static void steer_one(struct sim_world *w, uint32_t i, const struct probe *p, const struct nsum *s)
-{
-    const struct sim_params *pp = &w->params[p->group];
-    float vx = w->vx[i], vy = w->vy[i], fx = 0.0f, fy = 0.0f;
-    steer_flock(pp, s, vx, vy, &fx, &fy);
-    if (w->targets[p->group].active)
-        steer_seek(w, pp, &w->targets[p->group], p->px, p->py, vx, vy, &fx, &fy);
-    steer_avoid(w, pp, p->px, p->py, vx, vy, &fx, &fy);
-    truncate2(&fx, &fy, pp->max_force);
-    w->fx[i] = fx;
-    w->fy[i] = fy;
-    w->neighbours[i] = (uint16_t)fminf(s->n_all, 65535.0f);
-}
-
 /* The neighbour scan is the hot loop: on x86-64 build it twice, for AVX2+FMA
  * and for the baseline, and let the loader pick what the CPU runs. Each
  * machine always takes the same path, so runs stay deterministic on it. */
@@ -807,6 +796,101 @@ static void steer_one(struct sim_world *w, uint32_t i, const struct probe *p, co
 #else
 #define SIM_HOT
 #endif
+
+enum sum_field {
+    SUM_SEP_X,
+    SUM_SEP_Y,
+    SUM_ALI_X,
+    SUM_ALI_Y,
+    SUM_COH_X,
+    SUM_COH_Y,
+    SUM_NSEP,
+    SUM_NALL
+};
+
+static void store_sums(struct sim_world *w, uint32_t k, const struct nsum *s)
+{
+    w->sum[SUM_SEP_X][k] = s->sep_x;
+    w->sum[SUM_SEP_Y][k] = s->sep_y;
+    w->sum[SUM_ALI_X][k] = s->ali_x;
+    w->sum[SUM_ALI_Y][k] = s->ali_y;
+    w->sum[SUM_COH_X][k] = s->coh_x;
+    w->sum[SUM_COH_Y][k] = s->coh_y;
+    w->sum[SUM_NSEP][k] = s->n_sep;
+    w->sum[SUM_NALL][k] = s->n_all;
+}
+
+/* Adds on * weight * truncate(desired - v, max) to (*fx, *fy); branch-free. */
+static inline void add_rule(float dvx, float dvy, float vx, float vy, float max, float weight,
+                            float on, float *fx, float *fy)
+{
+    float sx = dvx - vx, sy = dvy - vy, l2 = sx * sx + sy * sy;
+    float k = on * weight * (l2 > max * max ? max / sqrtf(l2) : 1.0f);
+    *fx += k * sx;
+    *fy += k * sy;
+}
+
+/*
+ * The three flocking rules for sorted slots [begin, end), from the sums the
+ * scan stored, into sfx/sfy: separation steers along the 1/distance-weighted
+ * push at full speed, alignment toward the mean heading times max speed,
+ * cohesion toward the centre of mass at full speed. Each rule is truncated
+ * to max force and weighted; without extras the sum is truncated here too.
+ * Runs across boids in SIMD lanes.
+ */
+SIM_HOT static void flock_forces(struct sim_world *w, uint32_t begin, uint32_t end)
+{
+    const float *restrict sep_x = w->sum[SUM_SEP_X], *restrict sep_y = w->sum[SUM_SEP_Y];
+    const float *restrict ali_x = w->sum[SUM_ALI_X], *restrict ali_y = w->sum[SUM_ALI_Y];
+    const float *restrict coh_x = w->sum[SUM_COH_X], *restrict coh_y = w->sum[SUM_COH_Y];
+    const float *restrict n_sep = w->sum[SUM_NSEP], *restrict n_all = w->sum[SUM_NALL];
+    const float *restrict svx = w->svx, *restrict svy = w->svy;
+    const uint8_t *restrict sg = w->sg;
+    float *restrict out_x = w->sfx, *restrict out_y = w->sfy;
+    const int total = !w->extras;
+    for (uint32_t k = begin; k < end; k++) {
+        uint8_t g = sg[k];
+        float ms = w->vmax[g], mf = w->fmax[g], vx = svx[k], vy = svy[k], fx = 0.0f, fy = 0.0f;
+        float sx = sep_x[k], sy = sep_y[k], l = sqrtf(sx * sx + sy * sy);
+        float kk = l > 0.0f ? ms / l : 0.0f;
+        add_rule(sx * kk, sy * kk, vx, vy, mf, w->wsep[g], n_sep[k] > 0.0f ? kk != 0.0f : 0.0f, &fx,
+                 &fy);
+        float n = n_all[k], on = n > 0.0f ? 1.0f : 0.0f, inv = n > 0.0f ? ms / n : 0.0f;
+        add_rule(ali_x[k] * inv, ali_y[k] * inv, vx, vy, mf, w->wali[g], on, &fx, &fy);
+        float cx = coh_x[k], cy = coh_y[k], lc = sqrtf(cx * cx + cy * cy);
+        float kc = lc > 0.0f ? ms / lc : 0.0f;
+        add_rule(cx * kc, cy * kc, vx, vy, mf, w->wcoh[g], on, &fx, &fy);
+        if (total) {
+            float l2 = fx * fx + fy * fy, kt = l2 > mf * mf ? mf / sqrtf(l2) : 1.0f;
+            fx *= kt;
+            fy *= kt;
+        }
+        out_x[k] = fx;
+        out_y[k] = fy;
+    }
+}
+
+/* Adds seek, obstacle and wall steering where the world has them, caps the
+ * sum, and stores each slot's force in boid order. */
+static void finish_forces(struct sim_world *w, uint32_t begin, uint32_t end)
+{
+    const uint32_t *order = w->grid.order;
+    for (uint32_t k = begin; k < end; k++) {
+        uint32_t i = order[k];
+        float fx = w->sfx[k], fy = w->sfy[k];
+        if (w->extras) {
+            const struct sim_params *pp = &w->params[w->sg[k]];
+            float px = w->sx[k], py = w->sy[k], vx = w->svx[k], vy = w->svy[k];
+            if (w->targets[w->sg[k]].active)
+                steer_seek(w, pp, &w->targets[w->sg[k]], px, py, vx, vy, &fx, &fy);
+            steer_avoid(w, pp, px, py, vx, vy, &fx, &fy);
+            truncate2(&fx, &fy, pp->max_force);
+        }
+        w->fx[i] = fx;
+        w->fy[i] = fy;
+        w->neighbours[i] = (uint16_t)fminf(w->sum[SUM_NALL][k], 65535.0f);
+    }
+}
 
 SIM_HOT static void steer_range(struct sim_world *w, unsigned lane, uint32_t begin, uint32_t end)
 {
@@ -819,7 +903,6 @@ SIM_HOT static void steer_range(struct sim_world *w, unsigned lane, uint32_t beg
     if (end > w->count)
         end = w->count;
     for (uint32_t k = begin; k < end; k++) {
-        uint32_t i = g->order[k];
         struct probe p;
         struct nsum s = {0};
         probe_init(w, k, &p);
@@ -827,8 +910,9 @@ SIM_HOT static void steer_range(struct sim_world *w, unsigned lane, uint32_t beg
             scan_brute(w, &p, &s);
         } else {
             /* Slots are sorted by cell: gather each cell's block once. */
-            if (g->cell[i] != cur_cell) {
-                cur_cell = g->cell[i];
+            uint32_t cell = g->cell[g->order[k]];
+            if (cell != cur_cell) {
+                cur_cell = cell;
                 block_of(w, cur_cell, &bl);
                 gathered = gather_block(w, &bl, gb);
             }
@@ -839,7 +923,11 @@ SIM_HOT static void steer_range(struct sim_world *w, unsigned lane, uint32_t beg
                 scan_block(w, &bl, &p, &s);
             }
         }
-        steer_one(w, i, &p, &s);
+        store_sums(w, k, &s);
+    }
+    if (begin < end) {
+        flock_forces(w, begin, end);
+        finish_forces(w, begin, end);
     }
 }
 
