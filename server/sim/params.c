@@ -14,8 +14,9 @@
  *    (001), nobody directly behind;
  *  - seek weight 1 and an arrive radius of two perception radii so a group
  *    slows before it reaches its target instead of orbiting it (000);
- *  - speeds in world units per second chosen so a boid crosses the default
- *    1600-unit world in about 16 s.
+ *  - speeds in world units per second: a lone boid at max_speed crosses the
+ *    default 1600-unit world in 16 s; a flock cruises slower, since
+ *    separation and cohesion keep pulling its members about.
  */
 #include "params.h"
 

@@ -60,7 +60,9 @@ struct sim_world {
 
     /* Per sorted slot: velocity, neighbourhood sums, flocking force. */
     float *svx, *svy;
-    float *sum[8]; /* indexed by enum sum_field */
+    float *sum[8];  /* indexed by enum sum_field */
+    float *cruise;  /* arrive: factor on alignment/cohesion speed, if targets */
+    int any_target; /* some group has a target */
     float *sfx, *sfy;
 
     struct sim_obstacle *obstacles;
@@ -149,7 +151,7 @@ struct sim_world *sim_create(const struct sim_config *cfg, const char **err)
     size_t n = cfg->capacity, cells = max_cells_for(cfg->capacity);
     size_t f = (n * sizeof(float) + 15) & ~(size_t)15;
     size_t b = (n + 15) & ~(size_t)15;
-    size_t total = ((sizeof(struct sim_world) + 15) & ~(size_t)15) + 23 * f + 2 * b +
+    size_t total = ((sizeof(struct sim_world) + 15) & ~(size_t)15) + 24 * f + 2 * b +
                    ((n * sizeof(uint16_t) + 15) & ~(size_t)15) +
                    ((cfg->max_obstacles * sizeof(struct sim_obstacle) + 15) & ~(size_t)15) +
                    ((grid_bytes(cfg->capacity, (uint32_t)cells) + 15) & ~(size_t)15) +
@@ -181,6 +183,7 @@ struct sim_world *sim_create(const struct sim_config *cfg, const char **err)
     w->sfy = carve(&cur, f);
     for (int k = 0; k < 8; k++)
         w->sum[k] = carve(&cur, f);
+    w->cruise = carve(&cur, f);
     w->group = carve(&cur, b);
     w->sg = carve(&cur, b);
     w->neighbours = carve(&cur, n * sizeof(uint16_t));
@@ -536,9 +539,12 @@ static void scan_brute(const struct sim_world *w, const struct probe *p, struct 
     int wrap = w->cfg.edges == SIM_EDGES_WRAP;
     for (uint32_t j = 0; j < w->count; j++) {
         float ox = 0.0f, oy = 0.0f;
-        if (wrap) {
-            ox = wrap_delta(w->sx[j] - p->px, w->cfg.width) - (w->sx[j] - p->px);
-            oy = wrap_delta(w->sy[j] - p->py, w->cfg.height) - (w->sy[j] - p->py);
+        if (wrap) { /* the shift that realises the minimal image: 0 or +-size */
+            float dx = w->sx[j] - p->px, dy = w->sy[j] - p->py;
+            ox = dx > 0.5f * w->cfg.width ? -w->cfg.width
+                                          : (dx < -0.5f * w->cfg.width ? w->cfg.width : 0.0f);
+            oy = dy > 0.5f * w->cfg.height ? -w->cfg.height
+                                           : (dy < -0.5f * w->cfg.height ? w->cfg.height : 0.0f);
         }
         scan(&c, p, j, j + 1, ox, oy, s);
     }
@@ -746,6 +752,7 @@ void sim_prepare(struct sim_world *w)
     int targets = 0;
     for (int k = 0; k < SIM_GROUPS; k++)
         targets |= w->targets[k].active;
+    w->any_target = targets;
     w->extras = targets || w->obstacle_count > 0 || w->cfg.edges != SIM_EDGES_WRAP;
     for (uint32_t k = 0; k < w->count; k++) {
         uint32_t i = g->order[k];
@@ -830,6 +837,31 @@ static inline void add_rule(float dvx, float dvy, float vx, float vy, float max,
     *fy += k * sy;
 }
 
+/* Distance from (px, py) to group g's target (minimal image on a torus). */
+static float target_distance(const struct sim_world *w, uint8_t g, float px, float py)
+{
+    float dx = w->targets[g].x - px, dy = w->targets[g].y - py;
+    if (w->cfg.edges == SIM_EDGES_WRAP) {
+        dx = wrap_delta(dx, w->cfg.width);
+        dy = wrap_delta(dy, w->cfg.height);
+    }
+    return sqrtf(dx * dx + dy * dy);
+}
+
+/* Arrive slows the whole group, not only its seek: inside the arrive radius
+ * alignment and cohesion aim at the same reduced speed as seek, so a group
+ * settles on its target instead of cruising around it. */
+static void cruise_factors(struct sim_world *w, uint32_t begin, uint32_t end)
+{
+    for (uint32_t k = begin; k < end; k++) {
+        uint8_t g = w->sg[k];
+        float r = w->params[g].arrive_radius, f = 1.0f;
+        if (w->targets[g].active && r > 0.0f)
+            f = fminf(1.0f, target_distance(w, g, w->sx[k], w->sy[k]) / r);
+        w->cruise[k] = f;
+    }
+}
+
 /*
  * The three flocking rules for sorted slots [begin, end), from the sums the
  * scan stored, into sfx/sfy: separation steers along the 1/distance-weighted
@@ -847,18 +879,20 @@ SIM_HOT static void flock_forces(struct sim_world *w, uint32_t begin, uint32_t e
     const float *restrict svx = w->svx, *restrict svy = w->svy;
     const uint8_t *restrict sg = w->sg;
     float *restrict out_x = w->sfx, *restrict out_y = w->sfy;
-    const int total = !w->extras;
+    const float *restrict cruise = w->cruise;
+    const int total = !w->extras, arrive = w->any_target;
     for (uint32_t k = begin; k < end; k++) {
         uint8_t g = sg[k];
         float ms = w->vmax[g], mf = w->fmax[g], vx = svx[k], vy = svy[k], fx = 0.0f, fy = 0.0f;
+        float mc = arrive ? ms * cruise[k] : ms; /* alignment and cohesion speed */
         float sx = sep_x[k], sy = sep_y[k], l = sqrtf(sx * sx + sy * sy);
         float kk = l > 0.0f ? ms / l : 0.0f;
         add_rule(sx * kk, sy * kk, vx, vy, mf, w->wsep[g], n_sep[k] > 0.0f ? kk != 0.0f : 0.0f, &fx,
                  &fy);
-        float n = n_all[k], on = n > 0.0f ? 1.0f : 0.0f, inv = n > 0.0f ? ms / n : 0.0f;
+        float n = n_all[k], on = n > 0.0f ? 1.0f : 0.0f, inv = n > 0.0f ? mc / n : 0.0f;
         add_rule(ali_x[k] * inv, ali_y[k] * inv, vx, vy, mf, w->wali[g], on, &fx, &fy);
         float cx = coh_x[k], cy = coh_y[k], lc = sqrtf(cx * cx + cy * cy);
-        float kc = lc > 0.0f ? ms / lc : 0.0f;
+        float kc = lc > 0.0f ? mc / lc : 0.0f;
         add_rule(cx * kc, cy * kc, vx, vy, mf, w->wcoh[g], on, &fx, &fy);
         if (total) {
             float l2 = fx * fx + fy * fy, kt = l2 > mf * mf ? mf / sqrtf(l2) : 1.0f;
@@ -926,6 +960,8 @@ SIM_HOT static void steer_range(struct sim_world *w, unsigned lane, uint32_t beg
         store_sums(w, k, &s);
     }
     if (begin < end) {
+        if (w->any_target)
+            cruise_factors(w, begin, end);
         flock_forces(w, begin, end);
         finish_forces(w, begin, end);
     }
@@ -1208,7 +1244,12 @@ uint64_t sim_hash(const struct sim_world *w)
     h = hash_words(h, w->vy, n * sizeof(float));
     h = hash_words(h, w->group, n);
     h = hash_words(h, w->obstacles, w->obstacle_count * sizeof *w->obstacles);
-    h = hash_words(h, w->targets, sizeof w->targets);
+    for (int g = 0; g < SIM_GROUPS; g++) { /* field by field: the struct has padding */
+        const struct sim_target *t = &w->targets[g];
+        h = hash_words(h, &t->active, sizeof t->active);
+        h = hash_words(h, &t->x, sizeof t->x);
+        h = hash_words(h, &t->y, sizeof t->y);
+    }
     h = hash_words(h, w->params, sizeof w->params);
     h = hash_words(h, &w->rng, sizeof w->rng);
     return h;

@@ -95,8 +95,9 @@ int sim_spawn(struct sim_world *w, uint32_t n, int group, float x, float y, floa
 int sim_scatter(struct sim_world *w, uint32_t n, int group);
 
 /*
- * Removes up to n boids of `group` (group < 0: any group), newest first.
- * Remaining boids keep their relative order. Returns how many were removed.
+ * Removes up to n boids of `group`, newest first; with group < 0, the last
+ * n boids in boid order (highest group first). Remaining boids keep their
+ * relative order. Returns how many were removed.
  */
 int sim_despawn(struct sim_world *w, uint32_t n, int group);
 

@@ -718,11 +718,8 @@ static void a_group_told_to_seek_a_point_arrives_and_settles_without_orbiting(vo
     (void)state;
     struct sim_config cfg = test_config(SIM_EDGES_CONTAIN, 30, 2);
     struct sim_world *w = world_new(&cfg);
-    /* At the default alignment and cohesion weights (1.0) the flock's own
-     * rules, which always ask for full speed, outweigh arrive's slowing and
-     * the group mills around the target; at half weight it settles. */
-    set_param(w, -1, "w_alignment", 0.5f);
-    set_param(w, -1, "w_cohesion", 0.5f);
+    /* Default parameters: arrive slows alignment and cohesion too, so the
+     * whole group settles rather than cruising around its target. */
     float max_speed = get_param(w, 0, "max_speed");
     float radius = get_param(w, 0, "arrive_radius");
     struct settle_report r = seek_and_watch(w, 30, 1200.0f, 700.0f, 40);
