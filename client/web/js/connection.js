@@ -1,0 +1,130 @@
+// WebSocket session with flockd (PROTOCOL.md §1, §5, §6): connects to /ws
+// with subprotocol flock.v1, hands snapshots and JSON messages to the
+// caller, numbers outgoing commands and routes each ack or error back to
+// the command it answers. When the connection drops it reconnects with
+// exponential backoff (0.5 s doubling to 8 s, with jitter) until it is
+// stopped. Owns the socket; knows nothing about drawing.
+
+import { SUBPROTOCOL } from './decoder.js';
+
+const BACKOFF_FIRST_MS = 500;
+const BACKOFF_MAX_MS = 8000;
+
+/** Delay before reconnect attempt `attempt` (1, 2, ...), with ±20% jitter. */
+export function backoffDelay(attempt, rnd = Math.random) {
+  const base = Math.min(BACKOFF_MAX_MS, BACKOFF_FIRST_MS * 2 ** Math.max(0, attempt - 1));
+  return Math.round(base * (0.8 + 0.4 * rnd()));
+}
+
+export class Connection {
+  /**
+   * `handlers`: onWelcome(msg), onSnapshot(arrayBuffer, arrivalMs),
+   * onReply(msg, request) for acks and errors (request: {cmd, sentAt} or
+   * null), onMessage(msg) for other types, onState(state) whenever `state`
+   * changes (see the getter).
+   */
+  constructor(url, handlers) {
+    this.url = url;
+    this.h = handlers;
+    this.ws = null;
+    this.nextId = 1;
+    this.pending = new Map(); // id -> {cmd, sentAt}
+    this.attempt = 0; // failed attempts since the last welcome
+    this.retryAt = 0;
+    this.timer = null;
+    this.stopped = false;
+    this.everConnected = false;
+    this.status = 'connecting';
+  }
+
+  /**
+   * {status, attempt, retryAt, everConnected}: status is 'connecting',
+   * 'open' (welcome received) or 'waiting' (a retry is scheduled at retryAt,
+   * performance.now() time).
+   */
+  get state() {
+    return { status: this.status, attempt: this.attempt, retryAt: this.retryAt, everConnected: this.everConnected };
+  }
+
+  get open() {
+    return this.status === 'open';
+  }
+
+  setStatus(status) {
+    this.status = status;
+    if (this.h.onState) this.h.onState(this.state);
+  }
+
+  start() {
+    this.stopped = false;
+    this.connect();
+  }
+
+  stop() {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    if (this.ws) this.ws.close(1000);
+  }
+
+  connect() {
+    this.setStatus('connecting');
+    const ws = new WebSocket(this.url, SUBPROTOCOL);
+    ws.binaryType = 'arraybuffer';
+    this.ws = ws;
+    ws.onmessage = (e) => this.receive(e.data);
+    ws.onclose = () => this.lost(ws);
+    // A failed connection also fires close, which schedules the retry.
+    ws.onerror = () => {};
+  }
+
+  lost(ws) {
+    if (ws !== this.ws) return;
+    this.ws = null;
+    this.pending.clear();
+    if (this.stopped) return;
+    this.attempt++;
+    const delay = backoffDelay(this.attempt);
+    this.retryAt = performance.now() + delay;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.connect(), delay);
+    this.setStatus('waiting');
+  }
+
+  receive(data) {
+    if (typeof data !== 'string') {
+      if (this.status === 'open') this.h.onSnapshot(data, performance.now());
+      return;
+    }
+    let msg;
+    try {
+      msg = JSON.parse(data);
+    } catch {
+      return; // not ours to judge; the protocol has no reply for it
+    }
+    if (!msg || typeof msg !== 'object') return;
+    if (msg.type === 'welcome') {
+      this.attempt = 0;
+      this.everConnected = true;
+      this.setStatus('open');
+      this.h.onWelcome(msg);
+    } else if (msg.type === 'ack' || msg.type === 'error') {
+      const req = this.pending.get(msg.id) || null;
+      this.pending.delete(msg.id);
+      this.h.onReply(msg, req);
+    } else if (this.h.onMessage) {
+      this.h.onMessage(msg); // types this client does not know are ignored (§2)
+    }
+  }
+
+  /**
+   * Sends command `cmd` with `args`; returns its id, or null when not
+   * connected (nothing is sent then).
+   */
+  send(cmd, args = {}) {
+    if (!this.ws || this.status !== 'open') return null;
+    const id = this.nextId++;
+    this.pending.set(id, { cmd, sentAt: performance.now() });
+    this.ws.send(JSON.stringify({ cmd, id, ...args }));
+    return id;
+  }
+}

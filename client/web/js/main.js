@@ -1,0 +1,513 @@
+// The flockd viewer: wires the connection, decoder, playout buffer,
+// renderer, controls and stats panel together, and exposes a read-only
+// summary of its state as window.flockView for tests and the console.
+
+import { decodeSnapshot } from './decoder.js';
+import { Connection } from './connection.js';
+import { Playout } from './playout.js';
+import { Camera } from './camera.js';
+import { Renderer2D, groupColor } from './render2d.js';
+import { ParamPanel } from './params.js';
+import {
+  RateMeter, SkipCounter, Series, polarization, parseTickMetrics, meanTickMs, drawSparkline,
+} from './stats.js';
+
+const PLAYOUT_DELAY_MS = 100;
+const PING_EVERY_MS = 1000;
+const METRICS_EVERY_MS = 1000;
+const PANEL_EVERY_MS = 250;
+const TOAST_MS = 4000;
+const CLICK_SLOP_PX = 4; // a press that moves further is a drag (pan)
+
+const $ = (id) => document.getElementById(id);
+
+const canvas = $('view');
+const camera = new Camera();
+const renderer = new Renderer2D(canvas);
+const playout = new Playout({ delayMs: PLAYOUT_DELAY_MS });
+const rates = new RateMeter(2000);
+const skips = new SkipCounter();
+const tickSeries = new Series(60);
+const polSeries = new Series(60);
+
+const app = {
+  welcome: null,
+  latest: null, // newest decoded snapshot
+  frame: null, // what the last frame drew
+  group: 0,
+  highlight: -1,
+  follow: false,
+  radius: 40,
+  values: new Map(), // group -> {param: value} as far as this client knows
+  rttMs: null,
+  tickMs: null,
+  pol: null,
+  metricsPrev: null,
+  acks: 0,
+  errors: 0,
+  lastError: null,
+  badSnapshots: 0,
+  decode: { count: 0, totalMs: 0, lastMs: 0 },
+  frames: { count: 0, workMs: 0, lastWorkMs: 0, intervals: 0, intervalMs: 0, lastAt: null },
+  preview: null, // obstacle outline under the pointer while shift is held
+  lostOnce: false,
+};
+
+const conn = new Connection(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws`, {
+  onWelcome,
+  onSnapshot,
+  onReply,
+  onState,
+});
+
+const params = new ParamPanel($('param-list'), (name, value) => {
+  const args = { [name]: value };
+  if (!$('params-all').checked) args.group = app.group;
+  if (conn.send('params', args) === null) return;
+  for (const g of $('params-all').checked ? [...app.values.keys()] : [app.group]) {
+    groupValues(g)[name] = value;
+  }
+});
+
+// ---- connection ---------------------------------------------------------
+
+function onWelcome(w) {
+  app.welcome = w;
+  playout.clear();
+  skips.setRates(w.tick_hz, w.snapshot_hz);
+  rates.reset();
+  app.metricsPrev = null;
+  app.latest = null;
+  app.values.clear();
+  app.values.set(0, { ...w.values });
+  camera.setWorld(w.world.width, w.world.height);
+  params.build(w.params || [], groupValues(app.group));
+  const radius = $('radius');
+  radius.max = Math.floor(Math.min(w.world.width, w.world.height) / 4);
+  if (app.radius > Number(radius.max)) setRadius(Number(radius.max));
+  $('spawn-n').max = w.world.capacity;
+  $('follow-index').max = w.world.capacity - 1;
+  if (app.lostOnce) toast('Reconnected to flockd', 'info');
+}
+
+function onSnapshot(buf, arrival) {
+  const t0 = performance.now();
+  let s;
+  try {
+    s = decodeSnapshot(buf);
+  } catch (e) {
+    app.badSnapshots++;
+    toast(`snapshot refused: ${e.message}`);
+    return;
+  }
+  const ms = performance.now() - t0;
+  app.decode.count++;
+  app.decode.totalMs += ms;
+  app.decode.lastMs = ms;
+  rates.add(arrival, buf.byteLength);
+  skips.add(s.tick);
+  playout.push(s, arrival);
+  if (!app.latest || s.width !== app.latest.width || s.height !== app.latest.height) {
+    camera.setWorld(s.width, s.height);
+  }
+  app.latest = s;
+}
+
+function onReply(msg, req) {
+  const cmd = req ? req.cmd : null;
+  if (msg.type === 'error') {
+    app.errors++;
+    app.lastError = { cmd, code: msg.code, message: msg.message };
+    toast(`${cmd || 'command'} refused: ${msg.message || msg.code} (${msg.code})`);
+    return;
+  }
+  app.acks++;
+  if (cmd === 'ping') app.rttMs = performance.now() - req.sentAt;
+  if (cmd === 'reset' && app.welcome) {
+    // reset restores every parameter to its default (§5.4).
+    const defaults = Object.fromEntries(app.welcome.params.map((p) => [p.name, p.default]));
+    app.values.clear();
+    app.values.set(0, defaults);
+    params.show(groupValues(app.group));
+  }
+}
+
+function onState(st) {
+  const badge = $('conn');
+  badge.className = `conn ${st.status}`;
+  badge.textContent = { open: 'connected', connecting: 'connecting', waiting: 'reconnecting' }[st.status];
+  if (st.status !== 'open' && st.everConnected) app.lostOnce = true;
+  updateBanner();
+}
+
+function updateBanner() {
+  const st = conn.state;
+  const banner = $('banner');
+  if (st.status === 'open') {
+    banner.hidden = true;
+    return;
+  }
+  banner.hidden = false;
+  if (st.status === 'waiting') {
+    const secs = Math.max(0, (st.retryAt - performance.now()) / 1000);
+    banner.textContent = `Connection to flockd lost — reconnecting in ${secs.toFixed(1)} s (attempt ${st.attempt})`;
+  } else {
+    banner.textContent = st.everConnected || st.attempt ? `Reconnecting to flockd… (attempt ${st.attempt + 1})` : 'Connecting to flockd…';
+  }
+}
+
+function groupValues(g) {
+  if (!app.values.has(g)) app.values.set(g, { ...(app.values.get(0) || {}) });
+  return app.values.get(g);
+}
+
+// ---- messages on screen -------------------------------------------------
+
+let toastTimer = null;
+
+/** Shows `text` over the canvas for a few seconds; kind 'error' or 'info'. */
+function toast(text, kind = 'error') {
+  const el = $('toast');
+  el.textContent = text;
+  el.className = kind === 'info' ? 'info' : '';
+  el.hidden = false;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => { el.hidden = true; }, TOAST_MS);
+}
+
+// ---- render loop --------------------------------------------------------
+
+function frame() {
+  requestAnimationFrame(frame);
+  const t0 = performance.now();
+  const [w, h] = renderer.resize();
+  camera.resize(w, h);
+  const f = playout.sample(t0);
+  if (f && app.follow && app.highlight >= 0 && app.highlight < f.count) {
+    camera.centerOn(f.x[app.highlight], f.y[app.highlight]);
+  }
+  renderer.draw(f, camera, { highlight: app.highlight, selectedGroup: app.group, preview: app.preview });
+  app.frame = f;
+  const fr = app.frames;
+  const t1 = performance.now();
+  fr.count++;
+  fr.lastWorkMs = t1 - t0;
+  fr.workMs += fr.lastWorkMs;
+  if (fr.lastAt !== null) {
+    fr.intervals++;
+    fr.intervalMs += t0 - fr.lastAt;
+  }
+  fr.lastAt = t0;
+}
+
+// ---- pointer and keyboard -----------------------------------------------
+
+function canvasPoint(e) {
+  const r = canvas.getBoundingClientRect();
+  return [e.clientX - r.left, e.clientY - r.top];
+}
+
+/** The world point under canvas point (sx, sy), kept inside the world. */
+function worldAt(sx, sy) {
+  const [x, y] = camera.screenToWorld(sx, sy);
+  return [Math.min(camera.worldW, Math.max(0, x)), Math.min(camera.worldH, Math.max(0, y))];
+}
+
+function obstacleAt(x, y) {
+  if (!app.latest) return null;
+  const slop = 4 / camera.scale;
+  return app.latest.obstacles.find((o) => Math.hypot(o.x - x, o.y - y) <= o.r + slop) || null;
+}
+
+function nearestBoid(sx, sy, maxPx = 25) {
+  const f = app.frame;
+  if (!f) return -1;
+  let best = -1;
+  let bestD = maxPx * maxPx;
+  for (let i = 0; i < f.count; i++) {
+    const [bx, by] = camera.worldToScreen(f.x[i], f.y[i]);
+    const d = (bx - sx) ** 2 + (by - sy) ** 2;
+    if (d < bestD) {
+      bestD = d;
+      best = i;
+    }
+  }
+  return best;
+}
+
+function click(sx, sy, { shift, alt, secondary }) {
+  const [x, y] = worldAt(sx, sy);
+  if (alt) {
+    const i = nearestBoid(sx, sy);
+    setHighlight(i);
+    if (i < 0) toast('no boid there', 'info');
+    return;
+  }
+  const hit = obstacleAt(x, y);
+  if (hit) conn.send('obstacle_remove', { obstacle: hit.id });
+  else if (shift || secondary) conn.send('obstacle_add', { x, y, r: app.radius });
+  else conn.send('seek', { group: app.group, x, y });
+}
+
+let press = null;
+
+canvas.addEventListener('pointerdown', (e) => {
+  if (e.button !== 0 && e.button !== 2) return;
+  canvas.setPointerCapture(e.pointerId);
+  const [sx, sy] = canvasPoint(e);
+  press = { id: e.pointerId, sx, sy, lastX: sx, lastY: sy, moved: false, button: e.button };
+});
+
+canvas.addEventListener('pointermove', (e) => {
+  const [sx, sy] = canvasPoint(e);
+  updatePreview(sx, sy, e.shiftKey);
+  if (!press || press.id !== e.pointerId) return;
+  if (!press.moved && Math.hypot(sx - press.sx, sy - press.sy) > CLICK_SLOP_PX) {
+    press.moved = true;
+    canvas.classList.add('panning');
+  }
+  if (press.moved) camera.panBy(sx - press.lastX, sy - press.lastY);
+  press.lastX = sx;
+  press.lastY = sy;
+});
+
+canvas.addEventListener('pointerup', (e) => {
+  if (!press || press.id !== e.pointerId) return;
+  const p = press;
+  press = null;
+  canvas.classList.remove('panning');
+  if (!p.moved) click(p.sx, p.sy, { shift: e.shiftKey, alt: e.altKey, secondary: p.button === 2 });
+});
+
+canvas.addEventListener('pointercancel', () => {
+  press = null;
+  canvas.classList.remove('panning');
+});
+
+canvas.addEventListener('pointerleave', () => { app.preview = null; });
+canvas.addEventListener('contextmenu', (e) => e.preventDefault());
+
+canvas.addEventListener('wheel', (e) => {
+  e.preventDefault();
+  const [sx, sy] = canvasPoint(e);
+  const lines = e.deltaMode === 1 ? 40 : e.deltaMode === 2 ? 800 : 1;
+  camera.zoomAt(sx, sy, Math.exp(-e.deltaY * lines * 0.0015));
+}, { passive: false });
+
+function updatePreview(sx, sy, shift) {
+  if (!shift) {
+    app.preview = null;
+    return;
+  }
+  const [x, y] = worldAt(sx, sy);
+  app.preview = obstacleAt(x, y) ? null : { x, y, r: app.radius };
+}
+
+document.addEventListener('keydown', (e) => {
+  if (e.target instanceof HTMLInputElement || e.ctrlKey || e.metaKey) return;
+  const key = e.key.toLowerCase();
+  if (key === ' ') {
+    e.preventDefault();
+    conn.send(app.latest && app.latest.paused ? 'resume' : 'pause');
+  } else if (key === 's') {
+    conn.send('step', { n: 1 });
+  } else if (key === 'f') {
+    camera.fit();
+  } else if (key === 'escape') {
+    setHighlight(-1);
+  }
+});
+
+// ---- controls -----------------------------------------------------------
+
+function setHighlight(i) {
+  app.highlight = i;
+  $('follow-index').value = i;
+  if (i < 0) setFollow(false);
+}
+
+function setFollow(on) {
+  app.follow = on;
+  $('follow').checked = on;
+  if (on && camera.fitted) camera.zoomAt(camera.viewW / 2, camera.viewH / 2, 3);
+}
+
+function setRadius(r) {
+  app.radius = r;
+  $('radius').value = r;
+  $('radius-out').value = r;
+}
+
+function setGroup(g) {
+  app.group = Math.min(255, Math.max(0, Math.round(g) || 0));
+  $('group').value = app.group;
+  $('group-swatch').style.background = groupColor(app.group);
+  params.show(groupValues($('params-all').checked ? 0 : app.group));
+}
+
+function bindControls() {
+  $('btn-pause').addEventListener('click', () => conn.send('pause'));
+  $('btn-resume').addEventListener('click', () => conn.send('resume'));
+  $('btn-step').addEventListener('click', () => conn.send('step', { n: 1 }));
+  $('btn-reset').addEventListener('click', () => conn.send('reset'));
+  $('btn-clear-target').addEventListener('click', () => conn.send('seek_clear', { group: app.group }));
+  $('btn-clear-obstacles').addEventListener('click', () => conn.send('obstacle_clear'));
+  $('btn-fit').addEventListener('click', () => camera.fit());
+  $('btn-spawn').addEventListener('click', () => {
+    const n = Math.max(1, Math.round(Number($('spawn-n').value)) || 1);
+    const [x, y] = worldAt(camera.viewW / 2, camera.viewH / 2);
+    conn.send('spawn', { n, group: app.group, x, y });
+  });
+  $('group').addEventListener('change', (e) => setGroup(Number(e.target.value)));
+  $('params-all').addEventListener('change', () => setGroup(app.group));
+  $('radius').addEventListener('input', (e) => setRadius(Number(e.target.value)));
+  $('follow').addEventListener('change', (e) => {
+    if (e.target.checked && app.highlight < 0) setHighlight(0);
+    setFollow(e.target.checked);
+  });
+  $('follow-index').addEventListener('change', (e) => setHighlight(Math.max(-1, Math.round(Number(e.target.value)) || 0)));
+  setGroup(0);
+  setRadius(app.radius);
+}
+
+// ---- stats panel --------------------------------------------------------
+
+function fmt(v, digits = 1) {
+  return v === null || v === undefined || !Number.isFinite(v) ? '–' : v.toFixed(digits);
+}
+
+function bytes(n) {
+  if (n >= 1e6) return `${(n / 1e6).toFixed(2)} MB/s`;
+  if (n >= 1e3) return `${(n / 1e3).toFixed(1)} kB/s`;
+  return `${n.toFixed(0)} B/s`;
+}
+
+function snapshotStats() {
+  const r = rates.read(performance.now());
+  return { rate: r.rate, bytesPerSec: r.bytesPerSec };
+}
+
+function frameStats() {
+  const fr = app.frames;
+  return {
+    fps: fr.intervals ? 1000 / (fr.intervalMs / fr.intervals) : null,
+    workMs: fr.count ? fr.workMs / fr.count : null,
+  };
+}
+
+let panelFrames = { count: 0, workMs: 0, intervals: 0, intervalMs: 0 };
+
+function updatePanel() {
+  const s = app.latest;
+  const r = snapshotStats();
+  $('st-tick').textContent = s ? `${s.tick}${s.paused ? ' (paused)' : ''}` : '–';
+  $('st-boids').textContent = s ? String(s.boidCount) : '–';
+  $('st-rate').textContent = `${fmt(r.rate)} /s`;
+  $('st-bytes').textContent = bytes(r.bytesPerSec);
+  $('st-ping').textContent = app.rttMs === null ? '–' : `${fmt(app.rttMs)} ms`;
+  $('st-skipped').textContent = String(skips.skipped);
+  // Frame rate and work per frame since the last panel update.
+  const fr = app.frames;
+  const di = fr.intervals - panelFrames.intervals;
+  const dc = fr.count - panelFrames.count;
+  const fps = di ? (1000 * di) / (fr.intervalMs - panelFrames.intervalMs) : null;
+  const work = dc ? (fr.workMs - panelFrames.workMs) / dc : null;
+  panelFrames = { count: fr.count, workMs: fr.workMs, intervals: fr.intervals, intervalMs: fr.intervalMs };
+  $('st-fps').textContent = `${fmt(fps, 0)} fps, ${fmt(work, 2)} ms`;
+  $('st-decode').textContent = app.decode.count ? `${fmt(app.decode.totalMs / app.decode.count, 2)} ms` : '–';
+  $('st-groups').textContent = s ? s.runs.map((run) => `${run.group}:${run.count}`).join(' ') || 'none' : '–';
+  $('btn-pause').disabled = !conn.open || (s && s.paused);
+  $('btn-resume').disabled = !conn.open || !(s && s.paused);
+  updateBanner();
+}
+
+async function pollMetrics() {
+  if (!conn.open) return;
+  let cur = null;
+  try {
+    const res = await fetch('/metrics', { cache: 'no-store' });
+    if (res.ok) cur = parseTickMetrics(await res.text());
+  } catch {
+    return; // the connection's own state says what is wrong
+  }
+  app.tickMs = meanTickMs(app.metricsPrev, cur);
+  if (app.metricsPrev) tickSeries.push(app.tickMs);
+  app.metricsPrev = cur;
+  app.pol = app.latest ? polarization(app.latest) : null;
+  polSeries.push(app.pol);
+  $('st-tickms').textContent = tickSeries.last === null ? '–' : `${fmt(tickSeries.last, 3)} ms`;
+  $('st-pol').textContent = fmt(app.pol, 3);
+  drawSparkline($('spark-tick'), tickSeries, { color: '#ffb703', min: 0 });
+  drawSparkline($('spark-pol'), polSeries, { color: '#4cc9f0', min: 0, max: 1 });
+}
+
+// ---- read-only view for tests and the console ---------------------------
+
+function summary(s) {
+  if (!s) return null;
+  return {
+    tick: s.tick, epoch: s.epoch, serverTimeUs: s.serverTimeUs, paused: s.paused, wrap: s.wrap,
+    width: s.width, height: s.height, boidCount: s.boidCount,
+    runs: s.runs.map((r) => ({ ...r })),
+    obstacles: s.obstacles.map((o) => ({ ...o })),
+    targets: s.targets.map((t) => ({ ...t })),
+  };
+}
+
+function clientRect() {
+  return canvas.getBoundingClientRect();
+}
+
+window.flockView = Object.freeze({
+  get connected() { return conn.open; },
+  get connection() { return conn.state; },
+  get welcome() { return app.welcome ? JSON.parse(JSON.stringify(app.welcome)) : null; },
+  get snapshot() { return summary(app.latest); },
+  /** The newest snapshot's boids: {x, y, heading, group} as plain arrays. */
+  boids() {
+    const s = app.latest;
+    if (!s) return null;
+    return { x: Array.from(s.x), y: Array.from(s.y), heading: Array.from(s.heading), group: Array.from(s.group) };
+  },
+  /** The first n boid positions the last frame drew. */
+  drawnPositions(n = 16) {
+    const f = app.frame;
+    if (!f) return [];
+    return Array.from({ length: Math.min(n, f.count) }, (_, i) => [f.x[i], f.y[i], f.angle[i]]);
+  },
+  get frames() {
+    const fr = app.frames;
+    return { count: fr.count, workMs: fr.workMs, lastWorkMs: fr.lastWorkMs, intervals: fr.intervals,
+      intervalMs: fr.intervalMs, drawnBoids: renderer.drawn, playoutHolds: playout.holds, ...frameStats() };
+  },
+  get stats() {
+    return { ...snapshotStats(), rttMs: app.rttMs, framesSkipped: skips.skipped, tickMs: app.tickMs,
+      polarization: app.pol, decodeCount: app.decode.count, decodeMsTotal: app.decode.totalMs,
+      acks: app.acks, errors: app.errors, badSnapshots: app.badSnapshots };
+  },
+  get lastError() { return app.lastError ? { ...app.lastError } : null; },
+  get group() { return app.group; },
+  get highlight() { return app.highlight; },
+  get follow() { return app.follow; },
+  get obstacleRadius() { return app.radius; },
+  /** Page (client) coordinates of world point (x, y). */
+  worldToClient(x, y) {
+    const [sx, sy] = camera.worldToScreen(x, y);
+    const r = clientRect();
+    return [r.left + sx, r.top + sy];
+  },
+  /** World point under page (client) coordinates (cx, cy). */
+  clientToWorld(cx, cy) {
+    const r = clientRect();
+    return camera.screenToWorld(cx - r.left, cy - r.top);
+  },
+});
+
+// ---- start --------------------------------------------------------------
+
+bindControls();
+conn.start();
+requestAnimationFrame(frame);
+setInterval(() => conn.send('ping'), PING_EVERY_MS);
+setInterval(pollMetrics, METRICS_EVERY_MS);
+setInterval(updatePanel, PANEL_EVERY_MS);

@@ -1,0 +1,181 @@
+// Measurements for the stats panel: sliding-window rates, skipped-frame
+// counting from tick gaps, polarization of a snapshot, the tick-time mean
+// from flockd's /metrics text, and small sparkline charts. Everything but
+// drawSparkline is pure and takes time as an argument.
+
+/** Events and bytes per second over the last `windowMs`. */
+export class RateMeter {
+  constructor(windowMs = 2000) {
+    this.windowMs = windowMs;
+    this.events = []; // [timeMs, bytes]
+    this.start = null;
+  }
+
+  add(nowMs, bytes = 0) {
+    if (this.start === null) this.start = nowMs;
+    this.events.push([nowMs, bytes]);
+    this.expire(nowMs);
+  }
+
+  expire(nowMs) {
+    const cut = nowMs - this.windowMs;
+    let i = 0;
+    while (i < this.events.length && this.events[i][0] < cut) i++;
+    if (i) this.events.splice(0, i);
+  }
+
+  /** {rate, bytesPerSec} over the window (or the time since the first event). */
+  read(nowMs) {
+    this.expire(nowMs);
+    if (this.start === null) return { rate: 0, bytesPerSec: 0 };
+    const span = Math.max(250, Math.min(this.windowMs, nowMs - this.start)) / 1000;
+    let bytes = 0;
+    for (const e of this.events) bytes += e[1];
+    return { rate: this.events.length / span, bytesPerSec: bytes / span };
+  }
+
+  reset() {
+    this.events = [];
+    this.start = null;
+  }
+}
+
+/**
+ * Counts snapshots the client never saw: consecutive snapshots should be
+ * tick_hz / snapshot_hz ticks apart; a larger gap means frames were skipped
+ * (by a slow socket, §1 "latest frame wins"). Ticks that stand still
+ * (paused) or go back (reset) are not gaps.
+ */
+export class SkipCounter {
+  constructor() {
+    this.skipped = 0;
+    this.setRates(60, 20);
+  }
+
+  setRates(tickHz, snapshotHz) {
+    this.step = tickHz / snapshotHz;
+    this.allowed = Math.ceil(this.step - 1e-9);
+    this.last = null;
+  }
+
+  /** Feeds the next snapshot's tick; returns how many frames it says were skipped. */
+  add(tick) {
+    const last = this.last;
+    this.last = tick;
+    if (last === null || tick <= last) return 0;
+    const gap = tick - last;
+    if (gap <= this.allowed) return 0;
+    const n = Math.max(1, Math.round(gap / this.step) - 1);
+    this.skipped += n;
+    return n;
+  }
+
+  /** Forgets the last tick (a new connection), keeping the total. */
+  restart() {
+    this.last = null;
+  }
+}
+
+const COS = new Float64Array(256);
+const SIN = new Float64Array(256);
+for (let h = 0; h < 256; h++) {
+  COS[h] = Math.cos((h * Math.PI) / 128);
+  SIN[h] = Math.sin((h * Math.PI) / 128);
+}
+
+/** |mean unit heading| of a decoded snapshot's boids: 1 all aligned, ~0 random; null without boids. */
+export function polarization(snap) {
+  const n = snap.boidCount;
+  if (!n) return null;
+  const hd = snap.heading;
+  let sx = 0;
+  let sy = 0;
+  for (let i = 0; i < n; i++) {
+    sx += COS[hd[i]];
+    sy += SIN[hd[i]];
+  }
+  return Math.hypot(sx, sy) / n;
+}
+
+/** {sum, count} of flockd_tick_duration_seconds from Prometheus text, or null. */
+export function parseTickMetrics(text) {
+  const grab = (name) => {
+    const m = text.match(new RegExp(`^${name}(?:\\{[^}]*\\})?\\s+(\\S+)`, 'm'));
+    return m ? Number(m[1]) : NaN;
+  };
+  const sum = grab('flockd_tick_duration_seconds_sum');
+  const count = grab('flockd_tick_duration_seconds_count');
+  return Number.isFinite(sum) && Number.isFinite(count) ? { sum, count } : null;
+}
+
+/** Mean tick time (ms) between two parseTickMetrics readings; null when no tick ran. */
+export function meanTickMs(prev, cur) {
+  if (!prev || !cur) return null;
+  const dc = cur.count - prev.count;
+  if (dc <= 0) return null;
+  return ((cur.sum - prev.sum) / dc) * 1000;
+}
+
+/** The last `capacity` samples; null marks a gap. */
+export class Series {
+  constructor(capacity = 60) {
+    this.capacity = capacity;
+    this.values = [];
+  }
+
+  push(v) {
+    this.values.push(v);
+    if (this.values.length > this.capacity) this.values.shift();
+  }
+
+  get last() {
+    for (let i = this.values.length - 1; i >= 0; i--) if (this.values[i] !== null) return this.values[i];
+    return null;
+  }
+
+  clear() {
+    this.values = [];
+  }
+}
+
+/**
+ * Draws `series` into a small canvas: a line scaled from `min` (or the data
+ * minimum) to `max` (or the data maximum), gaps left open.
+ */
+export function drawSparkline(canvas, series, { color = '#4cc9f0', min = null, max = null } = {}) {
+  const dpr = window.devicePixelRatio || 1;
+  const w = canvas.clientWidth || 160;
+  const h = canvas.clientHeight || 32;
+  if (canvas.width !== Math.round(w * dpr)) canvas.width = Math.round(w * dpr);
+  if (canvas.height !== Math.round(h * dpr)) canvas.height = Math.round(h * dpr);
+  const ctx = canvas.getContext('2d');
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.clearRect(0, 0, w, h);
+  const vals = series.values;
+  const real = vals.filter((v) => v !== null);
+  if (!real.length) return;
+  let lo = min !== null ? min : Math.min(...real);
+  let hi = max !== null ? max : Math.max(...real);
+  if (hi - lo < 1e-9) {
+    hi += 0.5;
+    lo -= 0.5;
+  }
+  const dx = w / Math.max(1, series.capacity - 1);
+  const x0 = w - (vals.length - 1) * dx;
+  ctx.strokeStyle = color;
+  ctx.lineWidth = 1.5;
+  ctx.beginPath();
+  let pen = false;
+  vals.forEach((v, i) => {
+    if (v === null) {
+      pen = false;
+      return;
+    }
+    const x = x0 + i * dx;
+    const y = h - 2 - ((v - lo) / (hi - lo)) * (h - 4);
+    if (pen) ctx.lineTo(x, y);
+    else ctx.moveTo(x, y);
+    pen = true;
+  });
+  ctx.stroke();
+}
