@@ -18,6 +18,7 @@
 #include <libwebsockets.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,7 @@
 struct app {
     struct net *net; /* set before the room starts ticking */
     sigset_t signals;
+    atomic_int done; /* the service loop has ended: a signal now only wakes */
 };
 
 static void wake(void *arg)
@@ -38,7 +40,7 @@ static void *signal_main(void *arg)
 {
     struct app *app = arg;
     int sig = 0;
-    if (sigwait(&app->signals, &sig) == 0) {
+    if (sigwait(&app->signals, &sig) == 0 && !atomic_load(&app->done)) {
         fprintf(stderr, "flockd: %s, shutting down\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
         net_stop(app->net);
     }
@@ -148,7 +150,9 @@ int main(int argc, char **argv)
 
     net_run(app.net);
 
-    pthread_cancel(sig_thread);
+    /* Wake the signal thread if no signal did (it ignores this one). */
+    atomic_store(&app.done, 1);
+    pthread_kill(sig_thread, SIGTERM);
     pthread_join(sig_thread, NULL);
     room_stop(room);
     net_destroy(app.net);
