@@ -1,0 +1,829 @@
+/*
+ * ctl_load.c — `flockctl load`: many concurrent viewer connections from one
+ * process, to measure what flockd delivers to each of them.
+ *
+ * libwebsockets' client parses incoming payload byte by byte, which caps one
+ * process at about a thousand busy viewers; this subcommand therefore speaks
+ * WebSocket itself (ws_wire.h) over non-blocking sockets. A few worker
+ * threads (--threads) each own a slice of the connections and one epoll
+ * set. Only the 44-byte snapshot header is looked at (tick, epoch and
+ * server_time_us); the rest of each snapshot is discarded in the kernel
+ * with recv(MSG_TRUNC), one call per snapshot, so a viewer costs two small
+ * system calls per frame and no copy (read_some()).
+ *
+ * Run: a connect phase (staggered: at most MAX_PENDING handshakes in flight
+ * and --connect-rate new connections per millisecond; a failed attempt is
+ * retried up to MAX_ATTEMPTS times), then --seconds of measurement with
+ * every connection open, then a close frame to each. Only the measurement
+ * window counts: frames, bytes, per-client rates, ages, skipped snapshots.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "ctl_commands.h"
+#include "proto_snapshot.h"
+#include "ws_wire.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define READ_BUF      (256 * 1024)
+#define HEAD_READ     64          /* a frame header plus a snapshot header */
+#define HS_BUF        4096        /* response head of the upgrade */
+#define TEXT_MAX      (64 * 1024) /* welcome text kept for parsing */
+#define MAX_PENDING   256         /* connects and handshakes in flight, all workers */
+#define MAX_ATTEMPTS  3
+#define RETRY_DELAY_S 0.25
+#define SCAN_S        0.05 /* how often timeouts and retries are checked */
+#define EVENTS        512
+#define AGE_BIN_US    10
+#define AGE_BINS      (1000000 + 1) /* 0..10 s; the last bin holds anything older */
+#define PHASE_CONNECT 0
+#define PHASE_MEASURE 1
+#define PHASE_STOP    2
+
+enum conn_state { C_NEW, C_RETRY, C_CONNECTING, C_HANDSHAKE, C_OPEN, C_CLOSED, C_FAILED };
+
+struct worker;
+
+struct conn {
+    struct worker *w;
+    int fd;
+    uint8_t state, attempts, welcomed, closing, snap_have, paused;
+    char key[WS_KEY_LEN + 1];
+    char *buf; /* response head during the handshake, then the welcome text */
+    uint32_t buf_len;
+    uint32_t ticks_per_snapshot; /* from the welcome; 0 = unknown */
+    struct ws_rx rx;
+    uint8_t snap[PROTO_SNAPSHOT_HEADER_SIZE];
+    double deadline; /* handshake timeout or retry time, monotonic s */
+    double resume_at;
+    struct conn *next_paused;
+    uint64_t frames, last_tick, skipped;
+    uint32_t last_epoch;
+    uint8_t have_tick;
+};
+
+struct load;
+
+struct worker {
+    struct load *ld;
+    pthread_t thread;
+    int ep;
+    struct conn *conns;
+    int n, next_new, pending, settled, reported;
+    int measuring;
+    uint8_t *buf;
+    uint64_t now_us; /* wall clock of the current read */
+    uint64_t rng;
+    double tokens, last_refill, last_scan;
+    struct conn *paused_head, *paused_tail;
+    uint32_t *age_bins;
+    uint64_t age_count, bytes, bad_frames;
+    int connected, failures, dropped, retries;
+    char first_error[160];
+};
+
+struct load {
+    const struct ctl_args *a;
+    struct ctl_url url;
+    struct sockaddr_storage addr;
+    socklen_t addrlen;
+    atomic_int phase;
+    atomic_int workers_settled;
+    struct worker *workers;
+    int nworkers;
+};
+
+static void note_error(struct worker *w, const char *what, const char *detail)
+{
+    if (!w->first_error[0])
+        snprintf(w->first_error, sizeof w->first_error, "%s%s%s", what, detail ? ": " : "",
+                 detail ? detail : "");
+}
+
+static uint64_t next_random(struct worker *w)
+{
+    /* xorshift64*: keys and masks need to vary, not to be secret. */
+    w->rng ^= w->rng >> 12;
+    w->rng ^= w->rng << 25;
+    w->rng ^= w->rng >> 27;
+    return w->rng * 0x2545F4914F6CDD1DULL;
+}
+
+static uint64_t le(const uint8_t *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+/* ---- frames and messages -------------------------------------------------- */
+
+/* Best effort: a control frame of a few bytes always fits a socket buffer
+ * that is being drained, and a lost pong only matters after 30 s. */
+static void send_frame(struct conn *c, int opcode, const uint8_t *payload, size_t len)
+{
+    uint8_t frame[WS_CONTROL_MAX + 16];
+    size_t n =
+        ws_client_frame(frame, sizeof frame, opcode, payload, len, (uint32_t)next_random(c->w));
+    if (n && write(c->fd, frame, n) < 0)
+        note_error(c->w, "write", strerror(errno));
+}
+
+static void on_snapshot(struct conn *c)
+{
+    struct worker *w = c->w;
+    const uint8_t *h = c->snap;
+    if (c->snap_have < PROTO_SNAPSHOT_HEADER_SIZE || h[0] != 'F' || h[1] != 'K' ||
+        h[2] != PROTO_VERSION || h[3] != PROTO_SNAPSHOT_TYPE) {
+        w->bad_frames++;
+        return;
+    }
+    uint64_t tick = le(h + 8, 8), sent_us = le(h + 16, 8);
+    uint32_t epoch = (uint32_t)le(h + 32, 4);
+    if (w->measuring) {
+        c->frames++;
+        /* Ticks only compare within one epoch; a reset restarts them. */
+        if (c->have_tick && epoch == c->last_epoch && c->ticks_per_snapshot &&
+            tick > c->last_tick + c->ticks_per_snapshot)
+            c->skipped += (tick - c->last_tick) / c->ticks_per_snapshot - 1;
+        uint64_t bin = w->now_us > sent_us ? (w->now_us - sent_us) / AGE_BIN_US : 0;
+        w->age_bins[bin < AGE_BINS - 1 ? bin : AGE_BINS - 1]++;
+        w->age_count++;
+    }
+    c->have_tick = 1;
+    c->last_tick = tick;
+    c->last_epoch = epoch;
+}
+
+static void on_welcome(struct conn *c)
+{
+    cJSON *msg = cJSON_ParseWithLength(c->buf, c->buf_len);
+    const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(msg, "type"));
+    if (type && !strcmp(type, "welcome")) {
+        double tick_hz = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(msg, "tick_hz"));
+        double snap_hz = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(msg, "snapshot_hz"));
+        if (tick_hz > 0 && snap_hz > 0 && tick_hz / snap_hz < 1e6)
+            c->ticks_per_snapshot = (uint32_t)ceil(tick_hz / snap_hz - 1e-9);
+        c->welcomed = 1;
+        c->w->connected++;
+        c->w->settled++;
+        c->w->pending--;
+    } else {
+        note_error(c->w, "the first message was not a welcome", NULL);
+        c->closing = 1;
+    }
+    cJSON_Delete(msg);
+    free(c->buf);
+    c->buf = NULL;
+    c->buf_len = 0;
+}
+
+static void on_data(void *user, int opcode, const uint8_t *p, size_t n, int last)
+{
+    struct conn *c = user;
+    if (opcode == WS_OP_BINARY) {
+        size_t want = PROTO_SNAPSHOT_HEADER_SIZE - c->snap_have;
+        size_t k = n < want ? n : want;
+        if (!p || !k)
+            k = 0;
+        else
+            memcpy(c->snap + c->snap_have, p, k);
+        c->snap_have = (uint8_t)(c->snap_have + k);
+        if (last) {
+            on_snapshot(c);
+            c->snap_have = 0;
+        }
+        return;
+    }
+    if (c->welcomed)
+        return; /* replies to nothing we sent; ignore */
+    if (!c->buf)
+        c->buf = malloc(TEXT_MAX);
+    size_t room = c->buf ? TEXT_MAX - c->buf_len : 0, k = n < room ? n : room;
+    if (k) {
+        memcpy(c->buf + c->buf_len, p, k);
+        c->buf_len += (uint32_t)k;
+    }
+    if (last)
+        on_welcome(c);
+}
+
+static void on_control(void *user, int opcode, const uint8_t *p, size_t n)
+{
+    struct conn *c = user;
+    if (opcode == WS_OP_PING) {
+        send_frame(c, WS_OP_PONG, p, n);
+    } else if (opcode == WS_OP_CLOSE) {
+        char why[32];
+        snprintf(why, sizeof why, "%u", n >= 2 ? (unsigned)p[0] << 8 | p[1] : 1005u);
+        note_error(c->w, "the server closed a connection with", why);
+        send_frame(c, WS_OP_CLOSE, p, n >= 2 ? 2 : 0);
+        c->closing = 1;
+    }
+}
+
+static const struct ws_rx_ops rx_ops = {on_data, on_control};
+
+/* ---- connection life cycle ------------------------------------------------ */
+
+static void close_fd(struct conn *c)
+{
+    if (c->fd >= 0) {
+        epoll_ctl(c->w->ep, EPOLL_CTL_DEL, c->fd, NULL);
+        close(c->fd);
+        c->fd = -1;
+    }
+    free(c->buf);
+    c->buf = NULL;
+    c->buf_len = 0;
+}
+
+/* An attempt failed before the welcome: retry later or give up. */
+static void attempt_failed(struct conn *c, const char *why, const char *detail)
+{
+    struct worker *w = c->w;
+    close_fd(c);
+    w->pending--;
+    if (c->attempts < MAX_ATTEMPTS && !ctl_stop) {
+        c->state = C_RETRY;
+        c->deadline = ctl_mono_s() + RETRY_DELAY_S * c->attempts;
+        w->retries++;
+        return;
+    }
+    note_error(w, why, detail);
+    c->state = C_FAILED;
+    w->failures++;
+    w->settled++;
+}
+
+/* An open, welcomed connection ended. */
+static void conn_lost(struct conn *c, const char *why)
+{
+    if (!c->welcomed) {
+        attempt_failed(c, why, NULL);
+        return;
+    }
+    close_fd(c);
+    c->state = C_CLOSED;
+    if (c->w->measuring) {
+        c->w->dropped++;
+        note_error(c->w, why, NULL);
+    }
+}
+
+static int arm(struct conn *c, int op, uint32_t events)
+{
+    struct epoll_event ev = {.events = events, .data.ptr = c};
+    if (c->w->ld->a->read_delay_ms > 0 && (events & EPOLLIN))
+        ev.events |= EPOLLONESHOT;
+    return epoll_ctl(c->w->ep, op, c->fd, &ev);
+}
+
+static void start_connect(struct worker *w, struct conn *c)
+{
+    const struct load *ld = w->ld;
+    c->attempts++;
+    c->rx = (struct ws_rx){0};
+    c->snap_have = 0;
+    w->pending++;
+    c->fd = socket(ld->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (c->fd < 0) {
+        attempt_failed(c, "socket", strerror(errno));
+        return;
+    }
+    int one = 1;
+    setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    c->state = C_CONNECTING;
+    c->deadline = ctl_mono_s() + ld->a->timeout;
+    if ((connect(c->fd, (const struct sockaddr *)&ld->addr, ld->addrlen) && errno != EINPROGRESS) ||
+        arm(c, EPOLL_CTL_ADD, EPOLLOUT))
+        attempt_failed(c, "connect", strerror(errno));
+}
+
+/* The socket connected (or failed to): send the upgrade request. */
+static void on_connected(struct conn *c)
+{
+    const struct ctl_url *u = &c->w->ld->url;
+    int err = 0;
+    socklen_t len = sizeof err;
+    if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) || err) {
+        attempt_failed(c, "connect", strerror(err ? err : errno));
+        return;
+    }
+    uint8_t rnd[16];
+    for (int i = 0; i < 16; i += 8) {
+        uint64_t r = next_random(c->w);
+        memcpy(rnd + i, &r, 8);
+    }
+    ws_make_key(rnd, c->key);
+    char req[1024];
+    int n = ws_request(req, sizeof req, u->host, u->port, u->path, c->key, PROTO_SUBPROTOCOL);
+    c->buf = malloc(HS_BUF);
+    if (n < 0 || !c->buf || write(c->fd, req, (size_t)n) != n || arm(c, EPOLL_CTL_MOD, EPOLLIN)) {
+        attempt_failed(c, "sending the upgrade request", strerror(errno));
+        return;
+    }
+    c->state = C_HANDSHAKE;
+}
+
+/* Feeds bytes that arrived on an open connection to the frame parser. */
+static int feed(struct conn *c, const uint8_t *p, size_t n)
+{
+    if (ws_rx_feed(&c->rx, p, n, &rx_ops, c)) {
+        conn_lost(c, "the server broke the WebSocket framing");
+        return -1;
+    }
+    if (c->closing) {
+        conn_lost(c, "closed by the server");
+        return -1;
+    }
+    return 0;
+}
+
+/* Reads the 101 response; frames after its head go to the parser. */
+static void on_handshake_readable(struct conn *c)
+{
+    ssize_t r = read(c->fd, c->buf + c->buf_len, HS_BUF - c->buf_len);
+    if (r <= 0) {
+        if (r < 0 && (errno == EAGAIN || errno == EINTR))
+            return;
+        attempt_failed(c, "handshake", r ? strerror(errno) : "connection closed");
+        return;
+    }
+    c->buf_len += (uint32_t)r;
+    size_t head = ws_response_head_len(c->buf, c->buf_len);
+    const char *why;
+    if (!head) {
+        if (c->buf_len == HS_BUF)
+            attempt_failed(c, "handshake", "response head too long");
+        return;
+    }
+    if (ws_check_response(c->buf, head, c->key, &why)) {
+        attempt_failed(c, "handshake", why);
+        return;
+    }
+    uint8_t rest[HS_BUF];
+    size_t nrest = c->buf_len - head;
+    memcpy(rest, c->buf + head, nrest);
+    free(c->buf);
+    c->buf = NULL;
+    c->buf_len = 0;
+    c->state = C_OPEN;
+    if (nrest)
+        feed(c, rest, nrest);
+}
+
+/* Queues c to be re-armed after --read-delay-ms. The delay is the same for
+ * every connection, so the queue stays ordered by resume time. A conn
+ * still queued from an earlier attempt is re-armed when that entry is due. */
+static void pause_conn(struct worker *w, struct conn *c)
+{
+    if (c->paused)
+        return;
+    c->paused = 1;
+    c->resume_at = ctl_mono_s() + w->ld->a->read_delay_ms / 1000.0;
+    c->next_paused = NULL;
+    if (w->paused_tail)
+        w->paused_tail->next_paused = c;
+    else
+        w->paused_head = c;
+    w->paused_tail = c;
+}
+
+/* One read. A fast reader discards the rest of a snapshot's payload in the
+ * kernel once its header is in (recv with MSG_TRUNC: no copy) and otherwise
+ * reads just enough for the next frame header and snapshot header; a slow
+ * reader (--read-delay-ms) takes whatever is buffered, up to READ_BUF, like
+ * a real client. Returns what read() would, after feeding the parser (-2:
+ * the connection is gone). */
+static ssize_t read_some(struct worker *w, struct conn *c, size_t *want)
+{
+    int slow = w->ld->a->read_delay_ms > 0;
+    uint64_t skip =
+        !slow && c->rx.msg_opcode == WS_OP_BINARY && c->snap_have == PROTO_SNAPSHOT_HEADER_SIZE
+            ? ws_rx_skippable(&c->rx)
+            : 0;
+    ssize_t r;
+    if (skip) {
+        *want = skip < READ_BUF ? (size_t)skip : READ_BUF;
+        r = recv(c->fd, NULL, *want, MSG_TRUNC | MSG_DONTWAIT);
+    } else {
+        *want = slow ? READ_BUF : HEAD_READ;
+        r = read(c->fd, w->buf, *want);
+    }
+    if (r <= 0)
+        return r;
+    w->now_us = ctl_wall_us();
+    if (w->measuring)
+        w->bytes += (uint64_t)r;
+    if (skip) {
+        ws_rx_skip(&c->rx, (size_t)r, &rx_ops, c);
+        return r;
+    }
+    return feed(c, w->buf, (size_t)r) ? -2 : r;
+}
+
+static void on_open_readable(struct worker *w, struct conn *c)
+{
+    for (int k = 0; k < 16; k++) {
+        size_t want;
+        ssize_t r = read_some(w, c, &want);
+        if (r == -2)
+            return;
+        if (r < 0 && (errno == EAGAIN || errno == EINTR))
+            break;
+        if (r <= 0) {
+            conn_lost(c, r ? strerror(errno) : "the server closed a connection");
+            return;
+        }
+        if (w->ld->a->read_delay_ms > 0) {
+            pause_conn(w, c);
+            return;
+        }
+        if ((size_t)r < want)
+            break;
+    }
+    if (w->ld->a->read_delay_ms > 0)
+        arm(c, EPOLL_CTL_MOD, EPOLLIN);
+}
+
+static void on_event(struct worker *w, struct conn *c, uint32_t events)
+{
+    switch (c->state) {
+    case C_CONNECTING:
+        on_connected(c);
+        break;
+    case C_HANDSHAKE:
+        on_handshake_readable(c);
+        if ((c->state == C_HANDSHAKE || c->state == C_OPEN) && w->ld->a->read_delay_ms > 0)
+            arm(c, EPOLL_CTL_MOD, EPOLLIN); /* one-shot: re-arm */
+        break;
+    case C_OPEN:
+        on_open_readable(w, c);
+        break;
+    default:
+        break;
+    }
+    (void)events;
+}
+
+/* ---- the worker loop ------------------------------------------------------ */
+
+/* Starts new connections within the rate and in-flight limits. */
+static void connect_some(struct worker *w, double now)
+{
+    const struct load *ld = w->ld;
+    double rate = (double)ld->a->connect_batch * 1000.0 / ld->nworkers; /* per second */
+    w->tokens += (now - w->last_refill) * rate;
+    w->last_refill = now;
+    if (w->tokens > rate * 0.005 + 1)
+        w->tokens = rate * 0.005 + 1;
+    int max_pending = MAX_PENDING / ld->nworkers;
+    while (w->next_new < w->n && w->pending < max_pending && w->tokens >= 1) {
+        w->tokens -= 1;
+        start_connect(w, &w->conns[w->next_new++]);
+    }
+}
+
+/* Timeouts of attempts in flight, due retries. */
+static void scan(struct worker *w, double now)
+{
+    int max_pending = MAX_PENDING / w->ld->nworkers;
+    for (int i = 0; i < w->next_new; i++) {
+        struct conn *c = &w->conns[i];
+        int in_flight = c->state == C_CONNECTING || c->state == C_HANDSHAKE ||
+                        (c->state == C_OPEN && !c->welcomed);
+        if (in_flight && now > c->deadline)
+            attempt_failed(c, "timeout", "no welcome in time");
+        else if (c->state == C_RETRY && now > c->deadline && w->pending < max_pending)
+            start_connect(w, c);
+    }
+}
+
+static void resume_due(struct worker *w, double now)
+{
+    while (w->paused_head && w->paused_head->resume_at <= now) {
+        struct conn *c = w->paused_head;
+        w->paused_head = c->next_paused;
+        if (!w->paused_head)
+            w->paused_tail = NULL;
+        c->paused = 0;
+        if (c->state == C_OPEN)
+            arm(c, EPOLL_CTL_MOD, EPOLLIN);
+    }
+}
+
+static int wait_ms(const struct worker *w, double now)
+{
+    int ms = w->settled < w->n ? 1 : 20;
+    if (w->paused_head) {
+        double due = (w->paused_head->resume_at - now) * 1000.0;
+        int d = due <= 0 ? 0 : (int)ceil(due);
+        if (d < ms)
+            ms = d;
+    }
+    return ms;
+}
+
+static void close_all(struct worker *w)
+{
+    static const uint8_t normal[2] = {0x03, 0xE8}; /* 1000 */
+    for (int i = 0; i < w->n; i++) {
+        struct conn *c = &w->conns[i];
+        if (c->state == C_OPEN && c->welcomed)
+            send_frame(c, WS_OP_CLOSE, normal, sizeof normal);
+        close_fd(c);
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+    struct epoll_event ev[EVENTS];
+    w->last_refill = w->last_scan = ctl_mono_s();
+    for (;;) {
+        int phase = atomic_load(&w->ld->phase);
+        if (phase == PHASE_STOP)
+            break;
+        w->measuring = phase == PHASE_MEASURE;
+        double now = ctl_mono_s();
+        connect_some(w, now);
+        if (now - w->last_scan >= SCAN_S) {
+            scan(w, now);
+            w->last_scan = now;
+        }
+        resume_due(w, now);
+        if (w->settled == w->n && !w->reported) {
+            w->reported = 1;
+            atomic_fetch_add(&w->ld->workers_settled, 1);
+        }
+        int n = epoll_wait(w->ep, ev, EVENTS, wait_ms(w, now));
+        for (int i = 0; i < n; i++)
+            on_event(w, ev[i].data.ptr, ev[i].events);
+    }
+    close_all(w);
+    return NULL;
+}
+
+/* ---- set-up, run, report ---------------------------------------------------- */
+
+/* Lets this process open n sockets if the hard limit allows. */
+static void raise_fd_limit(int n)
+{
+    struct rlimit rl;
+    rlim_t want = (rlim_t)n + 64;
+    if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= want)
+        return;
+    if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want) {
+        fprintf(stderr, "flockctl load: warning: open file limit %llu < %llu\n",
+                (unsigned long long)rl.rlim_max, (unsigned long long)want);
+        want = rl.rlim_max;
+    }
+    rl.rlim_cur = want;
+    if (setrlimit(RLIMIT_NOFILE, &rl))
+        fprintf(stderr, "flockctl load: warning: cannot raise the open file limit\n");
+}
+
+static int resolve(struct load *ld)
+{
+    struct addrinfo hints = {0}, *res = NULL;
+    hints.ai_socktype = SOCK_STREAM;
+    char port[16];
+    snprintf(port, sizeof port, "%d", ld->url.port);
+    int rc = getaddrinfo(ld->url.host, port, &hints, &res);
+    if (rc || !res) {
+        fprintf(stderr, "flockctl load: cannot resolve %s: %s\n", ld->url.host,
+                rc ? gai_strerror(rc) : "no address");
+        return -1;
+    }
+    memcpy(&ld->addr, res->ai_addr, res->ai_addrlen);
+    ld->addrlen = res->ai_addrlen;
+    freeaddrinfo(res);
+    return 0;
+}
+
+static void workers_free(struct load *ld)
+{
+    for (int i = 0; i < ld->nworkers; i++) {
+        struct worker *w = &ld->workers[i];
+        if (w->ep >= 0)
+            close(w->ep);
+        free(w->buf);
+        free(w->age_bins);
+    }
+    free(ld->workers);
+}
+
+/* Splits conns among the workers and gives each its epoll set and buffers. */
+static int workers_create(struct load *ld, struct conn *conns)
+{
+    int n = ld->a->clients, t = ld->a->threads < n ? ld->a->threads : n;
+    ld->workers = calloc((size_t)t, sizeof *ld->workers);
+    if (!ld->workers)
+        return -1;
+    ld->nworkers = t;
+    for (int i = 0; i < t; i++)
+        ld->workers[i].ep = -1;
+    for (int i = 0; i < t; i++) {
+        struct worker *w = &ld->workers[i];
+        int lo = (int)((long long)n * i / t), hi = (int)((long long)n * (i + 1) / t);
+        w->ld = ld;
+        w->conns = conns + lo;
+        w->n = hi - lo;
+        w->ep = epoll_create1(EPOLL_CLOEXEC);
+        w->buf = malloc(READ_BUF);
+        w->age_bins = calloc(AGE_BINS, sizeof *w->age_bins);
+        if (getrandom(&w->rng, sizeof w->rng, 0) != sizeof w->rng || !w->rng)
+            w->rng = 0x9E3779B97F4A7C15ULL ^ (uint64_t)ctl_wall_us() ^ (uint64_t)i;
+        if (w->ep < 0 || !w->buf || !w->age_bins)
+            return -1;
+        for (int k = 0; k < w->n; k++) {
+            w->conns[k].w = w;
+            w->conns[k].fd = -1;
+        }
+    }
+    return 0;
+}
+
+/* Sleeps until the monotonic time t, or ctl_stop. */
+static void sleep_until(double t)
+{
+    while (!ctl_stop) {
+        double left = t - ctl_mono_s();
+        if (left <= 0)
+            return;
+        struct timespec ts = {0, (long)(fmin(left, 0.05) * 1e9)};
+        nanosleep(&ts, NULL);
+    }
+}
+
+struct results {
+    int clients, connected, failures, dropped, retries;
+    double connect_s, window_s;
+    uint64_t frames, bytes, skipped, bad_frames, age_count;
+    double rate_p50, rate_p1, age_p50, age_p99;
+    char first_error[160];
+};
+
+static int compare_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+/* Nearest-rank percentile p (0..1] over every worker's age histogram, ms. */
+static double age_percentile(const struct load *ld, uint64_t total, double p)
+{
+    if (!total)
+        return NAN;
+    uint64_t rank = (uint64_t)ceil(p * (double)total), seen = 0;
+    for (size_t b = 0; b < AGE_BINS; b++) {
+        for (int i = 0; i < ld->nworkers; i++)
+            seen += ld->workers[i].age_bins[b];
+        if (seen >= rank)
+            return (double)(b * AGE_BIN_US) / 1000.0;
+    }
+    return (double)((AGE_BINS - 1) * AGE_BIN_US) / 1000.0;
+}
+
+/* Per-client rates (frames in the window / window) of the welcomed
+ * clients: p50 and p1 (the slowest percent). */
+static void rate_percentiles(const struct conn *conns, int n, struct results *r)
+{
+    double *rates = malloc((size_t)n * sizeof *rates);
+    int k = 0;
+    for (int i = 0; rates && i < n; i++)
+        if (conns[i].welcomed)
+            rates[k++] = r->window_s > 0 ? (double)conns[i].frames / r->window_s : 0;
+    if (k) {
+        qsort(rates, (size_t)k, sizeof *rates, compare_double);
+        r->rate_p50 = rates[(size_t)ceil(0.50 * k) - 1];
+        r->rate_p1 = rates[(size_t)ceil(0.01 * k) - 1];
+    }
+    free(rates);
+}
+
+static void collect(const struct load *ld, const struct conn *conns, struct results *r)
+{
+    r->clients = ld->a->clients;
+    for (int i = 0; i < ld->nworkers; i++) {
+        const struct worker *w = &ld->workers[i];
+        r->connected += w->connected;
+        r->failures += w->failures;
+        r->dropped += w->dropped;
+        r->retries += w->retries;
+        r->bytes += w->bytes;
+        r->bad_frames += w->bad_frames;
+        r->age_count += w->age_count;
+        if (!r->first_error[0] && w->first_error[0])
+            snprintf(r->first_error, sizeof r->first_error, "%s", w->first_error);
+    }
+    for (int i = 0; i < r->clients; i++) {
+        r->frames += conns[i].frames;
+        r->skipped += conns[i].skipped;
+    }
+    rate_percentiles(conns, r->clients, r);
+    r->age_p50 = age_percentile(ld, r->age_count, 0.50);
+    r->age_p99 = age_percentile(ld, r->age_count, 0.99);
+}
+
+static void print_number(const char *name, double v, const char *sep)
+{
+    if (isnan(v))
+        printf("\"%s\":null%s", name, sep);
+    else
+        printf("\"%s\":%.2f%s", name, round(v * 100.0) / 100.0, sep);
+}
+
+static void report(const struct results *r)
+{
+    printf("flockctl load: %d of %d clients connected in %.2f s (%d retries, %d failed); "
+           "measured %.2f s\n",
+           r->connected, r->clients, r->connect_s, r->retries, r->failures, r->window_s);
+    if (r->first_error[0])
+        printf("flockctl load: first error: %s\n", r->first_error);
+    double span = r->window_s > 0 ? r->window_s : 1;
+    printf("{\"clients\":%d,\"connected\":%d,", r->clients, r->connected);
+    print_number("frames_per_s", (double)r->frames / span, ",");
+    print_number("mb_per_s", (double)r->bytes / span / 1e6, ",");
+    print_number("client_rate_p50", r->rate_p50, ",");
+    print_number("client_rate_p1", r->rate_p1, ",");
+    print_number("age_ms_p50", r->age_p50, ",");
+    print_number("age_ms_p99", r->age_p99, ",");
+    printf("\"skipped\":%llu,\"failures\":%d,\"dropped\":%d,\"retries\":%d,"
+           "\"bad_frames\":%llu,",
+           (unsigned long long)r->skipped, r->failures + r->dropped, r->dropped, r->retries,
+           (unsigned long long)r->bad_frames);
+    print_number("connect_s", r->connect_s, ",");
+    print_number("seconds", r->window_s, "}\n");
+    fflush(stdout);
+}
+
+/* Connect phase, measurement window, stop; fills the timing fields. */
+static void run_phases(struct load *ld, struct results *r)
+{
+    double start = ctl_mono_s();
+    double connect_limit = start + ld->a->timeout * MAX_ATTEMPTS + 5 + ld->a->clients / 500.0;
+    while (!ctl_stop && atomic_load(&ld->workers_settled) < ld->nworkers &&
+           ctl_mono_s() < connect_limit)
+        sleep_until(ctl_mono_s() + 0.005);
+    double window = ctl_mono_s();
+    r->connect_s = window - start;
+    atomic_store(&ld->phase, PHASE_MEASURE);
+    sleep_until(window + ld->a->seconds);
+    atomic_store(&ld->phase, PHASE_STOP);
+    r->window_s = ctl_mono_s() - window;
+}
+
+int ctl_load_run(const struct ctl_args *a)
+{
+    struct load ld = {.a = a};
+    struct results r = {0};
+    if (a->seconds <= 0) {
+        fprintf(stderr, "flockctl load: --seconds S (> 0) is required\n");
+        return CTL_EXIT_USAGE;
+    }
+    if (ctl_url_parse(a->url, &ld.url) || resolve(&ld))
+        return CTL_EXIT_CONNECT;
+    raise_fd_limit(a->clients);
+    struct conn *conns = calloc((size_t)a->clients, sizeof *conns);
+    if (!conns || workers_create(&ld, conns)) {
+        fprintf(stderr, "flockctl load: out of memory or file descriptors\n");
+        workers_free(&ld);
+        free(conns);
+        return CTL_EXIT_FAILED;
+    }
+    int started = 0;
+    for (; started < ld.nworkers; started++)
+        if (pthread_create(&ld.workers[started].thread, NULL, worker_main, &ld.workers[started]))
+            break;
+    if (started == ld.nworkers)
+        run_phases(&ld, &r);
+    atomic_store(&ld.phase, PHASE_STOP);
+    for (int i = 0; i < started; i++)
+        pthread_join(ld.workers[i].thread, NULL);
+    collect(&ld, conns, &r);
+    report(&r);
+    workers_free(&ld);
+    free(conns);
+    if (started < ld.nworkers || !r.connected)
+        return r.connected ? CTL_EXIT_FAILED : CTL_EXIT_CONNECT;
+    return r.failures || r.dropped || !r.frames ? CTL_EXIT_FAILED : CTL_EXIT_OK;
+}

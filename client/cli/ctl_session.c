@@ -1,0 +1,317 @@
+/*
+ * ctl_session.c — a single libwebsockets client connection (see
+ * ctl_session.h).
+ *
+ * lws delivers a message in chunks; they are appended to rx until the last
+ * one, then the whole message goes to the caller. Outgoing text waits in a
+ * FIFO and is written one message per WRITEABLE callback, as lws requires.
+ * lws_service() does not honour its timeout in 4.1, so a timer wakes the
+ * loop every WAKE_US and callers can check their own deadlines.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "ctl_session.h"
+
+#include "ctl_args.h"
+#include "proto.h"
+
+#include <libwebsockets.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WAKE_US      20000
+#define RX_CHUNK     16384
+#define MAX_MESSAGE  (64u << 20) /* a larger incoming message closes the connection */
+#define CLOSE_WAIT_S 1.0
+
+struct outmsg {
+    struct outmsg *next;
+    size_t len;
+    unsigned char data[]; /* LWS_PRE headroom, then len bytes */
+};
+
+enum state { ST_CONNECTING, ST_OPEN, ST_CLOSED };
+
+struct ctl_session {
+    struct lws_context *ctx;
+    struct lws *wsi;
+    lws_sorted_usec_list_t wake;
+    enum state state;
+    int closing;
+    ctl_message_fn fn;
+    void *user;
+    char *welcome; /* NULL until it arrived */
+    size_t welcome_len;
+    unsigned char *rx;
+    size_t rx_len, rx_cap;
+    int rx_binary;
+    struct outmsg *out_head, *out_tail;
+    char error[200];
+    struct ctl_url url;
+};
+
+/* Keeps the first reason: "what" or "what: detail". */
+static void set_error(struct ctl_session *s, const char *what, const char *detail)
+{
+    if (!s->error[0])
+        snprintf(s->error, sizeof s->error, "%s%s%s", what, detail ? ": " : "",
+                 detail ? detail : "");
+}
+
+/* Appends a chunk to rx; -1 if the message grows past MAX_MESSAGE. */
+static int append_rx(struct ctl_session *s, const void *in, size_t len)
+{
+    if (len > s->rx_cap - s->rx_len) {
+        size_t cap = s->rx_cap ? s->rx_cap : RX_CHUNK;
+        while (cap - s->rx_len < len && cap < MAX_MESSAGE)
+            cap *= 2;
+        if (cap - s->rx_len < len)
+            return -1;
+        unsigned char *p = realloc(s->rx, cap + 1);
+        if (!p)
+            return -1;
+        s->rx = p;
+        s->rx_cap = cap;
+    }
+    memcpy(s->rx + s->rx_len, in, len);
+    s->rx_len += len;
+    return 0;
+}
+
+static void deliver(struct ctl_session *s)
+{
+    if (!s->welcome && !s->rx_binary) {
+        s->welcome = malloc(s->rx_len + 1);
+        if (s->welcome) {
+            memcpy(s->welcome, s->rx, s->rx_len);
+            s->welcome[s->rx_len] = '\0';
+            s->welcome_len = s->rx_len;
+        }
+    }
+    if (!s->rx_binary)
+        s->rx[s->rx_len] = '\0'; /* rx has one spare byte */
+    s->fn(s->user, s->rx_binary, s->rx, s->rx_len);
+}
+
+static int on_receive(struct ctl_session *s, const void *in, size_t len)
+{
+    if (s->rx_len == 0)
+        s->rx_binary = lws_frame_is_binary(s->wsi);
+    if (append_rx(s, in, len)) {
+        set_error(s, "message too large", NULL);
+        return -1;
+    }
+    if (!lws_is_final_fragment(s->wsi) || lws_remaining_packet_payload(s->wsi))
+        return 0;
+    deliver(s);
+    s->rx_len = 0;
+    return 0;
+}
+
+static int on_writeable(struct ctl_session *s)
+{
+    if (s->closing) {
+        lws_close_reason(s->wsi, LWS_CLOSE_STATUS_NORMAL, NULL, 0);
+        return -1;
+    }
+    struct outmsg *m = s->out_head;
+    if (!m)
+        return 0;
+    s->out_head = m->next;
+    if (!s->out_head)
+        s->out_tail = NULL;
+    int w = lws_write(s->wsi, m->data + LWS_PRE, m->len, LWS_WRITE_TEXT);
+    int short_write = w < (int)m->len;
+    free(m);
+    if (short_write) {
+        set_error(s, "write failed", NULL);
+        return -1;
+    }
+    if (s->out_head)
+        lws_callback_on_writable(s->wsi);
+    return 0;
+}
+
+static void on_peer_close(struct ctl_session *s, const unsigned char *in, size_t len)
+{
+    char why[160];
+    unsigned code = len >= 2 ? (unsigned)in[0] << 8 | in[1] : 1005;
+    snprintf(why, sizeof why, "server closed the connection: %u %.*s", code,
+             len > 2 ? (int)(len - 2 > 100 ? 100 : len - 2) : 0,
+             len > 2 ? (const char *)in + 2 : "");
+    set_error(s, why, NULL);
+}
+
+static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+                    size_t len)
+{
+    struct ctl_session *s = lws_get_opaque_user_data(wsi);
+    if (!s)
+        return lws_callback_http_dummy(wsi, reason, user, in, len);
+    switch (reason) {
+    case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
+        set_error(s, "cannot connect", in ? (const char *)in : "connection failed");
+        s->state = ST_CLOSED;
+        s->wsi = NULL;
+        return 0;
+    case LWS_CALLBACK_CLIENT_ESTABLISHED:
+        s->wsi = wsi;
+        s->state = ST_OPEN;
+        return 0;
+    case LWS_CALLBACK_CLIENT_RECEIVE:
+        return on_receive(s, in, len);
+    case LWS_CALLBACK_CLIENT_WRITEABLE:
+        return on_writeable(s);
+    case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
+        on_peer_close(s, in, len);
+        return 0;
+    case LWS_CALLBACK_CLIENT_CLOSED:
+    case LWS_CALLBACK_WSI_DESTROY:
+        if (s->state != ST_CLOSED)
+            set_error(s, "connection closed", NULL);
+        s->state = ST_CLOSED;
+        s->wsi = NULL;
+        return 0;
+    default:
+        break;
+    }
+    return lws_callback_http_dummy(wsi, reason, user, in, len);
+}
+
+static const struct lws_protocols protocols[] = {
+    {PROTO_SUBPROTOCOL, callback, 0, RX_CHUNK, 0, NULL, 0},
+    {NULL, NULL, 0, 0, 0, NULL, 0},
+};
+
+static void on_wake(lws_sorted_usec_list_t *sul)
+{
+    struct ctl_session *s = lws_container_of(sul, struct ctl_session, wake);
+    lws_sul_schedule(s->ctx, 0, &s->wake, on_wake, WAKE_US);
+}
+
+static int start(struct ctl_session *s)
+{
+    struct lws_context_creation_info info;
+    memset(&info, 0, sizeof info);
+    info.port = CONTEXT_PORT_NO_LISTEN;
+    info.protocols = protocols;
+    info.pt_serv_buf_size = 65536;
+    lws_set_log_level(0, NULL);
+    s->ctx = lws_create_context(&info);
+    if (!s->ctx) {
+        set_error(s, "cannot create the libwebsockets context", NULL);
+        return -1;
+    }
+    lws_sul_schedule(s->ctx, 0, &s->wake, on_wake, WAKE_US);
+    struct lws_client_connect_info ci;
+    memset(&ci, 0, sizeof ci);
+    ci.context = s->ctx;
+    ci.address = s->url.host;
+    ci.port = s->url.port;
+    ci.path = s->url.path;
+    ci.host = s->url.host;
+    ci.origin = s->url.host;
+    ci.protocol = PROTO_SUBPROTOCOL;
+    ci.opaque_user_data = s;
+    s->state = ST_CONNECTING;
+    if (!lws_client_connect_via_info(&ci) && s->state == ST_CONNECTING) {
+        set_error(s, "cannot connect to", s->url.host);
+        s->state = ST_CLOSED;
+    }
+    return s->state == ST_CLOSED ? -1 : 0;
+}
+
+struct ctl_session *ctl_session_open(const char *url, double timeout_s, ctl_message_fn fn,
+                                     void *user, char *err, size_t errcap)
+{
+    struct ctl_session *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(err, errcap, "out of memory");
+        return NULL;
+    }
+    s->fn = fn;
+    s->user = user;
+    if (ctl_url_parse(url, &s->url)) {
+        snprintf(err, errcap, "not a ws:// URL: %s", url);
+        free(s);
+        return NULL;
+    }
+    double deadline = ctl_mono_s() + timeout_s;
+    if (!start(s)) {
+        while (!s->welcome && s->state != ST_CLOSED && !ctl_stop && ctl_mono_s() < deadline)
+            if (lws_service(s->ctx, 0) < 0)
+                break;
+        if (!s->welcome && s->state != ST_CLOSED)
+            set_error(s, "no welcome in time from", url);
+    }
+    if (s->welcome && s->state == ST_OPEN)
+        return s;
+    snprintf(err, errcap, "%s", s->error[0] ? s->error : "cannot connect");
+    ctl_session_close(s);
+    return NULL;
+}
+
+const char *ctl_session_welcome(const struct ctl_session *s, size_t *len)
+{
+    if (len)
+        *len = s->welcome_len;
+    return s->welcome;
+}
+
+int ctl_session_send(struct ctl_session *s, const char *text, size_t len)
+{
+    if (s->state != ST_OPEN)
+        return -1;
+    struct outmsg *m = malloc(sizeof *m + LWS_PRE + len);
+    if (!m)
+        return -1;
+    m->next = NULL;
+    m->len = len;
+    memcpy(m->data + LWS_PRE, text, len);
+    if (s->out_tail)
+        s->out_tail->next = m;
+    else
+        s->out_head = m;
+    s->out_tail = m;
+    lws_callback_on_writable(s->wsi);
+    return 0;
+}
+
+int ctl_session_service(struct ctl_session *s)
+{
+    if (s->state == ST_OPEN && lws_service(s->ctx, 0) < 0)
+        s->state = ST_CLOSED;
+    return s->state == ST_OPEN ? 0 : -1;
+}
+
+const char *ctl_session_error(const struct ctl_session *s)
+{
+    return s->state == ST_OPEN ? "" : s->error;
+}
+
+void ctl_session_close(struct ctl_session *s)
+{
+    if (!s)
+        return;
+    if (s->state == ST_OPEN && s->wsi) {
+        s->closing = 1;
+        lws_callback_on_writable(s->wsi);
+        double deadline = ctl_mono_s() + CLOSE_WAIT_S;
+        while (s->state == ST_OPEN && ctl_mono_s() < deadline)
+            if (lws_service(s->ctx, 0) < 0)
+                break;
+    }
+    if (s->ctx) {
+        lws_sul_cancel(&s->wake);
+        lws_context_destroy(s->ctx);
+    }
+    while (s->out_head) {
+        struct outmsg *m = s->out_head;
+        s->out_head = m->next;
+        free(m);
+    }
+    free(s->welcome);
+    free(s->rx);
+    free(s);
+}

@@ -1,0 +1,56 @@
+/*
+ * ctl_session — one libwebsockets client connection to flockd, for the
+ * subcommands that talk to the server as a single client (send, watch,
+ * record).
+ *
+ * Opening connects to a ws:// URL with the flock.v1 subprotocol and waits
+ * for the welcome (PROTOCOL.md §6.1). Every whole message, text or binary,
+ * reassembled from its fragments, is handed to the callback given at open,
+ * the welcome included; text to send is queued and written when the socket can take it.
+ *
+ * Never: decoding or interpreting messages (that is the caller's and
+ * proto/'s business), more than one connection, threads.
+ * Threading: everything on the calling thread; the callback runs inside
+ * ctl_session_open() and ctl_session_service().
+ * Memory: the session owns its buffers; the data passed to the callback is
+ * valid only during the call.
+ */
+#ifndef FLOCKCTL_SESSION_H
+#define FLOCKCTL_SESSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ctl_session;
+
+/* One whole message: binary (a snapshot) or text (JSON), data[0..len). */
+typedef void (*ctl_message_fn)(void *user, int binary, const uint8_t *data, size_t len);
+
+/*
+ * Connects to url and waits up to timeout_s seconds for the welcome.
+ * Returns the session, or NULL with a reason in err[0..errcap) if the
+ * server could not be reached, refused the upgrade, or sent no welcome in
+ * time (or ctl_stop was set). Free with ctl_session_close().
+ */
+struct ctl_session *ctl_session_open(const char *url, double timeout_s, ctl_message_fn fn,
+                                     void *user, char *err, size_t errcap);
+
+/* The welcome's JSON text, NUL-terminated, owned by the session. */
+const char *ctl_session_welcome(const struct ctl_session *s, size_t *len);
+
+/* Queues text[0..len) as one text message. 0, or -1 if out of memory or
+ * the connection is gone. */
+int ctl_session_send(struct ctl_session *s, const char *text, size_t len);
+
+/* Services the connection once (returns within about 20 ms). 0 while it
+ * is open, -1 once it has closed. */
+int ctl_session_service(struct ctl_session *s);
+
+/* Why the connection ended, "" while it is open (e.g. "server closed: 1001"). */
+const char *ctl_session_error(const struct ctl_session *s);
+
+/* Closes with 1000 (waiting up to a second for the server's answer),
+ * frees everything. NULL is allowed. */
+void ctl_session_close(struct ctl_session *s);
+
+#endif

@@ -1,0 +1,106 @@
+/*
+ * flockctl — command-line client for flockd: send commands, watch the
+ * flock, record and dump snapshots, and load-test a server with thousands
+ * of viewers. See `flockctl --help` and `flockctl COMMAND --help`.
+ *
+ * This file is the dispatch table: each subcommand's name, flags, help and
+ * entry point. The subcommands live in ctl_<name>.c.
+ */
+#include "ctl_args.h"
+#include "ctl_commands.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *const send_flags[] = {"--url", "--timeout", NULL};
+static const char *const watch_flags[] = {"--url", "--seconds", "--timeout", NULL};
+static const char *const record_flags[] = {"--url", "--seconds", "--timeout", NULL};
+static const char *const dump_flags[] = {NULL};
+static const char *const load_flags[] = {
+    "--url",           "--clients",      "--seconds", "--threads",
+    "--read-delay-ms", "--connect-rate", "--timeout", NULL};
+
+static const struct ctl_command commands[] = {
+    {"send", "JSON...", 0, CTL_MAX_POS, send_flags,
+     "Sends each JSON command in turn, waits for its reply and prints the reply as one line.",
+     "Without JSON arguments the commands are read from standard input, one per line.\n"
+     "A command is sent once the previous one was answered; after a command goes\n"
+     "unanswered for --timeout seconds the rest are not sent. The exit status is 1\n"
+     "if any command was refused (an error reply) or unanswered.\n"
+     "example: flockctl send '{\"cmd\":\"seek\",\"id\":1,\"group\":0,\"x\":400,\"y\":300}'\n",
+     ctl_send_run},
+    {"watch", "", 0, 0, watch_flags,
+     "Prints one JSON line per second: tick, boids, snapshots and bytes per second, "
+     "polarization.",
+     "Fields: t (seconds since start), tick and boids/obstacles/paused of the newest\n"
+     "snapshot, snapshots_per_s, bytes_per_s, and polarization: the length of the mean\n"
+     "unit heading of all boids (decoded headings), 0 disordered .. 1 aligned.\n"
+     "Without --seconds it runs until interrupted (Ctrl-C).\n",
+     ctl_watch_run},
+    {"record", "FILE", 1, 1, record_flags,
+     "Records every message the server sends (welcome, snapshots) with its arrival time.",
+     "The file format is described in client/cli/RECORDING.md. Without --seconds it\n"
+     "records until interrupted. Prints {\"file\",\"snapshots\",\"bytes\"} at the end.\n",
+     ctl_record_run},
+    {"dump", "FILE", 1, 1, dump_flags,
+     "Prints a recording as JSON lines, one per message, snapshots decoded.",
+     "Snapshot lines: arrival_us, every header field, runs [[group,count]], boids\n"
+     "[[x,y,heading_rad,group]] (decoded per PROTOCOL.md 4.4), obstacles [[id,x,y,r]],\n"
+     "targets [[group,x,y]]. Text lines: arrival_us and the message. The exit status\n"
+     "is 1 if the file is damaged or a snapshot does not decode.\n",
+     ctl_dump_run},
+    {"load", "", 0, 0, load_flags,
+     "Opens N concurrent viewer connections and measures what each receives.",
+     "Connects every client first (staggered, failed attempts retried twice), then\n"
+     "measures for --seconds and prints, last, one JSON object:\n"
+     "  clients, connected, frames_per_s (all clients), mb_per_s (bytes read),\n"
+     "  client_rate_p50 / client_rate_p1 (snapshots per second of one client: median\n"
+     "  and slowest percent), age_ms_p50 / age_ms_p99 (arrival time minus the\n"
+     "  snapshot's server_time_us), skipped (snapshots missed, from tick gaps),\n"
+     "  failures (clients that never connected plus connections lost while\n"
+     "  measuring), dropped, retries, bad_frames, connect_s, seconds.\n"
+     "Uses its own WebSocket client over non-blocking sockets and epoll (not\n"
+     "libwebsockets): payload is skipped in bulk, only snapshot headers are read.\n"
+     "The exit status is 1 if any client failed or no snapshot arrived.\n",
+     ctl_load_run},
+};
+
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: flockctl COMMAND [flags] [args]\n"
+               "Command-line client for flockd (protocol: proto/PROTOCOL.md).\n\ncommands:\n");
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f,
+            "\nCommon flags: --url URL (default %s), --timeout S, --seconds S.\n"
+            "'flockctl COMMAND --help' describes each command.\n"
+            "exit status: 0 ok, 1 refused or failed, 2 usage error, 3 cannot connect\n",
+            CTL_DEFAULT_URL);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return CTL_EXIT_USAGE;
+    }
+    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return CTL_EXIT_OK;
+    }
+    for (size_t i = 0; i < NCOMMANDS; i++) {
+        if (strcmp(argv[1], commands[i].name))
+            continue;
+        struct ctl_args a;
+        int rc = ctl_args_parse(&commands[i], argc - 2, argv + 2, &a);
+        if (rc)
+            return rc == CTL_EXIT_HELP ? CTL_EXIT_OK : rc;
+        ctl_install_signals();
+        return commands[i].run(&a);
+    }
+    fprintf(stderr, "flockctl: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return CTL_EXIT_USAGE;
+}
