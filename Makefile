@@ -55,15 +55,20 @@ build: deps $(BUILD)/CMakeCache.txt
 run: build
 	$(BUILD)/server/flockd --port 8080 --web-root client/web $(ARGS)
 
+# Unit tests (test_*) run in parallel; tests that start flockd and measure
+# rates run one at a time so they do not compete for the CPU.
+CTEST_PHASES = ctest --output-on-failure -j$(JOBS) -R '^test_' && \
+               ctest --output-on-failure -E '^test_'
+
 unit-test: build
-	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+	cd $(BUILD) && $(CTEST_PHASES)
 
 asan-test: deps
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLOCKD_SANITIZE=ON \
 	      -DCMAKE_C_COMPILER=$(CC_PICK)
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j$(JOBS)
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 sh -c "$(CTEST_PHASES)"
 
 SOURCES = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find server proto client tests -name '*.[ch]')
 

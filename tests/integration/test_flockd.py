@@ -187,7 +187,7 @@ def raw_ws_connect(port):
 
 @test
 async def clients_that_never_read_neither_grow_memory_nor_delay_others():
-    with Flockd(FLOCKD, "--boids", "4000", "--stale-timeout", "2") as d:
+    with Flockd(FLOCKD, "--boids", "2000", "--stale-timeout", "2") as d:
         c = await Client.connect(d.url)
         await asyncio.sleep(1)
         # The watcher's own rate before, so the comparison holds on slow
@@ -202,7 +202,7 @@ async def clients_that_never_read_neither_grow_memory_nor_delay_others():
         rate = (len(c.snapshots) - n0) / 8
         rss1 = d.rss_kib()
         assert rate >= 0.95 * base and base > 5, (base, rate)
-        # A stuck client holds at most one partly written 20 KB frame.
+        # A stuck client holds at most one partly written 10 KB frame.
         assert rss1 - rss0 < 20 * 64 + 4096, (rss0, rss1)
         _, _, metrics = d.http("/metrics")
         stale = [l for l in metrics.splitlines() if l.startswith("flockd_stale_closed_total")]
