@@ -390,8 +390,8 @@ function snapshotStats() {
 function frameStats() {
   const fr = app.frames;
   return {
-    fps: fr.intervals ? 1000 / (fr.intervalMs / fr.intervals) : null,
-    workMs: fr.count ? fr.workMs / fr.count : null,
+    meanFps: fr.intervals ? 1000 / (fr.intervalMs / fr.intervals) : null,
+    meanWorkMs: fr.count ? fr.workMs / fr.count : null,
   };
 }
 

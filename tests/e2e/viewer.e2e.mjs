@@ -1,0 +1,441 @@
+// End-to-end test of the browser viewer: a real flockd on a loopback port,
+// the page it serves at / opened in headless Chromium (Debian's, driven by
+// playwright-core), and checks through the mouse, the DOM, the canvas
+// pixels and the page's read-only window.flockView. Also measures the
+// render loop at 1k and 10k boids and the snapshot decode time.
+//
+// usage: node viewer.e2e.mjs FLOCKD [BUILD_DIR]
+//   screenshot: $FLOCK_E2E_SCREENSHOT, else BUILD_DIR/e2e-viewer.png
+//   browser:    $CHROMIUM, else /usr/bin/chromium
+// Prints one line per check and last "N passed, N failed"; exits 1 on failure.
+
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createInterface } from 'node:readline';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const ROOT = resolve(HERE, '..', '..');
+const WEB_ROOT = join(ROOT, 'client', 'web');
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const VIEWPORT = { width: 1280, height: 800 };
+
+const [flockdBin, buildDir = join(ROOT, 'build')] = process.argv.slice(2);
+const screenshotPath = process.env.FLOCK_E2E_SCREENSHOT || join(buildDir, 'e2e-viewer.png');
+
+let passed = 0;
+let failed = 0;
+
+function finish(code) {
+  console.log(`${passed} passed, ${failed} failed`);
+  process.exit(code);
+}
+
+function fatal(message) {
+  console.log(`FAIL setup: ${message}`);
+  failed++;
+  finish(1);
+}
+
+async function check(name, fn) {
+  const t0 = Date.now();
+  try {
+    await fn();
+    passed++;
+    console.log(`ok   ${name} (${Date.now() - t0} ms)`);
+    return true;
+  } catch (e) {
+    failed++;
+    console.log(`FAIL ${name}: ${e && e.stack ? e.stack : e}`);
+    return false;
+  }
+}
+
+function assert(cond, message) {
+  if (!cond) throw new Error(message);
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls fn() (async) until it returns a truthy value; returns that value. */
+async function waitFor(what, fn, timeoutMs = 5000, everyMs = 50) {
+  const deadline = Date.now() + timeoutMs;
+  let last;
+  for (;;) {
+    last = await fn();
+    if (last) return last;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(everyMs);
+  }
+}
+
+// ---- flockd -----------------------------------------------------------------
+
+const servers = new Set();
+
+/** Starts flockd with `args`; resolves to {proc, port, url, stop()}. */
+function startFlockd(args, port = 0) {
+  return new Promise((resolveStart, reject) => {
+    const proc = spawn(flockdBin, ['--port', String(port), '--host', '127.0.0.1', '--web-root', WEB_ROOT, ...args],
+      { stdio: ['ignore', 'pipe', 'pipe'] });
+    servers.add(proc);
+    let stderr = '';
+    proc.stderr.on('data', (d) => { stderr += d; });
+    const timer = setTimeout(() => reject(new Error(`flockd did not start: ${stderr}`)), 10000);
+    proc.on('exit', (code) => {
+      servers.delete(proc);
+      clearTimeout(timer);
+      reject(new Error(`flockd exited with ${code}: ${stderr}`));
+    });
+    createInterface({ input: proc.stdout }).on('line', (line) => {
+      const m = line.match(/flockd listening on http:\/\/[^:]+:(\d+)/);
+      if (!m) return;
+      clearTimeout(timer);
+      const p = Number(m[1]);
+      resolveStart({
+        proc, port: p, url: `http://127.0.0.1:${p}/`,
+        stop: () => new Promise((done) => {
+          if (proc.exitCode !== null || proc.signalCode !== null) return done();
+          proc.once('exit', () => done());
+          proc.kill('SIGTERM');
+          setTimeout(() => proc.kill('SIGKILL'), 5000).unref();
+        }),
+      });
+    });
+  });
+}
+
+function killServers() {
+  for (const p of servers) p.kill('SIGKILL');
+}
+
+process.on('exit', killServers);
+process.on('SIGINT', () => { killServers(); process.exit(130); });
+
+// ---- page helpers -------------------------------------------------------------
+
+const view = (page, fn, arg) => page.evaluate(fn, arg);
+
+async function openViewer(browser, url, consoleLog) {
+  const page = await browser.newPage({ viewport: VIEWPORT });
+  page.on('console', (m) => {
+    if (m.type() === 'error') consoleLog.push({ text: m.text(), phase: consoleLog.phase });
+  });
+  page.on('pageerror', (e) => consoleLog.push({ text: `uncaught: ${e.message}`, phase: consoleLog.phase }));
+  await page.goto(url);
+  return page;
+}
+
+/** Distance on the torus (wrap) or the plane (contain). */
+function dist(ax, ay, bx, by, w, h, wrap) {
+  let dx = Math.abs(ax - bx);
+  let dy = Math.abs(ay - by);
+  if (wrap) {
+    dx = Math.min(dx, w - dx);
+    dy = Math.min(dy, h - dy);
+  }
+  return Math.hypot(dx, dy);
+}
+
+async function meanDistance(page, group, tx, ty) {
+  const [b, s] = await Promise.all([view(page, () => window.flockView.boids()), view(page, () => window.flockView.snapshot)]);
+  let sum = 0;
+  let n = 0;
+  for (let i = 0; i < b.x.length; i++) {
+    if (b.group[i] !== group) continue;
+    sum += dist(b.x[i], b.y[i], tx, ty, s.width, s.height, s.wrap);
+    n++;
+  }
+  return n ? sum / n : NaN;
+}
+
+/** Page coordinates (whole pixels) of world point (x, y), and the world point under them. */
+async function pointAt(page, x, y) {
+  const [cx, cy] = await view(page, ([wx, wy]) => window.flockView.worldToClient(wx, wy), [x, y]);
+  const px = Math.round(cx);
+  const py = Math.round(cy);
+  const world = await view(page, ([a, b]) => window.flockView.clientToWorld(a, b), [px, py]);
+  return { px, py, world };
+}
+
+const f32 = Math.fround;
+const sameF32 = (a, b) => Math.abs(a - f32(b)) <= 1e-3;
+
+// Mean frame work (ms), frame interval (ms) and decode time (ms per
+// snapshot) over `ms` of steady running.
+async function measure(page, ms) {
+  const snap = () => view(page, () => ({ f: window.flockView.frames, s: window.flockView.stats }));
+  const a = await snap();
+  await sleep(ms);
+  const b = await snap();
+  const frames = b.f.count - a.f.count;
+  const intervals = b.f.intervals - a.f.intervals;
+  const decodes = b.s.decodeCount - a.s.decodeCount;
+  return {
+    frames,
+    workMs: (b.f.workMs - a.f.workMs) / frames,
+    intervalMs: (b.f.intervalMs - a.f.intervalMs) / intervals,
+    fps: (1000 * intervals) / (b.f.intervalMs - a.f.intervalMs),
+    decodeMs: (b.s.decodeMsTotal - a.s.decodeMsTotal) / decodes,
+    snapshotRate: b.s.rate,
+    bytesPerSec: b.s.bytesPerSec,
+    drawn: b.f.drawnBoids,
+    skipped: b.s.framesSkipped - a.s.framesSkipped,
+    holds: b.f.playoutHolds - a.f.playoutHolds,
+  };
+}
+
+// ---- the checks ---------------------------------------------------------------
+
+async function functionalChecks(browser, consoleLog) {
+  // A small capacity so that a spawn from the page is refused (error display).
+  const args = ['--boids', '1000', '--capacity', '1500', '--seed', '7'];
+  let server = await startFlockd(args);
+  const page = await openViewer(browser, server.url, consoleLog);
+  let ok = await check('the page connects and draws every boid', async () => {
+    await waitFor('the welcome and a drawn frame', () => view(page,
+      () => window.flockView.connected && window.flockView.frames.drawnBoids === 1000), 8000);
+    const w = await view(page, () => window.flockView.welcome);
+    assert(w.protocol === 1 && w.world.width === 1600, `welcome ${JSON.stringify(w).slice(0, 200)}`);
+    assert(!(await page.locator('#banner').isVisible()), 'the connection banner is still shown');
+  });
+  if (!ok) return { page, server };
+
+  await check('boids are on the canvas and move between frames', async () => {
+    const lit = await view(page, () => {
+      const c = document.getElementById('view');
+      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      let n = 0;
+      for (let i = 0; i < d.length; i += 4) if (d[i + 2] > 180 && d[i + 1] > 150 && d[i] < 140) n++; // group 0: #4cc9f0
+      return n;
+    });
+    assert(lit > 1500, `only ${lit} boid-coloured pixels`);
+    const a = await view(page, () => window.flockView.drawnPositions(50));
+    await sleep(250);
+    const b = await view(page, () => window.flockView.drawnPositions(50));
+    const moved = a.filter((p, i) => Math.hypot(p[0] - b[i][0], p[1] - b[i][1]) > 0.5).length;
+    assert(moved > 40, `only ${moved} of 50 boids moved in 250 ms`);
+    // Between two frames too (interpolation): consecutive frames differ.
+    const c = await view(page, () => new Promise((r) => {
+      const p0 = window.flockView.drawnPositions(20);
+      requestAnimationFrame(() => requestAnimationFrame(() => r([p0, window.flockView.drawnPositions(20)])));
+    }));
+    const steps = c[0].filter((p, i) => p[0] !== c[1][i][0] || p[1] !== c[1][i][1]).length;
+    assert(steps > 10, `only ${steps} of 20 boids changed from one frame to the next`);
+  });
+
+  await check('the stats panel shows snapshot rate, bytes, ping, tick time and polarization', async () => {
+    await waitFor('a second tick-time sample', () => view(page, () => window.flockView.stats.tickMs !== null), 5000);
+    await sleep(300);
+    const text = (id) => page.locator(`#${id}`).textContent();
+    const rate = parseFloat(await text('st-rate'));
+    assert(rate > 10 && rate < 30, `snapshot rate "${await text('st-rate')}"`);
+    assert(/[kM]?B\/s/.test(await text('st-bytes')) && parseFloat(await text('st-bytes')) > 0, 'bytes/s');
+    assert(/^\d+(\.\d)? ms$/.test(await text('st-ping')), `ping "${await text('st-ping')}"`);
+    assert(/ms$/.test(await text('st-tickms')), `tick time "${await text('st-tickms')}"`);
+    const pol = parseFloat(await text('st-pol'));
+    assert(pol >= 0 && pol <= 1, `polarization "${await text('st-pol')}"`);
+    assert((await text('st-skipped')) === '0', `skipped "${await text('st-skipped')}"`);
+  });
+
+  const target = { x: 400, y: 300 };
+  await check('a click sets the group\'s seek target and the group heads there', async () => {
+    const p = await pointAt(page, target.x, target.y);
+    await page.mouse.click(p.px, p.py);
+    const t = await waitFor('the target in a snapshot', () => view(page,
+      () => window.flockView.snapshot.targets.find((x) => x.group === 0)), 3000);
+    assert(sameF32(t.x, p.world[0]) && sameF32(t.y, p.world[1]),
+      `target (${t.x}, ${t.y}), clicked (${p.world[0]}, ${p.world[1]})`);
+    target.x = t.x;
+    target.y = t.y;
+    const d0 = await meanDistance(page, 0, t.x, t.y);
+    await sleep(4000);
+    const d1 = await meanDistance(page, 0, t.x, t.y);
+    console.log(`     group 0 mean distance to its target: ${d0.toFixed(1)} -> ${d1.toFixed(1)} in 4 s`);
+    assert(d1 < 0.8 * d0, `mean distance went from ${d0} to ${d1}`);
+  });
+
+  const spot = { x: 1150, y: 650 };
+  await check('shift-click places an obstacle that the snapshots then carry', async () => {
+    const p = await pointAt(page, spot.x, spot.y);
+    const r = await view(page, () => window.flockView.obstacleRadius);
+    await page.keyboard.down('Shift');
+    await page.mouse.click(p.px, p.py);
+    await page.keyboard.up('Shift');
+    const o = await waitFor('the obstacle in a snapshot', () => view(page, () => window.flockView.snapshot.obstacles[0]), 3000);
+    assert(sameF32(o.x, p.world[0]) && sameF32(o.y, p.world[1]) && o.r === r, `obstacle ${JSON.stringify(o)}`);
+  });
+
+  await check('alt-click on a boid highlights it', async () => {
+    const [[x, y]] = await view(page, () => window.flockView.drawnPositions(1));
+    const [cx, cy] = await view(page, ([a, b]) => window.flockView.worldToClient(a, b), [x, y]);
+    await page.keyboard.down('Alt');
+    await page.mouse.click(cx, cy);
+    await page.keyboard.up('Alt');
+    const h = await view(page, () => window.flockView.highlight);
+    assert(h >= 0, `highlight ${h}`);
+    assert((await page.locator('#follow-index').inputValue()) === String(h), 'the follow index box');
+  });
+
+  await check('a refused command shows its error message on screen', async () => {
+    await page.locator('#spawn-n').fill('1000');
+    await page.locator('#btn-spawn').click();
+    await waitFor('the error toast', () => page.locator('#toast').isVisible(), 3000);
+    const msg = await page.locator('#toast').textContent();
+    const err = await view(page, () => window.flockView.lastError);
+    assert(err && err.code === 'capacity' && err.cmd === 'spawn', `lastError ${JSON.stringify(err)}`);
+    assert(msg.includes('capacity') && msg.includes(err.message), `toast "${msg}"`);
+    await waitFor('the toast to go away', async () => !(await page.locator('#toast').isVisible()), 6000, 200);
+  });
+
+  await sleep(1500); // let the sparklines grow a little for the picture
+  await check(`screenshot saved to ${screenshotPath}`, async () => {
+    mkdirSync(dirname(screenshotPath), { recursive: true });
+    await page.screenshot({ path: screenshotPath });
+    assert(existsSync(screenshotPath), 'no file');
+  });
+
+  await check('clicking an obstacle removes it', async () => {
+    const o = await view(page, () => window.flockView.snapshot.obstacles[0]);
+    const [cx, cy] = await view(page, ([a, b]) => window.flockView.worldToClient(a, b), [o.x + o.r / 3, o.y]);
+    await page.mouse.click(Math.round(cx), Math.round(cy));
+    await waitFor('the obstacle to be gone', () => view(page, () => window.flockView.snapshot.obstacles.length === 0), 3000);
+  });
+
+  await check('pause, step and resume buttons drive the room', async () => {
+    await page.locator('#btn-pause').click();
+    const t0 = await waitFor('paused snapshots', () => view(page,
+      () => window.flockView.snapshot.paused && window.flockView.snapshot.tick), 3000);
+    await sleep(300);
+    const t1 = await view(page, () => window.flockView.snapshot.tick);
+    assert(t1 === t0, `tick moved while paused: ${t0} -> ${t1}`);
+    assert(await page.locator('#btn-pause').isDisabled(), 'pause button enabled while paused');
+    await page.locator('#btn-step').click();
+    await waitFor('the step', () => view(page, (t) => window.flockView.snapshot.tick === t + 1, t1), 3000);
+    await page.locator('#btn-resume').click();
+    await waitFor('running snapshots', () => view(page,
+      (t) => !window.flockView.snapshot.paused && window.flockView.snapshot.tick > t + 3, t1), 3000);
+  });
+
+  await check('a parameter slider sends params and is acked', async () => {
+    const before = await view(page, () => window.flockView.stats);
+    const box = page.locator('#param-list input[name="max_speed"]');
+    await box.fill('150');
+    await box.press('Enter');
+    const slider = page.locator('#param-list input[type="range"][data-param="max_speed"]');
+    await waitFor('the slider to follow', async () => (await slider.inputValue()) === '150', 2000);
+    await sleep(500);
+    const after = await view(page, () => window.flockView.stats);
+    assert(after.errors === before.errors, `errors ${before.errors} -> ${after.errors}`);
+    assert(after.acks > before.acks, 'no ack');
+  });
+
+  await check('reset clears targets and obstacles and restarts the tick', async () => {
+    const e0 = await view(page, () => window.flockView.snapshot.epoch);
+    await page.locator('#btn-reset').click();
+    await waitFor('a reset snapshot', () => view(page, (e) => {
+      const s = window.flockView.snapshot;
+      return s.epoch !== e && s.targets.length === 0 && s.obstacles.length === 0 && s.tick < 60;
+    }, e0), 3000);
+    const v = await page.locator('#param-list input[name="max_speed"]').inputValue();
+    assert(v === '100', `max_speed box shows ${v} after reset`);
+  });
+
+  await check('the page says it reconnects when flockd restarts, and does', async () => {
+    consoleLog.phase = 'restart';
+    const port = server.port;
+    await server.stop();
+    await waitFor('the reconnect banner', async () => {
+      const b = page.locator('#banner');
+      return (await b.isVisible()) && /reconnect/i.test(await b.textContent());
+    }, 3000);
+    console.log(`     banner: "${await page.locator('#banner').textContent()}"`);
+    await sleep(1500); // a few failed attempts: the backoff grows
+    server = await startFlockd(args, port);
+    await waitFor('the new connection', () => view(page,
+      () => window.flockView.connected && window.flockView.frames.drawnBoids === 1000), 15000);
+    await waitFor('the banner to go', async () => !(await page.locator('#banner').isVisible()), 2000);
+    consoleLog.phase = 'after';
+  });
+
+  return { page, server };
+}
+
+async function perfRun(browser, n, consoleLog) {
+  const server = await startFlockd(['--boids', String(n), '--capacity', '16384']);
+  const page = await openViewer(browser, server.url, consoleLog);
+  try {
+    await waitFor(`${n} boids drawn`, () => view(page, (k) => window.flockView.frames.drawnBoids === k, n), 10000);
+    await sleep(2000); // warm up the JIT and the playout clock
+    const m = await measure(page, 5000);
+    const shot = screenshotPath.replace(/(\.png)?$/, `-${n / 1000}k.png`);
+    await page.screenshot({ path: shot });
+    console.log(`     screenshot: ${shot}`);
+    return m;
+  } finally {
+    await page.close();
+    await server.stop();
+  }
+}
+
+// ---- main -------------------------------------------------------------------------
+
+async function main() {
+  if (!flockdBin || !existsSync(flockdBin)) fatal(`flockd binary not found: "${flockdBin || ''}" (usage: node viewer.e2e.mjs FLOCKD [BUILD_DIR])`);
+  if (!existsSync(CHROMIUM)) {
+    fatal(`Chromium not found at ${CHROMIUM}: install Debian's package (apt-get install -y chromium, or make deps) or set CHROMIUM`);
+  }
+  let chromium;
+  try {
+    ({ chromium } = await import('playwright-core'));
+  } catch (e) {
+    fatal(`playwright-core is not installed in ${HERE}: run "npm ci" there (make deps does) — ${e.message}`);
+  }
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+  const consoleLog = [];
+  consoleLog.phase = 'main';
+  try {
+    const { page, server } = await functionalChecks(browser, consoleLog);
+    await page.close();
+    await server.stop();
+
+    const perf = {};
+    for (const n of [1000, 10000]) {
+      await check(`render loop and decode at ${n} boids`, async () => {
+        const m = await perfRun(browser, n, consoleLog);
+        perf[n] = m;
+        console.log(`     ${n} boids: frame work ${m.workMs.toFixed(2)} ms, frame interval ${m.intervalMs.toFixed(2)} ms ` +
+          `(${m.fps.toFixed(1)} fps), decode ${m.decodeMs.toFixed(3)} ms/snapshot, ` +
+          `${m.snapshotRate.toFixed(1)} snapshots/s, ${(m.bytesPerSec / 1e3).toFixed(0)} kB/s, ` +
+          `skipped ${m.skipped}, playout holds ${m.holds}`);
+        assert(m.drawn === n, `drew ${m.drawn} boids`);
+        assert(m.frames > 50, `only ${m.frames} frames in 5 s`);
+      });
+    }
+    if (perf[1000] && perf[10000]) {
+      console.log(`PERF frame_ms_1k=${perf[1000].workMs.toFixed(2)} frame_ms_10k=${perf[10000].workMs.toFixed(2)} ` +
+        `fps_1k=${perf[1000].fps.toFixed(1)} fps_10k=${perf[10000].fps.toFixed(1)} ` +
+        `decode_ms_1k=${perf[1000].decodeMs.toFixed(3)} decode_ms_10k=${perf[10000].decodeMs.toFixed(3)}`);
+    }
+
+    await check('no console errors (other than refused connections while flockd was down)', async () => {
+      const expected = /WebSocket connection to .* failed|net::ERR_[A-Z_]+/;
+      const bad = consoleLog.filter((e) => e.phase !== 'restart' || !expected.test(e.text));
+      assert(bad.length === 0, `console errors:\n${bad.map((e) => `  [${e.phase}] ${e.text}`).join('\n')}`);
+    });
+  } finally {
+    await browser.close();
+    killServers();
+  }
+  finish(failed ? 1 : 0);
+}
+
+main().catch((e) => {
+  console.log(`FAIL unexpected: ${e && e.stack ? e.stack : e}`);
+  failed++;
+  killServers();
+  finish(1);
+});
