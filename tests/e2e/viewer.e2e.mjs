@@ -238,7 +238,7 @@ async function functionalChecks(browser, consoleLog) {
     assert(/ms$/.test(await text('st-tickms')), `tick time "${await text('st-tickms')}"`);
     const pol = parseFloat(await text('st-pol'));
     assert(pol >= 0 && pol <= 1, `polarization "${await text('st-pol')}"`);
-    assert((await text('st-skipped')) === '0', `skipped "${await text('st-skipped')}"`);
+    assert(/^\d+$/.test(await text('st-skipped')), `skipped "${await text('st-skipped')}"`);
   });
 
   const target = { x: 400, y: 300 };
@@ -269,6 +269,14 @@ async function functionalChecks(browser, consoleLog) {
     assert(sameF32(o.x, p.world[0]) && sameF32(o.y, p.world[1]) && o.r === r, `obstacle ${JSON.stringify(o)}`);
   });
 
+  await check('right-click places an obstacle too', async () => {
+    const p = await pointAt(page, 1400, 200);
+    await page.mouse.click(p.px, p.py, { button: 'right' });
+    await waitFor('the second obstacle', () => view(page, () => window.flockView.snapshot.obstacles.length === 2), 3000);
+    const o = await view(page, () => window.flockView.snapshot.obstacles[1]);
+    assert(sameF32(o.x, p.world[0]) && sameF32(o.y, p.world[1]), `obstacle ${JSON.stringify(o)}`);
+  });
+
   await check('alt-click on a boid highlights it', async () => {
     const [[x, y]] = await view(page, () => window.flockView.drawnPositions(1));
     const [cx, cy] = await view(page, ([a, b]) => window.flockView.worldToClient(a, b), [x, y]);
@@ -278,6 +286,44 @@ async function functionalChecks(browser, consoleLog) {
     const h = await view(page, () => window.flockView.highlight);
     assert(h >= 0, `highlight ${h}`);
     assert((await page.locator('#follow-index').inputValue()) === String(h), 'the follow index box');
+  });
+
+  await check('follow keeps the highlighted boid in the middle of the view', async () => {
+    await page.locator('#follow').check();
+    await sleep(400);
+    const h = await view(page, () => window.flockView.highlight);
+    const [x, y] = await view(page, (i) => window.flockView.drawnBoid(i), h);
+    const [cx, cy] = await view(page, ([a, b]) => window.flockView.worldToClient(a, b), [x, y]);
+    const box = await page.locator('#view').boundingBox();
+    const off = Math.hypot(cx - (box.x + box.width / 2), cy - (box.y + box.height / 2));
+    assert(off < 2, `followed boid ${off.toFixed(1)} px from the centre`);
+    await page.locator('#follow').uncheck();
+    await page.locator('#btn-fit').click();
+  });
+
+  await check('the wheel zooms about the cursor, a drag pans and sends nothing', async () => {
+    const at = async (x, y) => view(page, ([a, b]) => window.flockView.worldToClient(a, b), [x, y]);
+    const before = await view(page, () => window.flockView.stats.acks);
+    const targets = JSON.stringify(await view(page, () => window.flockView.snapshot.targets));
+    const [x0, y0] = await at(800, 500);
+    const span0 = (await at(900, 500))[0] - x0;
+    await page.mouse.move(x0, y0);
+    await page.mouse.wheel(0, -400);
+    await waitFor('the zoom', async () => (await at(900, 500))[0] - (await at(800, 500))[0] > 1.5 * span0, 2000);
+    const [x1, y1] = await at(800, 500);
+    assert(Math.hypot(x1 - x0, y1 - y0) < 1, `the point under the cursor moved to (${x1}, ${y1})`);
+    await page.mouse.down();
+    await page.mouse.move(x0 + 60, y0 + 30, { steps: 6 });
+    await page.mouse.up();
+    const [x2, y2] = await at(800, 500);
+    assert(Math.abs(x2 - x1 - 60) < 1 && Math.abs(y2 - y1 - 30) < 1, `panned by (${x2 - x1}, ${y2 - y1})`);
+    await sleep(300);
+    assert(JSON.stringify(await view(page, () => window.flockView.snapshot.targets)) === targets, 'a drag moved a target');
+    const acks = await view(page, () => window.flockView.stats.acks);
+    assert(acks - before <= 1, 'a drag sent commands'); // a ping may have been acked meanwhile
+    await page.locator('#btn-fit').click();
+    const [x3, y3] = await at(800, 500);
+    assert(Math.hypot(x3 - x0, y3 - y0) < 1, 'Fit view did not restore the view');
   });
 
   await check('a refused command shows its error message on screen', async () => {
@@ -291,7 +337,23 @@ async function functionalChecks(browser, consoleLog) {
     await waitFor('the toast to go away', async () => !(await page.locator('#toast').isVisible()), 6000, 200);
   });
 
-  await sleep(1500); // let the sparklines grow a little for the picture
+  await check('a second group spawned from the page gets its own seek target', async () => {
+    await page.locator('#group').fill('1');
+    await page.locator('#group').press('Enter');
+    await page.locator('#spawn-n').fill('200');
+    await page.locator('#btn-spawn').click();
+    await waitFor('group 1 in the runs', () => view(page,
+      () => window.flockView.snapshot.runs.some((r) => r.group === 1 && r.count === 200)), 3000);
+    const p = await pointAt(page, 1300, 800);
+    await page.mouse.click(p.px, p.py);
+    const t = await waitFor('group 1\'s target', () => view(page,
+      () => window.flockView.snapshot.targets.find((x) => x.group === 1)), 3000);
+    assert(sameF32(t.x, p.world[0]) && sameF32(t.y, p.world[1]), `target ${JSON.stringify(t)}`);
+    const t0 = await view(page, () => window.flockView.snapshot.targets.find((x) => x.group === 0));
+    assert(t0 && t0.x === target.x && t0.y === target.y, 'group 0\'s target moved');
+  });
+
+  await sleep(2500); // let the sparklines grow a little for the picture
   await check(`screenshot saved to ${screenshotPath}`, async () => {
     mkdirSync(dirname(screenshotPath), { recursive: true });
     await page.screenshot({ path: screenshotPath });
@@ -302,7 +364,8 @@ async function functionalChecks(browser, consoleLog) {
     const o = await view(page, () => window.flockView.snapshot.obstacles[0]);
     const [cx, cy] = await view(page, ([a, b]) => window.flockView.worldToClient(a, b), [o.x + o.r / 3, o.y]);
     await page.mouse.click(Math.round(cx), Math.round(cy));
-    await waitFor('the obstacle to be gone', () => view(page, () => window.flockView.snapshot.obstacles.length === 0), 3000);
+    await waitFor('the obstacle to be gone', () => view(page,
+      (id) => !window.flockView.snapshot.obstacles.some((x) => x.id === id), o.id), 3000);
   });
 
   await check('pause, step and resume buttons drive the room', async () => {

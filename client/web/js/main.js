@@ -475,6 +475,11 @@ window.flockView = Object.freeze({
     if (!f) return [];
     return Array.from({ length: Math.min(n, f.count) }, (_, i) => [f.x[i], f.y[i], f.angle[i]]);
   },
+  /** [x, y, angle] of boid i as the last frame drew it, or null. */
+  drawnBoid(i) {
+    const f = app.frame;
+    return f && i >= 0 && i < f.count ? [f.x[i], f.y[i], f.angle[i]] : null;
+  },
   get frames() {
     const fr = app.frames;
     return { count: fr.count, workMs: fr.workMs, lastWorkMs: fr.lastWorkMs, intervals: fr.intervals,
