@@ -1,0 +1,360 @@
+#!/usr/bin/python3
+"""Integration tests: flockctl (client/cli) against a real flockd.
+
+Usage: test_flockctl.py FLOCKD_BINARY FLOCKCTL_BINARY
+Each test starts its own flockd on an ephemeral loopback port and runs
+flockctl subcommands against it, checking their output and exit status:
+send (acks, refusals, stdin, timeouts), watch, record + dump (checked against
+this harness's own snapshot decoder), load, and the usage errors and --help
+of every subcommand. Rates are compared with the server's configured
+snapshot rate with a tolerance that also holds for sanitizer builds. The
+last line is "N passed, N failed".
+"""
+
+import json
+import math
+import os
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from flockd_harness import Flockd, decode_snapshot  # noqa: E402
+
+FLOCKD = sys.argv[1] if len(sys.argv) > 1 else "build/server/flockd"
+FLOCKCTL = sys.argv[2] if len(sys.argv) > 2 else "build/client/cli/flockctl"
+HZ = 20
+TESTS = []
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+def flockctl(*args, stdin=None, timeout=60):
+    """Runs flockctl; returns (exit status, stdout lines, stderr)."""
+    p = subprocess.run([FLOCKCTL, *map(str, args)], input=stdin, capture_output=True,
+                       text=True, timeout=timeout)
+    return p.returncode, p.stdout.splitlines(), p.stderr
+
+
+def json_lines(lines):
+    return [json.loads(ln) for ln in lines if ln.startswith("{")]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# ---- send ------------------------------------------------------------------
+
+
+@test
+def send_prints_one_ack_line_per_command_and_exits_0():
+    with Flockd(FLOCKD, "--boids", "100") as d:
+        rc, out, err = flockctl("send", "--url", d.url, '{"cmd":"ping","id":1}',
+                                '{"cmd":"obstacle_add","id":"ob","x":400,"y":300,"r":20}')
+        assert rc == 0, (rc, out, err)
+        replies = json_lines(out)
+        assert len(out) == 2 and len(replies) == 2, out
+        assert replies[0]["type"] == "ack" and replies[0]["id"] == 1
+        assert isinstance(replies[0]["tick"], int)
+        assert replies[1]["type"] == "ack" and replies[1]["id"] == "ob"
+        assert replies[1]["obstacle"] >= 1
+
+
+@test
+def send_reports_a_refused_command_with_its_error_line_and_exits_1():
+    with Flockd(FLOCKD, "--boids", "100") as d:
+        rc, out, err = flockctl("send", "--url", d.url, '{"cmd":"ping","id":1}',
+                                '{"cmd":"seek","id":2,"group":0,"x":-5,"y":1}',
+                                '{"cmd":"obstacle_remove","id":3,"obstacle":999}',
+                                '{"cmd":"ping","id":4}')
+        assert rc == 1, (rc, out, err)
+        replies = json_lines(out)
+        assert [r["type"] for r in replies] == ["ack", "error", "error", "ack"], replies
+        assert replies[1]["id"] == 2 and replies[1]["code"] == "out_of_range"
+        assert replies[2]["id"] == 3 and replies[2]["code"] == "not_found"
+
+
+@test
+def send_passes_text_through_so_the_server_judges_bad_json():
+    with Flockd(FLOCKD, "--boids", "10") as d:
+        rc, out, _ = flockctl("send", "--url", d.url, "{not json", '{"cmd":"fly"}')
+        replies = json_lines(out)
+        assert rc == 1
+        assert [r["code"] for r in replies] == ["bad_json", "unknown_cmd"], replies
+
+
+@test
+def send_reads_commands_from_stdin_when_none_are_given():
+    with Flockd(FLOCKD, "--boids", "10") as d:
+        rc, out, err = flockctl("send", "--url", d.url,
+                                stdin='{"cmd":"ping","id":5}\n\n{"cmd":"pause","id":6}\n')
+        assert rc == 0, (rc, out, err)
+        assert [r["id"] for r in json_lines(out)] == [5, 6]
+
+
+@test
+def send_exits_1_when_a_command_is_unanswered():
+    # A server that accepts the upgrade and then never answers: a plain
+    # socket that only speaks the handshake and a welcome.
+    import base64
+    import hashlib
+    import threading
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    port = srv.getsockname()[1]
+
+    def serve():
+        conn, _ = srv.accept()
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += conn.recv(4096)
+        key = [ln.split(b":", 1)[1].strip() for ln in data.split(b"\r\n")
+               if ln.lower().startswith(b"sec-websocket-key:")][0]
+        accept = base64.b64encode(hashlib.sha1(
+            key + b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11").digest())
+        conn.sendall(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+                     b"Connection: Upgrade\r\nSec-WebSocket-Accept: " + accept +
+                     b"\r\nSec-WebSocket-Protocol: flock.v1\r\n\r\n")
+        welcome = b'{"type":"welcome","protocol":1}'
+        conn.sendall(bytes([0x81, len(welcome)]) + welcome)
+        try:
+            while conn.recv(4096):
+                pass
+        except OSError:
+            pass
+        conn.close()
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    rc, out, err = flockctl("send", "--url", f"ws://127.0.0.1:{port}/ws", "--timeout", "1",
+                            '{"cmd":"ping","id":1}', '{"cmd":"ping","id":2}')
+    srv.close()
+    assert rc == 1, (rc, out, err)
+    assert out == [] and "no reply" in err and "1 command(s) not sent" in err, (out, err)
+
+
+@test
+def send_exits_3_when_nothing_listens():
+    rc, out, err = flockctl("send", "--url", f"ws://127.0.0.1:{free_port()}/ws",
+                            '{"cmd":"ping"}')
+    assert rc == 3 and out == [] and "flockctl send:" in err, (rc, out, err)
+
+
+# ---- watch -----------------------------------------------------------------
+
+
+@test
+def watch_prints_a_line_per_second_with_rates_boids_and_polarization():
+    with Flockd(FLOCKD, "--boids", "300", "--snapshot-hz", str(HZ)) as d:
+        rc, out, err = flockctl("watch", "--url", d.url, "--seconds", "3")
+        assert rc == 0, (rc, err)
+        lines = json_lines(out)
+        assert len(lines) == 3 and len(out) == 3, out
+        assert [ln["t"] for ln in lines] == [1, 2, 3]
+        for ln in lines:
+            assert ln["boids"] == 300 and ln["paused"] is False
+            assert 0 <= ln["polarization"] <= 1
+        # The first second includes connecting; the others are steady.
+        for ln in lines[1:]:
+            assert 0.75 * HZ <= ln["snapshots_per_s"] <= 1.25 * HZ, ln
+            size = 44 + 5 + 5 * 300
+            assert 0.75 * HZ * size <= ln["bytes_per_s"] <= 1.25 * HZ * size, ln
+        assert lines[0]["tick"] < lines[1]["tick"] < lines[2]["tick"]
+
+
+@test
+def watch_polarization_is_one_for_a_flock_heading_one_way():
+    with Flockd(FLOCKD, "--boids", "0") as d:
+        # Boids spawned at one point with full alignment and no other rule
+        # soon share one heading; alignment is all that steers them.
+        rc, out, _ = flockctl("send", "--url", d.url,
+                              '{"cmd":"params","w_separation":0,"w_cohesion":0,'
+                              '"w_alignment":10,"perception":250,"fov":360}',
+                              '{"cmd":"spawn","n":50,"group":0,"x":800,"y":500,"spread":5}')
+        assert rc == 0, out
+        rc, out, _ = flockctl("watch", "--url", d.url, "--seconds", "4")
+        assert rc == 0
+        lines = json_lines(out)
+        assert lines[-1]["boids"] == 50
+        assert lines[-1]["polarization"] > 0.95, lines
+
+
+# ---- record and dump ---------------------------------------------------------
+
+
+def read_recording(path):
+    """Parses a recording per client/cli/RECORDING.md: [(arrival_us, kind, bytes)]."""
+    with open(path, "rb") as f:
+        data = f.read()
+    assert data[:8] == b"FLOCKREC" and struct.unpack_from("<HHI", data, 8) == (1, 1, 0)
+    off, records = 16, []
+    while off < len(data):
+        arrival, length, kind = struct.unpack_from("<QIB", data, off)
+        records.append((arrival, kind, data[off + 16:off + 16 + length]))
+        off += 16 + length
+    assert off == len(data)
+    return records
+
+
+@test
+def record_then_dump_gives_every_snapshot_decoded_with_its_arrival_time():
+    with Flockd(FLOCKD, "--boids", "200", "--snapshot-hz", str(HZ)) as d, \
+            tempfile.TemporaryDirectory() as tmp:
+        rc, out, _ = flockctl("send", "--url", d.url,
+                              '{"cmd":"obstacle_add","x":400,"y":300,"r":25}',
+                              '{"cmd":"seek","group":0,"x":100,"y":200}')
+        assert rc == 0, out
+        applied = max(r["tick"] for r in json_lines(out))
+        path = os.path.join(tmp, "flock.rec")
+        rc, out, err = flockctl("record", path, "--url", d.url, "--seconds", "2")
+        assert rc == 0, (rc, out, err)
+        summary = json.loads(out[-1])
+        records = read_recording(path)
+        assert records[0][1] == 2 and json.loads(records[0][2])["type"] == "welcome"
+        snaps = [r for r in records if r[1] == 1]
+        assert summary["snapshots"] == len(snaps) >= 1.5 * HZ, (summary, len(snaps))
+
+        rc, out, err = flockctl("dump", path)
+        assert rc == 0, (rc, err)
+        lines = json_lines(out)
+        assert len(lines) == len(records) == len(out)
+        assert lines[0]["kind"] == "text" and lines[0]["message"]["type"] == "welcome"
+        dumped = [ln for ln in lines if ln["kind"] == "snapshot"]
+        ticks = [s["tick"] for s in dumped]
+        assert all(b > a for a, b in zip(ticks, ticks[1:])), ticks
+        for (arrival, _, raw), s in zip(snaps, dumped):
+            ref = decode_snapshot(raw)
+            assert s["arrival_us"] == arrival and s["size"] == len(raw)
+            assert 0 <= arrival - s["server_time_us"] < 2_000_000
+            assert s["tick"] == ref["tick"] and s["epoch"] == ref["epoch"]
+            assert s["boid_count"] == len(s["boids"]) == 200
+            assert s["width"] == 1600 and s["height"] == 1000 and s["wrap"] is True
+            assert s["runs"] == [[0, 200]]
+            if s["tick"] > applied:  # PROTOCOL.md 5.5: later snapshots show the commands
+                assert s["obstacles"] == [[1, 400, 300, 25]], s["obstacles"]
+                assert s["targets"] == [[0, 100, 200]], s["targets"]
+            for (x, y, h, g), (rx, ry, rh, rg) in zip(s["boids"], ref["boids"]):
+                assert abs(x - rx) < 1e-3 and abs(y - ry) < 1e-3 and g == rg
+                assert abs(h - rh * math.pi / 128) < 1e-4
+
+
+@test
+def dump_refuses_a_file_that_is_not_a_recording_and_reports_damage():
+    with tempfile.TemporaryDirectory() as tmp:
+        bad = os.path.join(tmp, "bad.rec")
+        with open(bad, "wb") as f:
+            f.write(b"not a recording at all")
+        rc, out, err = flockctl("dump", bad)
+        assert rc == 1 and out == [] and "not a flockctl recording" in err, (rc, err)
+
+        # A valid header, one good text record, then a record cut short.
+        cut = os.path.join(tmp, "cut.rec")
+        with open(cut, "wb") as f:
+            f.write(b"FLOCKREC" + struct.pack("<HHI", 1, 1, 0))
+            f.write(struct.pack("<QIB3x", 5, 2, 2) + b"{}")
+            f.write(struct.pack("<QIB3x", 6, 100, 1) + b"FK")
+        rc, out, err = flockctl("dump", cut)
+        assert rc == 1 and len(out) == 1 and "broken record" in err, (rc, out, err)
+
+        # A snapshot record whose bytes do not decode is printed with its error.
+        junk = os.path.join(tmp, "junk.rec")
+        with open(junk, "wb") as f:
+            f.write(b"FLOCKREC" + struct.pack("<HHI", 1, 1, 0))
+            f.write(struct.pack("<QIB3x", 7, 4, 1) + b"XK\x01\x01")
+        rc, out, err = flockctl("dump", junk)
+        assert rc == 1 and json.loads(out[0])["error"] == "bad_magic", (rc, out)
+
+        rc, _, err = flockctl("dump", os.path.join(tmp, "missing.rec"))
+        assert rc == 1 and "cannot read" in err
+
+
+# ---- load --------------------------------------------------------------------
+
+LOAD_KEYS = ["clients", "connected", "frames_per_s", "mb_per_s", "client_rate_p50",
+             "client_rate_p1", "age_ms_p50", "age_ms_p99", "skipped", "failures"]
+
+
+@test
+def load_reports_the_configured_snapshot_rate_for_every_client():
+    with Flockd(FLOCKD, "--boids", "2000", "--snapshot-hz", str(HZ)) as d:
+        rc, out, err = flockctl("load", "--url", d.url, "--clients", "50", "--seconds", "4")
+        assert rc == 0, (rc, out, err)
+        s = json.loads(out[-1])
+        assert list(s)[:len(LOAD_KEYS)] == LOAD_KEYS, list(s)
+        assert s["clients"] == 50 and s["connected"] == 50 and s["failures"] == 0, s
+        assert 0.85 * HZ <= s["client_rate_p50"] <= 1.1 * HZ, s
+        assert s["client_rate_p1"] >= 0.6 * HZ, s
+        assert 0.85 * 50 * HZ <= s["frames_per_s"] <= 1.1 * 50 * HZ, s
+        size = 44 + 5 + 5 * 2000
+        assert s["mb_per_s"] >= 0.8 * 50 * HZ * size / 1e6, s
+        assert 0 <= s["age_ms_p50"] <= s["age_ms_p99"] < 1000, s
+        assert s["bad_frames"] == 0
+
+
+@test
+def load_with_slow_readers_still_connects_every_client():
+    with Flockd(FLOCKD, "--boids", "500", "--snapshot-hz", str(HZ)) as d:
+        rc, out, err = flockctl("load", "--url", d.url, "--clients", "20", "--seconds", "3",
+                                "--read-delay-ms", "150", "--threads", "1")
+        assert rc == 0, (rc, out, err)
+        s = json.loads(out[-1])
+        assert s["connected"] == 20 and s["failures"] == 0, s
+        # A reader that wakes every 150 ms sees the snapshots that queued
+        # meanwhile: older on arrival than a fast reader's.
+        assert s["client_rate_p50"] > 0 and s["age_ms_p50"] >= 20, s
+
+
+@test
+def load_exits_3_and_counts_failures_when_nothing_listens():
+    rc, out, err = flockctl("load", "--url", f"ws://127.0.0.1:{free_port()}/ws",
+                            "--clients", "3", "--seconds", "0.5", "--timeout", "0.5")
+    assert rc == 3, (rc, out, err)
+    s = json.loads(out[-1])
+    assert s["connected"] == 0 and s["failures"] == 3, s
+
+
+# ---- usage -------------------------------------------------------------------
+
+
+@test
+def every_subcommand_has_help_and_usage_errors_exit_2():
+    for cmd in ["send", "watch", "record", "dump", "load"]:
+        rc, out, _ = flockctl(cmd, "--help")
+        assert rc == 0 and out[0].startswith(f"usage: flockctl {cmd}"), (cmd, out[:1])
+        assert any("exit status" in ln for ln in out), cmd
+    rc, out, _ = flockctl("--help")
+    assert rc == 0 and all(c in "\n".join(out) for c in ["send", "watch", "record", "load"])
+    for args in [[], ["fly"], ["send", "--bogus", "1"], ["load", "--clients", "0"],
+                 ["load", "--clients", "2.5"], ["watch", "--url", "http://x/ws"],
+                 ["record"], ["dump", "a", "b"], ["watch", "extra"], ["send", "--timeout"]]:
+        rc, _, err = flockctl(*args)
+        assert rc == 2 and err, (args, rc, err)
+
+
+def main():
+    passed = failed = 0
+    for fn in TESTS:
+        try:
+            fn()
+            passed += 1
+            print(f"ok    {fn.__name__}", flush=True)
+        except Exception:  # noqa: BLE001 — report every failure and go on
+            failed += 1
+            print(f"FAIL  {fn.__name__}", flush=True)
+            traceback.print_exc()
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
