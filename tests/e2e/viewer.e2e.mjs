@@ -97,9 +97,10 @@ function startFlockd(args, port = 0) {
       const p = Number(m[1]);
       resolveStart({
         proc, port: p, url: `http://127.0.0.1:${p}/`,
+        // Resolves to flockd's exit status (0 after an orderly SIGTERM shutdown).
         stop: () => new Promise((done) => {
-          if (proc.exitCode !== null || proc.signalCode !== null) return done();
-          proc.once('exit', () => done());
+          if (proc.exitCode !== null || proc.signalCode !== null) return done(proc.exitCode);
+          proc.once('exit', (code) => done(code));
           proc.kill('SIGTERM');
           setTimeout(() => proc.kill('SIGKILL'), 5000).unref();
         }),
@@ -410,7 +411,8 @@ async function functionalChecks(browser, consoleLog) {
   await check('the page says it reconnects when flockd restarts, and does', async () => {
     consoleLog.phase = 'restart';
     const port = server.port;
-    await server.stop();
+    const status = await server.stop();
+    assert(status === 0, `flockd exited with ${status} on SIGTERM`);
     await waitFor('the reconnect banner', async () => {
       const b = page.locator('#banner');
       return (await b.isVisible()) && /reconnect/i.test(await b.textContent());
@@ -463,7 +465,10 @@ async function main() {
   try {
     const { page, server } = await functionalChecks(browser, consoleLog);
     await page.close();
-    await server.stop();
+    await check('flockd shuts down cleanly after the session', async () => {
+      const status = await server.stop();
+      assert(status === 0, `flockd exited with ${status}`);
+    });
 
     const perf = {};
     for (const n of [1000, 10000]) {

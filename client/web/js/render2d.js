@@ -152,12 +152,7 @@ export class Renderer2D {
       ctx.lineTo(sx + size, sy);
       ctx.moveTo(sx, sy - size);
       ctx.lineTo(sx, sy + size);
-      ctx.lineWidth = 5;
-      ctx.strokeStyle = 'rgba(0, 0, 0, 0.75)';
-      ctx.stroke();
-      ctx.lineWidth = 2;
-      ctx.strokeStyle = '#ffffff';
-      ctx.stroke();
+      this.haloStroke('#ffffff');
       ctx.beginPath();
       ctx.arc(sx, sy, 3.5, 0, 2 * Math.PI);
       ctx.fillStyle = groupColor(t.group);
@@ -171,13 +166,20 @@ export class Renderer2D {
     const [sx, sy] = cam.worldToScreen(x, y);
     ctx.beginPath();
     ctx.arc(sx, sy, 11, 0, 2 * Math.PI);
+    this.haloStroke('#ffd60a');
+    this.label(`#${index}`, sx + 13, sy + 16, '#ffd60a');
+  }
+
+  // Strokes the current path in `color` over a dark halo, so it shows on
+  // any background.
+  haloStroke(color) {
+    const { ctx } = this;
     ctx.lineWidth = 5;
     ctx.strokeStyle = 'rgba(0, 0, 0, 0.75)';
     ctx.stroke();
     ctx.lineWidth = 2;
-    ctx.strokeStyle = '#ffd60a';
+    ctx.strokeStyle = color;
     ctx.stroke();
-    this.label(`#${index}`, sx + 13, sy + 16, '#ffd60a');
   }
 
   label(text, x, y, color) {
