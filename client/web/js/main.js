@@ -8,6 +8,8 @@ import { Playout } from './playout.js';
 import { Camera } from './camera.js';
 import { Renderer2D, groupColor } from './render2d.js';
 import { ParamPanel } from './params.js';
+import { bindPointer } from './pointer.js';
+import { makeFlockView } from './flockview.js';
 import {
   RateMeter, SkipCounter, Series, polarization, parseTickMetrics, meanTickMs, drawSparkline,
 } from './stats.js';
@@ -17,7 +19,6 @@ const PING_EVERY_MS = 1000;
 const METRICS_EVERY_MS = 1000;
 const PANEL_EVERY_MS = 250;
 const TOAST_MS = 4000;
-const CLICK_SLOP_PX = 4; // a press that moves further is a drag (pan)
 
 const $ = (id) => document.getElementById(id);
 
@@ -200,12 +201,7 @@ function frame() {
   fr.lastAt = t0;
 }
 
-// ---- pointer and keyboard -----------------------------------------------
-
-function canvasPoint(e) {
-  const r = canvas.getBoundingClientRect();
-  return [e.clientX - r.left, e.clientY - r.top];
-}
+// ---- what clicks and keys do --------------------------------------------
 
 /** The world point under canvas point (sx, sy), kept inside the world. */
 function worldAt(sx, sy) {
@@ -248,51 +244,6 @@ function click(sx, sy, { shift, alt, secondary }) {
   else if (shift || secondary) conn.send('obstacle_add', { x, y, r: app.radius });
   else conn.send('seek', { group: app.group, x, y });
 }
-
-let press = null;
-
-canvas.addEventListener('pointerdown', (e) => {
-  if (e.button !== 0 && e.button !== 2) return;
-  canvas.setPointerCapture(e.pointerId);
-  const [sx, sy] = canvasPoint(e);
-  press = { id: e.pointerId, sx, sy, lastX: sx, lastY: sy, moved: false, button: e.button };
-});
-
-canvas.addEventListener('pointermove', (e) => {
-  const [sx, sy] = canvasPoint(e);
-  updatePreview(sx, sy, e.shiftKey);
-  if (!press || press.id !== e.pointerId) return;
-  if (!press.moved && Math.hypot(sx - press.sx, sy - press.sy) > CLICK_SLOP_PX) {
-    press.moved = true;
-    canvas.classList.add('panning');
-  }
-  if (press.moved) camera.panBy(sx - press.lastX, sy - press.lastY);
-  press.lastX = sx;
-  press.lastY = sy;
-});
-
-canvas.addEventListener('pointerup', (e) => {
-  if (!press || press.id !== e.pointerId) return;
-  const p = press;
-  press = null;
-  canvas.classList.remove('panning');
-  if (!p.moved) click(p.sx, p.sy, { shift: e.shiftKey, alt: e.altKey, secondary: p.button === 2 });
-});
-
-canvas.addEventListener('pointercancel', () => {
-  press = null;
-  canvas.classList.remove('panning');
-});
-
-canvas.addEventListener('pointerleave', () => { app.preview = null; });
-canvas.addEventListener('contextmenu', (e) => e.preventDefault());
-
-canvas.addEventListener('wheel', (e) => {
-  e.preventDefault();
-  const [sx, sy] = canvasPoint(e);
-  const lines = e.deltaMode === 1 ? 40 : e.deltaMode === 2 ? 800 : 1;
-  camera.zoomAt(sx, sy, Math.exp(-e.deltaY * lines * 0.0015));
-}, { passive: false });
 
 function updatePreview(sx, sy, shift) {
   if (!shift) {
@@ -441,76 +392,11 @@ async function pollMetrics() {
   drawSparkline($('spark-pol'), polSeries, { color: '#4cc9f0', min: 0, max: 1 });
 }
 
-// ---- read-only view for tests and the console ---------------------------
-
-function summary(s) {
-  if (!s) return null;
-  return {
-    tick: s.tick, epoch: s.epoch, serverTimeUs: s.serverTimeUs, paused: s.paused, wrap: s.wrap,
-    width: s.width, height: s.height, boidCount: s.boidCount,
-    runs: s.runs.map((r) => ({ ...r })),
-    obstacles: s.obstacles.map((o) => ({ ...o })),
-    targets: s.targets.map((t) => ({ ...t })),
-  };
-}
-
-function clientRect() {
-  return canvas.getBoundingClientRect();
-}
-
-window.flockView = Object.freeze({
-  get connected() { return conn.open; },
-  get connection() { return conn.state; },
-  get welcome() { return app.welcome ? JSON.parse(JSON.stringify(app.welcome)) : null; },
-  get snapshot() { return summary(app.latest); },
-  /** The newest snapshot's boids: {x, y, heading, group} as plain arrays. */
-  boids() {
-    const s = app.latest;
-    if (!s) return null;
-    return { x: Array.from(s.x), y: Array.from(s.y), heading: Array.from(s.heading), group: Array.from(s.group) };
-  },
-  /** The first n boid positions the last frame drew. */
-  drawnPositions(n = 16) {
-    const f = app.frame;
-    if (!f) return [];
-    return Array.from({ length: Math.min(n, f.count) }, (_, i) => [f.x[i], f.y[i], f.angle[i]]);
-  },
-  /** [x, y, angle] of boid i as the last frame drew it, or null. */
-  drawnBoid(i) {
-    const f = app.frame;
-    return f && i >= 0 && i < f.count ? [f.x[i], f.y[i], f.angle[i]] : null;
-  },
-  get frames() {
-    const fr = app.frames;
-    return { count: fr.count, workMs: fr.workMs, lastWorkMs: fr.lastWorkMs, intervals: fr.intervals,
-      intervalMs: fr.intervalMs, drawnBoids: renderer.drawn, playoutHolds: playout.holds, ...frameStats() };
-  },
-  get stats() {
-    return { ...snapshotStats(), rttMs: app.rttMs, framesSkipped: skips.skipped, tickMs: app.tickMs,
-      polarization: app.pol, decodeCount: app.decode.count, decodeMsTotal: app.decode.totalMs,
-      acks: app.acks, errors: app.errors, badSnapshots: app.badSnapshots };
-  },
-  get lastError() { return app.lastError ? { ...app.lastError } : null; },
-  get group() { return app.group; },
-  get highlight() { return app.highlight; },
-  get follow() { return app.follow; },
-  get obstacleRadius() { return app.radius; },
-  /** Page (client) coordinates of world point (x, y). */
-  worldToClient(x, y) {
-    const [sx, sy] = camera.worldToScreen(x, y);
-    const r = clientRect();
-    return [r.left + sx, r.top + sy];
-  },
-  /** World point under page (client) coordinates (cx, cy). */
-  clientToWorld(cx, cy) {
-    const r = clientRect();
-    return camera.screenToWorld(cx - r.left, cy - r.top);
-  },
-});
-
 // ---- start --------------------------------------------------------------
 
+window.flockView = makeFlockView({ app, conn, camera, canvas, renderer, playout, skips, snapshotStats, frameStats });
 bindControls();
+bindPointer(canvas, camera, { onClick: click, onHover: updatePreview, onLeave: () => { app.preview = null; } });
 conn.start();
 requestAnimationFrame(frame);
 setInterval(() => conn.send('ping'), PING_EVERY_MS);

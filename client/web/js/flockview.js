@@ -1,0 +1,75 @@
+// window.flockView: a read-only summary of the viewer's state for tests and
+// the browser console: connection, welcome, newest snapshot (copied), the
+// boids as the last frame drew them, frame and stream counters, and
+// world <-> page coordinate conversion. Getters return copies; nothing here
+// changes the viewer.
+
+function summary(s) {
+  if (!s) return null;
+  return {
+    tick: s.tick, epoch: s.epoch, serverTimeUs: s.serverTimeUs, paused: s.paused, wrap: s.wrap,
+    width: s.width, height: s.height, boidCount: s.boidCount,
+    runs: s.runs.map((r) => ({ ...r })),
+    obstacles: s.obstacles.map((o) => ({ ...o })),
+    targets: s.targets.map((t) => ({ ...t })),
+  };
+}
+
+/**
+ * The view over the viewer's state that main.js installs as
+ * window.flockView. `src` holds the live objects: {app, conn, camera,
+ * canvas, renderer, playout, skips, snapshotStats(), frameStats()}.
+ */
+export function makeFlockView(src) {
+  const { app, conn, camera, canvas, renderer, playout, skips, snapshotStats, frameStats } = src;
+  const clientRect = () => canvas.getBoundingClientRect();
+  return Object.freeze({
+    get connected() { return conn.open; },
+    get connection() { return conn.state; },
+    get welcome() { return app.welcome ? JSON.parse(JSON.stringify(app.welcome)) : null; },
+    get snapshot() { return summary(app.latest); },
+    /** The newest snapshot's boids: {x, y, heading, group} as plain arrays. */
+    boids() {
+      const s = app.latest;
+      if (!s) return null;
+      return { x: Array.from(s.x), y: Array.from(s.y), heading: Array.from(s.heading), group: Array.from(s.group) };
+    },
+    /** The first n boid positions the last frame drew. */
+    drawnPositions(n = 16) {
+      const f = app.frame;
+      if (!f) return [];
+      return Array.from({ length: Math.min(n, f.count) }, (_, i) => [f.x[i], f.y[i], f.angle[i]]);
+    },
+    /** [x, y, angle] of boid i as the last frame drew it, or null. */
+    drawnBoid(i) {
+      const f = app.frame;
+      return f && i >= 0 && i < f.count ? [f.x[i], f.y[i], f.angle[i]] : null;
+    },
+    get frames() {
+      const fr = app.frames;
+      return { count: fr.count, workMs: fr.workMs, lastWorkMs: fr.lastWorkMs, intervals: fr.intervals,
+        intervalMs: fr.intervalMs, drawnBoids: renderer.drawn, playoutHolds: playout.holds, ...frameStats() };
+    },
+    get stats() {
+      return { ...snapshotStats(), rttMs: app.rttMs, framesSkipped: skips.skipped, tickMs: app.tickMs,
+        polarization: app.pol, decodeCount: app.decode.count, decodeMsTotal: app.decode.totalMs,
+        acks: app.acks, errors: app.errors, badSnapshots: app.badSnapshots };
+    },
+    get lastError() { return app.lastError ? { ...app.lastError } : null; },
+    get group() { return app.group; },
+    get highlight() { return app.highlight; },
+    get follow() { return app.follow; },
+    get obstacleRadius() { return app.radius; },
+    /** Page (client) coordinates of world point (x, y). */
+    worldToClient(x, y) {
+      const [sx, sy] = camera.worldToScreen(x, y);
+      const r = clientRect();
+      return [r.left + sx, r.top + sy];
+    },
+    /** World point under page (client) coordinates (cx, cy). */
+    clientToWorld(cx, cy) {
+      const r = clientRect();
+      return camera.screenToWorld(cx - r.left, cy - r.top);
+    },
+  });
+}
