@@ -481,6 +481,7 @@ async function main() {
           `skipped ${m.skipped}, playout holds ${m.holds}`);
         assert(m.drawn === n, `drew ${m.drawn} boids`);
         assert(m.frames > 50, `only ${m.frames} frames in 5 s`);
+        assert(m.holds <= 0.05 * m.frames, `${m.holds} of ${m.frames} frames ran out of snapshots`);
       });
     }
     if (perf[1000] && perf[10000]) {

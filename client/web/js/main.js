@@ -14,6 +14,8 @@ import {
   RateMeter, SkipCounter, Series, polarization, parseTickMetrics, meanTickMs, drawSparkline,
 } from './stats.js';
 
+// Render this far behind the newest snapshot, or 1.5 snapshot periods when
+// snapshots come slower than 15 Hz, so there is a later one to move toward.
 const PLAYOUT_DELAY_MS = 100;
 const PING_EVERY_MS = 1000;
 const METRICS_EVERY_MS = 1000;
@@ -75,6 +77,7 @@ const params = new ParamPanel($('param-list'), (name, value) => {
 function onWelcome(w) {
   app.welcome = w;
   playout.clear();
+  playout.delayMs = Math.max(PLAYOUT_DELAY_MS, 1500 / w.snapshot_hz);
   skips.setRates(w.tick_hz, w.snapshot_hz);
   rates.reset();
   app.metricsPrev = null;
@@ -254,19 +257,19 @@ function updatePreview(sx, sy, shift) {
   app.preview = obstacleAt(x, y) ? null : { x, y, r: app.radius };
 }
 
+const KEYS = {
+  ' ': () => conn.send(app.latest && app.latest.paused ? 'resume' : 'pause'),
+  s: () => conn.send('step', { n: 1 }),
+  f: () => camera.fit(),
+  escape: () => setHighlight(-1),
+};
+
 document.addEventListener('keydown', (e) => {
-  if (e.target instanceof HTMLInputElement || e.ctrlKey || e.metaKey) return;
-  const key = e.key.toLowerCase();
-  if (key === ' ') {
-    e.preventDefault();
-    conn.send(app.latest && app.latest.paused ? 'resume' : 'pause');
-  } else if (key === 's') {
-    conn.send('step', { n: 1 });
-  } else if (key === 'f') {
-    camera.fit();
-  } else if (key === 'escape') {
-    setHighlight(-1);
-  }
+  if (e.target instanceof HTMLInputElement || e.ctrlKey || e.metaKey || e.altKey) return;
+  const action = KEYS[e.key.toLowerCase()];
+  if (!action) return;
+  e.preventDefault(); // a focused button would take space as a click too
+  action();
 });
 
 // ---- controls -----------------------------------------------------------
