@@ -132,6 +132,7 @@ static void send_text(struct session *s, const char *text, size_t len)
     lws_callback_on_writable(s->wsi);
 }
 
+/* Sends an error at once: only for queue_full, which cannot wait in line. */
 static void send_error(struct net *n, struct session *s, const char *id, int code,
                        const char *message)
 {
@@ -141,23 +142,33 @@ static void send_error(struct net *n, struct session *s, const char *id, int cod
         send_text(s, n->text, (size_t)len);
 }
 
-/* ---- incoming messages --------------------------------------------------- */
+static const char queue_full_text[] =
+    "the room's command queue is full; nothing was done, retry later";
+
+/* A refusal found here still waits behind the client's earlier commands. */
+static void refuse(struct net *n, struct session *s, const char *id, int code, const char *message)
+{
+    if (room_push_refusal(n->room, s->id, id, code, message) < 0) {
+        send_error(n, s, id, PROTO_E_QUEUE_FULL, queue_full_text);
+        return;
+    }
+    metrics_reject(proto_status_name(code));
+}
 
 static void handle_message(struct net *n, struct session *s)
 {
     struct proto_command cmd;
     struct proto_error err;
     if (s->rx_binary) {
-        send_error(n, s, "", PROTO_E_BAD_JSON, "binary frames are not commands; send JSON text");
+        refuse(n, s, "", PROTO_E_BAD_JSON, "binary frames are not commands; send JSON text");
         return;
     }
     if (proto_command_parse(s->rx, s->rx_len, &n->limits, &cmd, &err) < 0) {
-        send_error(n, s, err.id, err.code, err.message);
+        refuse(n, s, err.id, err.code, err.message);
         return;
     }
     if (room_push(n->room, s->id, &cmd) < 0)
-        send_error(n, s, cmd.id, PROTO_E_QUEUE_FULL,
-                   "the room's command queue is full; nothing was done, retry later");
+        send_error(n, s, cmd.id, PROTO_E_QUEUE_FULL, queue_full_text);
 }
 
 /* Appends a fragment; a message past max_message closes with 1009. */

@@ -20,9 +20,13 @@
 #include <string.h>
 #include <time.h>
 
+/* A queued command, or a refusal found while parsing (refused != 0): both
+ * wait their turn so each client's replies leave in the order it sent. */
 struct queued {
     uint64_t client;
+    int refused; /* a PROTO_E_* code, 0 for a command */
     struct proto_command cmd;
+    char message[PROTO_MESSAGE_MAX];
 };
 
 struct room {
@@ -102,19 +106,40 @@ struct room_reply *room_take_replies(struct room *r)
 
 /* ---- commands --------------------------------------------------------------- */
 
+/* Takes a free ring slot under the lock, or NULL if the queue is full. */
+static struct queued *ring_slot(struct room *r)
+{
+    if (r->count == r->cfg.queue_len)
+        return NULL;
+    return &r->ring[(r->head + r->count++) % r->cfg.queue_len];
+}
+
 int room_push(struct room *r, uint64_t client, const struct proto_command *cmd)
 {
     pthread_mutex_lock(&r->lock);
-    if (r->count == r->cfg.queue_len) {
-        pthread_mutex_unlock(&r->lock);
-        return -1;
+    struct queued *q = ring_slot(r);
+    if (q) {
+        q->client = client;
+        q->refused = 0;
+        q->cmd = *cmd;
     }
-    struct queued *q = &r->ring[(r->head + r->count) % r->cfg.queue_len];
-    q->client = client;
-    q->cmd = *cmd;
-    r->count++;
     pthread_mutex_unlock(&r->lock);
-    return 0;
+    return q ? 0 : -1;
+}
+
+int room_push_refusal(struct room *r, uint64_t client, const char *id, int code,
+                      const char *message)
+{
+    pthread_mutex_lock(&r->lock);
+    struct queued *q = ring_slot(r);
+    if (q) {
+        q->client = client;
+        q->refused = code;
+        snprintf(q->cmd.id, sizeof q->cmd.id, "%s", id ? id : "");
+        snprintf(q->message, sizeof q->message, "%s", message);
+    }
+    pthread_mutex_unlock(&r->lock);
+    return q ? 0 : -1;
 }
 
 /* Moves every queued command into r->batch; returns how many. */

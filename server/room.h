@@ -11,7 +11,7 @@
  * hand the frame to clients.
  *
  * Never: sockets or lws calls (the network side owns those). Threading:
- * room_push(), room_latest(), room_take_replies() and room_info() are
+ * room_push(), room_push_refusal(), room_latest(), room_take_replies() and room_info() are
  * safe from any thread; everything else is for the owner thread.
  */
 #ifndef FLOCKD_ROOM_H
@@ -81,6 +81,15 @@ void room_stop(struct room *r);
  * -1 if the queue is full (the caller replies queue_full).
  */
 int room_push(struct room *r, uint64_t client, const struct proto_command *cmd);
+
+/*
+ * Queues a refusal found before the room (bad JSON, bad arguments...) so it
+ * is answered in turn after the client's earlier commands. The room counts
+ * nothing for it (the caller already did). Returns 0, or -1 if the queue is
+ * full.
+ */
+int room_push_refusal(struct room *r, uint64_t client, const char *id, int code,
+                      const char *message);
 
 /* The latest frame with a reference taken for the caller, or NULL. */
 struct frame *room_latest(struct room *r);

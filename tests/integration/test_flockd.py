@@ -158,9 +158,9 @@ async def every_bad_command_gets_its_error_code_and_changes_nothing():
         await c.wait_for(lambda: len([r for r in c.replies if r["type"] == "error"])
                          >= len(BAD), 5)
         errors = [r for r in c.replies if r["type"] == "error"]
-        # Parse errors answer at once; capacity is decided by the room at its
-        # next tick, so compare as a multiset, and by id where there is one.
-        assert sorted(e["code"] for e in errors) == sorted(code for _, code in BAD), errors
+        # Every reply leaves in the order the commands arrived, whether it was
+        # refused while parsing or by the room (capacity).
+        assert [e["code"] for e in errors] == [code for _, code in BAD], errors
         assert all(e["message"] for e in errors)
         by_id = {e["id"]: e["code"] for e in errors if e["id"] is not None}
         for text, code in BAD:
@@ -171,6 +171,22 @@ async def every_bad_command_gets_its_error_code_and_changes_nothing():
         after = c.snapshots[-1][1]
         assert after["raw"][8:16] == before["raw"][8:16], "tick must not move"
         assert after["raw"][24:] == before["raw"][24:], "world must be unchanged"
+        await c.close()
+
+
+@test
+async def replies_leave_in_the_order_commands_arrived():
+    with Flockd(FLOCKD, "--boids", "50") as d:
+        c = await Client.connect(d.url)
+        texts = ['{"cmd":"ping","id":1}', '{"cmd":"nope","id":2}', '{bad', '{"cmd":"ping","id":4}',
+                 '{"cmd":"seek","id":5,"group":0,"x":-1,"y":0}', '{"cmd":"obstacle_remove","id":6,"obstacle":99}']
+        for t in texts:
+            await c.send_raw(t)
+        await c.wait_for(lambda: len(c.replies) >= len(texts), 5)
+        got = [(r["id"], r["type"], r.get("code")) for r in c.replies]
+        assert got == [(1, "ack", None), (2, "error", "unknown_cmd"), (None, "error", "bad_json"),
+                       (4, "ack", None), (5, "error", "out_of_range"),
+                       (6, "error", "not_found")], got
         await c.close()
 
 
