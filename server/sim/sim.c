@@ -527,6 +527,15 @@ static inline float wrap_delta(float d, float size)
     return d;
 }
 
+/* Turns the offset (*dx, *dy) into its minimal image on a torus. */
+static inline void world_offset(const struct sim_world *w, float *dx, float *dy)
+{
+    if (w->cfg.edges == SIM_EDGES_WRAP) {
+        *dx = wrap_delta(*dx, w->cfg.width);
+        *dy = wrap_delta(*dy, w->cfg.height);
+    }
+}
+
 static struct cands sorted_cands(const struct sim_world *w)
 {
     return (struct cands){w->sx, w->sy, w->sux, w->suy, w->sgf};
@@ -667,10 +676,7 @@ static void steer_seek(const struct sim_world *w, const struct sim_params *pp,
                        float *fx, float *fy)
 {
     float dx = t->x - px, dy = t->y - py;
-    if (w->cfg.edges == SIM_EDGES_WRAP) {
-        dx = wrap_delta(dx, w->cfg.width);
-        dy = wrap_delta(dy, w->cfg.height);
-    }
+    world_offset(w, &dx, &dy);
     float dist = sqrtf(dx * dx + dy * dy);
     float speed = pp->max_speed;
     if (dist < pp->arrive_radius)
@@ -689,10 +695,7 @@ static void steer_avoid(const struct sim_world *w, const struct sim_params *pp, 
     for (uint32_t k = 0; k < w->obstacle_count; k++) {
         const struct sim_obstacle *o = &w->obstacles[k];
         float dx = px - o->x, dy = py - o->y;
-        if (wrap) {
-            dx = wrap_delta(dx, w->cfg.width);
-            dy = wrap_delta(dy, w->cfg.height);
-        }
+        world_offset(w, &dx, &dy);
         float lim = o->r + reach;
         float d2 = dx * dx + dy * dy;
         if (d2 >= lim * lim)
@@ -841,10 +844,7 @@ static inline void add_rule(float dvx, float dvy, float vx, float vy, float max,
 static float target_distance(const struct sim_world *w, uint8_t g, float px, float py)
 {
     float dx = w->targets[g].x - px, dy = w->targets[g].y - py;
-    if (w->cfg.edges == SIM_EDGES_WRAP) {
-        dx = wrap_delta(dx, w->cfg.width);
-        dy = wrap_delta(dy, w->cfg.height);
-    }
+    world_offset(w, &dx, &dy);
     return sqrtf(dx * dx + dy * dy);
 }
 
@@ -977,14 +977,10 @@ void sim_steer_range(struct sim_world *w, unsigned lane, uint32_t begin, uint32_
 /* Index of the first obstacle containing (x, y), or -1. */
 static int64_t containing(const struct sim_world *w, float x, float y, float *dx, float *dy)
 {
-    int wrap = w->cfg.edges == SIM_EDGES_WRAP;
     for (uint32_t k = 0; k < w->obstacle_count; k++) {
         const struct sim_obstacle *o = &w->obstacles[k];
         float ex = x - o->x, ey = y - o->y;
-        if (wrap) {
-            ex = wrap_delta(ex, w->cfg.width);
-            ey = wrap_delta(ey, w->cfg.height);
-        }
+        world_offset(w, &ex, &ey);
         if (ex * ex + ey * ey < o->r * o->r) {
             *dx = ex;
             *dy = ey;
@@ -1086,10 +1082,7 @@ static void keep_out(const struct sim_world *w, float px, float py, float *x, fl
         for (uint32_t k = 0; k < w->obstacle_count && m < KEEP_OUT_MAX; k++) {
             const struct sim_obstacle *o = &w->obstacles[k];
             float ex = o->x - *x, ey = o->y - *y; /* centre relative to the boid */
-            if (wrap) {
-                ex = wrap_delta(ex, w->cfg.width);
-                ey = wrap_delta(ey, w->cfg.height);
-            }
+            world_offset(w, &ex, &ey);
             float d2 = ex * ex + ey * ey, near = o->r + 2.0f * reach;
             int in = d2 < o->r * o->r;
             if (pass == 0 ? in : (!in && d2 < near * near))
@@ -1110,8 +1103,8 @@ static void keep_out(const struct sim_world *w, float px, float py, float *x, fl
         }
         return;
     }
-    float nx = wrap ? wrap_delta(e.bx - *x, w->cfg.width) : e.bx - *x;
-    float ny = wrap ? wrap_delta(e.by - *y, w->cfg.height) : e.by - *y;
+    float nx = e.bx - *x, ny = e.by - *y;
+    world_offset(w, &nx, &ny);
     float len = sqrtf(nx * nx + ny * ny);
     *x = e.bx;
     *y = e.by;

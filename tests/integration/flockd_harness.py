@@ -13,7 +13,9 @@ import re
 import signal
 import struct
 import subprocess
+import sys
 import time
+import traceback
 import urllib.request
 
 import websockets
@@ -165,3 +167,45 @@ class Client:
     async def close(self):
         await self.ws.close()
         await self.reader
+
+
+class Suite:
+    """A list of test functions (plain or async) and the runner every
+    integration script shares: `@suite.test` registers, `suite.main()` runs
+    them (or only those named on the command line after `skip_args`
+    arguments), prints one line per test and ends with "N passed, N failed"."""
+
+    def __init__(self, timeout=120):
+        self.tests = []
+        self.timeout = timeout
+
+    def test(self, fn):
+        self.tests.append(fn)
+        return fn
+
+    async def _run_one(self, fn):
+        if asyncio.iscoroutinefunction(fn):
+            await asyncio.wait_for(fn(), self.timeout)
+        else:
+            await asyncio.get_running_loop().run_in_executor(None, fn)
+
+    async def _run(self, only):
+        passed = failed = 0
+        for fn in self.tests:
+            if only and fn.__name__ not in only:
+                continue
+            t0 = time.time()
+            try:
+                await self._run_one(fn)
+                passed += 1
+                print(f"ok   {fn.__name__} ({time.time() - t0:.1f}s)", flush=True)
+            except Exception:  # report every failure and go on
+                failed += 1
+                print(f"FAIL {fn.__name__}", flush=True)
+                traceback.print_exc()
+        print(f"{passed} passed, {failed} failed")
+        return 1 if failed else 0
+
+    def main(self, skip_args=1):
+        """Runs the suite; argv[1 + skip_args:] may name tests to run."""
+        sys.exit(asyncio.run(self._run(sys.argv[1 + skip_args:])))

@@ -18,10 +18,9 @@ import re
 import shutil
 import socket
 import sys
-import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from flockd_harness import Client, Flockd  # noqa: E402
+from flockd_harness import Client, Flockd, Suite  # noqa: E402
 
 FLOCKD = sys.argv[1] if len(sys.argv) > 1 else "build/server/flockd"
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -34,12 +33,8 @@ SCRIPTS = {
 GROUP, RADIUS, WAYPOINTS = 3, 60, 4
 REACHED = re.compile(r"reached waypoint (\d+)/(\d+) \((-?\d+), (-?\d+)\) at tick (\d+)")
 PLACED = re.compile(r"placed obstacle (\d+)")
-TESTS = []
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
+SUITE = Suite(timeout=300)
+test = SUITE.test
 
 
 async def run(argv, timeout=240):
@@ -124,20 +119,5 @@ async def examples_exit_non_zero_when_they_cannot_finish():
             assert rc == 2, (name, rc, err)
 
 
-async def main():
-    passed = failed = 0
-    for fn in TESTS:
-        try:
-            await fn()
-            passed += 1
-            print(f"ok    {fn.__name__}", flush=True)
-        except Exception:  # noqa: BLE001 — report every failure and go on
-            failed += 1
-            print(f"FAIL  {fn.__name__}", flush=True)
-            traceback.print_exc()
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(asyncio.run(main()))
+    SUITE.main(skip_args=2)

@@ -19,20 +19,15 @@ import struct
 import subprocess
 import sys
 import tempfile
-import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from flockd_harness import Flockd, decode_snapshot  # noqa: E402
+from flockd_harness import Flockd, Suite, decode_snapshot  # noqa: E402
 
 FLOCKD = sys.argv[1] if len(sys.argv) > 1 else "build/server/flockd"
 FLOCKCTL = sys.argv[2] if len(sys.argv) > 2 else "build/client/cli/flockctl"
 HZ = 20
-TESTS = []
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
+SUITE = Suite(timeout=120)
+test = SUITE.test
 
 
 def flockctl(*args, stdin=None, timeout=60):
@@ -341,20 +336,5 @@ def every_subcommand_has_help_and_usage_errors_exit_2():
         assert rc == 2 and err, (args, rc, err)
 
 
-def main():
-    passed = failed = 0
-    for fn in TESTS:
-        try:
-            fn()
-            passed += 1
-            print(f"ok    {fn.__name__}", flush=True)
-        except Exception:  # noqa: BLE001 — report every failure and go on
-            failed += 1
-            print(f"FAIL  {fn.__name__}", flush=True)
-            traceback.print_exc()
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    SUITE.main(skip_args=2)

@@ -12,19 +12,14 @@ import math
 import socket
 import sys
 import time
-import traceback
 
 import websockets
 
-from flockd_harness import Client, Flockd
+from flockd_harness import Client, Flockd, Suite
 
 FLOCKD = sys.argv[1] if len(sys.argv) > 1 else "build/server/flockd"
-TESTS = []
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
+SUITE = Suite(timeout=60)
+test = SUITE.test
 
 
 def centroid_distance(snap, group, tx, ty):
@@ -277,24 +272,5 @@ async def oversized_messages_close_with_1009_and_the_room_keeps_ticking():
         await watcher.close()
 
 
-async def main():
-    passed = failed = 0
-    only = sys.argv[2:]
-    for fn in TESTS:
-        if only and fn.__name__ not in only:
-            continue
-        t0 = time.time()
-        try:
-            await asyncio.wait_for(fn(), 60)
-            passed += 1
-            print(f"ok   {fn.__name__} ({time.time() - t0:.1f}s)", flush=True)
-        except Exception:
-            failed += 1
-            print(f"FAIL {fn.__name__}", flush=True)
-            traceback.print_exc()
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(asyncio.run(main()))
+    SUITE.main(skip_args=1)
