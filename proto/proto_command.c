@@ -654,6 +654,8 @@ int proto_command_parse(const char *text, size_t len, const struct proto_limits 
     else
         rc = parse_root(&c, text, len, out);
     cJSON_Delete(root);
+    if (rc == 0)
+        err->id[0] = '\0'; /* read_id filled it in for later errors; success leaves err empty */
     return rc;
 }
 

@@ -1,0 +1,49 @@
+/*
+ * fuzz_common — what the libFuzzer targets share: the entry point
+ * prototypes, an abort that says why, an independent UTF-8 decoder, and
+ * the check that ack and error replies are valid JSON carrying an id back
+ * byte for byte (PROTOCOL.md §5.1, §6).
+ *
+ * A failed check prints one line to stderr and calls abort(); libFuzzer
+ * reports that as a crash and saves the input. Nothing here allocates
+ * beyond a call, and nothing keeps state between calls.
+ */
+#ifndef FLOCKD_FUZZ_COMMON_H
+#define FLOCKD_FUZZ_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define FUZZ_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define FUZZ_PRINTF(f, a)
+#endif
+
+/* libFuzzer's entry points (declared here for -Wmissing-prototypes). */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+
+/* Prints "fuzz check failed: MESSAGE" and aborts. */
+_Noreturn void fuzz_fail(const char *fmt, ...) FUZZ_PRINTF(1, 2);
+
+/*
+ * Decodes the UTF-8 sequence at s[0..n): returns its length (1..4) and sets
+ * *cp, or returns 0 if it is not a valid shortest-form sequence of a scalar
+ * value (no surrogates, nothing above U+10FFFF). Written from RFC 3629, not
+ * shared with the codec, so that the two can disagree.
+ */
+size_t fuzz_utf8_next(const char *s, size_t n, uint32_t *cp);
+
+/* 1 if s[0..n) is valid UTF-8. */
+int fuzz_utf8_valid(const char *s, size_t n);
+
+/*
+ * Builds an ack and an error reply carrying id (a command's id text, "" if
+ * none) with code and message, and aborts unless each fits
+ * PROTO_REPLY_BYTES, is valid UTF-8, parses as a JSON object of the right
+ * "type", and echoes id exactly (null when id is "").
+ */
+void fuzz_check_replies(const char *id, int code, const char *message);
+
+#endif

@@ -1,0 +1,40 @@
+#!/bin/sh
+# run.sh TARGET SECONDS [libFuzzer flags...] — fuzzes one target (command,
+# snapshot, join or config) for SECONDS, starting from its seed corpus.
+#
+# The build is $BUILD_DIR (default: build-fuzz at the top of the
+# repository), configured with -DFLOCKD_FUZZ=ON -DCMAKE_C_COMPILER=clang
+# (and usually -DFLOCKD_SANITIZE=ON) and built. New inputs go to
+# $BUILD_DIR/tests/fuzz/work/TARGET, crashes to
+# $BUILD_DIR/tests/fuzz/artifacts/; the corpus in the repository is only
+# read. To keep a new input as a seed, minimize it first:
+#   fuzz_TARGET -minimize_crash=1 CRASH   or   fuzz_TARGET -merge=1 NEW_DIR WORK_DIR
+set -eu
+
+if [ $# -lt 2 ]; then
+    echo "usage: $0 TARGET SECONDS [libFuzzer flags...]" >&2
+    echo "       TARGET: command, snapshot, join or config" >&2
+    exit 2
+fi
+target=$1
+seconds=$2
+shift 2
+
+here=$(cd "$(dirname "$0")" && pwd)
+build=${BUILD_DIR:-$here/../../build-fuzz}
+bin=$build/tests/fuzz/fuzz_$target
+corpus=$here/corpus/$target
+if [ ! -d "$corpus" ]; then
+    echo "run.sh: no corpus for '$target' in $here/corpus" >&2
+    exit 2
+fi
+if [ ! -x "$bin" ]; then
+    echo "run.sh: $bin is not built (cmake -DFLOCKD_FUZZ=ON -DCMAKE_C_COMPILER=clang ...)" >&2
+    exit 2
+fi
+
+work=$build/tests/fuzz/work/$target
+artifacts=$build/tests/fuzz/artifacts
+mkdir -p "$work" "$artifacts"
+exec "$bin" -max_total_time="$seconds" -timeout=5 -rss_limit_mb=2048 -max_len=8192 -print_final_stats=1 \
+    -dict="$here/$target.dict" -artifact_prefix="$artifacts/$target-" "$@" "$work" "$corpus"
