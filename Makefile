@@ -4,12 +4,16 @@
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+# Seconds per fuzz target: `make fuzz` runs long, `make test` briefly.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := command snapshot join config
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
 # Debian packages the build, the tests and the tools need.
 DEB_PACKAGES := build-essential cmake pkg-config clang clang-format \
                 libwebsockets-dev libcjson-dev libcmocka-dev \
-                python3 python3-websockets nodejs chromium
+                python3 python3-websockets nodejs chromium libclang-rt-14-dev
 
 # npm packages for the browser and Node tests, pinned by their lock files.
 NODE_DIRS := $(dir $(wildcard tests/*/package-lock.json client/*/package-lock.json))
@@ -18,7 +22,8 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # clang vectorises the flocking kernel markedly better than gcc-12 (see README).
 CC_PICK = $$(command -v clang || command -v cc)
 
-.PHONY: all deps build run test unit-test asan-test format format-check bench clean help
+.PHONY: all deps build run test unit-test asan-test fuzz fuzz-test format format-check bench \
+        clean help
 
 all: build
 
@@ -26,6 +31,7 @@ help:
 	@echo "make run      install deps, build, start flockd on http://localhost:8080 (ARGS=... for flags)"
 	@echo "make test     install deps, build, run every test (also under ASan+UBSan)"
 	@echo "make bench    flockbench at 1k, 10k, 100k and 300k boids"
+	@echo "make fuzz     run each fuzz target for FUZZ_SECONDS (default 60) under ASan+UBSan"
 	@echo "make format   reformat the C sources with clang-format"
 	@echo "make clean    remove build folders"
 
@@ -70,6 +76,22 @@ asan-test: deps
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 sh -c "$(CTEST_PHASES)"
 
+$(FUZZ_BUILD)/CMakeCache.txt:
+	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLOCKD_SANITIZE=ON \
+	      -DFLOCKD_FUZZ=ON -DCMAKE_C_COMPILER=clang
+
+fuzz: deps $(FUZZ_BUILD)/CMakeCache.txt
+	cmake --build $(FUZZ_BUILD) -j$(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
+	@for t in $(FUZZ_TARGETS); do \
+	  echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
+	  BUILD_DIR=$(FUZZ_BUILD) tests/fuzz/run.sh $$t $(FUZZ_SECONDS) || exit 1; \
+	done
+
+# Each fuzz target briefly, as ctest tests (FLOCKD_FUZZ_SECONDS, 20 s each).
+fuzz-test: deps $(FUZZ_BUILD)/CMakeCache.txt
+	cmake --build $(FUZZ_BUILD) -j$(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
+	cd $(FUZZ_BUILD) && ctest --output-on-failure -R '^fuzz_'
+
 SOURCES = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find server proto client tests -name '*.[ch]')
 
 format-check: deps
@@ -78,11 +100,11 @@ format-check: deps
 format:
 	clang-format -i $(SOURCES)
 
-test: unit-test format-check asan-test
+test: unit-test format-check asan-test fuzz-test
 	@echo "make test: all suites passed"
 
 bench: build
 	@for n in 1000 10000 100000 300000; do $(BUILD)/server/flockbench --boids $$n --ticks 100 | tail -1; done
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) build-gcc build-clang
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) build-gcc build-clang
