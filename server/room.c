@@ -81,8 +81,10 @@ static int64_t now_ns(clockid_t clk)
 static void add_reply(struct room *r, uint64_t client, const char *text, size_t len)
 {
     struct room_reply *rep = malloc(sizeof *rep + len + 1);
-    if (!rep)
-        return; /* the client sees no reply; counted as internal below */
+    if (!rep) { /* out of memory: the client sees no reply; count it */
+        metrics_reject("internal");
+        return;
+    }
     rep->next = NULL;
     rep->client = client;
     rep->len = len;
