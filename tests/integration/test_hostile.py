@@ -1,0 +1,613 @@
+#!/usr/bin/python3
+"""Hostile clients against a real flockd, with a well-behaved viewer watching.
+
+Usage: test_hostile.py FLOCKD_BINARY
+Each test starts its own flockd, measures a viewer over a quiet baseline
+window, then again while one kind of abuse runs, and checks that the abuser
+gets the reply or close code proto/PROTOCOL.md gives, that the room keeps
+its tick rate, that the viewer keeps its frame rate and snapshot age, that
+memory stays bounded and that the server is healthy afterwards. Every bound
+is relative to the baseline of the same run, so slow (sanitizer) builds
+pass too. The last line is "N passed, N failed".
+"""
+
+import asyncio
+import base64
+import json
+import os
+import select
+import socket
+import struct
+import sys
+import threading
+import time
+
+from flockd_harness import Client, Flockd, Suite
+
+FLOCKD = sys.argv[1] if len(sys.argv) > 1 else "build/server/flockd"
+SUITE = Suite(timeout=120)
+test = SUITE.test
+
+BOIDS = "2000"
+
+
+# --- a minimal WebSocket client over a plain socket --------------------------
+
+def frame(opcode, payload, fin=True, rsv=0, mask=None):
+    """One masked client frame (RFC 6455 §5.2)."""
+    n = len(payload)
+    head = bytes([(0x80 if fin else 0) | (rsv << 4) | opcode])
+    if n < 126:
+        head += bytes([0x80 | n])
+    elif n < 65536:
+        head += bytes([0x80 | 126]) + struct.pack(">H", n)
+    else:
+        head += bytes([0x80 | 127]) + struct.pack(">Q", n)
+    key = mask if mask is not None else os.urandom(4)
+    if n:
+        stream = (key * (n // 4 + 1))[:n]
+        payload = (int.from_bytes(payload, "little")
+                   ^ int.from_bytes(stream, "little")).to_bytes(n, "little")
+    return head + key + payload
+
+
+class RawWS:
+    """A WebSocket connection that writes whatever frames it is given."""
+
+    def __init__(self, port, timeout=10):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        key = base64.b64encode(os.urandom(16)).decode()
+        self.sock.sendall(("GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+                           "Connection: Upgrade\r\nSec-WebSocket-Key: " + key + "\r\n"
+                           "Sec-WebSocket-Protocol: flock.v1\r\n"
+                           "Sec-WebSocket-Version: 13\r\n\r\n").encode())
+        got = b""
+        while b"\r\n\r\n" not in got:
+            chunk = self.sock.recv(65536)
+            assert chunk, "closed during the handshake"
+            got += chunk
+        head, rest = got.split(b"\r\n\r\n", 1)
+        assert head.startswith(b"HTTP/1.1 101"), head
+        self.buf, self.pos = bytearray(rest), 0
+        opcode, payload = self.recv_frame()
+        assert opcode == 1 and json.loads(payload)["type"] == "welcome", (opcode, payload)
+
+    def _need(self, n):
+        while len(self.buf) - self.pos < n:
+            if self.pos > (1 << 20):
+                del self.buf[:self.pos]
+                self.pos = 0
+            chunk = self.sock.recv(1 << 16)
+            if not chunk:
+                raise EOFError
+            self.buf += chunk
+
+    def recv_frame(self):
+        """(opcode, payload) of the next whole server frame."""
+        self._need(2)
+        p = self.pos
+        b0, b1 = self.buf[p], self.buf[p + 1]
+        assert not b1 & 0x80, "server frames are not masked"
+        n, off = b1 & 0x7F, 2
+        if n == 126:
+            self._need(4)
+            n, off = struct.unpack_from(">H", self.buf, p + 2)[0], 4
+        elif n == 127:
+            self._need(10)
+            n, off = struct.unpack_from(">Q", self.buf, p + 2)[0], 10
+        self._need(off + n)
+        p = self.pos
+        payload = bytes(self.buf[p + off:p + off + n])
+        self.pos = p + off + n
+        return b0 & 0x0F, payload
+
+    def send(self, data):
+        self.sock.sendall(data)
+
+    def replies(self, count):
+        """The next `count` JSON text messages, snapshots skipped."""
+        out = []
+        while len(out) < count:
+            opcode, payload = self.recv_frame()
+            if opcode == 1:
+                out.append(json.loads(payload))
+            elif opcode == 8:
+                raise AssertionError("closed: %r" % payload)
+        return out
+
+    def close_code(self):
+        """The code of the server's close frame; None if the connection
+        ended without one."""
+        try:
+            while True:
+                opcode, payload = self.recv_frame()
+                if opcode == 8:
+                    return struct.unpack(">H", payload[:2])[0] if len(payload) >= 2 else 1005
+        except (EOFError, ConnectionResetError, socket.timeout):
+            return None
+
+    def close(self):
+        self.sock.close()
+
+
+def send_in_background(ws, chunks, gap=0):
+    """Writes the chunks from a thread (the server may close mid-way)."""
+    def run():
+        try:
+            for c in chunks:
+                ws.sock.sendall(c)
+                if gap:
+                    time.sleep(gap)
+        except OSError:
+            pass
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    return t
+
+
+def close_code_after(port, *frames, gap=0):
+    """Connects, writes the frames (`gap` seconds apart) while reading,
+    returns the close code."""
+    ws = RawWS(port)
+    sender = send_in_background(ws, frames, gap)
+    code = ws.close_code()
+    sender.join(10)
+    ws.close()
+    return code
+
+
+def http_raw(port, request, timeout=10):
+    """Sends raw HTTP bytes; returns (status or None, everything read)."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    got = b""
+
+    def send():
+        try:
+            s.sendall(request)
+        except OSError:
+            pass
+    t = threading.Thread(target=send, daemon=True)
+    t.start()
+    try:
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            got += chunk
+            head, sep, body = got.partition(b"\r\n\r\n")
+            if sep:
+                m = [l for l in head.split(b"\r\n") if l.lower().startswith(b"content-length:")]
+                if m and len(body) >= int(m[0].split(b":")[1]):
+                    break
+    except (ConnectionResetError, socket.timeout):
+        pass
+    s.close()
+    t.join(10)
+    status = None
+    if got.startswith(b"HTTP/1."):
+        status = int(got.split(b" ", 2)[1])
+    return status, got
+
+
+# --- what the viewer sees -----------------------------------------------------
+
+class Window:
+    """The viewer's snapshots between start and stop: frames per second,
+    ticks per second of server time, p99 of arrival minus server_time_us."""
+
+    def __init__(self, viewer):
+        self.viewer = viewer
+        self.i0 = len(viewer.snapshots)
+        self.t0 = time.time()
+
+    def stop(self):
+        self.t1 = time.time()
+        snaps = self.viewer.snapshots[self.i0:]
+        assert len(snaps) >= 3, len(snaps)
+        self.frames = len(snaps) / (self.t1 - self.t0)
+        first, last = snaps[0][1], snaps[-1][1]
+        self.ticks = (last["tick"] - first["tick"]) / ((last["time_us"] - first["time_us"]) / 1e6)
+        ages = sorted(t - s["time_us"] / 1e6 for t, s in snaps)
+        self.p99 = ages[min(len(ages) - 1, int(0.99 * len(ages)))]
+        return self
+
+
+async def baseline(viewer, seconds=2.0):
+    w = Window(viewer)
+    await asyncio.sleep(seconds)
+    return w.stop()
+
+
+def assert_unaffected(name, base, att, ticking=True):
+    print(f"  {name}: baseline {base.frames:.1f} fps {base.ticks:.1f} ticks/s "
+          f"p99 age {base.p99 * 1e3:.1f} ms; attack {att.frames:.1f} fps "
+          f"{att.ticks:.1f} ticks/s p99 age {att.p99 * 1e3:.1f} ms", flush=True)
+    assert base.frames > 5, base.frames
+    assert att.frames >= 0.9 * base.frames, (name, base.frames, att.frames)
+    if ticking:
+        assert abs(att.ticks - base.ticks) <= 0.1 * base.ticks, (name, base.ticks, att.ticks)
+    else:
+        assert att.ticks == 0, (name, att.ticks)
+    assert att.p99 < max(3 * base.p99, base.p99 + 0.05), (name, base.p99, att.p99)
+
+
+async def under_attack(d, viewer, name, attack, seconds=3.0, ticking=True):
+    """Runs `attack` (a blocking function, in a thread) while measuring the
+    viewer; the window lasts at least `seconds`. Returns (result, RSS
+    growth in KiB)."""
+    base = await baseline(viewer)
+    rss0 = d.rss_kib()
+    w = Window(viewer)
+    result = await asyncio.to_thread(attack)
+    rest = seconds - (time.time() - w.t0)
+    if rest > 0:
+        await asyncio.sleep(rest)
+    att = w.stop()
+    growth = d.rss_kib() - rss0
+    print(f"  {name}: RSS growth {growth} KiB", flush=True)
+    assert_unaffected(name, base, att, ticking)
+    return result, growth
+
+
+async def assert_healthy(d):
+    assert d.proc.poll() is None, "flockd exited"
+    status, _, body = await asyncio.to_thread(d.http, "/healthz")
+    assert status == 200 and json.loads(body)["status"] == "ok", (status, body)
+
+
+async def paused_world(viewer):
+    """Pauses the room; returns a snapshot taken after the pause."""
+    ack = await viewer.command("pause")
+    return await viewer.next_snapshot(ack["tick"] - 1)
+
+
+def world_bytes(snap):
+    return snap["raw"][24:]
+
+
+# --- the tests -------------------------------------------------------------------
+
+BINARY_SIZES = [1, 2, 125, 126, 127, 1000, 4096]
+
+
+@test
+async def binary_frames_of_every_size_get_bad_json_and_change_nothing():
+    with Flockd(FLOCKD, "--boids", BOIDS) as d:
+        viewer = await Client.connect(d.url)
+        bad = await Client.connect(d.url)
+        loop = asyncio.get_running_loop()
+
+        async def send_binaries():
+            n0 = len(bad.replies)
+            for n in BINARY_SIZES:
+                await bad.ws.send(os.urandom(n))
+            await bad.wait_for(lambda: len(bad.replies) >= n0 + len(BINARY_SIZES), 5)
+            return bad.replies[n0:]
+
+        def attack():
+            got = []
+            deadline = time.time() + 3
+            while time.time() < deadline:
+                got += asyncio.run_coroutine_threadsafe(send_binaries(), loop).result(10)
+            return got
+
+        got, growth = await under_attack(d, viewer, "binary frames", attack)
+        assert len(got) >= len(BINARY_SIZES), len(got)
+        assert all(r["type"] == "error" and r["code"] == "bad_json" and r["id"] is None
+                   for r in got), got
+        # A few hundred small messages: nothing is kept per message.
+        assert growth < 4096, growth
+
+        before = await paused_world(viewer)
+        got = await send_binaries()
+        assert [r["code"] for r in got] == ["bad_json"] * len(BINARY_SIZES), got
+        await asyncio.sleep(0.3)
+        after = viewer.snapshots[-1][1]
+        assert after["tick"] == before["tick"]
+        assert world_bytes(after) == world_bytes(before), "world must be unchanged"
+        await bad.close()
+        await assert_healthy(d)
+        await viewer.close()
+
+
+@test
+async def text_that_is_not_utf8_closes_with_1007():
+    with Flockd(FLOCKD, "--boids", BOIDS) as d:
+        viewer = await Client.connect(d.url)
+        texts = [b'{"cmd":"ping","id":"\xff"}', b"\xfe\xff", b'{"cmd":"ping","id":"\xc0\xaf"}',
+                 b'{"cmd":"ping","id":"\xed\xa0\x80"}', b'{"cmd":"ping","id":"\xe2\x82"}']
+
+        def attack():
+            return [close_code_after(d.port, frame(1, t)) for t in texts]
+
+        codes, growth = await under_attack(d, viewer, "invalid UTF-8", attack)
+        assert codes == [1007] * len(texts), codes
+        assert growth < 4096, growth
+        await assert_healthy(d)
+        await viewer.close()
+
+
+@test
+async def a_10_mb_frame_and_an_endless_fragmented_message_close_with_1009():
+    with Flockd(FLOCKD, "--boids", BOIDS) as d:
+        viewer = await Client.connect(d.url)
+        big = frame(1, b"a" * (10 << 20))
+        piece = b"b" * 1000
+        # One fragment at a time, as a slow endless stream would arrive.
+        endless = ([frame(1, piece, fin=False)]
+                   + [frame(0, piece, fin=False) for _ in range(20)])
+
+        def attack():
+            return [close_code_after(d.port, *(big[i:i + 65536] for i in range(0, len(big), 65536))),
+                    close_code_after(d.port, *endless, gap=0.02)]
+
+        codes, growth = await under_attack(d, viewer, "10 MB frame, endless fragments", attack)
+        assert codes == [1009, 1009], codes
+        # The server holds at most max_message (4 KiB) of a message: it must
+        # not have buffered the 10 MB frame.
+        assert growth < 4096, growth
+        await assert_healthy(d)
+        await viewer.close()
+
+
+NESTED = [
+    ("[" * 10000, "bad_json"),
+    ('{"a":' * 800, "bad_json"),
+    ('{"cmd":"ping","id":1,"x":[[[[[1]]]]]}', "bad_json"),
+    ('{"cmd":"seek","id":2,"group":0,"x":NaN,"y":5}', "bad_json"),
+    ('{"cmd":"seek","id":3,"group":0,"x":Infinity,"y":5}', "bad_json"),
+    ('{"cmd":"seek","id":4,"group":0,"x":-Infinity,"y":5}', "bad_json"),
+    ('{"cmd":"seek","id":5,"group":0,"x":1e308,"y":5}', "out_of_range"),
+    ('{"cmd":"seek","id":6,"group":0,"x":1e400,"y":5}', "out_of_range"),
+    ('{"cmd":"seek","id":7,"group":0,"x":"10","y":5}', "bad_arg"),
+    ('{"cmd":"seek","id":8,"group":0,"x":null,"y":5}', "bad_arg"),
+    ('{"cmd":"seek","id":9,"group":0,"x":true,"y":5}', "bad_arg"),
+    ('{"cmd":"seek","id":10,"group":"0","x":1,"y":5}', "bad_arg"),
+    ('{"cmd":"ping","id":"a\\u0000b"}', "bad_json"),
+    ('{"cmd":"ping","id":"a\x00b"}', "bad_json"),
+    ('{"cmd":"ping","id":11}\x00', "bad_json"),
+    ('{"cmd":"explode","id":12}', "unknown_cmd"),
+    ('{"cmd":"PING","id":13}', "unknown_cmd"),
+    ('{"cmd":"ping","id":14,"x":1}', "bad_arg"),
+    ('{"cmd":"seek","id":15,"group":0,"x":1,"y":1,"z":1}', "bad_arg"),
+    ('{"cmd":"seek","id":16,"group":0,"x":1,"y":1,"x":2}', "bad_arg"),
+    ('{"cmd":"ping","id":1e400}', "out_of_range"),
+    ('{"cmd":"ping","id":{"a":1}}', "bad_arg"),
+    ('{"cmd":5,"id":17}', "bad_arg"),
+]
+
+
+@test
+async def hostile_json_gets_the_error_codes_of_the_protocol_and_changes_nothing():
+    with Flockd(FLOCKD, "--boids", BOIDS, "--max-message", "16384") as d:
+        viewer = await Client.connect(d.url)
+        raw = RawWS(d.port)
+        msgs = b"".join(frame(1, t.encode()) for t, _ in NESTED)
+        rounds = []
+
+        def attack():
+            deadline = time.time() + 3
+            while time.time() < deadline:
+                raw.send(msgs)
+                rounds.append([r["code"] for r in raw.replies(len(NESTED))])
+
+        _, growth = await under_attack(d, viewer, "hostile JSON", attack)
+        want = [code for _, code in NESTED]
+        assert rounds and all(r == want for r in rounds), (rounds[0], want)
+        assert growth < 4096, growth
+
+        before = await paused_world(viewer)
+        rounds.clear()
+        await asyncio.to_thread(lambda: (raw.send(msgs), rounds.append(raw.replies(len(NESTED)))))
+        assert [r["code"] for r in rounds[0]] == want
+        ids = [r["id"] for r in rounds[0]]
+        assert ids[6:12] == [5, 6, 7, 8, 9, 10], ids
+        await asyncio.sleep(0.3)
+        after = viewer.snapshots[-1][1]
+        assert after["tick"] == before["tick"]
+        assert world_bytes(after) == world_bytes(before), "world must be unchanged"
+
+        # -0 is 0, and a denormal is a valid number in range (§5.3): the target
+        # lands at exactly +0.0 in the snapshot.
+        for text in ('{"cmd":"seek","id":"neg","group":-0,"x":-0,"y":5e-324}',
+                     '{"cmd":"seek","id":"den","group":3,"x":-0.0,"y":4.9e-324}'):
+            n0 = len(viewer.replies)
+            await viewer.send_raw(text)
+            await viewer.wait_for(lambda: len(viewer.replies) > n0, 5)
+            r = viewer.replies[n0]
+            assert r["type"] == "ack", (text, r)
+            snap = await viewer.next_snapshot(r["tick"] - 1)
+            off = len(snap["raw"]) - 9 * len(snap["targets"])
+            targets = {snap["raw"][off + 9 * i]: snap["raw"][off + 9 * i + 1:off + 9 * i + 9]
+                       for i in range(len(snap["targets"]))}
+            group = 0 if "neg" in text else 3
+            assert targets[group] == bytes(8), (text, targets[group].hex())
+        raw.close()
+        await assert_healthy(d)
+        await viewer.close()
+
+
+@test
+async def reserved_opcodes_and_rsv_bits_close_with_1002():
+    with Flockd(FLOCKD, "--boids", BOIDS) as d:
+        viewer = await Client.connect(d.url)
+        ping = b'{"cmd":"ping","id":1}'
+        bad = [frame(0x3, ping), frame(0xB, b""), frame(0x1, ping, rsv=4),
+               frame(0x1, ping, rsv=2), frame(0x1, ping, rsv=1), frame(0x9, b"x", rsv=4)]
+
+        def attack():
+            return [close_code_after(d.port, f) for f in bad]
+
+        codes, growth = await under_attack(d, viewer, "reserved opcodes, RSV bits", attack)
+        assert codes == [1002] * len(bad), codes
+        assert growth < 4096, growth
+        await assert_healthy(d)
+        await viewer.close()
+
+
+def flood(port, first, count, window):
+    """Sends `count` pings as fast as replies allow, with at most `window`
+    unanswered; returns the replies."""
+    raw = RawWS(port)
+    got = []
+    sent = 0
+    while len(got) < count:
+        n = min(window - (sent - len(got)), count - sent)
+        if n > 0:
+            raw.send(b"".join(frame(1, b'{"cmd":"ping","id":%d}' % (first + i))
+                              for i in range(sent, sent + n)))
+            sent += n
+        got += raw.replies(max(1, (sent - len(got)) // 2))
+    raw.close()
+    return got
+
+
+@test
+async def a_flood_of_pings_is_acked_or_refused_with_queue_full_and_the_viewer_keeps_up():
+    with Flockd(FLOCKD, "--boids", BOIDS) as d:
+        viewer = await Client.connect(d.url)
+        # Eight clients, 2,500 pings each, each with up to 200 unanswered:
+        # together more than the room's queue of 1,024 holds between two ticks.
+        clients, each = 8, 2500
+
+        def attack():
+            out = [None] * clients
+
+            def run(k):
+                out[k] = flood(d.port, k * each, each, 200)
+            threads = [threading.Thread(target=run, args=(k,)) for k in range(clients)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(60)
+            return [r for rs in out for r in rs]
+
+        got, growth = await under_attack(d, viewer, "20000 pings", attack)
+        acks = sum(r["type"] == "ack" for r in got)
+        full = sum(r["type"] == "error" and r["code"] == "queue_full" for r in got)
+        print(f"  20000 pings: {acks} acks, {full} queue_full", flush=True)
+        assert acks + full == clients * each and acks > 0, (acks, full)
+        assert sorted(r["id"] for r in got) == list(range(clients * each))
+        # The queue is bounded (1,024 commands) and so is each client's reply
+        # queue (256): a few MiB at most, whatever the flood's length.
+        assert growth < 8192, growth
+        await assert_healthy(d)
+        await viewer.close()
+
+
+@test
+async def hundreds_of_half_open_http_connections_are_dropped_and_do_not_block_others():
+    with Flockd(FLOCKD, "--boids", BOIDS) as d:
+        viewer = await Client.connect(d.url)
+        socks = []
+
+        def attack():
+            for _ in range(300):
+                s = socket.create_connection(("127.0.0.1", d.port), timeout=5)
+                s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")
+                socks.append(s)
+
+        _, growth = await under_attack(d, viewer, "300 half-open HTTP", attack)
+        # 300 connections, each with a header buffer of a few KiB.
+        assert growth < 8192, growth
+        fresh = await Client.connect(d.url)
+        assert fresh.welcome["type"] == "welcome"
+        await fresh.close()
+        await assert_healthy(d)
+
+        def wait_closed():
+            deadline = time.time() + 15
+            open_ = set(socks)
+            while open_ and time.time() < deadline:
+                r, _, _ = select.select(list(open_), [], [], 0.5)
+                for s in r:
+                    try:
+                        s.recv(65536)  # EOF or a timeout response: the server gave up
+                    except OSError:
+                        pass
+                    open_.discard(s)
+            return len(socks) - len(open_), time.time()
+
+        t0 = time.time()
+        closed, t1 = await asyncio.to_thread(wait_closed)
+        print(f"  half-open: {closed} of {len(socks)} closed by the server "
+              f"within {t1 - t0:.1f} s", flush=True)
+        assert closed == len(socks), closed
+        for s in socks:
+            s.close()
+        await assert_healthy(d)
+        await viewer.close()
+
+
+@test
+async def a_hundred_clients_that_never_read_are_dropped_without_growing_memory():
+    with Flockd(FLOCKD, "--boids", BOIDS, "--stale-timeout", "2") as d:
+        viewer = await Client.connect(d.url)
+        idle = []
+
+        def attack():
+            for _ in range(100):
+                s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+                s.connect(("127.0.0.1", d.port))
+                s.sendall(b"GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
+                          b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                          b"Sec-WebSocket-Version: 13\r\n\r\n")
+                idle.append(s)
+
+        _, growth = await under_attack(d, viewer, "100 clients never reading", attack, seconds=6)
+        # A stuck client holds at most one partly written 10 KB snapshot and
+        # its session buffers; 100 of them stay well under 16 MiB.
+        assert growth < 16384, growth
+        _, _, metrics = await asyncio.to_thread(d.http, "/metrics")
+        stale = [l for l in metrics.splitlines() if l.startswith("flockd_stale_closed_total")]
+        assert stale and int(stale[0].split()[1]) >= 100, stale
+        for s in idle:
+            s.close()
+        await assert_healthy(d)
+        await viewer.close()
+
+
+TRAVERSALS = [b"/../../etc/passwd", b"/%2e%2e/%2e%2e/etc/passwd", b"/..%2f..%2fetc%2fpasswd",
+              b"/%2e%2e%2f%2e%2e%2f%2e%2e%2fetc%2fpasswd", b"/../../proto/PROTOCOL.md",
+              b"/%2e%2e/%2e%2e/proto/PROTOCOL.md", b"/./.././../proto/PROTOCOL.md",
+              b"/..\\..\\proto\\PROTOCOL.md", b"//etc/passwd", b"/%252e%252e/%252e%252e/etc/passwd"]
+
+
+@test
+async def path_traversal_urls_never_return_files_outside_the_web_root():
+    with Flockd(FLOCKD, "--boids", BOIDS) as d:
+        viewer = await Client.connect(d.url)
+
+        def attack():
+            return [(p, *http_raw(d.port, b"GET " + p + b" HTTP/1.1\r\nHost: x\r\n\r\n"))
+                    for p in TRAVERSALS]
+
+        got, _ = await under_attack(d, viewer, "path traversal", attack)
+        for path, status, body in got:
+            assert b"root:" not in body and b"wire protocol" not in body, (path, body[:200])
+            assert status in (400, 403, 404), (path, status, body[:200])
+        await assert_healthy(d)
+        await viewer.close()
+
+
+@test
+async def a_one_megabyte_header_is_refused_and_the_server_stays_healthy():
+    with Flockd(FLOCKD, "--boids", BOIDS) as d:
+        viewer = await Client.connect(d.url)
+        req = b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * (1 << 20) + b"\r\n\r\n"
+
+        def attack():
+            return http_raw(d.port, req)
+
+        (status, body), growth = await under_attack(d, viewer, "1 MB header", attack)
+        assert status is None or 400 <= status < 500, (status, body[:200])
+        assert growth < 4096, growth
+        fresh = await Client.connect(d.url)
+        await fresh.close()
+        await assert_healthy(d)
+        await viewer.close()
+
+
+if __name__ == "__main__":
+    SUITE.main(skip_args=1)
