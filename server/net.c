@@ -22,8 +22,13 @@
 #include <string.h>
 #include <time.h>
 
-#define OUTQ_LEN 256   /* pending text messages per client before 1008 */
-#define TEXT_MAX 16384 /* largest text message we send (welcome) */
+#define OUTQ_LEN 512 /* pending text messages per client before 1008 */
+/* Flow control: a client owed this many replies (queued in the room or
+ * waiting to be written) is not read until it is owed RX_RESUME or fewer,
+ * so a burst of commands waits in its socket instead of piling up here. */
+#define RX_PAUSE  128
+#define RX_RESUME 64
+#define TEXT_MAX  16384 /* largest text message we send (welcome) */
 
 struct outmsg {
     size_t len;
@@ -37,7 +42,9 @@ struct session {
     int64_t last_frame_ns; /* when a frame last went out (or connect) */
     char *rx;
     size_t rx_len;
-    int rx_binary, rx_overflow;
+    int rx_binary;
+    int rx_paused; /* reading stopped by flow control */
+    uint32_t owed; /* commands handed to the room, not yet replied */
     struct outmsg outq[OUTQ_LEN];
     uint32_t out_head, out_count;
     int closing; /* close status to send, 0 if none */
@@ -133,6 +140,20 @@ static void send_text(struct session *s, const char *text, size_t len)
 }
 
 /* Sends an error at once: only for queue_full, which cannot wait in line. */
+/* Stops or resumes reading a client's commands by how many replies it is
+ * owed (see RX_PAUSE). */
+static void flow(struct session *s)
+{
+    uint32_t owed = s->owed + s->out_count;
+    if (!s->rx_paused && owed >= RX_PAUSE) {
+        s->rx_paused = 1;
+        lws_rx_flow_control(s->wsi, 0);
+    } else if (s->rx_paused && owed <= RX_RESUME && !s->closing) {
+        s->rx_paused = 0;
+        lws_rx_flow_control(s->wsi, 1);
+    }
+}
+
 static void send_error(struct net *n, struct session *s, const char *id, int code,
                        const char *message)
 {
@@ -152,6 +173,7 @@ static void refuse(struct net *n, struct session *s, const char *id, int code, c
         send_error(n, s, id, PROTO_E_QUEUE_FULL, queue_full_text);
         return;
     }
+    s->owed++;
     metrics_reject(proto_status_name(code));
 }
 
@@ -169,6 +191,8 @@ static void handle_message(struct net *n, struct session *s)
     }
     if (room_push(n->room, s->id, &cmd) < 0)
         send_error(n, s, cmd.id, PROTO_E_QUEUE_FULL, queue_full_text);
+    else
+        s->owed++;
 }
 
 /* Appends a fragment; a message past max_message closes with 1009. */
@@ -176,17 +200,24 @@ static int receive(struct net *n, struct session *s, const void *in, size_t len)
 {
     if (s->rx_len == 0)
         s->rx_binary = lws_frame_is_binary(s->wsi);
+    if (s->closing)
+        return 0; /* closing: the rest of what it sent is dropped */
     if (len > n->cfg.max_message - s->rx_len) {
+        /* Close from WRITEABLE, which sends the 1009 close frame even when
+         * more frames of the burst are still in lws' read buffer. */
         atomic_fetch_add_explicit(&g_metrics.oversize_closed, 1, memory_order_relaxed);
-        lws_close_reason(s->wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE,
-                         (unsigned char *)"message too large", 17);
-        return -1;
+        s->closing = LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE;
+        s->rx_paused = 1;
+        lws_rx_flow_control(s->wsi, 0);
+        lws_callback_on_writable(s->wsi);
+        return 0;
     }
     memcpy(s->rx + s->rx_len, in, len);
     s->rx_len += len;
     if (lws_is_final_fragment(s->wsi) && !lws_remaining_packet_payload(s->wsi)) {
         handle_message(n, s);
         s->rx_len = 0;
+        flow(s);
     }
     return 0;
 }
@@ -212,7 +243,10 @@ static int write_frame(struct session *s, struct frame *f)
 static int on_writeable(struct net *n, struct session *s)
 {
     if (s->closing) {
-        lws_close_reason(s->wsi, (enum lws_close_status)s->closing, NULL, 0);
+        static const char too_large[] = "message too large";
+        int big = s->closing == LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE;
+        lws_close_reason(s->wsi, (enum lws_close_status)s->closing,
+                         big ? (unsigned char *)too_large : NULL, big ? sizeof too_large - 1 : 0);
         return -1;
     }
     if (s->out_count) {
@@ -223,6 +257,7 @@ static int on_writeable(struct net *n, struct session *s)
         s->out_count--;
         if (w < (int)m->len)
             return -1;
+        flow(s);
     } else {
         struct frame *f = room_latest(n->room);
         int rc = 0;
@@ -245,8 +280,11 @@ static void route_replies(struct net *n)
     while (rep) {
         struct room_reply *next = rep->next;
         struct session *s = table_get(n, rep->client);
-        if (s)
+        if (s) {
+            if (s->owed)
+                s->owed--;
             send_text(s, rep->text, rep->len);
+        }
         free(rep);
         rep = next;
     }

@@ -512,6 +512,35 @@ async def a_flood_of_pings_is_acked_or_refused_with_queue_full_and_the_viewer_ke
 
 
 @test
+async def a_burst_of_commands_in_one_write_gets_every_reply_and_stays_connected():
+    with Flockd(FLOCKD, "--boids", BOIDS) as d:
+        # Flow control, not a 1008 close: the server stops reading a client
+        # that is owed many replies and resumes as it reads them.
+        raw = RawWS(d.port)
+        count = 3000
+        raw.send(b"".join(frame(1, b'{"cmd":"ping","id":%d}' % i) for i in range(count)))
+        got = raw.replies(count)
+        assert sorted(r["id"] for r in got) == list(range(count))
+        assert [r["id"] for r in got] == sorted(r["id"] for r in got), "replies out of order"
+        assert all(r["type"] == "ack" or r["code"] == "queue_full" for r in got)
+        raw.send(frame(1, b'{"cmd":"ping","id":"after"}'))
+        assert raw.replies(1)[0]["id"] == "after"
+        raw.close()
+        await assert_healthy(d)
+
+
+@test
+async def fragments_past_the_limit_sent_in_one_burst_close_with_1009():
+    with Flockd(FLOCKD, "--boids", BOIDS) as d:
+        piece = b"b" * 1000
+        burst = b"".join([frame(1, piece, fin=False)]
+                         + [frame(0, piece, fin=False) for _ in range(200)])
+        codes = [close_code_after(d.port, burst) for _ in range(3)]
+        assert codes == [1009, 1009, 1009], codes
+        await assert_healthy(d)
+
+
+@test
 async def hundreds_of_half_open_http_connections_are_dropped_and_do_not_block_others():
     with Flockd(FLOCKD, "--boids", BOIDS) as d:
         viewer = await Client.connect(d.url)
