@@ -59,7 +59,7 @@ struct net {
     int port;
     atomic_int stop;
     uint64_t next_id;
-    uint64_t broadcast_seq; /* newest frame announced to clients */
+    struct frame *frame;    /* newest frame announced to clients; a reference */
     struct session **slots; /* id -> session, linear probing */
     size_t nslots, nsessions;
     struct proto_limits limits;
@@ -259,15 +259,11 @@ static int on_writeable(struct net *n, struct session *s)
             return -1;
         flow(s);
     } else {
-        struct frame *f = room_latest(n->room);
-        int rc = 0;
-        if (f && f->seq != s->last_seq)
-            rc = write_frame(s, f);
-        frame_release(f);
-        if (rc)
+        /* The frame announced once per snapshot: no lock per client. */
+        if (n->frame && n->frame->seq != s->last_seq && write_frame(s, n->frame) < 0)
             return -1;
     }
-    if (s->out_count || n->broadcast_seq != s->last_seq)
+    if (s->out_count || (n->frame && n->frame->seq != s->last_seq))
         lws_callback_on_writable(s->wsi);
     return 0;
 }
@@ -295,13 +291,12 @@ static void route_replies(struct net *n)
 static void announce_frame(struct net *n)
 {
     struct frame *f = room_latest(n->room);
-    if (!f)
+    if (!f || f == n->frame) {
+        frame_release(f);
         return;
-    uint64_t seq = f->seq;
-    frame_release(f);
-    if (seq == n->broadcast_seq)
-        return;
-    n->broadcast_seq = seq;
+    }
+    frame_release(n->frame);
+    n->frame = f; /* keeps the reference room_latest took */
     int64_t now = mono_ns(), stale = (int64_t)(n->cfg.stale_timeout * 1e9);
     for (size_t i = 0; i < n->nslots; i++) {
         struct session *s = n->slots[i];
@@ -616,6 +611,7 @@ void net_destroy(struct net *n)
         return;
     if (n->ctx)
         lws_context_destroy(n->ctx);
+    frame_release(n->frame);
     free(n->slots);
     free(n->text);
     free(n);
