@@ -249,12 +249,13 @@ int ctl_url_parse(const char *url, struct ctl_url *out)
     memset(out, 0, sizeof *out);
     if (!url || strncmp(url, "ws://", 5))
         return -1;
-    const char *hp = url + 5, *path = strchr(hp, '/');
-    const char *hend = path ? path : hp + strlen(hp);
+    const char *hp = url + 5;
+    size_t hlen = strcspn(hp, "/"); /* host[:port] runs up to the path */
+    const char *path = hp[hlen] ? hp + hlen : NULL, *hend = hp + hlen;
     const char *h0 = hp, *h1, *portp = NULL;
-    if (hp < hend && hp[0] == '[') {
+    if (hlen > 0 && hp[0] == '[') {
         h0 = hp + 1;
-        h1 = memchr(h0, ']', (size_t)(hend - h0));
+        h1 = memchr(h0, ']', hlen - 1);
         if (!h1)
             return -1;
         if (h1 + 1 < hend) {
@@ -263,7 +264,7 @@ int ctl_url_parse(const char *url, struct ctl_url *out)
             portp = h1 + 2;
         }
     } else {
-        h1 = memchr(hp, ':', (size_t)(hend - hp));
+        h1 = memchr(hp, ':', hlen);
         if (h1)
             portp = h1 + 1;
         else

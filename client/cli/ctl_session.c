@@ -54,9 +54,12 @@ struct ctl_session {
 /* Keeps the first reason: "what" or "what: detail". */
 static void set_error(struct ctl_session *s, const char *what, const char *detail)
 {
-    if (!s->error[0])
-        snprintf(s->error, sizeof s->error, "%s%s%s", what, detail ? ": " : "",
-                 detail ? detail : "");
+    if (s->error[0])
+        return;
+    int n = snprintf(s->error, sizeof s->error, "%s%s%s", what, detail ? ": " : "",
+                     detail ? detail : "");
+    if (n < 0) /* a reason longer than the buffer is kept truncated */
+        s->error[0] = '\0';
 }
 
 /* Appends a chunk to rx; -1 if the message grows past MAX_MESSAGE. */

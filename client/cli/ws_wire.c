@@ -287,7 +287,8 @@ static size_t take_payload(struct ws_rx *rx, const uint8_t *p, size_t len,
     rx->left -= n;
     int done = rx->left == 0;
     if (rx->opcode >= 0x8) {
-        memcpy(rx->ctrl + rx->ctrl_len, p, n);
+        if (p) /* NULL only from ws_rx_skip, which skips data frames, never these */
+            memcpy(rx->ctrl + rx->ctrl_len, p, n);
         rx->ctrl_len = (uint8_t)(rx->ctrl_len + n);
         if (done)
             ops->control(user, rx->opcode, rx->ctrl, rx->ctrl_len);
