@@ -4,6 +4,10 @@ Shared by the integration tests: `Flockd` runs the binary and parses the
 "flockd listening on http://HOST:PORT" line; `decode_snapshot` follows
 proto/PROTOCOL.md's snapshot v1 layout; `Client` wraps a python3-websockets
 connection that separates JSON replies from binary snapshots.
+
+Leaving a `Flockd` block stops flockd with SIGTERM and fails the test if it
+does not exit 0 or wrote a sanitizer report (ASan, LSan, UBSan, TSan) to
+stderr: leaks found at exit and data races count as failures.
 """
 
 import asyncio
@@ -14,6 +18,7 @@ import signal
 import struct
 import subprocess
 import sys
+import threading
 import time
 import traceback
 import urllib.request
@@ -56,14 +61,46 @@ def decode_snapshot(buf):
             "raw": bytes(buf)}
 
 
-class Flockd:
-    """A flockd process with its own port; use as a context manager."""
+# What a sanitizer writes to stderr when it finds something.
+SANITIZER_REPORTS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
+                     "WARNING: ThreadSanitizer", "ThreadSanitizer: reported",
+                     "runtime error:")
 
-    def __init__(self, binary, *args):
+
+def sanitizer_of(binary):
+    """'asan', 'tsan' or None: which sanitizer runtime the binary carries."""
+    with open(binary, "rb") as f:
+        data = f.read()
+    if b"__asan_init" in data:
+        return "asan"
+    if b"__tsan_init" in data:
+        return "tsan"
+    return None
+
+
+class Flockd:
+    """A flockd process with its own port; use as a context manager.
+
+    stdout and stderr are read by threads into `stdout`/`stderr` (lists of
+    lines), so a chatty flockd never blocks on a full pipe. On leaving the
+    block flockd gets SIGTERM and `stop_timeout` seconds to exit 0."""
+
+    def __init__(self, binary, *args, stop_timeout=30):
         self.binary = binary
         self.args = list(args)
         self.proc = None
         self.port = None
+        self.stop_timeout = stop_timeout
+        self.stdout, self.stderr = [], []
+        self._drains = []
+
+    def _drain(self, stream, lines):
+        def run():
+            for line in stream:
+                lines.append(line)
+        t = threading.Thread(target=run, daemon=True)
+        t.start()
+        self._drains.append(t)
 
     def __enter__(self):
         root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -71,22 +108,54 @@ class Flockd:
                "--web-root", os.path.join(root, "client", "web")] + self.args
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      text=True)
+        self._drain(self.proc.stderr, self.stderr)
         deadline = time.time() + 10
         while time.time() < deadline:
             line = self.proc.stdout.readline()
             if not line:
                 break
+            self.stdout.append(line)
             m = re.match(r"flockd listening on http://[^:]+:(\d+)", line)
             if m:
                 self.port = int(m.group(1))
+                self._drain(self.proc.stdout, self.stdout)
                 return self
         self.proc.kill()
-        raise RuntimeError("flockd did not start: " + self.proc.stderr.read())
-
-    def __exit__(self, *exc):
-        if self.proc.poll() is None:
-            self.proc.kill()
         self.proc.wait()
+        self._join_drains()
+        raise RuntimeError("flockd did not start: " + "".join(self.stderr))
+
+    def _join_drains(self):
+        for t in self._drains:
+            t.join(5)
+
+    def shutdown_problem(self):
+        """After flockd has exited: why its exit was not clean, or None."""
+        err = "".join(self.stderr)
+        rc = self.proc.returncode
+        if rc != 0 or any(r in err for r in SANITIZER_REPORTS):
+            return f"flockd exited with status {rc}; its stderr:\n{err}"
+        return None
+
+    def __exit__(self, exc_type, exc, tb):
+        hung = False
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=self.stop_timeout)
+            except subprocess.TimeoutExpired:
+                hung = True
+                self.proc.kill()
+                self.proc.wait()
+        self._join_drains()
+        problem = self.shutdown_problem()
+        if hung:
+            problem = f"flockd did not stop within {self.stop_timeout} s of SIGTERM\n" + (
+                problem or "")
+        if problem and exc_type is None:
+            raise AssertionError(problem)
+        if problem:  # the test failed already: show why flockd did too
+            print(problem, file=sys.stderr, flush=True)
 
     @property
     def url(self):
