@@ -961,7 +961,7 @@ static void acks_are_valid_json_and_echo_ids_verbatim(void **state)
                                 "\"a\\\"b\\\\c\\u00e9\\ud83d\\ude00\"",
                                 "\"\u00e9\"",
                                 "null"};
-    static const struct proto_ack_field extra[] = {{"obstacle", 7}};
+    static const struct proto_ack_field extra[] = {{"obstacle", 7, NULL}};
     char buf[PROTO_REPLY_BYTES], want[256];
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
         assert_true(proto_reply_ack(buf, sizeof buf, ids[i], 99, extra, 1) > 0);
