@@ -111,8 +111,8 @@ static struct lobby_room *room_find(const struct lobby *l, const char *name)
     return NULL;
 }
 
-struct lobby *lobby_create(const struct cfg *cfg, const struct room_config *tmpl,
-                           struct pool *pool, const char **err)
+struct lobby *lobby_create(const struct cfg *cfg, const struct room_config *tmpl, struct pool *pool,
+                           const char **err)
 {
     struct lobby *l = calloc(1, sizeof *l);
     if (l)
@@ -396,8 +396,8 @@ static int team_for(const struct lobby *l, const struct lobby_room *lr,
     if (a->has_rejoin && a->rejoin[0])
         for (uint32_t t = 1; t <= l->cfg.max_teams; t++) {
             const struct lobby_team *team = &lr->teams[t];
-            int open = team->state == TEAM_WAITING ||
-                       (team->state == TEAM_PLAYING && team->player == m);
+            int open =
+                team->state == TEAM_WAITING || (team->state == TEAM_PLAYING && team->player == m);
             if (open && secret_equal(a->rejoin, team->rejoin)) {
                 *reclaim = 1;
                 return (int)t;
@@ -468,11 +468,9 @@ struct room_actor lobby_actor(const struct lobby_member *m)
         .client = m->client, .role = m->role, .team = m->team, .owner = m->owner};
 }
 
-int lobby_allowed(const struct lobby_member *m, const struct proto_command *cmd,
-                  const char **why)
+int lobby_allowed(const struct lobby_member *m, const struct proto_command *cmd, const char **why)
 {
-    if (m->role == PROTO_ROLE_ADMIN || cmd->kind == PROTO_CMD_PING ||
-        cmd->kind == PROTO_CMD_JOIN)
+    if (m->role == PROTO_ROLE_ADMIN || cmd->kind == PROTO_CMD_PING || cmd->kind == PROTO_CMD_JOIN)
         return 0;
     if (m->role == PROTO_ROLE_VIEWER) {
         *why = "viewers may only watch; join as a player to steer";
@@ -533,7 +531,8 @@ static int roster_order(const void *pa, const void *pb)
 
 int lobby_roster(const struct lobby_room *lr, char *buf, size_t cap)
 {
-    size_t n = 0, max = (size_t)lr->count[PROTO_ROLE_PLAYER] + lr->count[PROTO_ROLE_ADMIN] + SIM_GROUPS;
+    size_t n = 0,
+           max = (size_t)lr->count[PROTO_ROLE_PLAYER] + lr->count[PROTO_ROLE_ADMIN] + SIM_GROUPS;
     struct proto_roster_entry *e = malloc(max * sizeof *e);
     if (!e)
         return -1;

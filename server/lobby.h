@@ -48,8 +48,8 @@ struct lobby;
  * sandbox) and schedules it on the pool. NULL and a static *err on failure.
  * Rooms created later copy tmpl with their own name, mode and boid count.
  */
-struct lobby *lobby_create(const struct cfg *cfg, const struct room_config *tmpl,
-                           struct pool *pool, const char **err);
+struct lobby *lobby_create(const struct cfg *cfg, const struct room_config *tmpl, struct pool *pool,
+                           const char **err);
 /* Unschedules and frees every room. Members must have left. */
 void lobby_destroy(struct lobby *l);
 
@@ -76,8 +76,7 @@ void lobby_leave(struct lobby *l, struct lobby_member *m, int kicked);
 
 /* 0 if the member's role may send cmd in its room, else PROTO_E_FORBIDDEN
  * with the reason in *why (ownership of obstacles is the room's to check). */
-int lobby_allowed(const struct lobby_member *m, const struct proto_command *cmd,
-                  const char **why);
+int lobby_allowed(const struct lobby_member *m, const struct proto_command *cmd, const char **why);
 
 /* The sender description a room needs for a member's command. */
 struct room_actor lobby_actor(const struct lobby_member *m);
