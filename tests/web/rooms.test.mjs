@@ -102,9 +102,10 @@ test('a reconnect should join again with the rejoin token, password and name kep
   assert.deepEqual(sent[0].args, { room: 'arena', role: 'player', mode: 'rts', name: 'ann', password: 'pw' });
   s.reply({ type: 'ack', id: 1, room: 'arena', role: 'player', client: 7, team: 3, rejoin: 'f00d' });
   s.welcome(welcome({ room: 'arena', mode: 'rts', role: 'player', team: 3 }), false);
-  // The connection drops; the next one starts in default again.
+  // The connection drops; the next one starts in default again. The mode
+  // goes along, so a room gone with a restarted server comes back as it was.
   s.welcome(welcome({ client: 8 }), true);
-  assert.deepEqual(sent[1].args, { room: 'arena', role: 'player', name: 'ann', password: 'pw', rejoin: 'f00d' });
+  assert.deepEqual(sent[1].args, { room: 'arena', role: 'player', mode: 'rts', name: 'ann', password: 'pw', rejoin: 'f00d' });
   // The same secrets are there after a reload (same session storage).
   const again = session(parseChoice('?room=arena&role=player'), storage);
   again.s.welcome(welcome({ client: 9 }), true);

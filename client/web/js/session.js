@@ -2,8 +2,9 @@
 // The choice lives in the page's URL (?room=NAME&role=ROLE) so a reload or
 // a reconnect joins again: the join goes out right after the first welcome
 // of each connection. What a re-join needs besides lives in sessionStorage,
-// never in the URL: the admin token, room passwords, RTS rejoin tokens and
-// the player's name. No DOM: storage, sending and URL updates come in from
+// never in the URL: the admin token, room passwords, RTS rejoin tokens, each
+// room's mode (so a room gone with a restarted server comes back as it was)
+// and the player's name. No DOM: storage, sending and URL updates come in from
 // the caller.
 
 import { ROLES, permissions } from './roles.js';
@@ -13,6 +14,7 @@ const KEY = {
   token: 'flockd.token',
   name: 'flockd.name',
   password: (room) => `flockd.password.${room}`,
+  mode: (room) => `flockd.mode.${room}`,
   rejoin: (room) => `flockd.rejoin.${room}`,
 };
 
@@ -93,6 +95,7 @@ export class RoomSession {
    */
   welcome(w, fresh) {
     this.here = placeOf(w);
+    if (typeof w.mode === 'string') this.storage.setItem(KEY.mode(this.here.room), this.here.mode);
     const g = this.granted;
     if (this.here.team === null && g && g.room === this.here.room && g.role === this.here.role) {
       this.here.team = g.team; // a welcome without team: the ack named it
@@ -101,7 +104,8 @@ export class RoomSession {
     this.pending = null; // a join sent on the previous connection gets no reply
     const c = this.choice;
     if (!c || (c.room === this.here.room && c.role === this.here.role)) return false;
-    return this.join(c, { auto: true }) !== null;
+    const mode = this.storage.getItem(KEY.mode(c.room));
+    return this.join(mode ? { ...c, mode } : c, { auto: true }) !== null;
   }
 
   /**
