@@ -146,9 +146,9 @@ export async function launchBrowser(bin, usage) {
 export const view = (page, fn, arg) => page.evaluate(fn, arg);
 
 /**
- * Opens `url` in a new page of `browser` (or of a browser context); console
- * errors and uncaught exceptions go to `consoleLog` tagged with its
- * current `phase`.
+ * Opens `url` in a new page of `browser` (or of a browser context, which
+ * brings its own viewport); console errors and uncaught exceptions go to
+ * `consoleLog` tagged with its current `phase`.
  */
 export async function openViewer(browser, url, consoleLog) {
   const page = await browser.newPage({ viewport: VIEWPORT });
