@@ -8,7 +8,7 @@ import {
   RoomSession, parseChoice, choiceSearch, placeOf, validRoomName,
 } from '../../client/web/js/session.js';
 import { roomCells } from '../../client/web/js/lobby.js';
-import { rosterRows, viewersText } from '../../client/web/js/roster.js';
+import { rosterRows, viewersText, moreText } from '../../client/web/js/roster.js';
 import { groupColor } from '../../client/web/js/render2d.js';
 
 /** A Storage over a Map. */
@@ -188,4 +188,7 @@ test('rosterRows should colour each team as the renderer does and mark who left'
   assert.deepEqual(rosterRows({ type: 'roster' }, 1), []);
   assert.equal(viewersText(3), '3 viewers');
   assert.equal(viewersText(1), '1 viewer');
+  assert.equal(moreText(5), 'and 5 more');
+  assert.equal(moreText(0), null);
+  assert.equal(moreText(undefined), null);
 });

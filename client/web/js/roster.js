@@ -1,8 +1,9 @@
 // The room's player list from `roster` messages (PROTOCOL.md §6.4): one
 // line per player or admin with a swatch in its team's colour (the colour
 // the renderer draws that group in), its name, its role, and "(left)" for
-// an RTS team whose player is gone but may still rejoin. Viewers are only
-// counted. Shows; sends nothing.
+// an RTS team whose player is gone but may still rejoin; a long list ends
+// with how many it leaves out. Viewers are only counted. Shows; sends
+// nothing.
 
 import { groupColor } from './render2d.js';
 
@@ -34,6 +35,11 @@ export function viewersText(n) {
   return `${k} viewer${k === 1 ? '' : 's'}`;
 }
 
+/** The line under a roster cut short: "and 5 more", or null when it lists everyone. */
+export function moreText(more) {
+  return Number.isInteger(more) && more > 0 ? `and ${more} more` : null;
+}
+
 export class RosterList {
   /** `list`: the <ul> to fill; `count`: the element that shows the viewer count. */
   constructor(list, count) {
@@ -47,6 +53,13 @@ export class RosterList {
     this.last = msg;
     this.count.textContent = viewersText(msg.viewers);
     this.list.replaceChildren(...rosterRows(msg, self).map((r) => this.line(r)));
+    const more = moreText(msg.more);
+    if (more) {
+      const li = document.createElement('li');
+      li.className = 'more';
+      li.textContent = more;
+      this.list.append(li);
+    }
   }
 
   line(r) {
