@@ -302,6 +302,28 @@ async function viewerAndAdminChecks(browser, server, me, consoleLog) {
   return { ctx, page };
 }
 
+async function restartCheck(admin, server, args, consoleLog) {
+  let next = server;
+  await check('after flockd restarts the page reconnects and joins its room again, in its mode and role', async () => {
+    consoleLog.phase = 'restart';
+    const status = await server.stop();
+    assert(status === 0, `flockd exited with ${status}`);
+    await waitFor('the page to notice', () => view(admin.page, () => !window.flockView.connected), 3000);
+    next = await startFlockd(flockdBin, args, server.port);
+    // The page keeps showing where it was until a new connection's welcome.
+    const r = await waitFor('the room again', async () => {
+      const x = await view(admin.page, () => window.flockView.connected && window.flockView.room);
+      return x && x.room === ROOM && x.role === 'admin' && !x.rejoining && x;
+    }, 15000);
+    const last = await view(admin.page, () => window.flockView.connection);
+    assert(last.everConnected && last.status === 'open', `connection ${JSON.stringify(last)}`);
+    assert(r.mode === 'rts', `room ${JSON.stringify(r)}`);
+    assert(new URL(admin.page.url()).search === `?room=${ROOM}&role=admin`, `address ${admin.page.url()}`);
+    consoleLog.phase = 'after';
+  });
+  return next;
+}
+
 async function leftCheck(player, admin, me) {
   await check('a player that leaves shows as "(left)" while its team waits', async () => {
     await player.ctx.close();
@@ -316,8 +338,8 @@ async function main() {
   const browser = await launchBrowser(flockdBin, 'node lobby.e2e.mjs FLOCKD [BUILD_DIR]');
   const consoleLog = [];
   consoleLog.phase = 'main';
-  const server = await startFlockd(flockdBin, ['--boids', '300', '--capacity', '4000', '--seed', '5',
-    '--admin-token', TOKEN]);
+  const args = ['--boids', '300', '--capacity', '4000', '--seed', '5', '--admin-token', TOKEN];
+  let server = await startFlockd(flockdBin, args);
   try {
     const player = await playerChecks(browser, server, consoleLog);
     if (player.me.team) {
@@ -329,10 +351,13 @@ async function main() {
         console.log(`     screenshot: ${path}`);
       });
       await leftCheck(player, admin, player.me);
+      server = await restartCheck(admin, server, args, consoleLog);
       await admin.ctx.close();
     }
-    await check('no console errors', async () => {
-      assert(consoleLog.length === 0, `console errors:\n${consoleLog.map((e) => `  ${e.text}`).join('\n')}`);
+    await check('no console errors (other than refused connections while flockd was down)', async () => {
+      const expected = /WebSocket connection to .* failed|net::ERR_[A-Z_]+/;
+      const bad = consoleLog.filter((e) => e.phase !== 'restart' || !expected.test(e.text));
+      assert(bad.length === 0, `console errors:\n${bad.map((e) => `  [${e.phase}] ${e.text}`).join('\n')}`);
     });
     await check('flockd shuts down cleanly', async () => {
       const status = await server.stop();
