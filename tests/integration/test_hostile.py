@@ -37,6 +37,9 @@ BOIDS = "2000"
 # KiB per command would take the flood's 20,000 past its bound.
 RSS_BOUND_KIB = 8192
 RSS_BOUND_FLOOD_KIB = 16384  # 20,000 commands and replies through the queues
+# For attacks that are about parsing or queues, not about the per-connection
+# rate limit (tested on its own below): a limit they never reach.
+NO_RATE_LIMIT = ("--rate", "100000", "--burst", "100000")
 
 # Under AddressSanitizer freed memory waits in a quarantine (256 MiB by
 # default) and counts in RSS; a small one keeps RSS close to live memory, so
@@ -68,13 +71,14 @@ def frame(opcode, payload, fin=True, rsv=0, mask=None):
 class RawWS:
     """A WebSocket connection that writes whatever frames it is given."""
 
-    def __init__(self, port, timeout=10):
+    def __init__(self, port, timeout=10, origin=None):
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
         key = base64.b64encode(os.urandom(16)).decode()
         self.sock.sendall(("GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
                            "Connection: Upgrade\r\nSec-WebSocket-Key: " + key + "\r\n"
                            "Sec-WebSocket-Protocol: flock.v1\r\n"
-                           "Sec-WebSocket-Version: 13\r\n\r\n").encode())
+                           + ("Origin: " + origin + "\r\n" if origin else "")
+                           + "Sec-WebSocket-Version: 13\r\n\r\n").encode())
         got = b""
         while b"\r\n\r\n" not in got:
             chunk = self.sock.recv(65536)
@@ -287,7 +291,7 @@ BINARY_SIZES = [1, 2, 125, 126, 127, 1000, 4096]
 
 @test
 async def binary_frames_of_every_size_get_bad_json_and_change_nothing():
-    with Flockd(FLOCKD, "--boids", BOIDS) as d:
+    with Flockd(FLOCKD, "--boids", BOIDS, *NO_RATE_LIMIT) as d:
         viewer = await Client.connect(d.url)
         bad = await Client.connect(d.url)
         loop = asyncio.get_running_loop()
@@ -395,7 +399,7 @@ NESTED = [
 
 @test
 async def hostile_json_gets_the_error_codes_of_the_protocol_and_changes_nothing():
-    with Flockd(FLOCKD, "--boids", BOIDS, "--max-message", "16384") as d:
+    with Flockd(FLOCKD, "--boids", BOIDS, "--max-message", "16384", *NO_RATE_LIMIT) as d:
         viewer = await Client.connect(d.url)
         raw = RawWS(d.port)
         msgs = b"".join(frame(1, t.encode()) for t, _ in NESTED)
@@ -480,7 +484,7 @@ def flood(port, first, count, window):
 
 @test
 async def a_flood_of_pings_is_acked_or_refused_with_queue_full_and_the_viewer_keeps_up():
-    with Flockd(FLOCKD, "--boids", BOIDS) as d:
+    with Flockd(FLOCKD, "--boids", BOIDS, *NO_RATE_LIMIT) as d:
         viewer = await Client.connect(d.url)
         # Eight clients, 2,500 pings each, each with up to 200 unanswered:
         # together more than the room's queue of 1,024 holds between two ticks.
@@ -513,7 +517,7 @@ async def a_flood_of_pings_is_acked_or_refused_with_queue_full_and_the_viewer_ke
 
 @test
 async def a_burst_of_commands_in_one_write_gets_every_reply_and_stays_connected():
-    with Flockd(FLOCKD, "--boids", BOIDS) as d:
+    with Flockd(FLOCKD, "--boids", BOIDS, *NO_RATE_LIMIT) as d:
         # Flow control, not a 1008 close: the server stops reading a client
         # that is owed many replies and resumes as it reads them.
         raw = RawWS(d.port)
@@ -526,6 +530,100 @@ async def a_burst_of_commands_in_one_write_gets_every_reply_and_stays_connected(
         raw.send(frame(1, b'{"cmd":"ping","id":"after"}'))
         assert raw.replies(1)[0]["id"] == "after"
         raw.close()
+        await assert_healthy(d)
+
+
+@test
+async def a_client_flooding_past_its_rate_limit_is_refused_then_closed_with_1008():
+    rate, burst = 50, 100
+    with Flockd(FLOCKD, "--boids", BOIDS, "--rate", str(rate), "--burst", str(burst)) as d:
+        viewer = await Client.connect(d.url)
+
+        def attack():
+            raw = RawWS(d.port)
+            raw.sock.settimeout(10)
+            raw.send(b"".join(frame(1, b'{"cmd":"seek","id":%d,"group":3,"x":10,"y":10}' % i)
+                              for i in range(5000)))
+            got, code = [], None
+            try:
+                while True:
+                    opcode, payload = raw.recv_frame()
+                    if opcode == 1:
+                        got.append(json.loads(payload))
+                    elif opcode == 8:
+                        code = struct.unpack(">H", payload[:2])[0]
+                        break
+            except (EOFError, ConnectionResetError, socket.timeout):
+                pass
+            raw.close()
+            return got, code
+
+        (got, code), growth = await under_attack(d, viewer, "rate-limit flood", attack)
+        acks = [r for r in got if r["type"] == "ack"]
+        limited = [r for r in got if r["type"] == "error" and r["code"] == "rate_limited"]
+        print(f"  rate-limit flood: {len(acks)} acks, {len(limited)} rate_limited, close {code}",
+              flush=True)
+        assert code == 1008, code
+        assert len(acks) + len(limited) == len(got), [r for r in got if r not in acks + limited][:3]
+        # The bucket holds `burst` commands (plus what refills meanwhile); the
+        # rest is refused until the client has been refused about `burst` times.
+        assert burst <= len(acks) <= burst + rate, len(acks)
+        assert burst <= len(limited) <= 2 * burst + rate, len(limited)
+        assert [r["id"] for r in got] == list(range(len(got))), "replies out of order"
+        assert growth < RSS_BOUND_KIB, growth
+        await assert_healthy(d)
+        await viewer.close()
+
+
+def limit_hits(d, name):
+    """flockd_limit_hits_total{limit=NAME} from /metrics."""
+    _, _, body = d.http("/metrics")
+    key = 'flockd_limit_hits_total{limit="%s"} ' % name
+    return int(next(l for l in body.splitlines() if l.startswith(key)).split()[1])
+
+
+def refused_handshake(port, origin=None):
+    """True if the server refuses a WebSocket handshake (no 101)."""
+    try:
+        RawWS(port, timeout=5, origin=origin).close()
+        return False
+    except (AssertionError, EOFError, ConnectionResetError, socket.timeout, OSError):
+        return True
+
+
+@test
+async def connections_past_the_per_address_limit_are_refused_and_counted():
+    with Flockd(FLOCKD, "--boids", BOIDS, "--max-per-ip", "5") as d:
+        viewer = await Client.connect(d.url)  # one of the five
+
+        def attack():
+            held = [RawWS(d.port) for _ in range(4)]
+            over = [refused_handshake(d.port) for _ in range(3)]
+            held.pop().close()
+            time.sleep(0.3)
+            again = RawWS(d.port)  # a freed place is taken again
+            for c in held + [again]:
+                c.close()
+            return over
+
+        over, growth = await under_attack(d, viewer, "per-address limit", attack)
+        assert over == [True] * 3, over
+        assert limit_hits(d, "connections_per_ip") == 3
+        assert growth < RSS_BOUND_KIB, growth
+        await assert_healthy(d)
+        await viewer.close()
+
+
+@test
+async def browsers_from_origins_not_allowed_are_refused_and_counted():
+    allowed = "http://good.example"
+    with Flockd(FLOCKD, "--boids", BOIDS, "--origins", "https://a.example, " + allowed) as d:
+        assert refused_handshake(d.port, origin="http://evil.example")
+        assert refused_handshake(d.port, origin=allowed + ".evil")
+        RawWS(d.port, origin=allowed).close()
+        RawWS(d.port, origin="https://a.example").close()
+        RawWS(d.port).close()  # not a browser: no Origin header
+        assert limit_hits(d, "origin") == 2
         await assert_healthy(d)
 
 
@@ -605,7 +703,7 @@ async def a_hundred_clients_that_never_read_are_dropped_without_growing_memory()
         # its session buffers; 100 of them stay well under 16 MiB.
         assert growth < 16384, growth
         _, _, metrics = await asyncio.to_thread(d.http, "/metrics")
-        stale = [l for l in metrics.splitlines() if l.startswith("flockd_stale_closed_total")]
+        stale = [l for l in metrics.splitlines() if l.startswith('flockd_limit_hits_total{limit="stale"}')]
         assert stale and int(stale[0].split()[1]) >= 100, stale
         for s in idle:
             s.close()
