@@ -352,6 +352,18 @@ static int parse_reset(struct ctx *c, struct proto_command *out)
 static const char *const role_names[] = {"viewer", "player", "admin"};
 static const char *const mode_names[] = {"sandbox", "rts"};
 
+const char *proto_role_name(enum proto_role role)
+{
+    return (unsigned)role < 3 ? role_names[role] : "";
+}
+
+const char *proto_mode_name(enum proto_mode mode)
+{
+    return mode == PROTO_MODE_SANDBOX || mode == PROTO_MODE_RTS
+               ? mode_names[mode - PROTO_MODE_SANDBOX]
+               : "";
+}
+
 static int parse_join(struct ctx *c, struct proto_command *out)
 {
     struct proto_join_args *a = &out->args.join;
@@ -365,8 +377,24 @@ static int parse_join(struct ctx *c, struct proto_command *out)
         rc = read_text(c, "name", 0, 0, PROTO_NAME_MAX, printable_ok, a->name, &a->has_name);
     if (!rc)
         rc = read_text(c, "token", 0, 0, PROTO_TOKEN_MAX, printable_ok, a->token, &a->has_token);
+    if (!rc)
+        rc = read_text(c, "password", 0, 0, PROTO_TOKEN_MAX, printable_ok, a->password,
+                       &a->has_password);
+    if (!rc)
+        rc = read_text(c, "rejoin", 0, 0, PROTO_TOKEN_MAX, printable_ok, a->rejoin, &a->has_rejoin);
+    if (!rc)
+        rc = read_u32(c, "boids", 0, 0.0, UINT32_TOP, &a->boids);
+    a->has_boids = field(c, "boids") != NULL;
     a->role = (enum proto_role)role;
     a->mode = mode < 0 ? PROTO_MODE_ANY : (enum proto_mode)(PROTO_MODE_SANDBOX + mode);
+    return rc;
+}
+
+static int parse_kick(struct ctx *c, struct proto_command *out)
+{
+    double client = 0.0;
+    int rc = read_num(c, "client", 1, 1.0, PROTO_MAX_SEED, 1, &client);
+    out->args.kick.client = (uint64_t)client;
     return rc;
 }
 
@@ -447,13 +475,24 @@ static void format_join(struct proto_json_writer *w, const struct proto_command 
     const struct proto_join_args *a = &cmd->args.join;
     proto_json_member_str(w, "room", a->room);
     if ((unsigned)a->role < 3)
-        proto_json_member_str(w, "role", role_names[a->role]);
+        proto_json_member_str(w, "role", proto_role_name(a->role));
     if (a->mode == PROTO_MODE_SANDBOX || a->mode == PROTO_MODE_RTS)
-        proto_json_member_str(w, "mode", mode_names[a->mode - PROTO_MODE_SANDBOX]);
+        proto_json_member_str(w, "mode", proto_mode_name(a->mode));
     if (a->has_name)
         proto_json_member_str(w, "name", a->name);
     if (a->has_token)
         proto_json_member_str(w, "token", a->token);
+    if (a->has_password)
+        proto_json_member_str(w, "password", a->password);
+    if (a->has_rejoin)
+        proto_json_member_str(w, "rejoin", a->rejoin);
+    if (a->has_boids)
+        proto_json_member_i64(w, "boids", a->boids);
+}
+
+static void format_kick(struct proto_json_writer *w, const struct proto_command *cmd)
+{
+    proto_json_member_u64(w, "client", cmd->args.kick.client);
 }
 
 /* ---- the command table -------------------------------------------------- */
@@ -467,7 +506,9 @@ static const char *const spawn_fields[] = {"n", "group", "x", "y", "spread", NUL
 static const char *const despawn_fields[] = {"n", "group", NULL};
 static const char *const step_fields[] = {"n", NULL};
 static const char *const reset_fields[] = {"seed", "boids", NULL};
-static const char *const join_fields[] = {"room", "role", "mode", "name", "token", NULL};
+static const char *const join_fields[] = {"room",     "role",   "mode",  "name", "token",
+                                          "password", "rejoin", "boids", NULL};
+static const char *const kick_fields[] = {"client", NULL};
 
 static const struct cmd_entry commands[] = {
     [PROTO_CMD_PING] = {"ping", no_fields, 0, parse_none, format_none},
@@ -486,6 +527,7 @@ static const struct cmd_entry commands[] = {
     [PROTO_CMD_STEP] = {"step", step_fields, 0, parse_step, format_step},
     [PROTO_CMD_RESET] = {"reset", reset_fields, 0, parse_reset, format_reset},
     [PROTO_CMD_JOIN] = {"join", join_fields, 0, parse_join, format_join},
+    [PROTO_CMD_KICK] = {"kick", kick_fields, 0, parse_kick, format_kick},
 };
 
 _Static_assert(sizeof commands / sizeof commands[0] == PROTO_CMD_COUNT,

@@ -68,6 +68,7 @@ enum proto_cmd {
     PROTO_CMD_STEP,
     PROTO_CMD_RESET,
     PROTO_CMD_JOIN,
+    PROTO_CMD_KICK,
     PROTO_CMD_COUNT
 };
 
@@ -76,6 +77,10 @@ const char *proto_cmd_name(enum proto_cmd kind);
 
 enum proto_role { PROTO_ROLE_VIEWER, PROTO_ROLE_PLAYER, PROTO_ROLE_ADMIN };
 enum proto_mode { PROTO_MODE_ANY, PROTO_MODE_SANDBOX, PROTO_MODE_RTS }; /* ANY: not given */
+
+/* The wire names of roles and modes ("viewer", "rts"); "" if out of range or ANY. */
+const char *proto_role_name(enum proto_role role);
+const char *proto_mode_name(enum proto_mode mode);
 
 struct proto_seek_args {
     int group; /* 0..255 */
@@ -130,9 +135,16 @@ struct proto_join_args {
     char room[PROTO_ROOM_MAX + 1];
     enum proto_role role;
     enum proto_mode mode;
-    int has_name, has_token;
+    int has_name, has_token, has_password, has_rejoin, has_boids;
     char name[PROTO_NAME_MAX + 1];
     char token[PROTO_TOKEN_MAX + 1];
+    char password[PROTO_TOKEN_MAX + 1];
+    char rejoin[PROTO_TOKEN_MAX + 1];
+    uint32_t boids; /* a room created by this join starts with this many */
+};
+
+struct proto_kick_args {
+    uint64_t client; /* 1..2^53 */
 };
 
 struct proto_command {
@@ -150,6 +162,7 @@ struct proto_command {
         struct proto_step_args step;
         struct proto_reset_args reset;
         struct proto_join_args join;
+        struct proto_kick_args kick;
     } args; /* ping, obstacle_clear, pause, resume: none */
 };
 

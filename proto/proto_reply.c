@@ -34,6 +34,12 @@ static void put_world(struct proto_json_writer *w, const struct proto_welcome *i
     proto_json_key(w, "limits");
     proto_json_open(w, '{');
     proto_json_member_u64(w, "max_message", in->max_message);
+    if (in->rate > 0) {
+        proto_json_key(w, "rate");
+        proto_json_double(w, in->rate);
+        proto_json_member_u64(w, "burst", in->burst);
+        proto_json_member_u64(w, "player_obstacles", in->player_obstacles);
+    }
     proto_json_close(w, '}');
 }
 
@@ -84,6 +90,13 @@ int proto_reply_welcome(char *buf, size_t cap, const struct proto_welcome *in)
     proto_json_member_str(&w, "server", PROTO_SERVER_NAME);
     proto_json_member_str(&w, "version", in->version ? in->version : FLOCKD_VERSION);
     proto_json_member_u64(&w, "client", in->client);
+    if (in->room) {
+        proto_json_member_str(&w, "room", in->room);
+        proto_json_member_str(&w, "mode", proto_mode_name(in->mode));
+        proto_json_member_str(&w, "role", proto_role_name(in->role));
+        if (in->team >= 0)
+            proto_json_member_i64(&w, "team", in->team);
+    }
     proto_json_member_u64(&w, "tick", in->tick);
     proto_json_key(&w, "tick_hz");
     proto_json_double(&w, in->tick_hz);
@@ -106,8 +119,12 @@ int proto_reply_ack(char *buf, size_t cap, const char *id, uint64_t tick,
     put_id(&w, id);
     proto_json_member_u64(&w, "tick", tick);
     for (size_t i = 0; i < n_extra; i++) {
-        proto_json_key(&w, extra[i].key);
-        proto_json_i64(&w, extra[i].value);
+        if (extra[i].text) {
+            proto_json_member_str(&w, extra[i].key, extra[i].text);
+        } else {
+            proto_json_key(&w, extra[i].key);
+            proto_json_i64(&w, extra[i].value);
+        }
     }
     proto_json_close(&w, '}');
     return proto_json_finish(&w);
@@ -123,6 +140,38 @@ int proto_reply_error(char *buf, size_t cap, const char *id, int code, const cha
     proto_json_member_str(&w, "code",
                           proto_status_name(proto_status_is_wire(code) ? code : PROTO_E_INTERNAL));
     proto_json_member_str(&w, "message", message ? message : "");
+    proto_json_close(&w, '}');
+    return proto_json_finish(&w);
+}
+
+int proto_reply_roster(char *buf, size_t cap, const char *room, enum proto_mode mode,
+                       uint32_t viewers, const struct proto_roster_entry *players, size_t n,
+                       size_t more)
+{
+    struct proto_json_writer w;
+    proto_json_init(&w, buf, cap);
+    proto_json_open(&w, '{');
+    proto_json_member_str(&w, "type", "roster");
+    proto_json_member_str(&w, "room", room);
+    proto_json_member_str(&w, "mode", proto_mode_name(mode));
+    proto_json_member_u64(&w, "viewers", viewers);
+    proto_json_key(&w, "players");
+    proto_json_open(&w, '[');
+    for (size_t i = 0; i < n; i++) {
+        const struct proto_roster_entry *p = &players[i];
+        proto_json_open(&w, '{');
+        proto_json_member_u64(&w, "client", p->client);
+        proto_json_member_str(&w, "name", p->name ? p->name : "");
+        proto_json_member_str(&w, "role", proto_role_name(p->role));
+        if (p->team >= 0)
+            proto_json_member_i64(&w, "team", p->team);
+        proto_json_key(&w, "connected");
+        proto_json_bool(&w, p->connected);
+        proto_json_close(&w, '}');
+    }
+    proto_json_close(&w, ']');
+    if (more)
+        proto_json_member_u64(&w, "more", more);
     proto_json_close(&w, '}');
     return proto_json_finish(&w);
 }

@@ -21,6 +21,7 @@
 
 #include "params.h"
 #include "proto.h"
+#include "proto_command.h"
 #include "sim.h"
 
 #define PROTO_SERVER_NAME   "flockd"
@@ -38,12 +39,30 @@ struct proto_welcome {
     size_t max_message;              /* bytes */
     const struct sim_params *values; /* group 0's current values; NULL = registry defaults */
     const char *version;             /* server version; NULL = this build's */
+    const char *room;                /* NULL: the members room, mode, role, team are left out */
+    enum proto_mode mode;
+    enum proto_role role;
+    int team;                  /* RTS player's group; < 0: none */
+    double rate;               /* commands per second; 0: left out with burst */
+    uint32_t burst;            /* commands */
+    uint32_t player_obstacles; /* obstacles per player or team */
 };
 
-/* One extra integer member of an ack, e.g. {"obstacle", 7}. */
+/* One extra member of an ack: an integer, e.g. {"obstacle", 7}, or a
+ * string when text is not NULL, e.g. {"room", 0, "arena"}. */
 struct proto_ack_field {
     const char *key;
     int64_t value;
+    const char *text;
+};
+
+/* One player or admin of a roster (PROTOCOL.md §6.4). */
+struct proto_roster_entry {
+    uint64_t client; /* 0: an RTS team whose player left */
+    const char *name;
+    enum proto_role role;
+    int team; /* < 0: none */
+    int connected;
 };
 
 /*
@@ -66,5 +85,13 @@ int proto_reply_ack(char *buf, size_t cap, const char *id, uint64_t tick,
  * error code (anything else is sent as "internal"); message may be NULL.
  */
 int proto_reply_error(char *buf, size_t cap, const char *id, int code, const char *message);
+
+/*
+ * {"type":"roster","room":R,"mode":M,"viewers":V,"players":[{..},..]}: the
+ * entries in the order given, then "more":K when more > 0 (entries left out).
+ */
+int proto_reply_roster(char *buf, size_t cap, const char *room, enum proto_mode mode,
+                       uint32_t viewers, const struct proto_roster_entry *players, size_t n,
+                       size_t more);
 
 #endif

@@ -86,6 +86,33 @@ static const struct cfg_row rows[] = {
      "how long a client may lag before it is dropped"},
     {"max-clients", T_UINT, FIELD(max_clients), "10000", 1, 100000, NULL, "N", 0,
      "most clients connected at once"},
+    {"workers", T_UINT, FIELD(workers), "0", 0, 256, NULL, "N", 0,
+     "threads that tick the rooms; 0: one per CPU core"},
+    {"max-rooms", T_UINT, FIELD(max_rooms), "16", 1, 1024, NULL, "N", 0,
+     "most rooms at once, the default room included"},
+    {"max-room-boids", T_UINT, FIELD(max_room_boids), "20000", 0, 1048576, NULL, "N", 0,
+     "most boids a room created by a join may start with"},
+    {"allow-create", T_INT, FIELD(allow_create), "1", 0, 1, NULL, "0|1", 0,
+     "1: joining an unknown room name creates it"},
+    {"room-expiry", T_DOUBLE, FIELD(room_expiry), "60", 0, 86400, NULL, "SECONDS", 0,
+     "an empty room other than the default one is removed after this long"},
+    {"admin-token", T_STRING, FIELD(admin_token), "", 0, LEN(admin_token), NULL, "TOKEN", 0,
+     "token that makes a join an admin (also FLOCKD_ADMIN_TOKEN); empty: loopback clients are "
+     "admins, remote ones never"},
+    {"rate", T_DOUBLE, FIELD(rate), "100", 1, 100000, NULL, "N", 0,
+     "commands per second one connection may send, on average"},
+    {"burst", T_UINT, FIELD(burst), "200", 1, 100000, NULL, "N", 0,
+     "commands one connection may send at once"},
+    {"player-obstacles", T_UINT, FIELD(player_obstacles), "8", 0, 4096, NULL, "N", 0,
+     "obstacles one player (in RTS, one team) may hold"},
+    {"max-teams", T_UINT, FIELD(max_teams), "8", 1, 255, NULL, "N", 0,
+     "teams, and so players, an RTS room takes"},
+    {"team-units", T_UINT, FIELD(team_units), "30", 0, 100000, NULL, "N", 0,
+     "boids a new RTS team starts with, at its base"},
+    {"team-cap", T_UINT, FIELD(team_cap), "100", 1, 1048576, NULL, "N", 0,
+     "most boids one RTS team may have"},
+    {"grace", T_DOUBLE, FIELD(grace), "30", 0, 3600, NULL, "SECONDS", 0,
+     "how long a left RTS player's units wait for it to rejoin"},
 };
 
 #define ROW_COUNT (sizeof rows / sizeof rows[0])
@@ -96,6 +123,7 @@ static const struct {
 } order_rules[] = {
     {"snapshot-hz", "tick-hz"},
     {"boids", "capacity"},
+    {"team-units", "team-cap"},
 };
 
 #if defined(__GNUC__)

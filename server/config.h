@@ -24,22 +24,35 @@
 #define CFG_EIO    (-2) /* config file missing or unreadable */
 
 struct cfg {
-    char host[256];         /* "host": bind address, default "0.0.0.0" */
-    int port;               /* "port": 0..65535, 0 = ephemeral, default 8080 */
-    uint32_t boids;         /* "boids": boids at start, 0..capacity, default 1000 */
-    uint32_t capacity;      /* "capacity": max boids per room, 1..1048576, default 16384 */
-    double tick_hz;         /* "tick-hz": 1..240, default 60 */
-    double snapshot_hz;     /* "snapshot-hz": 1..60 (<= tick-hz), default 20 */
-    uint64_t seed;          /* "seed": 0..2^53, default 1 */
-    double width, height;   /* "width", "height": 100..100000, default 1600 x 1000 */
-    char edges[16];         /* "edges": "wrap" or "contain", default "wrap" */
-    uint32_t max_obstacles; /* "max-obstacles": 0..4096, default 64 */
-    char web_root[1024];    /* "web-root": directory served at /, default "client/web" */
-    uint32_t max_message;   /* "max-message": bytes, 256..1048576, default 4096 */
-    uint32_t queue_len;     /* "queue": pending commands per room, 16..65536, default 1024 */
-    double stale_timeout;   /* "stale-timeout": seconds a client may lag, 1..600, default 10 */
-    uint32_t max_clients;   /* "max-clients": 1..100000, default 10000 */
-    char config_path[1024]; /* "config": file the settings came from, "" if none */
+    char host[256];            /* "host": bind address, default "0.0.0.0" */
+    int port;                  /* "port": 0..65535, 0 = ephemeral, default 8080 */
+    uint32_t boids;            /* "boids": boids at start, 0..capacity, default 1000 */
+    uint32_t capacity;         /* "capacity": max boids per room, 1..1048576, default 16384 */
+    double tick_hz;            /* "tick-hz": 1..240, default 60 */
+    double snapshot_hz;        /* "snapshot-hz": 1..60 (<= tick-hz), default 20 */
+    uint64_t seed;             /* "seed": 0..2^53, default 1 */
+    double width, height;      /* "width", "height": 100..100000, default 1600 x 1000 */
+    char edges[16];            /* "edges": "wrap" or "contain", default "wrap" */
+    uint32_t max_obstacles;    /* "max-obstacles": 0..4096, default 64 */
+    char web_root[1024];       /* "web-root": directory served at /, default "client/web" */
+    uint32_t max_message;      /* "max-message": bytes, 256..1048576, default 4096 */
+    uint32_t queue_len;        /* "queue": pending commands per room, 16..65536, default 1024 */
+    double stale_timeout;      /* "stale-timeout": seconds a client may lag, 1..600, default 10 */
+    uint32_t max_clients;      /* "max-clients": 1..100000, default 10000 */
+    uint32_t workers;          /* "workers": tick threads, 0 = one per core */
+    uint32_t max_rooms;        /* "max-rooms": 1..1024, default 16 */
+    uint32_t max_room_boids;   /* "max-room-boids": boids a created room may start with */
+    int allow_create;          /* "allow-create": 0 or 1, default 1 */
+    double room_expiry;        /* "room-expiry": seconds an empty room lives, default 60 */
+    char admin_token[129];     /* "admin-token": "" = loopback clients are admins */
+    double rate;               /* "rate": commands per second per connection */
+    uint32_t burst;            /* "burst": commands a connection may send at once */
+    uint32_t player_obstacles; /* "player-obstacles": obstacles per player or team */
+    uint32_t max_teams;        /* "max-teams": RTS teams per room, 1..255 */
+    uint32_t team_units;       /* "team-units": boids a new RTS team starts with */
+    uint32_t team_cap;         /* "team-cap": most boids of one RTS team */
+    double grace;              /* "grace": seconds a left RTS team waits for its player */
+    char config_path[1024];    /* "config": file the settings came from, "" if none */
 };
 
 /* Fills *c with every default from the table. */

@@ -1,17 +1,20 @@
 /*
- * main.c — flockd's entry point: settings, the default room, the network
- * service, and an orderly shutdown on SIGINT/SIGTERM.
+ * main.c — flockd's entry point: settings, the tick threads, the lobby with
+ * its default room, the network service, and an orderly shutdown on
+ * SIGINT/SIGTERM.
  *
  * Signals are blocked before any thread starts; one small thread waits for
  * them with sigwait() and asks the service loop to stop. The service loop
- * closes clients with 1001, then the room thread is joined and everything
+ * closes clients with 1001, then the tick threads are joined and everything
  * is freed before exit(0).
  */
 #define _POSIX_C_SOURCE 200809L
 
 #include "config.h"
+#include "lobby.h"
 #include "metrics.h"
 #include "net.h"
+#include "pool.h"
 #include "proto.h"
 #include "room.h"
 
@@ -25,7 +28,7 @@
 #include <sys/resource.h>
 
 struct app {
-    struct net *net; /* set before the room starts ticking */
+    _Atomic(struct net *) net; /* NULL until the network is up; rooms tick before */
     sigset_t signals;
     atomic_int done; /* the service loop has ended: a signal now only wakes */
 };
@@ -33,7 +36,7 @@ struct app {
 static void wake(void *arg)
 {
     struct app *app = arg;
-    net_wake(app->net);
+    net_wake(atomic_load_explicit(&app->net, memory_order_acquire));
 }
 
 static void *signal_main(void *arg)
@@ -42,7 +45,7 @@ static void *signal_main(void *arg)
     int sig = 0;
     if (sigwait(&app->signals, &sig) == 0 && !atomic_load(&app->done)) {
         fprintf(stderr, "flockd: %s, shutting down\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
-        net_stop(app->net);
+        net_stop(atomic_load(&app->net));
     }
     return NULL;
 }
@@ -73,6 +76,13 @@ static void room_config_from(const struct cfg *c, struct room_config *rc, struct
     rc->tick_hz = c->tick_hz;
     rc->snapshot_hz = c->snapshot_hz;
     rc->queue_len = c->queue_len;
+    rc->mode = PROTO_MODE_SANDBOX;
+    rc->team_cap = c->team_cap;
+    rc->max_teams = c->max_teams;
+    rc->max_message = c->max_message;
+    rc->rate = c->rate;
+    rc->burst = c->burst;
+    rc->player_obstacles = c->player_obstacles;
     rc->frame_pre = LWS_PRE;
     rc->notify = wake;
     rc->notify_arg = app;
@@ -93,6 +103,16 @@ static int settings(int argc, char **argv, struct cfg *c, int *code)
         fprintf(stderr, "flockd: %s\n", err);
         *code = 2;
         return -1;
+    }
+    const char *env = getenv("FLOCKD_ADMIN_TOKEN");
+    if (!c->admin_token[0] && env && env[0]) {
+        if (strlen(env) >= sizeof c->admin_token) {
+            fprintf(stderr, "flockd: FLOCKD_ADMIN_TOKEN is longer than %zu bytes\n",
+                    sizeof c->admin_token - 1);
+            *code = 2;
+            return -1;
+        }
+        snprintf(c->admin_token, sizeof c->admin_token, "%s", env);
     }
     return 0;
 }
@@ -116,11 +136,15 @@ int main(int argc, char **argv)
     struct room_config rc;
     room_config_from(&c, &rc, &app);
     const char *err = NULL;
-    struct room *room = room_create(&rc, &err);
-    if (!room) {
-        fprintf(stderr, "flockd: cannot create the default room: %s\n", err);
+    struct pool *pool = pool_create(c.workers, &err);
+    struct lobby *lobby = pool ? lobby_create(&c, &rc, pool, &err) : NULL;
+    if (!lobby) {
+        fprintf(stderr, "flockd: cannot start the rooms: %s\n", err);
+        if (pool)
+            pool_destroy(pool);
         return 1;
     }
+    uint32_t biggest = c.capacity > c.max_room_boids ? c.capacity : c.max_room_boids;
     struct net_config nc = {
         .host = c.host,
         .port = c.port,
@@ -128,35 +152,50 @@ int main(int argc, char **argv)
         .max_message = c.max_message,
         .stale_timeout = c.stale_timeout,
         .max_clients = c.max_clients,
-        .max_frame = proto_snapshot_max_size(c.capacity, c.max_obstacles),
+        .max_frame = proto_snapshot_max_size(biggest, c.max_obstacles),
+        .rate = c.rate,
+        .burst = c.burst,
     };
-    app.net = net_create(&nc, room, &err);
-    if (!app.net) {
+    struct net *net = net_create(&nc, lobby, &err);
+    if (!net) {
         fprintf(stderr, "flockd: %s\n", err);
-        room_destroy(room);
+        pool_stop(pool);
+        lobby_destroy(lobby);
+        pool_destroy(pool);
         return 1;
     }
+    atomic_store_explicit(&app.net, net, memory_order_release);
     pthread_t sig_thread;
-    if (room_start(room) < 0 || pthread_create(&sig_thread, NULL, signal_main, &app) != 0) {
+    if (pthread_create(&sig_thread, NULL, signal_main, &app) != 0) {
         fprintf(stderr, "flockd: cannot start threads\n");
-        net_destroy(app.net);
-        room_destroy(room);
+        pool_stop(pool);
+        net_destroy(net);
+        lobby_destroy(lobby);
+        pool_destroy(pool);
         return 1;
     }
-    printf("flockd listening on http://%s:%d\n", c.host, net_port(app.net));
+    printf("flockd listening on http://%s:%d\n", c.host, net_port(net));
     printf("flockd: room \"default\": %u boids, %.0f x %.0f %s, %g Hz ticks, %g Hz snapshots\n",
            c.boids, c.width, c.height, c.edges, c.tick_hz, c.snapshot_hz);
+    printf("flockd: %u tick threads; up to %u rooms%s\n", pool_workers(pool), c.max_rooms,
+           c.allow_create ? ", created by joining a new name" : "; joins do not create rooms");
+    if (lobby_has_admin_token(lobby))
+        printf("flockd: admins: joins with the admin token\n");
+    else
+        printf("flockd: admins: clients on this machine (loopback) are admins, remote clients "
+               "never; set --admin-token or FLOCKD_ADMIN_TOKEN to change that\n");
     fflush(stdout);
 
-    net_run(app.net);
+    net_run(net);
 
     /* Wake the signal thread if no signal did (it ignores this one). */
     atomic_store(&app.done, 1);
     pthread_kill(sig_thread, SIGTERM);
     pthread_join(sig_thread, NULL);
-    room_stop(room);
-    net_destroy(app.net);
-    room_destroy(room);
+    pool_stop(pool); /* no tick runs, and so nothing wakes the network, after this */
+    net_destroy(net);
+    lobby_destroy(lobby);
+    pool_destroy(pool);
     printf("flockd: stopped\n");
     return 0;
 }

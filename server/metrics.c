@@ -79,6 +79,17 @@ static size_t render_counters(char *buf, size_t cap, size_t off)
          offsetof(struct metrics, oversize_closed)},
         {"commands_accepted_total", "counter", "Commands applied.",
          offsetof(struct metrics, commands_accepted)},
+        {"admin_denied_total", "counter", "Joins as admin refused for a wrong or missing token.",
+         offsetof(struct metrics, admin_denied)},
+        {"rate_abuse_closed_total", "counter",
+         "Clients closed (1008) for going on past the rate limit.",
+         offsetof(struct metrics, abuse_closed)},
+        {"kicked_total", "counter", "Clients kicked by an admin.",
+         offsetof(struct metrics, kicked)},
+        {"rooms_created_total", "counter", "Rooms created by joins.",
+         offsetof(struct metrics, rooms_created)},
+        {"rooms_expired_total", "counter", "Empty rooms removed.",
+         offsetof(struct metrics, rooms_expired)},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         atomic_uint_fast64_t *v = (atomic_uint_fast64_t *)((char *)&g_metrics + rows[i].offset);
@@ -96,6 +107,8 @@ size_t metrics_render(char *buf, size_t cap)
     EMIT("# HELP flockd_clients Connected WebSocket clients.\n# TYPE flockd_clients gauge\n"
          "flockd_clients %lld\n",
          (long long)atomic_load_explicit(&g_metrics.clients, memory_order_relaxed));
+    EMIT("# HELP flockd_rooms Rooms running.\n# TYPE flockd_rooms gauge\nflockd_rooms %lld\n",
+         (long long)atomic_load_explicit(&g_metrics.rooms, memory_order_relaxed));
     EMIT("# HELP flockd_commands_rejected_total Commands refused, by error code.\n"
          "# TYPE flockd_commands_rejected_total counter\n");
     for (size_t i = 0; i < NCODES; i++)

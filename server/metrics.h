@@ -32,6 +32,12 @@ struct metrics {
     atomic_uint_fast64_t stale_closed;
     atomic_uint_fast64_t oversize_closed;
     atomic_uint_fast64_t commands_accepted;
+    atomic_uint_fast64_t admin_denied; /* joins as admin refused (bad or no token) */
+    atomic_uint_fast64_t abuse_closed; /* closed for going on past the rate limit */
+    atomic_uint_fast64_t kicked;
+    atomic_uint_fast64_t rooms_created; /* by joins */
+    atomic_uint_fast64_t rooms_expired;
+    atomic_int_fast64_t rooms; /* gauge */
     atomic_uint_fast64_t commands_rejected[METRICS_MAX_CODES];
 };
 

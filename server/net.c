@@ -2,20 +2,23 @@
  * net.c — WebSocket and HTTP service on libwebsockets 4.1 (see net.h).
  *
  * Sessions live in lws' per-session storage and are also indexed by id in
- * an open-addressing table, so replies produced by the room thread (which
- * only knows client ids) reach a session that may have gone meanwhile.
- * Per session: a reassembly buffer of max_message bytes, a small queue of
- * outgoing text messages, and the sequence number of the last frame sent.
+ * an open-addressing table, so replies produced by the rooms (which only
+ * know client ids) reach a session that may have gone meanwhile. Per
+ * session: its membership record (lobby.h), a reassembly buffer of
+ * max_message bytes, a small queue of outgoing text messages, the sequence
+ * number of the last frame sent and its command rate bucket.
  */
 #define _POSIX_C_SOURCE 200809L
 
 #include "net.h"
 
+#include "lobby.h"
 #include "metrics.h"
 #include "room.h"
 
 #include <libwebsockets.h>
 #include <stdatomic.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +31,12 @@
  * so a burst of commands waits in its socket instead of piling up here. */
 #define RX_PAUSE  128
 #define RX_RESUME 64
-#define TEXT_MAX  16384 /* largest text message we send (welcome) */
+#define TEXT_MAX  16384        /* largest text message we send (welcome, roster) */
+#define API_MAX   (512 * 1024) /* largest HTTP body (the room list) */
+/* A client refused rate_limited about `burst` times within this many
+ * seconds is closed with 1008. */
+#define ABUSE_WINDOW_S 10.0
+#define HOUSEKEEP_NS   100000000LL /* grace periods and room expiry, every 100 ms */
 
 struct outmsg {
     size_t len;
@@ -38,6 +46,12 @@ struct outmsg {
 struct session {
     struct lws *wsi;
     uint64_t id;
+    struct lobby_member m; /* room, role, team */
+    int streaming;         /* the room's welcome went out: send its frames */
+    int has_join;          /* a join waits for the replies the client is owed */
+    struct proto_command join;
+    double tokens, strikes; /* rate bucket; refusals, draining over ABUSE_WINDOW_S */
+    int64_t bucket_ns;
     uint64_t last_seq;     /* last frame sent */
     int64_t last_frame_ns; /* when a frame last went out (or connect) */
     char *rx;
@@ -47,23 +61,23 @@ struct session {
     uint32_t owed; /* commands handed to the room, not yet replied */
     struct outmsg outq[OUTQ_LEN];
     uint32_t out_head, out_count;
-    int closing; /* close status to send, 0 if none */
+    int closing;  /* close status to send, 0 if none */
+    int draining; /* close status to send once every owed reply went out */
 };
 
 struct net {
     struct net_config cfg;
     char host[256], web_root[1024];
-    struct room *room;
+    struct lobby *lobby;
     struct lws_context *ctx;
     struct lws_vhost *vhost;
     int port;
     atomic_int stop;
     uint64_t next_id;
-    struct frame *frame;    /* newest frame announced to clients; a reference */
     struct session **slots; /* id -> session, linear probing */
     size_t nslots, nsessions;
-    struct proto_limits limits;
     char *text; /* scratch for building replies */
+    int64_t housekept_ns;
 };
 
 static int64_t mono_ns(void)
@@ -139,16 +153,15 @@ static void send_text(struct session *s, const char *text, size_t len)
     lws_callback_on_writable(s->wsi);
 }
 
-/* Sends an error at once: only for queue_full, which cannot wait in line. */
 /* Stops or resumes reading a client's commands by how many replies it is
- * owed (see RX_PAUSE). */
+ * owed (see RX_PAUSE), or while a join waits for them. */
 static void flow(struct session *s)
 {
     uint32_t owed = s->owed + s->out_count;
-    if (!s->rx_paused && owed >= RX_PAUSE) {
+    if (!s->rx_paused && (owed >= RX_PAUSE || s->has_join)) {
         s->rx_paused = 1;
         lws_rx_flow_control(s->wsi, 0);
-    } else if (s->rx_paused && owed <= RX_RESUME && !s->closing) {
+    } else if (s->rx_paused && owed <= RX_RESUME && !s->has_join && !s->closing) {
         s->rx_paused = 0;
         lws_rx_flow_control(s->wsi, 1);
     }
@@ -166,10 +179,15 @@ static void send_error(struct net *n, struct session *s, const char *id, int cod
 static const char queue_full_text[] =
     "the room's command queue is full; nothing was done, retry later";
 
+static struct room *room_of(const struct session *s)
+{
+    return lobby_room_room(s->m.room);
+}
+
 /* A refusal found here still waits behind the client's earlier commands. */
 static void refuse(struct net *n, struct session *s, const char *id, int code, const char *message)
 {
-    if (room_push_refusal(n->room, s->id, id, code, message) < 0) {
+    if (room_push_refusal(room_of(s), s->id, id, code, message) < 0) {
         send_error(n, s, id, PROTO_E_QUEUE_FULL, queue_full_text);
         return;
     }
@@ -177,19 +195,135 @@ static void refuse(struct net *n, struct session *s, const char *id, int code, c
     metrics_reject(proto_status_name(code));
 }
 
+/* Stops reading the client and closes it with `status` from WRITEABLE. */
+static void close_session(struct session *s, int status)
+{
+    if (s->closing)
+        return;
+    s->closing = status;
+    if (!s->rx_paused) {
+        s->rx_paused = 1;
+        lws_rx_flow_control(s->wsi, 0);
+    }
+    lws_callback_on_writable(s->wsi);
+}
+
+/* Like close_session, but first sends every reply the client is owed
+ * (within a few seconds), so each of its commands is still answered. */
+static void close_after_replies(struct session *s, int status)
+{
+    if (s->closing || s->draining)
+        return;
+    s->draining = status;
+    if (!s->rx_paused) {
+        s->rx_paused = 1;
+        lws_rx_flow_control(s->wsi, 0);
+    }
+    lws_set_timeout(s->wsi, PENDING_TIMEOUT_USER_OK, 5);
+    lws_callback_on_writable(s->wsi);
+}
+
+/* Takes one command from the client's token bucket; 0 if it was empty. A
+ * client that keeps sending into an empty bucket is closed (1008). */
+static int take_token(struct net *n, struct session *s)
+{
+    int64_t now = mono_ns();
+    double dt = (double)(now - s->bucket_ns) * 1e-9;
+    s->bucket_ns = now;
+    s->tokens += dt * n->cfg.rate;
+    if (s->tokens > n->cfg.burst)
+        s->tokens = n->cfg.burst;
+    s->strikes -= dt * n->cfg.burst / ABUSE_WINDOW_S;
+    if (s->strikes < 0)
+        s->strikes = 0;
+    if (s->tokens >= 1.0) {
+        s->tokens -= 1.0;
+        return 1;
+    }
+    if (++s->strikes > n->cfg.burst) {
+        atomic_fetch_add_explicit(&g_metrics.abuse_closed, 1, memory_order_relaxed);
+        close_after_replies(s, LWS_CLOSE_STATUS_POLICY_VIOLATION);
+    }
+    return 0;
+}
+
+/* A join waits until every earlier command is answered, so replies keep
+ * their order across rooms; reading stops meanwhile. */
+static void run_join(struct net *n, struct session *s, const struct proto_command *cmd)
+{
+    const char *why = "join refused";
+    int rc = lobby_join(n->lobby, &s->m, cmd, &why);
+    if (rc < 0) {
+        send_error(n, s, cmd->id, rc, why);
+        return;
+    }
+    s->owed++;        /* the new room acks it */
+    s->streaming = 0; /* until the new room's welcome */
+}
+
+/* kick: closes the named client of the same room, then is acked in turn. */
+static int run_kick(struct net *n, struct session *s, const struct proto_command *cmd)
+{
+    struct lobby_member *target = lobby_room_find(s->m.room, cmd->args.kick.client);
+    if (!target || target == &s->m) {
+        refuse(n, s, cmd->id, target ? PROTO_E_BAD_ARG : PROTO_E_NOT_FOUND,
+               target ? "kick: a client cannot kick itself"
+                      : "kick: no client with that id in this room");
+        return -1;
+    }
+    struct session *victim = target->session;
+    lobby_leave(n->lobby, target, 1);
+    victim->streaming = 0;
+    close_session(victim, LWS_CLOSE_STATUS_POLICY_VIOLATION);
+    atomic_fetch_add_explicit(&g_metrics.kicked, 1, memory_order_relaxed);
+    return 0;
+}
+
 static void handle_message(struct net *n, struct session *s)
 {
     struct proto_command cmd;
     struct proto_error err;
+    if (s->draining)
+        return; /* being closed: what it still sent is dropped */
+    int allowed = take_token(n, s);
+    int ok = !s->rx_binary &&
+             proto_command_parse(s->rx, s->rx_len, lobby_room_limits(s->m.room), &cmd, &err) == 0;
+    if (!allowed) { /* parsed only to answer with the command's id */
+        refuse(n, s,
+               ok             ? cmd.id
+               : s->rx_binary ? ""
+                              : err.id,
+               PROTO_E_RATE_LIMITED,
+               "too many commands; slow down (see limits.rate in the welcome)");
+        return;
+    }
     if (s->rx_binary) {
         refuse(n, s, "", PROTO_E_BAD_JSON, "binary frames are not commands; send JSON text");
         return;
     }
-    if (proto_command_parse(s->rx, s->rx_len, &n->limits, &cmd, &err) < 0) {
+    if (!ok) {
         refuse(n, s, err.id, err.code, err.message);
         return;
     }
-    if (room_push(n->room, s->id, &cmd) < 0)
+    const char *why = "forbidden";
+    int rc = lobby_allowed(&s->m, &cmd, &why);
+    if (rc < 0) {
+        refuse(n, s, cmd.id, rc, why);
+        return;
+    }
+    if (cmd.kind == PROTO_CMD_JOIN) {
+        if (s->owed == 0) {
+            run_join(n, s, &cmd);
+        } else {
+            s->join = cmd;
+            s->has_join = 1;
+        }
+        return;
+    }
+    if (cmd.kind == PROTO_CMD_KICK && run_kick(n, s, &cmd) < 0)
+        return;
+    struct room_actor who = lobby_actor(&s->m);
+    if (room_push(room_of(s), &who, &cmd) < 0)
         send_error(n, s, cmd.id, PROTO_E_QUEUE_FULL, queue_full_text);
     else
         s->owed++;
@@ -206,10 +340,7 @@ static int receive(struct net *n, struct session *s, const void *in, size_t len)
         /* Close from WRITEABLE, which sends the 1009 close frame even when
          * more frames of the burst are still in lws' read buffer. */
         atomic_fetch_add_explicit(&g_metrics.oversize_closed, 1, memory_order_relaxed);
-        s->closing = LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE;
-        s->rx_paused = 1;
-        lws_rx_flow_control(s->wsi, 0);
-        lws_callback_on_writable(s->wsi);
+        close_session(s, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE);
         return 0;
     }
     memcpy(s->rx + s->rx_len, in, len);
@@ -239,9 +370,21 @@ static int write_frame(struct session *s, struct frame *f)
     return 0;
 }
 
+/* The frame to send the session next, or NULL. */
+static struct frame *frame_for(const struct session *s)
+{
+    if (!s->streaming || !s->m.room)
+        return NULL;
+    struct frame *f = *lobby_room_frame(s->m.room);
+    return f && f->seq != s->last_seq ? f : NULL;
+}
+
 /* One message per WRITEABLE: replies first, then the latest frame. */
 static int on_writeable(struct net *n, struct session *s)
 {
+    (void)n;
+    if (s->draining && !s->owed && !s->out_count)
+        s->closing = s->draining;
     if (s->closing) {
         static const char too_large[] = "message too large";
         int big = s->closing == LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE;
@@ -260,19 +403,27 @@ static int on_writeable(struct net *n, struct session *s)
         flow(s);
     } else {
         /* The frame announced once per snapshot: no lock per client. */
-        if (n->frame && n->frame->seq != s->last_seq && write_frame(s, n->frame) < 0)
+        struct frame *f = frame_for(s);
+        if (f && write_frame(s, f) < 0)
             return -1;
     }
-    if (s->out_count || (n->frame && n->frame->seq != s->last_seq))
+    if (s->out_count || frame_for(s))
         lws_callback_on_writable(s->wsi);
     return 0;
 }
 
 /* ---- wake-ups from other threads ---------------------------------------- */
 
-static void route_replies(struct net *n)
+static void send_roster(struct net *n, struct session *s)
 {
-    struct room_reply *rep = room_take_replies(n->room);
+    int len = lobby_roster(s->m.room, n->text, TEXT_MAX);
+    if (len > 0)
+        send_text(s, n->text, (size_t)len);
+}
+
+static void route_replies(struct net *n, struct room *room)
+{
+    struct room_reply *rep = room_take_replies(room);
     while (rep) {
         struct room_reply *next = rep->next;
         struct session *s = table_get(n, rep->client);
@@ -280,27 +431,41 @@ static void route_replies(struct net *n)
             if (s->owed)
                 s->owed--;
             send_text(s, rep->text, rep->len);
+            if (rep->welcome) { /* a join's welcome: the new room's stream starts */
+                s->streaming = 1;
+                s->last_seq = 0;
+                s->last_frame_ns = mono_ns();
+                send_roster(n, s);
+            }
+            if (s->draining && s->owed == 0)
+                lws_callback_on_writable(s->wsi);
+            if (s->has_join && s->owed == 0) {
+                s->has_join = 0;
+                run_join(n, s, &s->join);
+            }
+            flow(s);
         }
         free(rep);
         rep = next;
     }
 }
 
-/* A new frame: every session that lacks it is asked to write; one that has
- * gone without frames for stale_timeout is closed. */
-static void announce_frame(struct net *n)
+/* A new frame of lr: every member that lacks it is asked to write; one
+ * that has gone without frames for stale_timeout is closed. */
+static void announce_frame(struct net *n, struct lobby_room *lr)
 {
-    struct frame *f = room_latest(n->room);
-    if (!f || f == n->frame) {
+    struct frame *f = room_latest(lobby_room_room(lr));
+    struct frame **announced = lobby_room_frame(lr);
+    if (!f || f == *announced) {
         frame_release(f);
         return;
     }
-    frame_release(n->frame);
-    n->frame = f; /* keeps the reference room_latest took */
+    frame_release(*announced);
+    *announced = f; /* keeps the reference room_latest took */
     int64_t now = mono_ns(), stale = (int64_t)(n->cfg.stale_timeout * 1e9);
-    for (size_t i = 0; i < n->nslots; i++) {
-        struct session *s = n->slots[i];
-        if (!s || s->closing)
+    for (struct lobby_member *m = lobby_room_members(lr); m; m = m->next) {
+        struct session *s = m->session;
+        if (s->closing || !s->streaming)
             continue;
         if (now - s->last_frame_ns > stale) {
             atomic_fetch_add_explicit(&g_metrics.stale_closed, 1, memory_order_relaxed);
@@ -309,6 +474,34 @@ static void announce_frame(struct net *n)
             continue;
         }
         lws_callback_on_writable(s->wsi);
+    }
+}
+
+/* Everything the rooms produced since the last wake-up. */
+static void service_rooms(struct net *n)
+{
+    for (size_t i = 0; i < lobby_count(n->lobby); i++) {
+        struct lobby_room *lr = lobby_at(n->lobby, i);
+        if (room_take_dirty(lobby_room_room(lr))) {
+            route_replies(n, lobby_room_room(lr));
+            announce_frame(n, lr);
+        }
+    }
+    for (size_t i = 0; i < lobby_count(n->lobby); i++) {
+        struct lobby_room *lr = lobby_at(n->lobby, i);
+        if (!lobby_room_take_roster_change(lr))
+            continue;
+        int len = lobby_roster(lr, n->text, TEXT_MAX);
+        for (struct lobby_member *m = lobby_room_members(lr); len > 0 && m; m = m->next) {
+            struct session *s = m->session;
+            if (s->streaming)
+                send_text(s, n->text, (size_t)len);
+        }
+    }
+    int64_t now = mono_ns();
+    if (now - n->housekept_ns >= HOUSEKEEP_NS) {
+        n->housekept_ns = now;
+        lobby_housekeep(n->lobby);
     }
 }
 
@@ -336,6 +529,28 @@ static void limit_send_buffer(const struct net *n, struct lws *wsi)
         setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes);
 }
 
+/* 1 if the peer's address is a loopback one (127.0.0.0/8, ::1, or
+ * 127.0.0.0/8 mapped into IPv6). */
+static int peer_is_loopback(struct lws *wsi)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    int fd = lws_get_socket_fd(wsi);
+    if (fd < 0 || getpeername(fd, (struct sockaddr *)&ss, &len) < 0)
+        return 0;
+    if (ss.ss_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)&ss;
+        return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+    }
+    if (ss.ss_family == AF_INET6) {
+        const struct in6_addr *a = &((const struct sockaddr_in6 *)&ss)->sin6_addr;
+        if (IN6_IS_ADDR_LOOPBACK(a))
+            return 1;
+        return IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127;
+    }
+    return 0;
+}
+
 static int session_open(struct net *n, struct session *s, struct lws *wsi)
 {
     memset(s, 0, sizeof *s);
@@ -346,14 +561,21 @@ static int session_open(struct net *n, struct session *s, struct lws *wsi)
     if (!s->rx)
         return -1;
     s->id = ++n->next_id;
-    s->last_frame_ns = mono_ns();
+    s->last_frame_ns = s->bucket_ns = mono_ns();
+    s->tokens = n->cfg.burst;
     limit_send_buffer(n, wsi);
     table_put(n, s);
     atomic_fetch_add_explicit(&g_metrics.clients, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&g_metrics.connections_total, 1, memory_order_relaxed);
-    int len = room_welcome(n->room, s->id, n->cfg.max_message, n->text, TEXT_MAX);
+    s->m.client = s->id;
+    s->m.session = s;
+    s->m.loopback = peer_is_loopback(wsi);
+    lobby_enter(n->lobby, &s->m);
+    struct room_actor who = lobby_actor(&s->m);
+    int len = room_welcome(room_of(s), &who, n->text, TEXT_MAX);
     if (len > 0)
         send_text(s, n->text, (size_t)len);
+    s->streaming = 1;
     return 0;
 }
 
@@ -361,6 +583,7 @@ static void session_close(struct net *n, struct session *s)
 {
     if (!s->id)
         return;
+    lobby_leave(n->lobby, &s->m, 0);
     table_del(n, s->id);
     while (s->out_count) {
         free(s->outq[s->out_head].buf);
@@ -402,8 +625,7 @@ static int callback_ws(struct lws *wsi, enum lws_callback_reasons reason, void *
     case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
         if (!n)
             return 0;
-        route_replies(n);
-        announce_frame(n);
+        service_rooms(n);
         if (atomic_load(&n->stop))
             close_all(n);
         return 0;
@@ -423,9 +645,12 @@ struct http_session {
 static size_t render_health(struct net *n, char *buf, size_t cap)
 {
     struct room_info info;
-    room_info(n->room, &info);
-    int len = snprintf(buf, cap, "{\"status\":\"ok\",\"tick\":%llu,\"clients\":%zu,\"boids\":%u}\n",
-                       (unsigned long long)info.tick, n->nsessions, info.boids);
+    room_info(lobby_room_room(lobby_at(n->lobby, 0)), &info);
+    int len =
+        snprintf(buf, cap,
+                 "{\"status\":\"ok\",\"tick\":%llu,\"clients\":%zu,\"boids\":%u,"
+                 "\"rooms\":%zu}\n",
+                 (unsigned long long)info.tick, n->nsessions, info.boids, lobby_count(n->lobby));
     return len > 0 && (size_t)len < cap ? (size_t)len : 0;
 }
 
@@ -433,12 +658,14 @@ static int http_begin(struct net *n, struct http_session *h, struct lws *wsi)
 {
     char uri[64];
     const char *type = "application/json";
-    size_t cap = 65536;
+    size_t cap = API_MAX;
     h->body = malloc(LWS_PRE + cap);
     if (!h->body || lws_hdr_copy(wsi, uri, sizeof uri, WSI_TOKEN_GET_URI) <= 0)
         return -1;
     if (!strcmp(uri, "/healthz")) {
         h->len = render_health(n, h->body + LWS_PRE, cap);
+    } else if (!strcmp(uri, "/api/rooms")) {
+        h->len = lobby_rooms_json(n->lobby, h->body + LWS_PRE, cap);
     } else if (!strcmp(uri, "/metrics")) {
         type = "text/plain; version=0.0.4";
         h->len = metrics_render(h->body + LWS_PRE, cap);
@@ -504,15 +731,22 @@ static const struct lws_http_mount mount_metrics = {
     .origin_protocol = LWSMPRO_CALLBACK,
     .mountpoint_len = 8,
 };
-static const struct lws_http_mount mount_health = {
+static const struct lws_http_mount mount_rooms = {
     .mount_next = &mount_metrics,
+    .mountpoint = "/api/rooms",
+    .origin = "flockd-http",
+    .origin_protocol = LWSMPRO_CALLBACK,
+    .mountpoint_len = 10,
+};
+static const struct lws_http_mount mount_health = {
+    .mount_next = &mount_rooms,
     .mountpoint = "/healthz",
     .origin = "flockd-http",
     .origin_protocol = LWSMPRO_CALLBACK,
     .mountpoint_len = 8,
 };
 
-struct net *net_create(const struct net_config *cfg, struct room *room, const char **err)
+struct net *net_create(const struct net_config *cfg, struct lobby *lobby, const char **err)
 {
     struct net *n = calloc(1, sizeof *n);
     if (!n) {
@@ -520,7 +754,7 @@ struct net *net_create(const struct net_config *cfg, struct room *room, const ch
         return NULL;
     }
     n->cfg = *cfg;
-    n->room = room;
+    n->lobby = lobby;
     snprintf(n->host, sizeof n->host, "%s", cfg->host ? cfg->host : "");
     snprintf(n->web_root, sizeof n->web_root, "%s", cfg->web_root ? cfg->web_root : ".");
     n->nslots = 16;
@@ -528,7 +762,6 @@ struct net *net_create(const struct net_config *cfg, struct room *room, const ch
         n->nslots *= 2;
     n->slots = calloc(n->nslots, sizeof *n->slots);
     n->text = malloc(TEXT_MAX);
-    proto_limits_from_config(&n->limits, room_sim_config(room), cfg->max_message);
     if (!n->slots || !n->text) {
         *err = "out of memory";
         net_destroy(n);
@@ -611,7 +844,6 @@ void net_destroy(struct net *n)
         return;
     if (n->ctx)
         lws_context_destroy(n->ctx);
-    frame_release(n->frame);
     free(n->slots);
     free(n->text);
     free(n);

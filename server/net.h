@@ -2,12 +2,13 @@
  * net — the libwebsockets side of flockd: HTTP (static files, /healthz,
  * /metrics) and the WebSocket endpoint /ws.
  *
- * One service thread (the caller of net_run) owns every connection. Text
- * messages are reassembled under a size cap, parsed and validated by
- * proto, and queued to the room; the room's replies and its latest frame
- * come back through net_wake() (lws_cancel_service), and each client gets
- * the latest frame whenever its socket can take one: slow clients skip
- * frames, a client stale for too long is closed.
+ * One service thread (the caller of net_run) owns every connection and
+ * the lobby. Text messages are reassembled under a size cap, rate limited,
+ * parsed and validated by proto, checked against the sender's role by the
+ * lobby and queued to the sender's room; the rooms' replies and latest
+ * frames come back through net_wake() (lws_cancel_service), and each
+ * client gets its room's latest frame whenever its socket can take one:
+ * slow clients skip frames, a client stale for too long is closed.
  *
  * Never: touches the simulation directly. Threading: only net_wake() and
  * net_stop() may be called from other threads.
@@ -18,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct room;
+struct lobby;
 
 struct net_config {
     const char *host;     /* bind address; "0.0.0.0" or "" for all */
@@ -28,12 +29,14 @@ struct net_config {
     double stale_timeout; /* seconds a client may go without a frame */
     uint32_t max_clients;
     size_t max_frame; /* largest snapshot, for tx_packet_size */
+    double rate;      /* commands per second per connection */
+    uint32_t burst;   /* commands at once */
 };
 
 struct net;
 
 /* Creates the lws context and listens. NULL and a static reason on error. */
-struct net *net_create(const struct net_config *cfg, struct room *room, const char **err);
+struct net *net_create(const struct net_config *cfg, struct lobby *lobby, const char **err);
 
 /* The port actually bound (useful with port 0). */
 int net_port(const struct net *n);

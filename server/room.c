@@ -11,10 +11,12 @@
 #include "room.h"
 
 #include "metrics.h"
+#include "pool.h"
 
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,19 +25,28 @@
 /* A queued command, or a refusal found while parsing (refused != 0): both
  * wait their turn so each client's replies leave in the order it sent. */
 struct queued {
-    uint64_t client;
+    struct room_actor who;
     int refused; /* a PROTO_E_* code, 0 for a command */
     struct proto_command cmd;
     char message[PROTO_MESSAGE_MAX];
+};
+
+#define RESERVE      256  /* queue slots only the server's own commands may use */
+#define LATE_SAMPLES 1024 /* recent tick start delays kept for the p99 */
+
+/* Who added an obstacle, for ownership and quotas. */
+struct obstacle_owner {
+    uint32_t id;
+    uint64_t owner;
 };
 
 struct room {
     struct room_config cfg;
     char name[64];
     struct sim_world *world;
-    pthread_t thread;
-    int running;
-    atomic_int stop;
+    struct pool_task task;
+    int scheduled;
+    atomic_int dirty;
 
     /* Tick-thread state. */
     int paused;
@@ -45,7 +56,9 @@ struct room {
     uint64_t frame_seq;
     unsigned char *scratch; /* snapshot encode buffer */
     size_t scratch_cap;
-    struct queued *batch; /* commands taken off the ring this tick */
+    struct queued *batch;          /* commands taken off the ring this tick */
+    struct obstacle_owner *owners; /* one per obstacle, max_obstacles */
+    uint32_t nowners;
 
     pthread_mutex_t lock;
     struct queued *ring; /* bounded command queue */
@@ -53,7 +66,9 @@ struct room {
     struct room_reply *replies, **replies_tail;
     struct frame *latest;
     struct room_info info;
-    struct sim_params values; /* group 0's parameters, for the welcome */
+    struct sim_params values;    /* group 0's parameters, for the welcome */
+    float late_ms[LATE_SAMPLES]; /* ring of recent tick start delays */
+    uint32_t late_next, late_count;
 };
 
 struct frame *frame_ref(struct frame *f)
@@ -78,8 +93,10 @@ static int64_t now_ns(clockid_t clk)
 
 /* ---- replies -------------------------------------------------------------- */
 
-static void add_reply(struct room *r, uint64_t client, const char *text, size_t len)
+static void add_reply(struct room *r, uint64_t client, int welcome, const char *text, size_t len)
 {
+    if (client == 0) /* the server's own command: nobody to answer */
+        return;
     struct room_reply *rep = malloc(sizeof *rep + len + 1);
     if (!rep) { /* out of memory: the client sees no reply; count it */
         metrics_reject("internal");
@@ -87,6 +104,7 @@ static void add_reply(struct room *r, uint64_t client, const char *text, size_t 
     }
     rep->next = NULL;
     rep->client = client;
+    rep->welcome = welcome;
     rep->len = len;
     memcpy(rep->text, text, len);
     rep->text[len] = '\0';
@@ -106,22 +124,33 @@ struct room_reply *room_take_replies(struct room *r)
     return list;
 }
 
-/* ---- commands --------------------------------------------------------------- */
-
-/* Takes a free ring slot under the lock, or NULL if the queue is full. */
-static struct queued *ring_slot(struct room *r)
+int room_take_dirty(struct room *r)
 {
-    if (r->count == r->cfg.queue_len)
-        return NULL;
-    return &r->ring[(r->head + r->count++) % r->cfg.queue_len];
+    return atomic_exchange_explicit(&r->dirty, 0, memory_order_acq_rel);
 }
 
-int room_push(struct room *r, uint64_t client, const struct proto_command *cmd)
+/* ---- commands --------------------------------------------------------------- */
+
+static uint32_t ring_len(const struct room *r)
+{
+    return r->cfg.queue_len + RESERVE;
+}
+
+/* Takes a free ring slot under the lock, or NULL if the queue is full;
+ * the last RESERVE slots are for the server's own commands. */
+static struct queued *ring_slot(struct room *r, int reserve)
+{
+    if (r->count >= r->cfg.queue_len + (reserve ? RESERVE : 0))
+        return NULL;
+    return &r->ring[(r->head + r->count++) % ring_len(r)];
+}
+
+int room_push(struct room *r, const struct room_actor *who, const struct proto_command *cmd)
 {
     pthread_mutex_lock(&r->lock);
-    struct queued *q = ring_slot(r);
+    struct queued *q = ring_slot(r, who->client == 0);
     if (q) {
-        q->client = client;
+        q->who = *who;
         q->refused = 0;
         q->cmd = *cmd;
     }
@@ -133,9 +162,9 @@ int room_push_refusal(struct room *r, uint64_t client, const char *id, int code,
                       const char *message)
 {
     pthread_mutex_lock(&r->lock);
-    struct queued *q = ring_slot(r);
+    struct queued *q = ring_slot(r, 0);
     if (q) {
-        q->client = client;
+        q->who = (struct room_actor){.client = client, .role = PROTO_ROLE_VIEWER, .team = -1};
         q->refused = code;
         snprintf(q->cmd.id, sizeof q->cmd.id, "%s", id ? id : "");
         snprintf(q->message, sizeof q->message, "%s", message);
@@ -150,8 +179,8 @@ static uint32_t take_batch(struct room *r)
     pthread_mutex_lock(&r->lock);
     uint32_t n = r->count;
     for (uint32_t k = 0; k < n; k++)
-        r->batch[k] = r->ring[(r->head + k) % r->cfg.queue_len];
-    r->head = (r->head + n) % r->cfg.queue_len;
+        r->batch[k] = r->ring[(r->head + k) % ring_len(r)];
+    r->head = (r->head + n) % ring_len(r);
     r->count = 0;
     pthread_mutex_unlock(&r->lock);
     return n;
@@ -161,6 +190,13 @@ static uint32_t take_batch(struct room *r)
 static void scatter(struct room *r, uint32_t n)
 {
     sim_scatter(r->world, n, 0);
+}
+
+/* In an RTS room every group flocks with its own kind only. */
+static void mode_params(struct room *r)
+{
+    if (r->cfg.mode == PROTO_MODE_RTS)
+        sim_param_set(r->world, -1, "own_group_only", 1.0f);
 }
 
 /* Ack with the fields an outcome carries (see room_apply.inc). */
@@ -179,14 +215,25 @@ static size_t reply_error(char *buf, size_t cap, const char *id, int code, const
 static size_t reply_ack(char *buf, size_t cap, const struct proto_command *c, uint64_t tick,
                         const struct outcome *o)
 {
-    struct proto_ack_field extra[3];
+    struct proto_ack_field extra[6];
     size_t n = 0;
     if (c->kind == PROTO_CMD_OBSTACLE_ADD)
-        extra[n++] = (struct proto_ack_field){"obstacle", o->obstacle};
+        extra[n++] = (struct proto_ack_field){"obstacle", o->obstacle, NULL};
     if (o->count >= 0)
-        extra[n++] = (struct proto_ack_field){"count", o->count};
+        extra[n++] = (struct proto_ack_field){"count", o->count, NULL};
     if (o->until >= 0)
-        extra[n++] = (struct proto_ack_field){"until", o->until};
+        extra[n++] = (struct proto_ack_field){"until", o->until, NULL};
+    if (c->kind == PROTO_CMD_JOIN) {
+        const struct room_actor *who = o->who;
+        extra[n++] = (struct proto_ack_field){"room", 0, o->room};
+        extra[n++] = (struct proto_ack_field){"role", 0, proto_role_name(who->role)};
+        extra[n++] = (struct proto_ack_field){"client", (int64_t)who->client, NULL};
+        if (who->team >= 0) {
+            extra[n++] = (struct proto_ack_field){"team", who->team, NULL};
+            if (c->args.join.has_rejoin)
+                extra[n++] = (struct proto_ack_field){"rejoin", 0, c->args.join.rejoin};
+        }
+    }
     int len = proto_reply_ack(buf, cap, c->id, tick, extra, n);
     return len > 0 ? (size_t)len : 0;
 }
@@ -220,6 +267,7 @@ static void publish(struct room *r)
     r->latest = f;
     pthread_mutex_unlock(&r->lock);
     frame_release(old);
+    atomic_store_explicit(&r->dirty, 1, memory_order_release);
     atomic_fetch_add_explicit(&g_metrics.snapshots_encoded, 1, memory_order_relaxed);
 }
 
@@ -246,11 +294,25 @@ static void update_info(struct room *r)
     pthread_mutex_unlock(&r->lock);
 }
 
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
 void room_info(struct room *r, struct room_info *out)
 {
+    float late[LATE_SAMPLES];
     pthread_mutex_lock(&r->lock);
     *out = r->info;
+    uint32_t n = r->late_count;
+    memcpy(late, r->late_ms, n * sizeof *late);
     pthread_mutex_unlock(&r->lock);
+    out->late_p99_ms = 0;
+    if (n) {
+        qsort(late, n, sizeof *late, cmp_float);
+        out->late_p99_ms = late[(n * 99 + 99) / 100 - 1];
+    }
 }
 
 const struct sim_config *room_sim_config(const struct room *r)
@@ -258,12 +320,29 @@ const struct sim_config *room_sim_config(const struct room *r)
     return &r->cfg.sim;
 }
 
-int room_welcome(struct room *r, uint64_t client, size_t max_message, char *buf, size_t cap)
+const char *room_name(const struct room *r)
+{
+    return r->name;
+}
+
+enum proto_mode room_mode(const struct room *r)
+{
+    return r->cfg.mode;
+}
+
+int room_welcome(struct room *r, const struct room_actor *who, char *buf, size_t cap)
 {
     pthread_mutex_lock(&r->lock);
     struct sim_params values = r->values;
     struct proto_welcome w = {
-        .client = client,
+        .client = who->client,
+        .room = r->name,
+        .mode = r->cfg.mode,
+        .role = who->role,
+        .team = who->team,
+        .rate = r->cfg.rate,
+        .burst = r->cfg.burst,
+        .player_obstacles = r->cfg.player_obstacles,
         .tick = r->info.tick,
         .tick_hz = r->info.tick_hz,
         .snapshot_hz = r->info.snapshot_hz,
@@ -272,7 +351,7 @@ int room_welcome(struct room *r, uint64_t client, size_t max_message, char *buf,
         .edges = r->cfg.sim.edges,
         .capacity = r->info.capacity,
         .max_obstacles = r->info.max_obstacles,
-        .max_message = max_message,
+        .max_message = r->cfg.max_message,
         .values = &values,
     };
     pthread_mutex_unlock(&r->lock);
@@ -281,9 +360,12 @@ int room_welcome(struct room *r, uint64_t client, size_t max_message, char *buf,
 
 /* ---- the tick ------------------------------------------------------------------ */
 
-/* One tick boundary: apply commands, step, maybe publish. */
-static void tick_once(struct room *r)
+/* One tick boundary: apply commands, step, maybe publish. Run by a pool
+ * worker; late_ns: how long after its deadline the tick started. */
+static void room_tick(void *arg, int64_t late_ns)
 {
+    struct room *r = arg;
+    int64_t t0 = pool_now_ns();
     uint32_t n = take_batch(r);
     for (uint32_t k = 0; k < n; k++)
         apply_command(r, &r->batch[k]);
@@ -300,33 +382,17 @@ static void tick_once(struct room *r)
         publish(r);
         notify = 1;
     }
+    pthread_mutex_lock(&r->lock);
+    r->late_ms[r->late_next] = (float)((double)late_ns / 1e6);
+    r->late_next = (r->late_next + 1) % LATE_SAMPLES;
+    if (r->late_count < LATE_SAMPLES)
+        r->late_count++;
+    pthread_mutex_unlock(&r->lock);
+    if (n > 0)
+        atomic_store_explicit(&r->dirty, 1, memory_order_release);
     if (notify && r->cfg.notify)
         r->cfg.notify(r->cfg.notify_arg);
-}
-
-static void *room_main(void *arg)
-{
-    struct room *r = arg;
-    int64_t period = (int64_t)(1e9 / r->cfg.tick_hz);
-    int64_t deadline = now_ns(CLOCK_MONOTONIC);
-    while (!atomic_load(&r->stop)) {
-        int64_t t0 = now_ns(CLOCK_MONOTONIC);
-        tick_once(r);
-        int64_t t1 = now_ns(CLOCK_MONOTONIC);
-        metrics_tick((uint64_t)(t1 - t0));
-        deadline += period;
-        if (t1 > deadline) {
-            /* Late: count it and start again from now instead of
-             * bursting to catch up. */
-            atomic_fetch_add_explicit(&g_metrics.tick_overruns, 1, memory_order_relaxed);
-            deadline = t1;
-            continue;
-        }
-        struct timespec ts = {(time_t)(deadline / 1000000000LL), (long)(deadline % 1000000000LL)};
-        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-            ;
-    }
-    return NULL;
+    metrics_tick((uint64_t)(pool_now_ns() - t0));
 }
 
 /* ---- life cycle ------------------------------------------------------------------- */
@@ -349,9 +415,10 @@ struct room *room_create(const struct room_config *cfg, const char **err)
     r->world = sim_create(&cfg->sim, err);
     r->scratch_cap = proto_snapshot_max_size(cfg->sim.capacity, cfg->sim.max_obstacles);
     r->scratch = malloc(r->scratch_cap);
-    r->ring = calloc(cfg->queue_len, sizeof *r->ring);
-    r->batch = calloc(cfg->queue_len, sizeof *r->batch);
-    if (!r->world || !r->scratch || !r->ring || !r->batch) {
+    r->ring = calloc(cfg->queue_len + RESERVE, sizeof *r->ring);
+    r->batch = calloc(cfg->queue_len + RESERVE, sizeof *r->batch);
+    r->owners = calloc(cfg->sim.max_obstacles + 1, sizeof *r->owners);
+    if (!r->world || !r->scratch || !r->ring || !r->batch || !r->owners) {
         if (r->world)
             *err = "out of memory";
         room_destroy(r);
@@ -364,7 +431,10 @@ struct room *room_create(const struct room_config *cfg, const char **err)
         r->snapshot_every = 1;
     r->since_snapshot = r->snapshot_every - 1; /* first tick publishes */
     scatter(r, cfg->boids);
+    mode_params(r);
     r->values = *sim_group_params(r->world, 0);
+    r->task =
+        (struct pool_task){.run = room_tick, .arg = r, .period_ns = (int64_t)(1e9 / cfg->tick_hz)};
     r->info = (struct room_info){
         .width = cfg->sim.width,
         .height = cfg->sim.height,
@@ -378,29 +448,25 @@ struct room *room_create(const struct room_config *cfg, const char **err)
     return r;
 }
 
-int room_start(struct room *r)
+int room_schedule(struct room *r, struct pool *p)
 {
-    atomic_store(&r->stop, 0);
-    if (pthread_create(&r->thread, NULL, room_main, r) != 0)
+    if (pool_add(p, &r->task) < 0)
         return -1;
-    r->running = 1;
+    r->scheduled = 1;
     return 0;
 }
 
-void room_stop(struct room *r)
+void room_unschedule(struct room *r, struct pool *p)
 {
-    if (!r->running)
-        return;
-    atomic_store(&r->stop, 1);
-    pthread_join(r->thread, NULL);
-    r->running = 0;
+    if (r->scheduled)
+        pool_remove(p, &r->task);
+    r->scheduled = 0;
 }
 
 void room_destroy(struct room *r)
 {
     if (!r)
         return;
-    room_stop(r);
     struct room_reply *rep = r->replies;
     while (rep) {
         struct room_reply *next = rep->next;
@@ -414,5 +480,6 @@ void room_destroy(struct room *r)
     free(r->scratch);
     free(r->ring);
     free(r->batch);
+    free(r->owners);
     free(r);
 }

@@ -2,17 +2,19 @@
  * room — one simulated world, its tick thread, its command queue and its
  * latest snapshot.
  *
- * The room thread ticks on absolute deadlines (clock_nanosleep with
- * TIMER_ABSTIME). At each tick boundary it drains the command queue in
+ * A worker of the pool (pool.h) ticks the room on absolute deadlines. At
+ * each tick boundary it drains the command queue in
  * arrival order, applies every command, queues one reply per command,
  * steps the world unless paused, and every tick_hz/snapshot_hz ticks
  * encodes ONE snapshot into a refcounted frame that replaces the previous
  * "latest" frame. Then it calls the notify hook so the network thread can
  * hand the frame to clients.
  *
- * Never: sockets or lws calls (the network side owns those). Threading:
- * room_push(), room_push_refusal(), room_latest(), room_take_replies() and room_info() are
- * safe from any thread; everything else is for the owner thread.
+ * Never: sockets or lws calls (the network side owns those); membership
+ * and roles (the lobby decides those and tells the room who sent what).
+ * Threading: room_push*(), room_latest(), room_take_replies(),
+ * room_take_dirty(), room_info() and room_welcome() are safe from any
+ * thread; the world is touched only by the tick, one worker at a time.
  */
 #ifndef FLOCKD_ROOM_H
 #define FLOCKD_ROOM_H
@@ -46,41 +48,60 @@ void frame_release(struct frame *f);
 struct room_reply {
     struct room_reply *next;
     uint64_t client;
+    int welcome; /* this is the welcome after a join: the client's stream starts */
     size_t len;
     char text[];
 };
 
 struct room_config {
     const char *name;
+    enum proto_mode mode; /* rts: every group aligns and coheres with its own group only */
     struct sim_config sim;
     uint32_t boids; /* spawned uniformly at start and by reset */
     double tick_hz, snapshot_hz;
     uint32_t queue_len;        /* bounded command queue */
+    uint32_t team_cap;         /* rts: most boids of one team (groups 1..max_teams) */
+    uint32_t max_teams;        /* rts */
     size_t frame_pre;          /* headroom to leave in each frame */
+    uint32_t max_message;      /* announced in the welcome, with: */
+    double rate;               /*   commands per second per connection */
+    uint32_t burst;            /*   bucket size */
+    uint32_t player_obstacles; /*   obstacles per owner */
     void (*notify)(void *arg); /* called after a new frame or new replies */
     void *notify_arg;
 };
 
+/* Who sent a command, as the room's members table at the network side
+ * knows it. The room checks ownership and quotas with it. */
+struct room_actor {
+    uint64_t client; /* 0: the server itself (no reply) */
+    enum proto_role role;
+    int team;       /* rts player's group; -1: none */
+    uint64_t owner; /* obstacles added are owned by this key */
+};
+
 struct room;
+struct pool;
 
 /*
  * Creates a room and its world (not yet ticking). Returns NULL and a
- * static reason in *err on failure. room_destroy() stops the thread if
- * running and frees everything, including queued replies and frames.
+ * static reason in *err on failure. room_destroy() frees everything,
+ * including queued replies and frames; unschedule the room first.
  */
 struct room *room_create(const struct room_config *cfg, const char **err);
 void room_destroy(struct room *r);
 
-/* Starts the tick thread. Returns 0 or -1 (thread creation failed). */
-int room_start(struct room *r);
-/* Asks the tick thread to stop and joins it. Idempotent. */
-void room_stop(struct room *r);
+/* Starts ticking the room on the pool's workers / stops (waits for a tick
+ * in progress). Returns 0 or -1 (the pool is full). */
+int room_schedule(struct room *r, struct pool *p);
+void room_unschedule(struct room *r, struct pool *p);
 
 /*
- * Queues a parsed command from `client` for the next tick. Returns 0, or
- * -1 if the queue is full (the caller replies queue_full).
+ * Queues a parsed command from `who` for the next tick. Returns 0, or -1
+ * if the queue is full (the caller replies queue_full). Commands from the
+ * server itself (who->client == 0) use a reserve the clients cannot fill.
  */
-int room_push(struct room *r, uint64_t client, const struct proto_command *cmd);
+int room_push(struct room *r, const struct room_actor *who, const struct proto_command *cmd);
 
 /*
  * Queues a refusal found before the room (bad JSON, bad arguments...) so it
@@ -97,6 +118,9 @@ struct frame *room_latest(struct room *r);
 /* Detaches every pending reply (a list the caller frees with free()). */
 struct room_reply *room_take_replies(struct room *r);
 
+/* 1 if the room produced a frame or replies since the last call (any thread). */
+int room_take_dirty(struct room *r);
+
 struct room_info {
     uint64_t tick;
     uint32_t boids;
@@ -106,6 +130,7 @@ struct room_info {
     double tick_hz, snapshot_hz;
     uint32_t capacity, max_obstacles;
     int wrap;
+    double late_p99_ms; /* how late recent ticks started, 99th percentile */
 };
 
 /* A consistent copy of the room's public figures (safe from any thread). */
@@ -113,9 +138,11 @@ void room_info(struct room *r, struct room_info *out);
 
 /* The world's configuration, fixed for the room's life (any thread). */
 const struct sim_config *room_sim_config(const struct room *r);
+const char *room_name(const struct room *r);
+enum proto_mode room_mode(const struct room *r);
 
-/* Writes the welcome message for `client` into buf; returns its length or
- * a negative proto status if cap is too small. Safe from any thread. */
-int room_welcome(struct room *r, uint64_t client, size_t max_message, char *buf, size_t cap);
+/* Writes the welcome message for `who` into buf; returns its length or a
+ * negative proto status if cap is too small. Safe from any thread. */
+int room_welcome(struct room *r, const struct room_actor *who, char *buf, size_t cap);
 
 #endif

@@ -49,7 +49,9 @@ static const struct sim_param_desc registry[] = {
     {"arrive_radius", P(arrive_radius), 100.0f, 0.0f, 5000.0f, "units",
      "Inside this distance of its target a boid slows down linearly.", 0},
     {"own_group_only", P(own_group_only), 0.0f, 0.0f, 1.0f, "",
-     "1: flock only with boids of the same group; 0: with every boid.", 1},
+     "1: align and cohere only with the own group (separation still counts every boid); 0: flock "
+     "with every boid.",
+     1},
 };
 
 #undef P

@@ -493,10 +493,12 @@ static inline void scan(const struct cands *c, const struct probe *p, uint32_t a
         float dx = sx[j] + bx, dy = sy[j] + by;
         float d2 = dx * dx + dy * dy;
         float dot = hx * dx + hy * dy;
-        int ok = (d2 > 0.0f) & (dot * fabsf(dot) >= cos_sq * d2) &
-                 ((any_group + (sg[j] == group ? 1.0f : 0.0f)) > 0.0f);
-        float in_p = (ok & (d2 < per2)) ? 1.0f : 0.0f;
-        float in_s = (ok & (d2 < sep2)) ? 1.0f : 0.0f;
+        /* Separation keeps clear of every boid seen; alignment and
+         * cohesion follow only the own group when own_group_only is set. */
+        int seen = (d2 > 0.0f) & (dot * fabsf(dot) >= cos_sq * d2);
+        int kin = (any_group + (sg[j] == group ? 1.0f : 0.0f)) > 0.0f;
+        float in_p = (seen & kin & (d2 < per2)) ? 1.0f : 0.0f;
+        float in_s = (seen & (d2 < sep2)) ? 1.0f : 0.0f;
         float inv = in_s != 0.0f ? 1.0f / d2 : 0.0f; /* in_s implies d2 > 0 */
         sep_x += -dx * inv;
         sep_y += -dy * inv;

@@ -37,6 +37,9 @@ BOIDS = "2000"
 # KiB per command would take the flood's 20,000 past its bound.
 RSS_BOUND_KIB = 8192
 RSS_BOUND_FLOOD_KIB = 16384  # 20,000 commands and replies through the queues
+# For attacks that are about parsing or queues, not about the per-connection
+# rate limit (tested on its own below): a limit they never reach.
+NO_RATE_LIMIT = ("--rate", "100000", "--burst", "100000")
 
 # Under AddressSanitizer freed memory waits in a quarantine (256 MiB by
 # default) and counts in RSS; a small one keeps RSS close to live memory, so
@@ -287,7 +290,7 @@ BINARY_SIZES = [1, 2, 125, 126, 127, 1000, 4096]
 
 @test
 async def binary_frames_of_every_size_get_bad_json_and_change_nothing():
-    with Flockd(FLOCKD, "--boids", BOIDS) as d:
+    with Flockd(FLOCKD, "--boids", BOIDS, *NO_RATE_LIMIT) as d:
         viewer = await Client.connect(d.url)
         bad = await Client.connect(d.url)
         loop = asyncio.get_running_loop()
@@ -395,7 +398,7 @@ NESTED = [
 
 @test
 async def hostile_json_gets_the_error_codes_of_the_protocol_and_changes_nothing():
-    with Flockd(FLOCKD, "--boids", BOIDS, "--max-message", "16384") as d:
+    with Flockd(FLOCKD, "--boids", BOIDS, "--max-message", "16384", *NO_RATE_LIMIT) as d:
         viewer = await Client.connect(d.url)
         raw = RawWS(d.port)
         msgs = b"".join(frame(1, t.encode()) for t, _ in NESTED)
@@ -480,7 +483,7 @@ def flood(port, first, count, window):
 
 @test
 async def a_flood_of_pings_is_acked_or_refused_with_queue_full_and_the_viewer_keeps_up():
-    with Flockd(FLOCKD, "--boids", BOIDS) as d:
+    with Flockd(FLOCKD, "--boids", BOIDS, *NO_RATE_LIMIT) as d:
         viewer = await Client.connect(d.url)
         # Eight clients, 2,500 pings each, each with up to 200 unanswered:
         # together more than the room's queue of 1,024 holds between two ticks.
@@ -513,7 +516,7 @@ async def a_flood_of_pings_is_acked_or_refused_with_queue_full_and_the_viewer_ke
 
 @test
 async def a_burst_of_commands_in_one_write_gets_every_reply_and_stays_connected():
-    with Flockd(FLOCKD, "--boids", BOIDS) as d:
+    with Flockd(FLOCKD, "--boids", BOIDS, *NO_RATE_LIMIT) as d:
         # Flow control, not a 1008 close: the server stops reading a client
         # that is owed many replies and resumes as it reads them.
         raw = RawWS(d.port)
@@ -527,6 +530,48 @@ async def a_burst_of_commands_in_one_write_gets_every_reply_and_stays_connected(
         assert raw.replies(1)[0]["id"] == "after"
         raw.close()
         await assert_healthy(d)
+
+
+@test
+async def a_client_flooding_past_its_rate_limit_is_refused_then_closed_with_1008():
+    rate, burst = 50, 100
+    with Flockd(FLOCKD, "--boids", BOIDS, "--rate", str(rate), "--burst", str(burst)) as d:
+        viewer = await Client.connect(d.url)
+
+        def attack():
+            raw = RawWS(d.port)
+            raw.sock.settimeout(10)
+            raw.send(b"".join(frame(1, b'{"cmd":"seek","id":%d,"group":3,"x":10,"y":10}' % i)
+                              for i in range(5000)))
+            got, code = [], None
+            try:
+                while True:
+                    opcode, payload = raw.recv_frame()
+                    if opcode == 1:
+                        got.append(json.loads(payload))
+                    elif opcode == 8:
+                        code = struct.unpack(">H", payload[:2])[0]
+                        break
+            except (EOFError, ConnectionResetError, socket.timeout):
+                pass
+            raw.close()
+            return got, code
+
+        (got, code), growth = await under_attack(d, viewer, "rate-limit flood", attack)
+        acks = [r for r in got if r["type"] == "ack"]
+        limited = [r for r in got if r["type"] == "error" and r["code"] == "rate_limited"]
+        print(f"  rate-limit flood: {len(acks)} acks, {len(limited)} rate_limited, close {code}",
+              flush=True)
+        assert code == 1008, code
+        assert len(acks) + len(limited) == len(got), [r for r in got if r not in acks + limited][:3]
+        # The bucket holds `burst` commands (plus what refills meanwhile); the
+        # rest is refused until the client has been refused about `burst` times.
+        assert burst <= len(acks) <= burst + rate, len(acks)
+        assert burst <= len(limited) <= 2 * burst + rate, len(limited)
+        assert [r["id"] for r in got] == list(range(len(got))), "replies out of order"
+        assert growth < RSS_BOUND_KIB, growth
+        await assert_healthy(d)
+        await viewer.close()
 
 
 @test

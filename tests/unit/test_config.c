@@ -23,9 +23,12 @@
 
 /* Every setting name from config.h, in the order of the struct. */
 static const char *const setting_names[] = {
-    "host",        "port",  "boids",         "capacity",    "tick-hz",       "snapshot-hz",
-    "seed",        "width", "height",        "edges",       "max-obstacles", "web-root",
-    "max-message", "queue", "stale-timeout", "max-clients", "config",
+    "host",          "port",        "boids",       "capacity",       "tick-hz",
+    "snapshot-hz",   "seed",        "width",       "height",         "edges",
+    "max-obstacles", "web-root",    "max-message", "queue",          "stale-timeout",
+    "max-clients",   "workers",     "max-rooms",   "max-room-boids", "allow-create",
+    "room-expiry",   "admin-token", "rate",        "burst",          "player-obstacles",
+    "max-teams",     "team-units",  "team-cap",    "grace",          "config",
 };
 
 /* A scratch directory holding at most one config file at a time. */

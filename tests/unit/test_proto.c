@@ -961,7 +961,7 @@ static void acks_are_valid_json_and_echo_ids_verbatim(void **state)
                                 "\"a\\\"b\\\\c\\u00e9\\ud83d\\ude00\"",
                                 "\"\u00e9\"",
                                 "null"};
-    static const struct proto_ack_field extra[] = {{"obstacle", 7}};
+    static const struct proto_ack_field extra[] = {{"obstacle", 7, NULL}};
     char buf[PROTO_REPLY_BYTES], want[256];
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
         assert_true(proto_reply_ack(buf, sizeof buf, ids[i], 99, extra, 1) > 0);
@@ -1023,6 +1023,60 @@ static void error_replies_are_valid_json_with_a_stable_code(void **state)
     assert_string_equal(str(doc, "code"), "internal");
     assert_string_equal(str(doc, "message"), "");
     cJSON_Delete(doc);
+}
+
+static void room_messages_carry_room_role_team_and_escaped_names(void **state)
+{
+    (void)state;
+    char buf[PROTO_WELCOME_BYTES];
+    struct proto_welcome w = {.client = 9,
+                              .tick = 3,
+                              .tick_hz = 60,
+                              .snapshot_hz = 20,
+                              .width = 100,
+                              .height = 100,
+                              .capacity = 10,
+                              .max_message = 4096,
+                              .room = "war",
+                              .mode = PROTO_MODE_RTS,
+                              .role = PROTO_ROLE_PLAYER,
+                              .team = 2,
+                              .rate = 50,
+                              .burst = 100,
+                              .player_obstacles = 8};
+    assert_true(proto_reply_welcome(buf, sizeof buf, &w) > 0);
+    cJSON *doc = cJSON_Parse(buf);
+    assert_non_null(doc);
+    assert_string_equal(str(doc, "room"), "war");
+    assert_string_equal(str(doc, "mode"), "rts");
+    assert_string_equal(str(doc, "role"), "player");
+    assert_true(num(doc, "team") == 2);
+    cJSON *lim = cJSON_GetObjectItemCaseSensitive(doc, "limits");
+    assert_true(num(lim, "rate") == 50 && num(lim, "burst") == 100 &&
+                num(lim, "player_obstacles") == 8);
+    cJSON_Delete(doc);
+
+    struct proto_ack_field extra[] = {{"room", 0, "war"}, {"team", 2, NULL}};
+    assert_true(proto_reply_ack(buf, sizeof buf, "1", 7, extra, 2) > 0);
+    assert_string_equal(buf, "{\"type\":\"ack\",\"id\":1,\"tick\":7,\"room\":\"war\",\"team\":2}");
+
+    struct proto_roster_entry e[] = {{4, "a\"b\\\u00e9", PROTO_ROLE_ADMIN, -1, 1},
+                                     {0, "", PROTO_ROLE_PLAYER, 3, 0}};
+    assert_true(proto_reply_roster(buf, sizeof buf, "war", PROTO_MODE_RTS, 5, e, 2, 7) > 0);
+    doc = cJSON_Parse(buf);
+    assert_non_null(doc);
+    assert_string_equal(str(doc, "type"), "roster");
+    assert_true(num(doc, "viewers") == 5 && num(doc, "more") == 7);
+    cJSON *players = cJSON_GetObjectItemCaseSensitive(doc, "players");
+    assert_int_equal(cJSON_GetArraySize(players), 2);
+    cJSON *first = cJSON_GetArrayItem(players, 0), *second = cJSON_GetArrayItem(players, 1);
+    assert_string_equal(str(first, "name"), "a\"b\\\u00e9");
+    assert_null(cJSON_GetObjectItemCaseSensitive(first, "team"));
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(second, "connected")));
+    assert_true(num(second, "team") == 3 && num(second, "client") == 0);
+    cJSON_Delete(doc);
+    assert_int_equal(proto_reply_roster(buf, 40, "war", PROTO_MODE_RTS, 5, e, 2, 0),
+                     PROTO_E_NOSPACE);
 }
 
 static void welcome_lists_every_parameter_and_group_zero_values(void **state)
@@ -1142,6 +1196,7 @@ int main(void)
         cmocka_unit_test(parsed_ids_round_trip_through_the_error_reply),
         cmocka_unit_test(error_replies_are_valid_json_with_a_stable_code),
         cmocka_unit_test(welcome_lists_every_parameter_and_group_zero_values),
+        cmocka_unit_test(room_messages_carry_room_role_team_and_escaped_names),
         cmocka_unit_test(replies_report_nospace_when_the_buffer_is_too_small),
         cmocka_unit_test(statuses_have_distinct_stable_names_and_sim_errors_map_to_wire_codes),
     };

@@ -1,0 +1,233 @@
+/*
+ * pool.c — worker threads over a deadline heap (see pool.h).
+ *
+ * Locking: `lock` guards the heap and every task's deadline, slot and
+ * state. Workers sleep on `due` until the earliest deadline (or until a new
+ * earlier task arrives); pool_remove sleeps on `idle` until a running task
+ * comes back.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "pool.h"
+
+#include "metrics.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#define POOL_TASKS_MAX 4096
+
+enum { T_IDLE, T_QUEUED, T_RUNNING, T_REMOVING };
+
+struct pool {
+    pthread_mutex_t lock;
+    pthread_cond_t due, idle;
+    struct pool_task *heap[POOL_TASKS_MAX];
+    size_t count;
+    int stop;
+    unsigned nworkers, size; /* running; started */
+    pthread_t *workers;
+};
+
+int64_t pool_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* ---- the heap (under lock) ------------------------------------------------ */
+
+static void heap_set(struct pool *p, size_t i, struct pool_task *t)
+{
+    p->heap[i] = t;
+    t->slot = i;
+}
+
+static void sift_up(struct pool *p, size_t i)
+{
+    struct pool_task *t = p->heap[i];
+    while (i > 0) {
+        size_t up = (i - 1) / 2;
+        if (p->heap[up]->deadline_ns <= t->deadline_ns)
+            break;
+        heap_set(p, i, p->heap[up]);
+        i = up;
+    }
+    heap_set(p, i, t);
+}
+
+static void sift_down(struct pool *p, size_t i)
+{
+    struct pool_task *t = p->heap[i];
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= p->count)
+            break;
+        if (c + 1 < p->count && p->heap[c + 1]->deadline_ns < p->heap[c]->deadline_ns)
+            c++;
+        if (t->deadline_ns <= p->heap[c]->deadline_ns)
+            break;
+        heap_set(p, i, p->heap[c]);
+        i = c;
+    }
+    heap_set(p, i, t);
+}
+
+static void heap_push(struct pool *p, struct pool_task *t)
+{
+    p->count++;
+    heap_set(p, p->count - 1, t);
+    sift_up(p, p->count - 1);
+    t->state = T_QUEUED;
+    if (t->slot == 0) /* a new earliest deadline: a sleeping worker re-times */
+        pthread_cond_signal(&p->due);
+}
+
+static void heap_take(struct pool *p, size_t i)
+{
+    struct pool_task *last = p->heap[--p->count];
+    if (i < p->count) {
+        heap_set(p, i, last);
+        sift_down(p, i);
+        sift_up(p, last->slot);
+    }
+}
+
+/* ---- workers ---------------------------------------------------------------- */
+
+static void *worker_main(void *arg)
+{
+    struct pool *p = arg;
+    pthread_mutex_lock(&p->lock);
+    while (!p->stop) {
+        if (p->count == 0) {
+            pthread_cond_wait(&p->due, &p->lock);
+            continue;
+        }
+        struct pool_task *t = p->heap[0];
+        int64_t now = pool_now_ns();
+        if (t->deadline_ns > now) {
+            struct timespec ts = {(time_t)(t->deadline_ns / 1000000000LL),
+                                  (long)(t->deadline_ns % 1000000000LL)};
+            pthread_cond_timedwait(&p->due, &p->lock, &ts);
+            continue;
+        }
+        heap_take(p, 0);
+        t->state = T_RUNNING;
+        pthread_mutex_unlock(&p->lock);
+
+        t->run(t->arg, now - t->deadline_ns);
+        int64_t end = pool_now_ns();
+
+        pthread_mutex_lock(&p->lock);
+        t->deadline_ns += t->period_ns;
+        if (end > t->deadline_ns) {
+            /* Late: count it and start again from now instead of bursting
+             * to catch up. */
+            atomic_fetch_add_explicit(&g_metrics.tick_overruns, 1, memory_order_relaxed);
+            t->deadline_ns = end;
+        }
+        if (t->state == T_REMOVING) {
+            t->state = T_IDLE;
+            pthread_cond_broadcast(&p->idle);
+        } else {
+            heap_push(p, t);
+        }
+    }
+    pthread_mutex_unlock(&p->lock);
+    return NULL;
+}
+
+/* ---- life cycle ---------------------------------------------------------------- */
+
+struct pool *pool_create(unsigned workers, const char **err)
+{
+    if (workers == 0) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        workers = cores > 0 ? (unsigned)cores : 1;
+    }
+    struct pool *p = calloc(1, sizeof *p);
+    if (p)
+        p->workers = calloc(workers, sizeof *p->workers);
+    if (!p || !p->workers) {
+        free(p);
+        *err = "out of memory";
+        return NULL;
+    }
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->due, &attr);
+    pthread_cond_init(&p->idle, &attr);
+    pthread_condattr_destroy(&attr);
+    for (unsigned i = 0; i < workers; i++) {
+        if (pthread_create(&p->workers[i], NULL, worker_main, p) != 0) {
+            *err = "cannot start the tick threads";
+            pool_destroy(p);
+            return NULL;
+        }
+        p->nworkers++;
+    }
+    p->size = workers;
+    return p;
+}
+
+void pool_stop(struct pool *p)
+{
+    pthread_mutex_lock(&p->lock);
+    p->stop = 1;
+    pthread_cond_broadcast(&p->due);
+    pthread_mutex_unlock(&p->lock);
+    for (unsigned i = 0; i < p->nworkers; i++)
+        pthread_join(p->workers[i], NULL);
+    p->nworkers = 0;
+}
+
+void pool_destroy(struct pool *p)
+{
+    if (!p)
+        return;
+    pool_stop(p);
+    pthread_cond_destroy(&p->due);
+    pthread_cond_destroy(&p->idle);
+    pthread_mutex_destroy(&p->lock);
+    free(p->workers);
+    free(p);
+}
+
+unsigned pool_workers(const struct pool *p)
+{
+    return p->size;
+}
+
+int pool_add(struct pool *p, struct pool_task *t)
+{
+    pthread_mutex_lock(&p->lock);
+    int ok = p->count < POOL_TASKS_MAX;
+    if (ok) {
+        t->deadline_ns = pool_now_ns();
+        heap_push(p, t);
+    }
+    pthread_mutex_unlock(&p->lock);
+    return ok ? 0 : -1;
+}
+
+void pool_remove(struct pool *p, struct pool_task *t)
+{
+    pthread_mutex_lock(&p->lock);
+    if (t->state == T_QUEUED) {
+        heap_take(p, t->slot);
+        t->state = T_IDLE;
+    } else if (t->state == T_RUNNING) {
+        t->state = T_REMOVING;
+    }
+    while (t->state == T_REMOVING)
+        pthread_cond_wait(&p->idle, &p->lock);
+    pthread_mutex_unlock(&p->lock);
+}

@@ -1,0 +1,53 @@
+/*
+ * pool — a fixed set of worker threads that run periodic tasks (the rooms'
+ * ticks) on absolute deadlines.
+ *
+ * Tasks wait in a min-heap ordered by their next deadline. A free worker
+ * takes the earliest task once it is due, runs it outside the lock, and
+ * puts it back one period later; a task never runs on two workers at once.
+ * With W workers, a task that takes long delays others only when all W are
+ * busy. A task that finishes past its next deadline starts again from now
+ * instead of running back to back to catch up (counted as an overrun).
+ *
+ * Threading: every function is safe from any thread except that
+ * pool_remove() must not be called from inside the task it removes.
+ */
+#ifndef FLOCKD_POOL_H
+#define FLOCKD_POOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Owned by the caller (embed it), managed by the pool while added. */
+struct pool_task {
+    /* Runs one period's work; late_ns: how long after its deadline it started. */
+    void (*run)(void *arg, int64_t late_ns);
+    void *arg;
+    int64_t period_ns;
+    /* Pool-private. */
+    int64_t deadline_ns;
+    size_t slot;
+    int state;
+};
+
+struct pool;
+
+/* Starts `workers` threads (0: one per online CPU). NULL and *err on failure. */
+struct pool *pool_create(unsigned workers, const char **err);
+/* Stops and joins the workers: no task runs after this returns; tasks can
+ * still be removed. */
+void pool_stop(struct pool *p);
+/* pool_stop, then frees the pool; tasks still added are simply dropped. */
+void pool_destroy(struct pool *p);
+unsigned pool_workers(const struct pool *p);
+
+/* Schedules t to run now and then every t->period_ns. Returns 0, or -1 when
+ * the pool holds its most tasks. */
+int pool_add(struct pool *p, struct pool_task *t);
+/* Unschedules t, waiting for a run in progress to end. Idempotent. */
+void pool_remove(struct pool *p, struct pool_task *t);
+
+/* Monotonic clock in nanoseconds (the clock deadlines are on). */
+int64_t pool_now_ns(void);
+
+#endif

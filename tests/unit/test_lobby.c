@@ -1,0 +1,296 @@
+/*
+ * test_lobby — joins and roles as the lobby decides them, on real rooms
+ * ticking on a real pool: the permission matrix, admin tokens and
+ * loopback admins, room creation limits and passwords, RTS teams with
+ * rejoin tokens and grace periods, and expiry of empty rooms.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "lobby.h"
+#include "pool.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+struct fixture {
+    struct cfg cfg;
+    struct room_config tmpl;
+    struct pool *pool;
+    struct lobby *lobby;
+    struct lobby_member m[4];
+};
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+static void start(struct fixture *f)
+{
+    f->tmpl = (struct room_config){0};
+    sim_default_config(&f->tmpl.sim);
+    f->tmpl.sim.capacity = f->cfg.capacity;
+    f->tmpl.boids = f->cfg.boids;
+    f->tmpl.tick_hz = 60;
+    f->tmpl.snapshot_hz = 20;
+    f->tmpl.queue_len = 64;
+    f->tmpl.team_cap = f->cfg.team_cap;
+    f->tmpl.max_teams = f->cfg.max_teams;
+    const char *err = NULL;
+    f->pool = pool_create(1, &err);
+    assert_non_null(f->pool);
+    f->lobby = lobby_create(&f->cfg, &f->tmpl, f->pool, &err);
+    assert_non_null(f->lobby);
+    for (int i = 0; i < 4; i++) {
+        f->m[i] = (struct lobby_member){.client = (uint64_t)i + 1, .loopback = 1};
+        lobby_enter(f->lobby, &f->m[i]);
+    }
+}
+
+static int setup(void **state)
+{
+    static struct fixture f;
+    memset(&f, 0, sizeof f);
+    cfg_default(&f.cfg);
+    f.cfg.boids = 50;
+    f.cfg.capacity = 1000;
+    f.cfg.max_rooms = 3;
+    f.cfg.max_teams = 2;
+    f.cfg.team_units = 5;
+    f.cfg.grace = 0.2;
+    f.cfg.room_expiry = 0.2;
+    *state = &f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    for (int i = 0; i < 4; i++)
+        lobby_leave(f->lobby, &f->m[i], 0);
+    pool_stop(f->pool);
+    lobby_destroy(f->lobby);
+    pool_destroy(f->pool);
+    return 0;
+}
+
+static struct proto_command join(const char *room, enum proto_role role, enum proto_mode mode)
+{
+    struct proto_command c = {.kind = PROTO_CMD_JOIN};
+    snprintf(c.args.join.room, sizeof c.args.join.room, "%s", room);
+    c.args.join.role = role;
+    c.args.join.mode = mode;
+    return c;
+}
+
+static int try_join(struct fixture *f, int who, struct proto_command c)
+{
+    const char *why = NULL;
+    int rc = lobby_join(f->lobby, &f->m[who], &c, &why);
+    if (rc)
+        assert_non_null(why);
+    return rc;
+}
+
+static void loopback_is_admin_without_a_token(void **state)
+{
+    struct fixture *f = *state;
+    start(f);
+    assert_int_equal(f->m[0].role, PROTO_ROLE_ADMIN);
+    f->m[0].loopback = 0; /* a remote client may never become admin */
+    assert_int_equal(try_join(f, 0, join("default", PROTO_ROLE_ADMIN, PROTO_MODE_ANY)),
+                     PROTO_E_FORBIDDEN);
+    assert_int_equal(f->m[0].role, PROTO_ROLE_ADMIN); /* refused: nothing changed */
+    assert_int_equal(try_join(f, 1, join("default", PROTO_ROLE_ADMIN, PROTO_MODE_ANY)), 0);
+}
+
+static void a_token_makes_admins_and_nobody_else(void **state)
+{
+    struct fixture *f = *state;
+    snprintf(f->cfg.admin_token, sizeof f->cfg.admin_token, "s3cret");
+    start(f);
+    assert_int_equal(f->m[0].role, PROTO_ROLE_PLAYER); /* loopback, but a token is set */
+    struct proto_command c = join("default", PROTO_ROLE_ADMIN, PROTO_MODE_ANY);
+    assert_int_equal(try_join(f, 0, c), PROTO_E_FORBIDDEN);
+    c.args.join.has_token = 1;
+    snprintf(c.args.join.token, sizeof c.args.join.token, "s3cre");
+    assert_int_equal(try_join(f, 0, c), PROTO_E_FORBIDDEN);
+    snprintf(c.args.join.token, sizeof c.args.join.token, "s3cret!");
+    assert_int_equal(try_join(f, 0, c), PROTO_E_FORBIDDEN);
+    snprintf(c.args.join.token, sizeof c.args.join.token, "s3cret");
+    assert_int_equal(try_join(f, 0, c), 0);
+    assert_int_equal(f->m[0].role, PROTO_ROLE_ADMIN);
+}
+
+/* Every command x role x mode: allowed by lobby_allowed or forbidden. */
+static void the_permission_matrix(void **state)
+{
+    struct fixture *f = *state;
+    start(f);
+    assert_int_equal(try_join(f, 0, join("box", PROTO_ROLE_PLAYER, PROTO_MODE_SANDBOX)), 0);
+    assert_int_equal(try_join(f, 1, join("war", PROTO_ROLE_PLAYER, PROTO_MODE_RTS)), 0);
+    assert_int_equal(f->m[1].team, 1);
+    assert_int_equal(try_join(f, 2, join("box", PROTO_ROLE_VIEWER, PROTO_MODE_ANY)), 0);
+    assert_int_equal(try_join(f, 3, join("war", PROTO_ROLE_ADMIN, PROTO_MODE_ANY)), 0);
+    /* ping join seek seek_clear ob_add ob_remove: players yes; the rest no */
+    for (int k = 0; k < PROTO_CMD_COUNT; k++) {
+        struct proto_command c = {.kind = (enum proto_cmd)k};
+        c.args.seek.group = 1; /* the RTS player's own team */
+        if (k == PROTO_CMD_SEEK_CLEAR)
+            c.args.seek_clear.group = 1;
+        const char *why = NULL;
+        int steering = k == PROTO_CMD_SEEK || k == PROTO_CMD_SEEK_CLEAR ||
+                       k == PROTO_CMD_OBSTACLE_ADD || k == PROTO_CMD_OBSTACLE_REMOVE;
+        int free_for_all = k == PROTO_CMD_PING || k == PROTO_CMD_JOIN;
+        int want_player = steering || free_for_all ? 0 : PROTO_E_FORBIDDEN;
+        assert_int_equal(lobby_allowed(&f->m[0], &c, &why), want_player);
+        assert_int_equal(lobby_allowed(&f->m[1], &c, &why), want_player);
+        assert_int_equal(lobby_allowed(&f->m[2], &c, &why), free_for_all ? 0 : PROTO_E_FORBIDDEN);
+        assert_int_equal(lobby_allowed(&f->m[3], &c, &why), 0);
+    }
+    /* Another team's group: the RTS player may not, the sandbox player may. */
+    struct proto_command seek = {.kind = PROTO_CMD_SEEK};
+    seek.args.seek.group = 2;
+    const char *why = NULL;
+    assert_int_equal(lobby_allowed(&f->m[1], &seek, &why), PROTO_E_FORBIDDEN);
+    assert_int_equal(lobby_allowed(&f->m[0], &seek, &why), 0);
+}
+
+static void room_creation_limits_modes_and_passwords(void **state)
+{
+    struct fixture *f = *state;
+    start(f);
+    struct proto_command c = join("locked", PROTO_ROLE_PLAYER, PROTO_MODE_SANDBOX);
+    c.args.join.has_password = 1;
+    snprintf(c.args.join.password, sizeof c.args.join.password, "pw");
+    assert_int_equal(try_join(f, 0, c), 0); /* created with a password */
+    c.args.join.has_password = 0;
+    assert_int_equal(try_join(f, 1, c), PROTO_E_FORBIDDEN);
+    assert_int_equal(try_join(f, 1, join("locked", PROTO_ROLE_VIEWER, PROTO_MODE_ANY)), 0);
+    assert_int_equal(try_join(f, 2, join("locked", PROTO_ROLE_PLAYER, PROTO_MODE_RTS)),
+                     PROTO_E_BAD_ROOM); /* it is a sandbox room */
+    struct proto_command big = join("big", PROTO_ROLE_PLAYER, PROTO_MODE_ANY);
+    big.args.join.has_boids = 1;
+    big.args.join.boids = f->cfg.max_room_boids + 1;
+    assert_int_equal(try_join(f, 2, big), PROTO_E_OUT_OF_RANGE);
+    assert_int_equal(try_join(f, 2, join("third", PROTO_ROLE_PLAYER, PROTO_MODE_ANY)), 0);
+    assert_int_equal(lobby_count(f->lobby), 3); /* max-rooms */
+    assert_int_equal(try_join(f, 3, join("fourth", PROTO_ROLE_PLAYER, PROTO_MODE_ANY)),
+                     PROTO_E_BAD_ROOM);
+    assert_int_equal(lobby_count(f->lobby), 3);
+}
+
+/* The rejoin token the room acked to `client`'s join (after a tick). */
+static int rejoin_token(struct lobby_room *lr, uint64_t client, char *out, size_t cap)
+{
+    int found = -1;
+    for (int tries = 0; tries < 50 && found < 0; tries++) {
+        sleep_ms(20);
+        struct room_reply *rep = room_take_replies(lobby_room_room(lr));
+        while (rep) {
+            struct room_reply *next = rep->next;
+            const char *t = strstr(rep->text, "\"rejoin\":\"");
+            if (found < 0 && rep->client == client && t) {
+                snprintf(out, cap, "%.32s", t + 10);
+                found = 0;
+            }
+            free(rep);
+            rep = next;
+        }
+    }
+    return found;
+}
+
+static void rts_teams_rejoin_within_grace_and_end_after_it(void **state)
+{
+    struct fixture *f = *state;
+    start(f);
+    assert_int_equal(try_join(f, 0, join("war", PROTO_ROLE_PLAYER, PROTO_MODE_RTS)), 0);
+    assert_int_equal(try_join(f, 1, join("war", PROTO_ROLE_PLAYER, PROTO_MODE_ANY)), 0);
+    assert_int_equal(f->m[0].team, 1);
+    assert_int_equal(f->m[1].team, 2);
+    assert_int_equal(try_join(f, 2, join("war", PROTO_ROLE_PLAYER, PROTO_MODE_ANY)),
+                     PROTO_E_BAD_ROOM); /* max-teams 2 */
+    uint64_t owner = f->m[0].owner;
+    char roster[4096];
+    assert_true(lobby_roster(f->m[0].room, roster, sizeof roster) > 0);
+    assert_non_null(strstr(roster, "\"team\":2,\"connected\":true"));
+
+    /* Player 0 leaves; its team waits; a stranger cannot take it. */
+    struct lobby_room *war = f->m[0].room;
+    lobby_leave(f->lobby, &f->m[0], 0);
+    assert_true(lobby_roster(war, roster, sizeof roster) > 0);
+    assert_non_null(strstr(roster, "\"client\":0,\"name\":\"\",\"role\":\"player\",\"team\":1,"
+                                   "\"connected\":false"));
+    struct proto_command wrong = join("war", PROTO_ROLE_PLAYER, PROTO_MODE_ANY);
+    wrong.args.join.has_rejoin = 1;
+    snprintf(wrong.args.join.rejoin, sizeof wrong.args.join.rejoin, "00000000000000000000000000000000");
+    assert_int_equal(try_join(f, 2, wrong), PROTO_E_BAD_ROOM); /* team 1 still waits */
+    assert_int_equal(f->m[2].room, lobby_at(f->lobby, 0)); /* refused: still in default */
+
+    /* The right token, from player 0's join ack, takes the team back. */
+    char token[64];
+    assert_int_equal(rejoin_token(war, 1, token, sizeof token), 0);
+    struct proto_command back = join("war", PROTO_ROLE_PLAYER, PROTO_MODE_ANY);
+    back.args.join.has_rejoin = 1;
+    snprintf(back.args.join.rejoin, sizeof back.args.join.rejoin, "%s", token);
+    assert_int_equal(try_join(f, 2, back), 0);
+    assert_int_equal(f->m[2].team, 1);
+    assert_int_equal(f->m[2].owner, owner); /* its obstacles are still its own */
+
+    /* Gone again, for longer than the grace period: the team is free. */
+    lobby_leave(f->lobby, &f->m[2], 0);
+    sleep_ms(300);
+    lobby_housekeep(f->lobby);
+    assert_true(lobby_roster(war, roster, sizeof roster) > 0);
+    assert_null(strstr(roster, "\"team\":1"));
+    assert_int_equal(try_join(f, 2, back), 0); /* the old token: a new team */
+    assert_int_equal(f->m[2].team, 1);
+    assert_int_not_equal(f->m[2].owner, owner);
+}
+
+static void empty_rooms_expire_but_the_default_room_stays(void **state)
+{
+    struct fixture *f = *state;
+    start(f);
+    assert_int_equal(try_join(f, 0, join("brief", PROTO_ROLE_VIEWER, PROTO_MODE_ANY)), 0);
+    assert_int_equal(lobby_count(f->lobby), 2);
+    lobby_housekeep(f->lobby);
+    assert_int_equal(lobby_count(f->lobby), 2); /* has a member */
+    assert_int_equal(try_join(f, 0, join("default", PROTO_ROLE_VIEWER, PROTO_MODE_ANY)), 0);
+    lobby_housekeep(f->lobby);
+    assert_int_equal(lobby_count(f->lobby), 2); /* empty, not yet expired */
+    sleep_ms(300);
+    for (int i = 0; i < 4; i++) /* the default room is empty too now */
+        lobby_leave(f->lobby, &f->m[i], 0);
+    lobby_housekeep(f->lobby);
+    assert_int_equal(lobby_count(f->lobby), 1);
+    for (int i = 0; i < 4; i++)
+        lobby_enter(f->lobby, &f->m[i]);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(loopback_is_admin_without_a_token, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_token_makes_admins_and_nobody_else, setup, teardown),
+        cmocka_unit_test_setup_teardown(the_permission_matrix, setup, teardown),
+        cmocka_unit_test_setup_teardown(room_creation_limits_modes_and_passwords, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(rts_teams_rejoin_within_grace_and_end_after_it, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(empty_rooms_expire_but_the_default_room_stays, setup,
+                                        teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

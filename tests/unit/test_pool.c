@@ -1,0 +1,137 @@
+/*
+ * test_pool — the tick threads: tasks run on their period, a slow task
+ * does not hold back a fast one while another worker is free, a task never
+ * runs on two workers at once, and removal waits for a run in progress.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "pool.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+struct probe {
+    struct pool_task task;
+    atomic_int runs, inside, overlap;
+    int64_t busy_ns; /* how long each run takes */
+    int late_runs;   /* runs that started over 20 ms late (written by its runs only) */
+};
+
+static void sleep_ns(int64_t ns)
+{
+    struct timespec ts = {(time_t)(ns / 1000000000LL), (long)(ns % 1000000000LL)};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+static void probe_run(void *arg, int64_t late_ns)
+{
+    struct probe *p = arg;
+    if (atomic_fetch_add(&p->inside, 1) != 0)
+        atomic_store(&p->overlap, 1);
+    if (late_ns > 20000000)
+        p->late_runs++;
+    if (p->busy_ns)
+        sleep_ns(p->busy_ns);
+    atomic_fetch_add(&p->runs, 1);
+    atomic_fetch_sub(&p->inside, 1);
+}
+
+static void probe_init(struct probe *p, int64_t period_ns, int64_t busy_ns)
+{
+    *p = (struct probe){.busy_ns = busy_ns};
+    p->task = (struct pool_task){.run = probe_run, .arg = p, .period_ns = period_ns};
+}
+
+static void runs_on_its_period(void **state)
+{
+    (void)state;
+    const char *err = NULL;
+    struct pool *pool = pool_create(2, &err);
+    assert_non_null(pool);
+    assert_int_equal(pool_workers(pool), 2);
+    struct probe p;
+    probe_init(&p, 10000000, 0); /* 100 Hz */
+    assert_int_equal(pool_add(pool, &p.task), 0);
+    sleep_ns(500000000);
+    pool_remove(pool, &p.task);
+    int runs = atomic_load(&p.runs);
+    assert_in_range(runs, 40, 52); /* 0.5 s at 100 Hz, first run at once */
+    sleep_ns(50000000);
+    assert_int_equal(atomic_load(&p.runs), runs); /* removed: runs no more */
+    pool_destroy(pool);
+}
+
+static void a_slow_task_does_not_delay_a_fast_one(void **state)
+{
+    (void)state;
+    const char *err = NULL;
+    struct pool *pool = pool_create(2, &err);
+    assert_non_null(pool);
+    struct probe slow, fast;
+    probe_init(&slow, 50000000, 40000000); /* busy 40 ms of every 50 ms */
+    probe_init(&fast, 10000000, 0);
+    assert_int_equal(pool_add(pool, &slow.task), 0);
+    assert_int_equal(pool_add(pool, &fast.task), 0);
+    sleep_ns(600000000);
+    pool_remove(pool, &slow.task);
+    pool_remove(pool, &fast.task);
+    assert_in_range(atomic_load(&fast.runs), 50, 62);
+    /* Queued behind the slow task, most fast runs would start up to 40 ms
+     * late; with a second worker free they start on time (a couple of
+     * scheduling hiccups on a busy machine are tolerated). */
+    assert_true(fast.late_runs <= 3);
+    assert_int_equal(atomic_load(&slow.overlap), 0);
+    assert_int_equal(atomic_load(&fast.overlap), 0);
+    pool_destroy(pool);
+}
+
+static void a_task_never_runs_twice_at_once(void **state)
+{
+    (void)state;
+    const char *err = NULL;
+    struct pool *pool = pool_create(4, &err);
+    assert_non_null(pool);
+    struct probe p;
+    probe_init(&p, 1000000, 3000000); /* always late: runs back to back */
+    assert_int_equal(pool_add(pool, &p.task), 0);
+    sleep_ns(100000000);
+    pool_remove(pool, &p.task);
+    assert_int_equal(atomic_load(&p.overlap), 0);
+    assert_true(atomic_load(&p.runs) >= 10);
+    pool_destroy(pool);
+}
+
+static void removal_waits_for_a_run_in_progress(void **state)
+{
+    (void)state;
+    const char *err = NULL;
+    struct pool *pool = pool_create(1, &err);
+    assert_non_null(pool);
+    struct probe p;
+    probe_init(&p, 1000000000, 100000000); /* one run of 100 ms, then 1 s idle */
+    assert_int_equal(pool_add(pool, &p.task), 0);
+    sleep_ns(20000000); /* the run is under way */
+    pool_remove(pool, &p.task);
+    assert_int_equal(atomic_load(&p.inside), 0);
+    assert_int_equal(atomic_load(&p.runs), 1);
+    pool_remove(pool, &p.task); /* idempotent */
+    pool_destroy(pool);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(runs_on_its_period),
+        cmocka_unit_test(a_slow_task_does_not_delay_a_fast_one),
+        cmocka_unit_test(a_task_never_runs_twice_at_once),
+        cmocka_unit_test(removal_waits_for_a_run_in_progress),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
