@@ -151,8 +151,10 @@ class Flockd:
 
 class Client:
     """One WebSocket client: replies by id, the latest snapshots in order.
-    `welcome` is the newest welcome (`welcomes` all of them), `rosters` the
-    roster messages (PROTOCOL.md §6.4); `replies` holds everything else."""
+    `welcome` is the newest welcome (`welcomes` all of them; `welcome_at`
+    the number of snapshots that came before it), `rosters` the roster
+    messages (PROTOCOL.md §6.4); `replies` holds everything else, and
+    `messages` every JSON message in arrival order."""
 
     def __init__(self, ws, headers_only=False):
         self.ws = ws
@@ -161,7 +163,9 @@ class Client:
         self.replies = []
         self.welcome = None
         self.welcomes = []
+        self.welcome_at = 0
         self.rosters = []
+        self.messages = []
         self.next_id = 1
         self.reader = asyncio.ensure_future(self._read())
 
@@ -181,8 +185,10 @@ class Client:
                     self.snapshots.append((time.time(), self.decode(msg)))
                 else:
                     m = json.loads(msg)
+                    self.messages.append(m)
                     if m.get("type") == "welcome":
                         self.welcome = m
+                        self.welcome_at = len(self.snapshots)
                         self.welcomes.append(m)
                     elif m.get("type") == "roster":
                         self.rosters.append(m)

@@ -10,6 +10,7 @@ line is "N passed, N failed".
 """
 
 import asyncio
+import math
 import re
 import socket
 import sys
@@ -79,6 +80,24 @@ def obstacle_ids(snap):
     return [o[0] for o in snap["obstacles"]]
 
 
+def group_centre(snap, group):
+    """Wrap-aware centre of a group's boids (circular mean on each axis)."""
+    w, h = snap["width"], snap["height"]
+    pts = [(x, y) for x, y, _, g in snap["boids"] if g == group]
+    assert pts, group
+
+    def mean(vals, size):
+        a = math.atan2(sum(math.sin(2 * math.pi * v / size) for v in vals),
+                       sum(math.cos(2 * math.pi * v / size) for v in vals))
+        return (a / (2 * math.pi) * size) % size
+    return mean([p[0] for p in pts], w), mean([p[1] for p in pts], h)
+
+
+def torus_distance(snap, a, b):
+    dx, dy = abs(a[0] - b[0]), abs(a[1] - b[1])
+    return math.hypot(min(dx, snap["width"] - dx), min(dy, snap["height"] - dy))
+
+
 async def welcome_values(d, room, **args):
     """Group 0's parameter values as a new viewer of `room` is welcomed with."""
     v = await joined(d, room, "viewer", **args)
@@ -111,18 +130,11 @@ def non_loopback_address():
     return None if addr.startswith("127.") else addr
 
 
-ADMIN_REJECT_METRIC = None  # set once server/metrics.c names it; None: search by words
-
-
 def admin_rejections(d):
-    """The /metrics counter of refused admin joins."""
-    body = d.http("/metrics")[2]
-    lines = [l for l in body.splitlines() if not l.startswith("#") and "admin" in l
-             and ("reject" in l or "denied" in l or "refused" in l)]
-    if ADMIN_REJECT_METRIC:
-        lines = [l for l in lines if l.startswith(ADMIN_REJECT_METRIC + " ")]
-    assert lines, "no admin rejection counter in /metrics"
-    return sum(float(l.split()[-1]) for l in lines)
+    """The /metrics counter of refused admin joins (server/metrics.c)."""
+    n = d.metric("flockd_admin_denied_total")
+    assert n is not None, "no flockd_admin_denied_total in /metrics"
+    return n
 
 
 def roster_players(c):
@@ -277,8 +289,8 @@ async def allowed_commands(m, d, room, mode, role, c, ctx):
     s = await settled(c)
     m.check(r.get("count") == 5 and len(s["boids"]) == n, f"despawn: {r}, {len(s['boids'])}")
     await m.send(c, "ack", "params", max_speed=42)
-    m.check((await welcome_values(d, room, mode=mode))["max_speed"] == 42,
-            "params: max_speed not 42")
+    got = (await welcome_values(d, room, mode=mode))["max_speed"]
+    m.check(got == 42, f"params: a new viewer is welcomed with max_speed {got}, not 42")
     await m.send(c, "ack", "resume")
     s1 = await settled(c)
     s2 = await settled(c)
@@ -439,6 +451,8 @@ async def rts_players_own_one_team_each_and_steer_only_it():
         assert a.ack["rejoin"] != b.ack["rejoin"]
         s = await settled(a)
         assert group_counts(s) == {1: 12, 2: 12}, group_counts(s)
+        bases = torus_distance(s, group_centre(s, 1), group_centre(s, 2))
+        assert bases > 100, f"the teams' bases are {bases:.0f} units apart"
 
         await refused(a, "forbidden", "seek", group=2, x=100, y=100)
         await refused(a, "forbidden", "seek", group=0, x=100, y=100)
@@ -567,6 +581,8 @@ async def an_rts_team_waits_its_grace_period_for_its_player_and_is_freed_after()
         a = await joined(d, "arena", "player", mode="rts", name="ann")
         v = await joined(d, "arena", "viewer", mode="rts")
         team, token = a.ack["team"], a.ack["rejoin"]
+        s = await a.next_snapshot()
+        base = group_centre(s, team)
         await ok(a, "seek", group=team, x=400, y=300)
         obst = [(await ok(a, "obstacle_add", x=200 + 100 * i, y=200, r=10))["obstacle"]
                 for i in range(2)]
@@ -604,8 +620,10 @@ async def an_rts_team_waits_its_grace_period_for_its_player_and_is_freed_after()
         await v.wait_for(lambda: team_entry(v, team) is None, 2)
         b = await joined(d, "arena", "player", mode="rts", name="bob")
         assert b.ack["team"] == team, b.ack
-        s = await settled(v)
+        s = await b.next_snapshot()
         assert group_counts(s) == {team: 10}
+        moved = torus_distance(s, base, group_centre(s, team))
+        assert moved < 40, f"team {team}'s new units start {moved:.0f} units from its base"
         print(f"  units left {gone:.2f} s after the player (grace 2 s)")
         for x in (v, late, b):
             await x.close()
@@ -716,7 +734,31 @@ async def players_of_a_room_with_a_password_must_give_it_and_viewers_need_none()
             await x.close()
 
 
-# ---- /api/rooms and roster -------------------------------------------------------------
+# ---- sessions, /api/rooms and roster ---------------------------------------------------
+
+@test
+async def a_join_is_answered_in_turn_then_welcomed_and_only_the_new_rooms_snapshots_follow():
+    with Flockd(FLOCKD, "--boids", "40") as d:
+        c = await Client.connect(d.url)
+        await c.next_snapshot()
+        await c.send_raw('{"cmd":"ping","id":1}')
+        await c.send_raw('{"cmd":"seek","id":2,"group":0,"x":10,"y":10}')
+        await c.send_raw('{"cmd":"join","id":3,"room":"big","role":"player","boids":300}')
+        await c.send_raw('{"cmd":"ping","id":4}')
+        await c.wait_for(lambda: any(r.get("id") == 4 for r in c.replies), 5)
+        await asyncio.sleep(0.5)
+        seq = [(m["type"], m.get("id"), m.get("room")) for m in c.messages]
+        acks = [(t, i) for t, i, _ in seq if t in ("ack", "error")]
+        assert acks == [("ack", 1), ("ack", 2), ("ack", 3), ("ack", 4)], seq
+        joined_at = seq.index(("ack", 3, "big"))
+        assert seq[joined_at + 1] == ("welcome", None, "big"), seq
+        assert seq[joined_at + 2] == ("roster", None, "big"), seq
+        before = [len(s["boids"]) for _, s in c.snapshots[:c.welcome_at]]
+        after = [len(s["boids"]) for _, s in c.snapshots[c.welcome_at:]]
+        assert before and set(before) == {40}, before
+        assert len(after) >= 5 and set(after) == {300}, after
+        await c.close()
+
 
 @test
 async def the_room_list_reports_every_room_with_its_members_and_rates():
