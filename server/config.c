@@ -113,6 +113,15 @@ static const struct cfg_row rows[] = {
      "most boids one RTS team may have"},
     {"grace", T_DOUBLE, FIELD(grace), "30", 0, 3600, NULL, "SECONDS", 0,
      "how long a left RTS player's units wait for it to rejoin"},
+    {"max-per-ip", T_UINT, FIELD(max_per_ip), "256", 1, 100000, NULL, "N", 0,
+     "most WebSocket connections from one IP address"},
+    {"origins", T_STRING, FIELD(origins), "", 0, LEN(origins), NULL, "LIST", 0,
+     "browser Origins allowed to connect, comma-separated (https://example.org,...); "
+     "empty: any. Clients that send no Origin are not browsers and are let in"},
+    {"ping-interval", T_UINT, FIELD(ping_interval), "30", 1, 3600, NULL, "SECONDS", 0,
+     "a connection silent this long is pinged"},
+    {"idle-timeout", T_UINT, FIELD(idle_timeout), "60", 2, 7200, NULL, "SECONDS", 0,
+     "a connection silent this long (no pong either) is closed"},
 };
 
 #define ROW_COUNT (sizeof rows / sizeof rows[0])
@@ -124,6 +133,7 @@ static const struct {
     {"snapshot-hz", "tick-hz"},
     {"boids", "capacity"},
     {"team-units", "team-cap"},
+    {"ping-interval", "idle-timeout"},
 };
 
 #if defined(__GNUC__)

@@ -52,6 +52,10 @@ struct cfg {
     uint32_t team_units;       /* "team-units": boids a new RTS team starts with */
     uint32_t team_cap;         /* "team-cap": most boids of one RTS team */
     double grace;              /* "grace": seconds a left RTS team waits for its player */
+    uint32_t max_per_ip;       /* "max-per-ip": connections from one address */
+    char origins[1024];        /* "origins": allowed browser Origins, comma-separated; "" = any */
+    uint32_t ping_interval;    /* "ping-interval": seconds of silence before a ping */
+    uint32_t idle_timeout;     /* "idle-timeout": seconds of silence before closing */
     char config_path[1024];    /* "config": file the settings came from, "" if none */
 };
 

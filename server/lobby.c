@@ -365,12 +365,14 @@ static struct lobby_room *room_for(struct lobby *l, const struct proto_join_args
         return NULL;
     }
     if (l->nrooms >= l->cfg.max_rooms) {
+        metrics_limit(LIMIT_ROOMS);
         *why = "join: no such room, and the server runs its most rooms";
         return NULL;
     }
     enum proto_mode mode = a->mode == PROTO_MODE_RTS ? PROTO_MODE_RTS : PROTO_MODE_SANDBOX;
     uint32_t boids = a->has_boids ? a->boids : mode == PROTO_MODE_RTS ? 0 : l->cfg.boids;
     if (boids > l->cfg.max_room_boids) {
+        metrics_limit(LIMIT_ROOM_BOIDS);
         *code = PROTO_E_OUT_OF_RANGE;
         *why = "join: 'boids' is above the server's max-room-boids";
         return NULL;
@@ -428,6 +430,7 @@ int lobby_join(struct lobby *l, struct lobby_member *m, const struct proto_comma
     if (a->role == PROTO_ROLE_PLAYER && lr->mode == PROTO_MODE_RTS) {
         team = team_for(l, lr, m, a, &reclaim);
         if (!team) {
+            metrics_limit(LIMIT_TEAMS);
             *why = "join: every team of this room is taken";
             return PROTO_E_BAD_ROOM;
         }

@@ -155,6 +155,10 @@ int main(int argc, char **argv)
         .max_frame = proto_snapshot_max_size(biggest, c.max_obstacles),
         .rate = c.rate,
         .burst = c.burst,
+        .max_per_ip = c.max_per_ip,
+        .origins = c.origins,
+        .ping_interval = c.ping_interval,
+        .idle_timeout = c.idle_timeout,
     };
     struct net *net = net_create(&nc, lobby, &err);
     if (!net) {

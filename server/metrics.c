@@ -73,17 +73,10 @@ static size_t render_counters(char *buf, size_t cap, size_t off)
          offsetof(struct metrics, snapshots_skipped)},
         {"bytes_sent_total", "counter", "Snapshot bytes written to clients.",
          offsetof(struct metrics, bytes_sent)},
-        {"stale_closed_total", "counter", "Clients closed for lagging too long.",
-         offsetof(struct metrics, stale_closed)},
-        {"oversize_closed_total", "counter", "Clients closed for an oversized message (1009).",
-         offsetof(struct metrics, oversize_closed)},
         {"commands_accepted_total", "counter", "Commands applied.",
          offsetof(struct metrics, commands_accepted)},
         {"admin_denied_total", "counter", "Joins as admin refused for a wrong or missing token.",
          offsetof(struct metrics, admin_denied)},
-        {"rate_abuse_closed_total", "counter",
-         "Clients closed (1008) for going on past the rate limit.",
-         offsetof(struct metrics, abuse_closed)},
         {"kicked_total", "counter", "Clients kicked by an admin.",
          offsetof(struct metrics, kicked)},
         {"rooms_created_total", "counter", "Rooms created by joins.",
@@ -97,6 +90,31 @@ static size_t render_counters(char *buf, size_t cap, size_t off)
              rows[i].help, rows[i].name, rows[i].type, rows[i].name, (unsigned long long)get(v));
     }
     return off;
+}
+
+static const char *const limit_names[LIMIT_COUNT] = {
+    [LIMIT_MESSAGE_SIZE] = "message_size",
+    [LIMIT_RATE] = "rate",
+    [LIMIT_RATE_ABUSE] = "rate_abuse",
+    [LIMIT_CONNECTIONS] = "connections",
+    [LIMIT_CONNECTIONS_IP] = "connections_per_ip",
+    [LIMIT_ORIGIN] = "origin",
+    [LIMIT_ROOMS] = "rooms",
+    [LIMIT_ROOM_BOIDS] = "room_boids",
+    [LIMIT_ROOM_CAPACITY] = "room_capacity",
+    [LIMIT_ROOM_OBSTACLES] = "room_obstacles",
+    [LIMIT_PLAYER_OBSTACLES] = "player_obstacles",
+    [LIMIT_TEAMS] = "teams",
+    [LIMIT_TEAM_CAP] = "team_cap",
+    [LIMIT_QUEUE] = "queue",
+    [LIMIT_STALE] = "stale",
+    [LIMIT_UNREAD_REPLIES] = "unread_replies",
+};
+
+void metrics_limit(enum metrics_limit which)
+{
+    if ((unsigned)which < LIMIT_COUNT)
+        atomic_fetch_add_explicit(&g_metrics.limit_hits[which], 1, memory_order_relaxed);
 }
 
 size_t metrics_render(char *buf, size_t cap)
@@ -114,6 +132,11 @@ size_t metrics_render(char *buf, size_t cap)
     for (size_t i = 0; i < NCODES; i++)
         EMIT("flockd_commands_rejected_total{code=\"%s\"} %llu\n", codes[i],
              (unsigned long long)get(&g_metrics.commands_rejected[i]));
+    EMIT("# HELP flockd_limit_hits_total Times a limit of the limits table was hit, by name.\n"
+         "# TYPE flockd_limit_hits_total counter\n");
+    for (size_t i = 0; i < LIMIT_COUNT; i++)
+        EMIT("flockd_limit_hits_total{limit=\"%s\"} %llu\n", limit_names[i],
+             (unsigned long long)get(&g_metrics.limit_hits[i]));
     EMIT("# HELP flockd_tick_duration_seconds Time to run one tick.\n"
          "# TYPE flockd_tick_duration_seconds histogram\n");
     uint64_t cum = 0;

@@ -18,6 +18,28 @@
 #define METRICS_TICK_BUCKETS 10
 #define METRICS_MAX_CODES    24
 
+/* Every limit of the limits table whose hits are counted, by name in
+ * /metrics as flockd_limit_hits_total{limit="NAME"}. */
+enum metrics_limit {
+    LIMIT_MESSAGE_SIZE,     /* max-message: closed with 1009 */
+    LIMIT_RATE,             /* rate/burst: a command refused rate_limited */
+    LIMIT_RATE_ABUSE,       /* rate/burst: closed with 1008 for going on */
+    LIMIT_CONNECTIONS,      /* max-clients: a connection refused */
+    LIMIT_CONNECTIONS_IP,   /* max-per-ip: a connection refused */
+    LIMIT_ORIGIN,           /* origins: a browser connection refused */
+    LIMIT_ROOMS,            /* max-rooms: a join could not create a room */
+    LIMIT_ROOM_BOIDS,       /* max-room-boids: a join asked for too many */
+    LIMIT_ROOM_CAPACITY,    /* capacity: spawn or reset refused */
+    LIMIT_ROOM_OBSTACLES,   /* max-obstacles: obstacle_add refused */
+    LIMIT_PLAYER_OBSTACLES, /* player-obstacles: obstacle_add refused */
+    LIMIT_TEAMS,            /* max-teams: an RTS join refused */
+    LIMIT_TEAM_CAP,         /* team-cap: spawn into a team refused */
+    LIMIT_QUEUE,            /* queue: a command refused queue_full */
+    LIMIT_STALE,            /* stale-timeout: a lagging client closed */
+    LIMIT_UNREAD_REPLIES,   /* a client that does not read its replies closed */
+    LIMIT_COUNT
+};
+
 struct metrics {
     atomic_uint_fast64_t ticks;
     atomic_uint_fast64_t tick_overruns;
@@ -29,11 +51,9 @@ struct metrics {
     atomic_uint_fast64_t snapshots_sent;
     atomic_uint_fast64_t snapshots_skipped;
     atomic_uint_fast64_t bytes_sent;
-    atomic_uint_fast64_t stale_closed;
-    atomic_uint_fast64_t oversize_closed;
     atomic_uint_fast64_t commands_accepted;
     atomic_uint_fast64_t admin_denied; /* joins as admin refused (bad or no token) */
-    atomic_uint_fast64_t abuse_closed; /* closed for going on past the rate limit */
+    atomic_uint_fast64_t limit_hits[LIMIT_COUNT];
     atomic_uint_fast64_t kicked;
     atomic_uint_fast64_t rooms_created; /* by joins */
     atomic_uint_fast64_t rooms_expired;
@@ -46,6 +66,9 @@ extern struct metrics g_metrics;
 
 /* Records one tick's duration. */
 void metrics_tick(uint64_t ns);
+
+/* Counts one hit of a limit. */
+void metrics_limit(enum metrics_limit which);
 
 /* Counts a refused command under its stable error code. */
 void metrics_reject(const char *code);

@@ -43,9 +43,17 @@ struct outmsg {
     unsigned char *buf; /* LWS_PRE headroom, then len bytes */
 };
 
+/* Connections per peer address (IPv4 as IPv4-mapped IPv6). */
+struct ip_count {
+    unsigned char addr[16];
+    uint32_t count; /* 0: empty slot */
+};
+
 struct session {
     struct lws *wsi;
     uint64_t id;
+    unsigned char addr[16]; /* the peer's address, counted in the per-IP table */
+    int counted;
     struct lobby_member m; /* room, role, team */
     int streaming;         /* the room's welcome went out: send its frames */
     int has_join;          /* a join waits for the replies the client is owed */
@@ -76,6 +84,9 @@ struct net {
     uint64_t next_id;
     struct session **slots; /* id -> session, linear probing */
     size_t nslots, nsessions;
+    struct ip_count *ips; /* nslots entries, linear probing */
+    char origins[1024];
+    lws_retry_bo_t retry;
     char *text; /* scratch for building replies */
     int64_t housekept_ns;
 };
@@ -132,6 +143,53 @@ static void table_del(struct net *n, uint64_t id)
     }
 }
 
+/* ---- connections per address --------------------------------------------- */
+
+static size_t ip_home(const struct net *n, const unsigned char *addr)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (int i = 0; i < 16; i++)
+        h = (h ^ addr[i]) * 1099511628211ULL;
+    return (size_t)h & (n->nslots - 1);
+}
+
+/* The slot of addr, or the empty slot where it would go. */
+static struct ip_count *ip_find(struct net *n, const unsigned char *addr)
+{
+    size_t i = ip_home(n, addr);
+    while (n->ips[i].count && memcmp(n->ips[i].addr, addr, 16) != 0)
+        i = (i + 1) & (n->nslots - 1);
+    return &n->ips[i];
+}
+
+/* Counts one more connection from addr; 0 if it already has max_per_ip. */
+static int ip_take(struct net *n, const unsigned char *addr)
+{
+    struct ip_count *e = ip_find(n, addr);
+    if (e->count >= n->cfg.max_per_ip)
+        return 0;
+    memcpy(e->addr, addr, 16);
+    e->count++;
+    return 1;
+}
+
+static void ip_release(struct net *n, const unsigned char *addr)
+{
+    struct ip_count *e = ip_find(n, addr);
+    if (!e->count || --e->count)
+        return;
+    /* Backward-shift deletion, as in table_del. */
+    size_t mask = n->nslots - 1, i = (size_t)(e - n->ips);
+    for (size_t j = (i + 1) & mask; n->ips[j].count; j = (j + 1) & mask) {
+        size_t home = ip_home(n, n->ips[j].addr);
+        if (((j - home) & mask) >= ((j - i) & mask)) {
+            n->ips[i] = n->ips[j];
+            n->ips[j].count = 0;
+            i = j;
+        }
+    }
+}
+
 /* ---- outgoing text ------------------------------------------------------- */
 
 /* Queues a text message; on overflow the client is closed with 1008
@@ -141,6 +199,7 @@ static void send_text(struct session *s, const char *text, size_t len)
     if (s->closing)
         return;
     if (s->out_count == OUTQ_LEN) {
+        metrics_limit(LIMIT_UNREAD_REPLIES);
         s->closing = LWS_CLOSE_STATUS_POLICY_VIOLATION;
         lws_callback_on_writable(s->wsi);
         return;
@@ -188,6 +247,7 @@ static struct room *room_of(const struct session *s)
 static void refuse(struct net *n, struct session *s, const char *id, int code, const char *message)
 {
     if (room_push_refusal(room_of(s), s->id, id, code, message) < 0) {
+        metrics_limit(LIMIT_QUEUE);
         send_error(n, s, id, PROTO_E_QUEUE_FULL, queue_full_text);
         return;
     }
@@ -241,7 +301,7 @@ static int take_token(struct net *n, struct session *s)
         return 1;
     }
     if (++s->strikes > n->cfg.burst) {
-        atomic_fetch_add_explicit(&g_metrics.abuse_closed, 1, memory_order_relaxed);
+        metrics_limit(LIMIT_RATE_ABUSE);
         close_after_replies(s, LWS_CLOSE_STATUS_POLICY_VIOLATION);
     }
     return 0;
@@ -289,6 +349,7 @@ static void handle_message(struct net *n, struct session *s)
     int ok = !s->rx_binary &&
              proto_command_parse(s->rx, s->rx_len, lobby_room_limits(s->m.room), &cmd, &err) == 0;
     if (!allowed) { /* parsed only to answer with the command's id */
+        metrics_limit(LIMIT_RATE);
         refuse(n, s,
                ok             ? cmd.id
                : s->rx_binary ? ""
@@ -323,10 +384,12 @@ static void handle_message(struct net *n, struct session *s)
     if (cmd.kind == PROTO_CMD_KICK && run_kick(n, s, &cmd) < 0)
         return;
     struct room_actor who = lobby_actor(&s->m);
-    if (room_push(room_of(s), &who, &cmd) < 0)
+    if (room_push(room_of(s), &who, &cmd) < 0) {
+        metrics_limit(LIMIT_QUEUE);
         send_error(n, s, cmd.id, PROTO_E_QUEUE_FULL, queue_full_text);
-    else
+    } else {
         s->owed++;
+    }
 }
 
 /* Appends a fragment; a message past max_message closes with 1009. */
@@ -339,7 +402,7 @@ static int receive(struct net *n, struct session *s, const void *in, size_t len)
     if (len > n->cfg.max_message - s->rx_len) {
         /* Close from WRITEABLE, which sends the 1009 close frame even when
          * more frames of the burst are still in lws' read buffer. */
-        atomic_fetch_add_explicit(&g_metrics.oversize_closed, 1, memory_order_relaxed);
+        metrics_limit(LIMIT_MESSAGE_SIZE);
         close_session(s, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE);
         return 0;
     }
@@ -468,7 +531,7 @@ static void announce_frame(struct net *n, struct lobby_room *lr)
         if (s->closing || !s->streaming)
             continue;
         if (now - s->last_frame_ns > stale) {
-            atomic_fetch_add_explicit(&g_metrics.stale_closed, 1, memory_order_relaxed);
+            metrics_limit(LIMIT_STALE);
             s->closing = LWS_CLOSE_STATUS_POLICY_VIOLATION;
             lws_set_timeout(s->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
             continue;
@@ -529,37 +592,58 @@ static void limit_send_buffer(const struct net *n, struct lws *wsi)
         setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes);
 }
 
-/* 1 if the peer's address is a loopback one (127.0.0.0/8, ::1, or
- * 127.0.0.0/8 mapped into IPv6). */
-static int peer_is_loopback(struct lws *wsi)
+/* The peer's address as 16 bytes (IPv4 mapped into IPv6); 0 or -1. */
+static int peer_address(struct lws *wsi, unsigned char *out)
 {
     struct sockaddr_storage ss;
     socklen_t len = sizeof ss;
     int fd = lws_get_socket_fd(wsi);
+    memset(out, 0, 16);
     if (fd < 0 || getpeername(fd, (struct sockaddr *)&ss, &len) < 0)
-        return 0;
+        return -1;
     if (ss.ss_family == AF_INET) {
-        const struct sockaddr_in *in = (const struct sockaddr_in *)&ss;
-        return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+        out[10] = out[11] = 0xff;
+        memcpy(out + 12, &((const struct sockaddr_in *)&ss)->sin_addr, 4);
+        return 0;
     }
     if (ss.ss_family == AF_INET6) {
-        const struct in6_addr *a = &((const struct sockaddr_in6 *)&ss)->sin6_addr;
-        if (IN6_IS_ADDR_LOOPBACK(a))
-            return 1;
-        return IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127;
+        memcpy(out, &((const struct sockaddr_in6 *)&ss)->sin6_addr, 16);
+        return 0;
     }
-    return 0;
+    return -1;
+}
+
+/* 1 for 127.0.0.0/8 (plain or mapped) and ::1. */
+static int is_loopback(const unsigned char *a)
+{
+    static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    static const unsigned char one[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+    return (memcmp(a, mapped, 12) == 0 && a[12] == 127) || memcmp(a, one, 16) == 0;
 }
 
 static int session_open(struct net *n, struct session *s, struct lws *wsi)
 {
     memset(s, 0, sizeof *s);
     s->wsi = wsi;
-    if (n->nsessions >= n->cfg.max_clients || atomic_load(&n->stop))
+    if (atomic_load(&n->stop))
         return -1;
+    if (n->nsessions >= n->cfg.max_clients) {
+        metrics_limit(LIMIT_CONNECTIONS);
+        return -1;
+    }
+    int have_addr = peer_address(wsi, s->addr) == 0;
+    if (have_addr && !ip_take(n, s->addr)) {
+        metrics_limit(LIMIT_CONNECTIONS_IP);
+        return -1;
+    }
+    s->counted = have_addr;
     s->rx = malloc(n->cfg.max_message);
-    if (!s->rx)
+    if (!s->rx) {
+        if (s->counted)
+            ip_release(n, s->addr);
+        s->counted = 0;
         return -1;
+    }
     s->id = ++n->next_id;
     s->last_frame_ns = s->bucket_ns = mono_ns();
     s->tokens = n->cfg.burst;
@@ -569,7 +653,7 @@ static int session_open(struct net *n, struct session *s, struct lws *wsi)
     atomic_fetch_add_explicit(&g_metrics.connections_total, 1, memory_order_relaxed);
     s->m.client = s->id;
     s->m.session = s;
-    s->m.loopback = peer_is_loopback(wsi);
+    s->m.loopback = have_addr && is_loopback(s->addr);
     lobby_enter(n->lobby, &s->m);
     struct room_actor who = lobby_actor(&s->m);
     int len = room_welcome(room_of(s), &who, n->text, TEXT_MAX);
@@ -585,6 +669,9 @@ static void session_close(struct net *n, struct session *s)
         return;
     lobby_leave(n->lobby, &s->m, 0);
     table_del(n, s->id);
+    if (s->counted)
+        ip_release(n, s->addr);
+    s->counted = 0;
     while (s->out_count) {
         free(s->outq[s->out_head].buf);
         s->out_head = (s->out_head + 1) % OUTQ_LEN;
@@ -605,6 +692,31 @@ static int ws_path_ok(struct lws *wsi)
     return strcmp(uri, "/ws") == 0;
 }
 
+/* With --origins set, a browser (it sends Origin) must come from one of
+ * them; clients without an Origin header are not browsers and pass. */
+static int origin_ok(const struct net *n, struct lws *wsi)
+{
+    char origin[256];
+    if (!n->origins[0] || lws_hdr_total_length(wsi, WSI_TOKEN_ORIGIN) <= 0)
+        return 1;
+    if (lws_hdr_copy(wsi, origin, sizeof origin, WSI_TOKEN_ORIGIN) <= 0)
+        return 0;
+    size_t len = strlen(origin);
+    for (const char *p = n->origins; *p;) {
+        size_t item = strcspn(p, ",");
+        while (item && *p == ' ') { /* tolerate "a, b" */
+            p++;
+            item--;
+        }
+        if (item == len && memcmp(p, origin, len) == 0)
+            return 1;
+        p += item;
+        if (*p == ',')
+            p++;
+    }
+    return 0;
+}
+
 static int callback_ws(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
                        size_t len)
 {
@@ -612,7 +724,13 @@ static int callback_ws(struct lws *wsi, enum lws_callback_reasons reason, void *
     struct session *s = user;
     switch (reason) {
     case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
-        return ws_path_ok(wsi) ? 0 : 1;
+        if (!ws_path_ok(wsi))
+            return 1;
+        if (!origin_ok(n, wsi)) {
+            metrics_limit(LIMIT_ORIGIN);
+            return 1;
+        }
+        return 0;
     case LWS_CALLBACK_ESTABLISHED:
         return session_open(n, s, wsi);
     case LWS_CALLBACK_RECEIVE:
@@ -717,11 +835,6 @@ static struct lws_protocols protocols[] = {
     {NULL, NULL, 0, 0, 0, NULL, 0},
 };
 
-static const lws_retry_bo_t retry = {
-    .secs_since_valid_ping = 30,
-    .secs_since_valid_hangup = 40,
-};
-
 static const struct lws_protocol_vhost_options pvo_default = {NULL, NULL, "default", "1"};
 static const struct lws_protocol_vhost_options pvo = {NULL, &pvo_default, "flock.v1", ""};
 
@@ -761,8 +874,14 @@ struct net *net_create(const struct net_config *cfg, struct lobby *lobby, const 
     while (n->nslots < 2 * (size_t)cfg->max_clients)
         n->nslots *= 2;
     n->slots = calloc(n->nslots, sizeof *n->slots);
+    n->ips = calloc(n->nslots, sizeof *n->ips);
     n->text = malloc(TEXT_MAX);
-    if (!n->slots || !n->text) {
+    snprintf(n->origins, sizeof n->origins, "%s", cfg->origins ? cfg->origins : "");
+    n->retry = (lws_retry_bo_t){
+        .secs_since_valid_ping = (uint16_t)cfg->ping_interval,
+        .secs_since_valid_hangup = (uint16_t)cfg->idle_timeout,
+    };
+    if (!n->slots || !n->ips || !n->text) {
         *err = "out of memory";
         net_destroy(n);
         return NULL;
@@ -788,7 +907,7 @@ struct net *net_create(const struct net_config *cfg, struct lobby *lobby, const 
     info.pvo = &pvo;
     info.mounts = &mount_root;
     info.user = n;
-    info.retry_and_idle_policy = &retry;
+    info.retry_and_idle_policy = &n->retry;
     info.options = LWS_SERVER_OPTION_VALIDATE_UTF8 |
                    LWS_SERVER_OPTION_HTTP_HEADERS_SECURITY_BEST_PRACTICES_ENFORCE;
     info.vhost_name = "flockd";
@@ -845,6 +964,7 @@ void net_destroy(struct net *n)
     if (n->ctx)
         lws_context_destroy(n->ctx);
     free(n->slots);
+    free(n->ips);
     free(n->text);
     free(n);
 }

@@ -31,6 +31,9 @@ struct net_config {
     size_t max_frame; /* largest snapshot, for tx_packet_size */
     double rate;      /* commands per second per connection */
     uint32_t burst;   /* commands at once */
+    uint32_t max_per_ip;
+    const char *origins;                  /* allowed Origin values, comma-separated; "" = any */
+    uint32_t ping_interval, idle_timeout; /* seconds */
 };
 
 struct net;

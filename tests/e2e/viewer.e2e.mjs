@@ -9,126 +9,15 @@
 //   browser:    $CHROMIUM, else /usr/bin/chromium
 // Prints one line per check and last "N passed, N failed"; exits 1 on failure.
 
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { createInterface } from 'node:readline';
-
-const HERE = dirname(fileURLToPath(import.meta.url));
-const ROOT = resolve(HERE, '..', '..');
-const WEB_ROOT = join(ROOT, 'client', 'web');
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-const VIEWPORT = { width: 1280, height: 800 };
+import { mkdirSync, existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import {
+  ROOT, check, assert, sleep, waitFor, finish, anyFailed, crashed, startFlockd, killServers, launchBrowser, view,
+  openViewer, pointAt, sameF32,
+} from './harness.mjs';
 
 const [flockdBin, buildDir = join(ROOT, 'build')] = process.argv.slice(2);
 const screenshotPath = process.env.FLOCK_E2E_SCREENSHOT || join(buildDir, 'e2e-viewer.png');
-
-let passed = 0;
-let failed = 0;
-
-function finish(code) {
-  console.log(`${passed} passed, ${failed} failed`);
-  process.exit(code);
-}
-
-function fatal(message) {
-  console.log(`FAIL setup: ${message}`);
-  failed++;
-  finish(1);
-}
-
-async function check(name, fn) {
-  const t0 = Date.now();
-  try {
-    await fn();
-    passed++;
-    console.log(`ok   ${name} (${Date.now() - t0} ms)`);
-    return true;
-  } catch (e) {
-    failed++;
-    console.log(`FAIL ${name}: ${e && e.stack ? e.stack : e}`);
-    return false;
-  }
-}
-
-function assert(cond, message) {
-  if (!cond) throw new Error(message);
-}
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-/** Polls fn() (async) until it returns a truthy value; returns that value. */
-async function waitFor(what, fn, timeoutMs = 5000, everyMs = 50) {
-  const deadline = Date.now() + timeoutMs;
-  let last;
-  for (;;) {
-    last = await fn();
-    if (last) return last;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(everyMs);
-  }
-}
-
-// ---- flockd -----------------------------------------------------------------
-
-const servers = new Set();
-
-/** Starts flockd with `args`; resolves to {proc, port, url, stop()}. */
-function startFlockd(args, port = 0) {
-  return new Promise((resolveStart, reject) => {
-    const proc = spawn(flockdBin, ['--port', String(port), '--host', '127.0.0.1', '--web-root', WEB_ROOT, ...args],
-      { stdio: ['ignore', 'pipe', 'pipe'] });
-    servers.add(proc);
-    let stderr = '';
-    proc.stderr.on('data', (d) => { stderr += d; });
-    const timer = setTimeout(() => reject(new Error(`flockd did not start: ${stderr}`)), 10000);
-    proc.on('exit', (code) => {
-      servers.delete(proc);
-      clearTimeout(timer);
-      reject(new Error(`flockd exited with ${code}: ${stderr}`));
-    });
-    createInterface({ input: proc.stdout }).on('line', (line) => {
-      const m = line.match(/flockd listening on http:\/\/[^:]+:(\d+)/);
-      if (!m) return;
-      clearTimeout(timer);
-      const p = Number(m[1]);
-      resolveStart({
-        proc, port: p, url: `http://127.0.0.1:${p}/`,
-        // Resolves to flockd's exit status (0 after an orderly SIGTERM shutdown).
-        stop: () => new Promise((done) => {
-          if (proc.exitCode !== null || proc.signalCode !== null) return done(proc.exitCode);
-          proc.once('exit', (code) => done(code));
-          proc.kill('SIGTERM');
-          setTimeout(() => proc.kill('SIGKILL'), 5000).unref();
-        }),
-      });
-    });
-  });
-}
-
-function killServers() {
-  for (const p of servers) p.kill('SIGKILL');
-}
-
-process.on('exit', killServers);
-process.on('SIGINT', () => { killServers(); process.exit(130); });
-
-// ---- page helpers -------------------------------------------------------------
-
-const view = (page, fn, arg) => page.evaluate(fn, arg);
-
-async function openViewer(browser, url, consoleLog) {
-  const page = await browser.newPage({ viewport: VIEWPORT });
-  page.on('console', (m) => {
-    if (m.type() === 'error') consoleLog.push({ text: m.text(), phase: consoleLog.phase });
-  });
-  page.on('pageerror', (e) => consoleLog.push({ text: `uncaught: ${e.message}`, phase: consoleLog.phase }));
-  await page.goto(url);
-  return page;
-}
 
 /** Distance on the torus (wrap) or the plane (contain). */
 function dist(ax, ay, bx, by, w, h, wrap) {
@@ -152,18 +41,6 @@ async function meanDistance(page, group, tx, ty) {
   }
   return n ? sum / n : NaN;
 }
-
-/** Page coordinates (whole pixels) of world point (x, y), and the world point under them. */
-async function pointAt(page, x, y) {
-  const [cx, cy] = await view(page, ([wx, wy]) => window.flockView.worldToClient(wx, wy), [x, y]);
-  const px = Math.round(cx);
-  const py = Math.round(cy);
-  const world = await view(page, ([a, b]) => window.flockView.clientToWorld(a, b), [px, py]);
-  return { px, py, world };
-}
-
-const f32 = Math.fround;
-const sameF32 = (a, b) => Math.abs(a - f32(b)) <= 1e-3;
 
 // Mean frame work (ms), frame interval (ms) and decode time (ms per
 // snapshot) over `ms` of steady running.
@@ -194,7 +71,7 @@ async function measure(page, ms) {
 async function functionalChecks(browser, consoleLog) {
   // A small capacity so that a spawn from the page is refused (error display).
   const args = ['--boids', '1000', '--capacity', '1500', '--seed', '7'];
-  let server = await startFlockd(args);
+  let server = await startFlockd(flockdBin, args);
   const page = await openViewer(browser, server.url, consoleLog);
   let ok = await check('the page connects and draws every boid', async () => {
     await waitFor('the welcome and a drawn frame', () => view(page,
@@ -419,7 +296,7 @@ async function functionalChecks(browser, consoleLog) {
     }, 3000);
     console.log(`     banner: "${await page.locator('#banner').textContent()}"`);
     await sleep(1500); // a few failed attempts: the backoff grows
-    server = await startFlockd(args, port);
+    server = await startFlockd(flockdBin, args, port);
     await waitFor('the new connection', () => view(page,
       () => window.flockView.connected && window.flockView.frames.drawnBoids === 1000), 15000);
     await waitFor('the banner to go', async () => !(await page.locator('#banner').isVisible()), 2000);
@@ -430,7 +307,7 @@ async function functionalChecks(browser, consoleLog) {
 }
 
 async function perfRun(browser, n, consoleLog) {
-  const server = await startFlockd(['--boids', String(n), '--capacity', '16384']);
+  const server = await startFlockd(flockdBin, ['--boids', String(n), '--capacity', '16384']);
   const page = await openViewer(browser, server.url, consoleLog);
   try {
     await waitFor(`${n} boids drawn`, () => view(page, (k) => window.flockView.frames.drawnBoids === k, n), 10000);
@@ -449,17 +326,7 @@ async function perfRun(browser, n, consoleLog) {
 // ---- main -------------------------------------------------------------------------
 
 async function main() {
-  if (!flockdBin || !existsSync(flockdBin)) fatal(`flockd binary not found: "${flockdBin || ''}" (usage: node viewer.e2e.mjs FLOCKD [BUILD_DIR])`);
-  if (!existsSync(CHROMIUM)) {
-    fatal(`Chromium not found at ${CHROMIUM}: install Debian's package (apt-get install -y chromium, or make deps) or set CHROMIUM`);
-  }
-  let chromium;
-  try {
-    ({ chromium } = await import('playwright-core'));
-  } catch (e) {
-    fatal(`playwright-core is not installed in ${HERE}: run "npm ci" there (make deps does) — ${e.message}`);
-  }
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+  const browser = await launchBrowser(flockdBin, 'node viewer.e2e.mjs FLOCKD [BUILD_DIR]');
   const consoleLog = [];
   consoleLog.phase = 'main';
   try {
@@ -499,12 +366,7 @@ async function main() {
     await browser.close();
     killServers();
   }
-  finish(failed ? 1 : 0);
+  finish(anyFailed() ? 1 : 0);
 }
 
-main().catch((e) => {
-  console.log(`FAIL unexpected: ${e && e.stack ? e.stack : e}`);
-  failed++;
-  killServers();
-  finish(1);
-});
+main().catch(crashed);

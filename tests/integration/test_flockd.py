@@ -216,7 +216,7 @@ async def clients_that_never_read_neither_grow_memory_nor_delay_others():
         # A stuck client holds at most one partly written 10 KB frame.
         assert rss1 - rss0 < 20 * 64 + 4096, (rss0, rss1)
         _, _, metrics = d.http("/metrics")
-        stale = [l for l in metrics.splitlines() if l.startswith("flockd_stale_closed_total")]
+        stale = [l for l in metrics.splitlines() if l.startswith('flockd_limit_hits_total{limit="stale"}')]
         assert stale and int(stale[0].split()[1]) >= 20, stale
         for s in idle:
             s.close()

@@ -71,13 +71,14 @@ def frame(opcode, payload, fin=True, rsv=0, mask=None):
 class RawWS:
     """A WebSocket connection that writes whatever frames it is given."""
 
-    def __init__(self, port, timeout=10):
+    def __init__(self, port, timeout=10, origin=None):
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
         key = base64.b64encode(os.urandom(16)).decode()
         self.sock.sendall(("GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
                            "Connection: Upgrade\r\nSec-WebSocket-Key: " + key + "\r\n"
                            "Sec-WebSocket-Protocol: flock.v1\r\n"
-                           "Sec-WebSocket-Version: 13\r\n\r\n").encode())
+                           + ("Origin: " + origin + "\r\n" if origin else "")
+                           + "Sec-WebSocket-Version: 13\r\n\r\n").encode())
         got = b""
         while b"\r\n\r\n" not in got:
             chunk = self.sock.recv(65536)
@@ -574,6 +575,58 @@ async def a_client_flooding_past_its_rate_limit_is_refused_then_closed_with_1008
         await viewer.close()
 
 
+def limit_hits(d, name):
+    """flockd_limit_hits_total{limit=NAME} from /metrics."""
+    _, _, body = d.http("/metrics")
+    key = 'flockd_limit_hits_total{limit="%s"} ' % name
+    return int(next(l for l in body.splitlines() if l.startswith(key)).split()[1])
+
+
+def refused_handshake(port, origin=None):
+    """True if the server refuses a WebSocket handshake (no 101)."""
+    try:
+        RawWS(port, timeout=5, origin=origin).close()
+        return False
+    except (AssertionError, EOFError, ConnectionResetError, socket.timeout, OSError):
+        return True
+
+
+@test
+async def connections_past_the_per_address_limit_are_refused_and_counted():
+    with Flockd(FLOCKD, "--boids", BOIDS, "--max-per-ip", "5") as d:
+        viewer = await Client.connect(d.url)  # one of the five
+
+        def attack():
+            held = [RawWS(d.port) for _ in range(4)]
+            over = [refused_handshake(d.port) for _ in range(3)]
+            held.pop().close()
+            time.sleep(0.3)
+            again = RawWS(d.port)  # a freed place is taken again
+            for c in held + [again]:
+                c.close()
+            return over
+
+        over, growth = await under_attack(d, viewer, "per-address limit", attack)
+        assert over == [True] * 3, over
+        assert limit_hits(d, "connections_per_ip") == 3
+        assert growth < RSS_BOUND_KIB, growth
+        await assert_healthy(d)
+        await viewer.close()
+
+
+@test
+async def browsers_from_origins_not_allowed_are_refused_and_counted():
+    allowed = "http://good.example"
+    with Flockd(FLOCKD, "--boids", BOIDS, "--origins", "https://a.example, " + allowed) as d:
+        assert refused_handshake(d.port, origin="http://evil.example")
+        assert refused_handshake(d.port, origin=allowed + ".evil")
+        RawWS(d.port, origin=allowed).close()
+        RawWS(d.port, origin="https://a.example").close()
+        RawWS(d.port).close()  # not a browser: no Origin header
+        assert limit_hits(d, "origin") == 2
+        await assert_healthy(d)
+
+
 @test
 async def fragments_past_the_limit_sent_in_one_burst_close_with_1009():
     with Flockd(FLOCKD, "--boids", BOIDS) as d:
@@ -650,7 +703,7 @@ async def a_hundred_clients_that_never_read_are_dropped_without_growing_memory()
         # its session buffers; 100 of them stay well under 16 MiB.
         assert growth < 16384, growth
         _, _, metrics = await asyncio.to_thread(d.http, "/metrics")
-        stale = [l for l in metrics.splitlines() if l.startswith("flockd_stale_closed_total")]
+        stale = [l for l in metrics.splitlines() if l.startswith('flockd_limit_hits_total{limit="stale"}')]
         assert stale and int(stale[0].split()[1]) >= 100, stale
         for s in idle:
             s.close()

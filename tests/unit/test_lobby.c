@@ -234,9 +234,10 @@ static void rts_teams_rejoin_within_grace_and_end_after_it(void **state)
                                    "\"connected\":false"));
     struct proto_command wrong = join("war", PROTO_ROLE_PLAYER, PROTO_MODE_ANY);
     wrong.args.join.has_rejoin = 1;
-    snprintf(wrong.args.join.rejoin, sizeof wrong.args.join.rejoin, "00000000000000000000000000000000");
+    snprintf(wrong.args.join.rejoin, sizeof wrong.args.join.rejoin,
+             "00000000000000000000000000000000");
     assert_int_equal(try_join(f, 2, wrong), PROTO_E_BAD_ROOM); /* team 1 still waits */
-    assert_int_equal(f->m[2].room, lobby_at(f->lobby, 0)); /* refused: still in default */
+    assert_int_equal(f->m[2].room, lobby_at(f->lobby, 0));     /* refused: still in default */
 
     /* The right token, from player 0's join ack, takes the team back. */
     char token[64];
@@ -285,8 +286,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(loopback_is_admin_without_a_token, setup, teardown),
         cmocka_unit_test_setup_teardown(a_token_makes_admins_and_nobody_else, setup, teardown),
         cmocka_unit_test_setup_teardown(the_permission_matrix, setup, teardown),
-        cmocka_unit_test_setup_teardown(room_creation_limits_modes_and_passwords, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(room_creation_limits_modes_and_passwords, setup, teardown),
         cmocka_unit_test_setup_teardown(rts_teams_rejoin_within_grace_and_end_after_it, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(empty_rooms_expire_but_the_default_room_stays, setup,

@@ -18,7 +18,8 @@ export function backoffDelay(attempt, rnd = Math.random) {
 
 export class Connection {
   /**
-   * `handlers`: onWelcome(msg), onSnapshot(arrayBuffer, arrivalMs),
+   * `handlers`: onWelcome(msg, fresh) (fresh: the first welcome of this
+   * socket; later ones follow a join), onSnapshot(arrayBuffer, arrivalMs),
    * onReply(msg, request) for acks and errors (request: {cmd, sentAt} or
    * null), onMessage(msg) for other types, onState(state) whenever `state`
    * changes (see the getter).
@@ -34,6 +35,7 @@ export class Connection {
     this.timer = null;
     this.stopped = false;
     this.everConnected = false;
+    this.welcomed = false; // this socket has had its first welcome
     this.status = 'connecting';
   }
 
@@ -71,6 +73,7 @@ export class Connection {
     const ws = new WebSocket(this.url, SUBPROTOCOL);
     ws.binaryType = 'arraybuffer';
     this.ws = ws;
+    this.welcomed = false;
     ws.onmessage = (e) => this.receive(e.data);
     ws.onclose = () => this.lost(ws);
     // A failed connection also fires close, which schedules the retry.
@@ -103,10 +106,12 @@ export class Connection {
     }
     if (!msg || typeof msg !== 'object') return;
     if (msg.type === 'welcome') {
+      const fresh = !this.welcomed;
+      this.welcomed = true;
       this.attempt = 0;
       this.everConnected = true;
       this.setStatus('open');
-      this.h.onWelcome(msg);
+      this.h.onWelcome(msg, fresh);
     } else if (msg.type === 'ack' || msg.type === 'error') {
       const req = this.pending.get(msg.id) || null;
       this.pending.delete(msg.id);

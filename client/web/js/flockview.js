@@ -1,8 +1,8 @@
 // window.flockView: a read-only summary of the viewer's state for tests and
-// the browser console: connection, welcome, newest snapshot (copied), the
-// boids as the last frame drew them, frame and stream counters, and
-// world <-> page coordinate conversion. Getters return copies; nothing here
-// changes the viewer.
+// the browser console: connection, welcome, room and role, roster, newest
+// snapshot (copied), the boids as the last frame drew them, frame and
+// stream counters, and world <-> page coordinate conversion. Getters
+// return copies; nothing here changes the viewer.
 
 function summary(s) {
   if (!s) return null;
@@ -18,15 +18,22 @@ function summary(s) {
 /**
  * The view over the viewer's state that main.js installs as
  * window.flockView. `src` holds the live objects: {app, conn, camera,
- * canvas, renderer, playout, skips, snapshotStats(), frameStats()}.
+ * canvas, renderer, playout, skips, session, roster, snapshotStats(),
+ * frameStats()}.
  */
 export function makeFlockView(src) {
-  const { app, conn, camera, canvas, renderer, playout, skips, snapshotStats, frameStats } = src;
+  const { app, conn, camera, canvas, renderer, playout, skips, session, roster, snapshotStats, frameStats } = src;
   const clientRect = () => canvas.getBoundingClientRect();
   return Object.freeze({
     get connected() { return conn.open; },
     get connection() { return conn.state; },
     get welcome() { return app.welcome ? JSON.parse(JSON.stringify(app.welcome)) : null; },
+    /** {room, mode, role, team, client, rejoining}, or null before the first welcome. */
+    get room() { return session.here ? { ...session.here, rejoining: session.rejoining } : null; },
+    /** What the page's role may do: roles.js permissions. */
+    get permissions() { return { ...session.permissions }; },
+    /** The room's latest roster message (§6.4), or null. */
+    get roster() { return roster.last ? JSON.parse(JSON.stringify(roster.last)) : null; },
     get snapshot() { return summary(app.latest); },
     /** The newest snapshot's boids: {x, y, heading, group} as plain arrays. */
     boids() {

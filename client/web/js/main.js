@@ -1,5 +1,6 @@
 // The flockd viewer: wires the connection, decoder, playout buffer,
-// renderer, controls and stats panel together, and exposes a read-only
+// renderer, controls, stats panel, rooms panel and player list together,
+// enables the controls the page's role may use, and exposes a read-only
 // summary of its state as window.flockView for tests and the console.
 
 import { decodeSnapshot } from './decoder.js';
@@ -10,6 +11,10 @@ import { Renderer2D, groupColor } from './render2d.js';
 import { ParamPanel } from './params.js';
 import { bindPointer } from './pointer.js';
 import { makeFlockView } from './flockview.js';
+import { RoomSession, parseChoice, choiceSearch } from './session.js';
+import { controlStates, clickCommand, hintFor, steeredGroup } from './roles.js';
+import { Lobby } from './lobby.js';
+import { RosterList } from './roster.js';
 import {
   RateMeter, SkipCounter, Series, polarization, parseTickMetrics, meanTickMs, drawSparkline,
 } from './stats.js';
@@ -54,13 +59,34 @@ const app = {
   frames: { count: 0, workMs: 0, lastWorkMs: 0, intervals: 0, intervalMs: 0, lastAt: null },
   preview: null, // obstacle outline under the pointer while shift is held
   lostOnce: false,
+  perm: null, // what the page's role may do here (roles.js permissions)
 };
 
 const conn = new Connection(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws`, {
   onWelcome,
   onSnapshot,
   onReply,
+  onMessage,
   onState,
+});
+
+// The room and role in the address (?room=&role=) are joined again after
+// every fresh connection; without them the page stays in `default`.
+const session = new RoomSession({
+  storage: window.sessionStorage,
+  send: (cmd, args) => conn.send(cmd, args),
+  onChoice: (choice) => {
+    history.replaceState(history.state, '', `${location.pathname}${choiceSearch(location.search, choice)}${location.hash}`);
+  },
+  choice: parseChoice(location.search),
+});
+app.perm = session.permissions;
+
+const roster = new RosterList($('roster-list'), $('roster-viewers'));
+const lobby = new Lobby($('lobby'), {
+  onJoin: (req) => {
+    if (session.join(req) === null) toast('not connected to flockd');
+  },
 });
 
 const params = new ParamPanel($('param-list'), (name, value) => {
@@ -74,7 +100,7 @@ const params = new ParamPanel($('param-list'), (name, value) => {
 
 // ---- connection ---------------------------------------------------------
 
-function onWelcome(w) {
+function onWelcome(w, fresh) {
   app.welcome = w;
   playout.clear();
   playout.delayMs = Math.max(PLAYOUT_DELAY_MS, 1500 / w.snapshot_hz);
@@ -91,7 +117,17 @@ function onWelcome(w) {
   if (app.radius > Number(radius.max)) setRadius(Number(radius.max));
   $('spawn-n').max = w.world.capacity;
   $('follow-index').max = w.world.capacity - 1;
-  if (app.lostOnce) toast('Reconnected to flockd', 'info');
+  session.welcome(w, fresh); // may send the join the address asks for
+  roster.clear();
+  lobby.setCurrent(session.here.room);
+  applyRole();
+  if (fresh && app.lostOnce) toast('Reconnected to flockd', 'info');
+}
+
+function onMessage(msg) {
+  if (msg.type === 'roster' && session.here && msg.room === session.here.room) {
+    roster.show(msg, session.here.client);
+  }
 }
 
 function onSnapshot(buf, arrival) {
@@ -119,6 +155,12 @@ function onSnapshot(buf, arrival) {
 
 function onReply(msg, req) {
   const cmd = req ? req.cmd : null;
+  const join = session.reply(msg);
+  if (join && join.joined) lobby.close(); // the new room's welcome follows
+  if (join && !join.joined) {
+    applyRole(); // a refused re-join leaves the page where it is
+    if (msg.code === 'forbidden' && join.args.role === 'admin' && !join.auto) lobby.askToken();
+  }
   if (msg.type === 'error') {
     app.errors++;
     app.lastError = { cmd, code: msg.code, message: msg.message };
@@ -158,6 +200,25 @@ function updateBanner() {
   } else {
     banner.textContent = st.everConnected || st.attempt ? `Reconnecting to flockd… (attempt ${st.attempt + 1})` : 'Connecting to flockd…';
   }
+}
+
+/** Enables what the page's role may use here and says where it is. */
+function applyRole() {
+  const perm = session.permissions;
+  app.perm = perm;
+  for (const [id, on] of Object.entries(controlStates(perm))) $(id).disabled = !on;
+  params.setDisabled(!perm.admin);
+  if (perm.seek === 'team') setGroup(perm.team);
+  if (!perm.obstacles) app.preview = null;
+  $('hint').textContent = hintFor(perm);
+  const h = session.here;
+  const where = $('where');
+  if (!h) return;
+  const room = document.createElement('b');
+  room.textContent = h.room;
+  const team = h.role === 'player' && h.team !== null ? ` · team ${h.team}` : '';
+  const joining = session.rejoining ? ` · joining ${session.pending.args.room}…` : '';
+  where.replaceChildren(room, ` · ${h.mode} · ${h.role}${team}${joining}`);
 }
 
 function groupValues(g) {
@@ -243,13 +304,12 @@ function click(sx, sy, { shift, alt, secondary }) {
     return;
   }
   const hit = obstacleAt(x, y);
-  if (hit) conn.send('obstacle_remove', { obstacle: hit.id });
-  else if (shift || secondary) conn.send('obstacle_add', { x, y, r: app.radius });
-  else conn.send('seek', { group: app.group, x, y });
+  const c = clickCommand(app.perm, { hit, place: shift || secondary, x, y, group: app.group, radius: app.radius });
+  if (c) conn.send(c.cmd, c.args);
 }
 
 function updatePreview(sx, sy, shift) {
-  if (!shift) {
+  if (!shift || !app.perm.obstacles) {
     app.preview = null;
     return;
   }
@@ -258,14 +318,14 @@ function updatePreview(sx, sy, shift) {
 }
 
 const KEYS = {
-  ' ': () => conn.send(app.latest && app.latest.paused ? 'resume' : 'pause'),
-  s: () => conn.send('step', { n: 1 }),
+  ' ': () => app.perm.admin && conn.send(app.latest && app.latest.paused ? 'resume' : 'pause'),
+  s: () => app.perm.admin && conn.send('step', { n: 1 }),
   f: () => camera.fit(),
   escape: () => setHighlight(-1),
 };
 
 document.addEventListener('keydown', (e) => {
-  if (e.target instanceof HTMLInputElement || e.ctrlKey || e.metaKey || e.altKey) return;
+  if (e.target instanceof HTMLInputElement || e.target instanceof HTMLSelectElement || e.ctrlKey || e.metaKey || e.altKey) return;
   const action = KEYS[e.key.toLowerCase()];
   if (!action) return;
   e.preventDefault(); // a focused button would take space as a click too
@@ -304,7 +364,7 @@ function bindControls() {
   $('btn-resume').addEventListener('click', () => conn.send('resume'));
   $('btn-step').addEventListener('click', () => conn.send('step', { n: 1 }));
   $('btn-reset').addEventListener('click', () => conn.send('reset'));
-  $('btn-clear-target').addEventListener('click', () => conn.send('seek_clear', { group: app.group }));
+  $('btn-clear-target').addEventListener('click', () => conn.send('seek_clear', { group: steeredGroup(app.perm, app.group) }));
   $('btn-clear-obstacles').addEventListener('click', () => conn.send('obstacle_clear'));
   $('btn-fit').addEventListener('click', () => camera.fit());
   $('btn-spawn').addEventListener('click', () => {
@@ -320,6 +380,8 @@ function bindControls() {
     setFollow(e.target.checked);
   });
   $('follow-index').addEventListener('change', (e) => setHighlight(Math.max(-1, Math.round(Number(e.target.value)) || 0)));
+  $('btn-rooms').addEventListener('click', () => lobby.toggle());
+  lobby.setName(session.name);
   setGroup(0);
   setRadius(app.radius);
 }
@@ -370,8 +432,8 @@ function updatePanel() {
   $('st-fps').textContent = `${fmt(fps, 0)} fps, ${fmt(work, 2)} ms`;
   $('st-decode').textContent = app.decode.count ? `${fmt(app.decode.totalMs / app.decode.count, 2)} ms` : '–';
   $('st-groups').textContent = s ? s.runs.map((run) => `${run.group}:${run.count}`).join(' ') || 'none' : '–';
-  $('btn-pause').disabled = !conn.open || (s && s.paused);
-  $('btn-resume').disabled = !conn.open || !(s && s.paused);
+  $('btn-pause').disabled = !app.perm.admin || !conn.open || (s && s.paused);
+  $('btn-resume').disabled = !app.perm.admin || !conn.open || !(s && s.paused);
   updateBanner();
 }
 
@@ -397,7 +459,9 @@ async function pollMetrics() {
 
 // ---- start --------------------------------------------------------------
 
-window.flockView = makeFlockView({ app, conn, camera, canvas, renderer, playout, skips, snapshotStats, frameStats });
+window.flockView = makeFlockView({
+  app, conn, camera, canvas, renderer, playout, skips, session, roster, snapshotStats, frameStats,
+});
 bindControls();
 bindPointer(canvas, camera, { onClick: click, onHover: updatePreview, onLeave: () => { app.preview = null; } });
 conn.start();

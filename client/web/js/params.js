@@ -2,7 +2,8 @@
 // name, min, max, default, unit, integer, help). Each row has a range
 // slider and a number box; a change calls onChange(name, value), at most
 // every SEND_EVERY_MS while a slider is dragged and once more when it is
-// released. Knows nothing about the connection.
+// released. Rows can be disabled as a whole. Knows nothing about the
+// connection.
 
 const SEND_EVERY_MS = 120;
 
@@ -28,6 +29,16 @@ export class ParamPanel {
     this.container = container;
     this.onChange = onChange;
     this.rows = new Map(); // name -> {p, range, box, timer, lastSent}
+    this.disabled = false;
+  }
+
+  /** Disables (or enables) every row, now and when rebuilt: for roles that may not send params. */
+  setDisabled(disabled) {
+    this.disabled = disabled;
+    for (const r of this.rows.values()) {
+      r.range.disabled = disabled;
+      r.box.disabled = disabled;
+    }
   }
 
   /** Rebuilds the rows for `params` (the registry) showing `values`. */
@@ -60,6 +71,8 @@ export class ParamPanel {
     range.step = sliderStep(p);
     range.dataset.param = p.name;
     range.setAttribute('aria-label', p.name);
+    range.disabled = this.disabled;
+    box.disabled = this.disabled;
     row.append(head, range);
     this.container.append(row);
     const r = { p, range, box, timer: null, lastSent: 0 };
