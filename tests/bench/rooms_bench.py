@@ -49,6 +49,14 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def machine_busy_seconds():
+    """CPU seconds every core spent busy since boot (/proc/stat): with
+    flockd's and this process's own subtracted, what else ran meanwhile."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    return (sum(v[:8]) - v[3] - v[4]) / os.sysconf("SC_CLK_TCK")
+
+
 class Window:
     """What flockd did between start() and stop(): lateness, overruns, rates, CPU."""
 
@@ -60,6 +68,7 @@ class Window:
         self.overruns0 = await asyncio.to_thread(self.d.metric, OVERRUNS) or 0
         self.cpu0 = cpu_seconds(self.d.proc.pid)
         self.own0 = time.process_time()
+        self.busy0 = machine_busy_seconds()
         self.counts0 = [len(c.snapshots) for c in self.clients]
 
     async def stop(self):
@@ -71,6 +80,8 @@ class Window:
         self.overruns = (await asyncio.to_thread(self.d.metric, OVERRUNS) or 0) - self.overruns0
         self.flockd_cpu = (cpu_seconds(self.d.proc.pid) - self.cpu0) / dt
         self.own_cpu = (time.process_time() - self.own0) / dt
+        self.other_cpu = (machine_busy_seconds() - self.busy0) / dt - self.flockd_cpu \
+            - self.own_cpu
         rates = [(len(c.snapshots) - n) / dt for c, n in zip(self.clients, self.counts0)]
         self.min_rate = min(rates) if rates else 0.0
         for c in self.clients:  # keep memory flat over a long run
@@ -98,13 +109,13 @@ async def add_room(d, name, boids):
     return c, r
 
 
-ROW = "{:>5} {:>8} {:>10} {:>12} {:>9} {:>10} {:>7} {:>7}  {}"
+ROW = "{:>5} {:>8} {:>10} {:>12} {:>9} {:>10} {:>7} {:>7} {:>7}  {}"
 
 
 def print_row(n, boids, w, verdict):
     print(ROW.format(n, boids, f"{w.worst_ms:.3f}", w.worst_room, f"+{w.overruns:.0f}",
                      f"{w.min_rate:.1f}", f"{100 * w.flockd_cpu:.0f}%", f"{100 * w.own_cpu:.0f}%",
-                     verdict), flush=True)
+                     f"{100 * max(w.other_cpu, 0):.0f}%", verdict), flush=True)
 
 
 async def count_rooms(args, flags):
@@ -118,8 +129,10 @@ async def count_rooms(args, flags):
               f"ticks at {tick_hz:g} Hz (period {period_ms:.1f} ms), snapshots at "
               f"{snapshot_hz:g} Hz; the default room has {default_boids} boids; "
               f"{args.settle:g} s per row; {os.cpu_count()} cores")
+        print("CPU columns: flockd, this script, and everything else on the machine, in % "
+              "of one core")
         print(ROW.format("rooms", "boids", "worst p99", "(room)", "overruns", "min snap/s",
-                         "flockd", "bench", ""))
+                         "flockd", "bench", "others", ""))
         clients, kept, total = [], None, default_boids
         for n in range(1, args.limit + 1):
             c, r = await add_room(d, f"bench{n:03d}", args.room_boids)
@@ -156,26 +169,31 @@ async def beside(args, flags):
         tick_hz, snapshot_hz = c.welcome["tick_hz"], c.welcome["snapshot_hz"]
         print(f"flockd --boids {big} --capacity {big} {' '.join(flags)}; a {args.room_boids}-boid "
               f"room beside the {big}-boid default room; {os.cpu_count()} cores")
-        print(f"{'s':>3} {'small p99 ms':>13} {'big p99 ms':>11} {'overruns':>9} {'snap/s':>7} "
-              f"{'flockd':>7}")
+        print(f"{'s':>3} {'small p99 ms':>13} {'big p99 ms':>11} {'big ticks/s':>12} "
+              f"{'overruns':>9} {'snap/s':>7} {'flockd':>7} {'others':>7}")
         await asyncio.sleep(2)  # past the creation
-        small, bigs, total_over, counts = [], [], 0, []
+        small, bigs, total_over, counts, big_hz = [], [], 0, [], []
+        big_tick = (await asyncio.to_thread(d.room, "default"))["tick"]
         for s in range(1, args.seconds + 1):
             w = await measure(d, [c], 1.0)
             by = {e["name"]: e for e in w.rooms}
             small.append(by["small"]["late_p99_ms"])
             bigs.append(by["default"]["late_p99_ms"])
+            big_hz.append(by["default"]["tick"] - big_tick)
+            big_tick = by["default"]["tick"]
             total_over += w.overruns
             counts.append(w.min_rate)
-            print(f"{s:>3} {small[-1]:>13.3f} {bigs[-1]:>11.3f} {w.overruns:>+9.0f} "
-                  f"{w.min_rate:>7.1f} {100 * w.flockd_cpu:>6.0f}%", flush=True)
+            print(f"{s:>3} {small[-1]:>13.3f} {bigs[-1]:>11.3f} {big_hz[-1]:>12} "
+                  f"{w.overruns:>+9.0f} {w.min_rate:>7.1f} {100 * w.flockd_cpu:>6.0f}% "
+                  f"{100 * max(w.other_cpu, 0):>6.0f}%", flush=True)
         await c.close()
     period_ms = 1000 / tick_hz
     print(f"{args.room_boids}-boid room beside a {big}-boid room: p99 lateness max "
           f"{max(small):.3f} ms, median {statistics.median(small):.3f} ms (tick period "
-          f"{period_ms:.1f} ms); big room p99 max {max(bigs):.3f} ms; snapshots "
+          f"{period_ms:.1f} ms); big room p99 max {max(bigs):.3f} ms at "
+          f"{statistics.mean(big_hz):.1f} ticks/s of {tick_hz:g}; snapshots "
           f"{statistics.mean(counts):.1f}/s of {snapshot_hz:g}; tick overruns +{total_over:.0f}")
-    print("kept time" if max(small) <= period_ms else "late")
+    print("the small room kept time" if max(small) <= period_ms else "the small room ran late")
 
 
 def main():
