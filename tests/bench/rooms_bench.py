@@ -4,7 +4,7 @@
 Usage:
     make bench-rooms                                  # builds, then runs this
     make bench-rooms BENCH_ARGS="--settle 5 -- --workers 2"
-    rooms_bench.py FLOCKD [--room-boids 1000] [--settle 4] [--limit 200]
+    rooms_bench.py FLOCKD [--room-boids 1000] [--settle 4] [--limit 200] [--start 2]
                    [--beside N [--seconds 10]] [-- FLOCKD_FLAGS...]
 
 Starts FLOCKD on an ephemeral loopback port with its default settings, plus
@@ -23,9 +23,10 @@ A row is late when the worst p99 lateness exceeds one tick period (16.7 ms
 at 60 Hz) or ticks overran during the window. On a shared machine other
 programs make ticks late too, so a late window during which everything else
 used more than --busy of a core (default 0.5) does not count: it is measured
-again, up to --retries times. A late row is then measured once more, so one
-hiccup does not end the run; if it is late again the run stops and prints
-the last room count that kept time.
+again, up to --retries times. A late row is then measured once more over
+--p99-ticks ticks (flockd's p99 covers its last 1024 ticks, 17 s at 60 Hz,
+so that window's figure is its own); if it is late again the run stops and
+prints the last room count that kept time.
 
 --beside N measures instead one --room-boids room beside a default room of
 N boids (flockd --boids N --capacity N): the small room's p99 lateness every
@@ -87,6 +88,8 @@ class Window:
             - self.own_cpu
         rates = [(len(c.snapshots) - n) / dt for c, n in zip(self.clients, self.counts0)]
         self.min_rate = min(rates) if rates else 0.0
+        self.closed = [(c.welcome["room"], c.ws.close_code) for c in self.clients
+                       if c.reader.done()]
         for c in self.clients:  # keep memory flat over a long run
             del c.snapshots[:-4]
         return self
@@ -102,15 +105,15 @@ async def measure(d, clients, seconds):
     return await w.stop()
 
 
-async def judged(d, clients, args, period_ms, n, total):
+async def judged(d, clients, args, period_ms, n, total, seconds):
     """A window that counts: on time, or late while the machine was quiet
     enough to blame flockd (or late after --retries busy windows)."""
-    w = await measure(d, clients, args.settle)
+    w = await measure(d, clients, seconds)
     for _ in range(args.retries):
         if not w.late(period_ms) or w.other_cpu <= args.busy:
             break
         print_row(n, total, w, "late, machine busy; again")
-        w = await measure(d, clients, args.settle)
+        w = await measure(d, clients, seconds)
     return w
 
 
@@ -140,6 +143,7 @@ async def count_rooms(args, flags):
         default_boids = (await probe.next_snapshot())["boid_count"]
         await probe.close()
         period_ms = 1000 / tick_hz
+        full = max(args.settle, args.p99_ticks / tick_hz + 1)  # p99 of this window only
         print(f"flockd {' '.join(flags) or '(defaults)'}; rooms of {args.room_boids} boids, "
               f"ticks at {tick_hz:g} Hz (period {period_ms:.1f} ms), snapshots at "
               f"{snapshot_hz:g} Hz; the default room has {default_boids} boids; "
@@ -156,11 +160,18 @@ async def count_rooms(args, flags):
                 break
             clients.append(c)
             total += args.room_boids
+            if n < args.start - 1:
+                continue
             await asyncio.sleep(1)  # past the creation
-            w = await judged(d, clients, args, period_ms, n + 1, total)
+            w = await judged(d, clients, args, period_ms, n + 1, total, args.settle)
+            if w.closed:
+                print_row(n + 1, total, w, "viewers closed")
+                print("viewers closed by flockd (room, close code): "
+                      + ", ".join(f"{r} {code}" for r, code in w.closed))
+                break
             if w.late(period_ms):
-                print_row(n + 1, total, w, "late; again")
-                w = await judged(d, clients, args, period_ms, n + 1, total)
+                print_row(n + 1, total, w, f"late; again for {full:.0f} s")
+                w = await judged(d, clients, args, period_ms, n + 1, total, full)
                 if w.late(period_ms):
                     print_row(n + 1, total, w, "late")
                     break
@@ -223,6 +234,10 @@ def main():
     p.add_argument("--room-boids", type=int, default=1000, help="boids per added room")
     p.add_argument("--settle", type=float, default=4, help="seconds watched per row")
     p.add_argument("--limit", type=int, default=200, help="most rooms to add")
+    p.add_argument("--start", type=int, default=2,
+                   help="rooms (the default one included) before the first row")
+    p.add_argument("--p99-ticks", type=int, default=1024,
+                   help="recent ticks late_p99_ms covers (LATE_SAMPLES in server/room.c)")
     p.add_argument("--busy", type=float, default=0.5,
                    help="cores other programs may use in a late window that counts")
     p.add_argument("--retries", type=int, default=10,
