@@ -24,7 +24,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 CC_PICK = $$(command -v clang || command -v cc)
 
 .PHONY: all deps build run test unit-test asan-test tsan-test fuzz fuzz-test format format-check \
-        bench clean help
+        bench bench-rooms clean help
 
 all: build
 
@@ -32,6 +32,8 @@ help:
 	@echo "make run      install deps, build, start flockd on http://localhost:8080 (ARGS=... for flags)"
 	@echo "make test     install deps, build, run every test (also under ASan+UBSan and TSan)"
 	@echo "make bench    flockbench at 1k, 10k, 100k and 300k boids"
+	@echo "make bench-rooms  how many 1k-boid rooms flockd runs before ticks run late"
+	@echo "              (BENCH_ARGS=... e.g. \"--beside 100000 -- --workers 2\")"
 	@echo "make fuzz     run each fuzz target for FUZZ_SECONDS (default 60) under ASan+UBSan"
 	@echo "make format   reformat the C sources with clang-format"
 	@echo "make clean    remove build folders"
@@ -124,6 +126,11 @@ test: unit-test format-check asan-test tsan-test fuzz-test
 
 bench: build
 	@for n in 1000 10000 100000 300000; do $(BUILD)/server/flockbench --boids $$n --ticks 100 | tail -1; done
+
+# Rooms of 1k boids added one at a time to a real flockd until its ticks run
+# late (tests/bench/rooms_bench.py says how; BENCH_ARGS passes options).
+bench-rooms: build
+	/usr/bin/python3 tests/bench/rooms_bench.py $(BUILD)/server/flockd $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD) build-gcc build-clang

@@ -121,15 +121,17 @@ static void *worker_main(void *arg)
         t->state = T_RUNNING;
         pthread_mutex_unlock(&p->lock);
 
-        t->run(t->arg, now - t->deadline_ns);
+        t->run(t->arg, now - t->deadline_ns + t->carry_ns);
         int64_t end = pool_now_ns();
 
         pthread_mutex_lock(&p->lock);
         t->deadline_ns += t->period_ns;
+        t->carry_ns = 0;
         if (end > t->deadline_ns) {
             /* Late: count it and start again from now instead of bursting
-             * to catch up. */
+             * to catch up; the next run reports how late it really is. */
             atomic_fetch_add_explicit(&g_metrics.tick_overruns, 1, memory_order_relaxed);
+            t->carry_ns = end - t->deadline_ns;
             t->deadline_ns = end;
         }
         if (t->state == T_REMOVING) {
@@ -212,6 +214,7 @@ int pool_add(struct pool *p, struct pool_task *t)
     int ok = p->count < POOL_TASKS_MAX;
     if (ok) {
         t->deadline_ns = pool_now_ns();
+        t->carry_ns = 0;
         heap_push(p, t);
     }
     pthread_mutex_unlock(&p->lock);

@@ -7,7 +7,9 @@
  * puts it back one period later; a task never runs on two workers at once.
  * With W workers, a task that takes long delays others only when all W are
  * busy. A task that finishes past its next deadline starts again from now
- * instead of running back to back to catch up (counted as an overrun).
+ * instead of running back to back to catch up (counted as an overrun);
+ * its next run is reported late by the overrun, so a room that cannot keep
+ * its rate shows as late rather than as on time at a lower rate.
  *
  * Threading: every function is safe from any thread except that
  * pool_remove() must not be called from inside the task it removes.
@@ -26,6 +28,7 @@ struct pool_task {
     int64_t period_ns;
     /* Pool-private. */
     int64_t deadline_ns;
+    int64_t carry_ns; /* how far the last run overran the next deadline */
     size_t slot;
     int state;
 };

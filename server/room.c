@@ -199,6 +199,17 @@ static void mode_params(struct room *r)
         sim_param_set(r->world, -1, "own_group_only", 1.0f);
 }
 
+/* What a welcome reports right now: the tick and group 0's values. */
+static void refresh_welcome(struct room *r)
+{
+    struct sim_view v;
+    sim_view(r->world, &v);
+    pthread_mutex_lock(&r->lock);
+    r->info.tick = v.tick;
+    r->values = *sim_group_params(r->world, 0);
+    pthread_mutex_unlock(&r->lock);
+}
+
 /* Ack with the fields an outcome carries (see room_apply.inc). */
 struct outcome;
 static size_t reply_ack(char *buf, size_t cap, const struct proto_command *c, uint64_t tick,

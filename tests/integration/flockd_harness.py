@@ -3,7 +3,8 @@
 Shared by the integration tests: `Flockd` runs the binary and parses the
 "flockd listening on http://HOST:PORT" line; `decode_snapshot` follows
 proto/PROTOCOL.md's snapshot v1 layout; `Client` wraps a python3-websockets
-connection that separates JSON replies from binary snapshots.
+connection that separates JSON replies from binary snapshots, welcomes and
+rosters, and can join rooms.
 
 Leaving a `Flockd` block stops flockd with SIGTERM and fails the test if it
 does not exit 0 or wrote a sanitizer report (ASan, LSan, UBSan, TSan) to
@@ -28,14 +29,27 @@ import websockets
 HEADER = struct.Struct("<2sBBBBHQQffIIHH")  # 44 bytes, PROTOCOL.md §4.2
 
 
-def decode_snapshot(buf):
-    """Returns a dict with the header fields, boids, obstacles and targets."""
+def decode_header(buf):
+    """The header fields of a snapshot and its checked length, without the
+    sections: cheap enough for many clients or huge rooms."""
     (magic, version, typ, flags, _res, runs, tick, time_us, width, height,
      epoch, count, nobst, ntarg) = HEADER.unpack_from(buf, 0)
     assert magic == b"FK" and version == 1 and typ == 1, (magic, version, typ)
+    size = HEADER.size + 5 * runs + 5 * count + 16 * nobst + 9 * ntarg
+    assert size == len(buf), (size, len(buf))
+    return {"tick": tick, "time_us": time_us, "width": width, "height": height,
+            "epoch": epoch, "paused": bool(flags & 1), "wrap": bool(flags & 2),
+            "run_count": runs, "boid_count": count, "obstacle_count": nobst,
+            "target_count": ntarg, "size": size}
+
+
+def decode_snapshot(buf):
+    """Returns a dict with the header fields, boids, obstacles and targets."""
+    snap = decode_header(buf)
+    width, height, count = snap["width"], snap["height"], snap["boid_count"]
     off = HEADER.size
     groups = []
-    for _ in range(runs):
+    for _ in range(snap["run_count"]):
         g, n = struct.unpack_from("<BI", buf, off)
         off += 5
         groups += [g] * n
@@ -47,18 +61,15 @@ def decode_snapshot(buf):
         boids.append(((qx + 0.5) * width / 65536, (qy + 0.5) * height / 65536,
                       h, groups[i]))
     obstacles = []
-    for _ in range(nobst):
+    for _ in range(snap["obstacle_count"]):
         obstacles.append(struct.unpack_from("<Ifff", buf, off))
         off += 16
     targets = []
-    for _ in range(ntarg):
+    for _ in range(snap["target_count"]):
         targets.append(struct.unpack_from("<Bff", buf, off))
         off += 9
-    assert off == len(buf), (off, len(buf))
-    return {"tick": tick, "time_us": time_us, "width": width, "height": height,
-            "epoch": epoch, "paused": bool(flags & 1), "wrap": bool(flags & 2),
-            "boids": boids, "obstacles": obstacles, "targets": targets,
-            "raw": bytes(buf)}
+    snap.update(boids=boids, obstacles=obstacles, targets=targets, raw=bytes(buf))
+    return snap
 
 
 # What a sanitizer writes to stderr when it finds something.
@@ -80,24 +91,28 @@ def sanitizer_of(binary):
 
 class Flockd:
     """A flockd process with its own port; use as a context manager.
+    `env` adds variables to the process's environment. Its output is read
+    by background threads (so a chatty server never blocks on a full pipe)
+    into `stdout` and `stderr` (every line) and `output` (the last 200 lines
+    of both). On leaving the block flockd gets SIGTERM and `stop_timeout`
+    seconds to exit 0."""
 
-    stdout and stderr are read by threads into `stdout`/`stderr` (lists of
-    lines), so a chatty flockd never blocks on a full pipe. On leaving the
-    block flockd gets SIGTERM and `stop_timeout` seconds to exit 0."""
-
-    def __init__(self, binary, *args, stop_timeout=30):
+    def __init__(self, binary, *args, env=None, stop_timeout=30):
         self.binary = binary
         self.args = list(args)
+        self.env = env
         self.proc = None
         self.port = None
         self.stop_timeout = stop_timeout
-        self.stdout, self.stderr = [], []
+        self.stdout, self.stderr, self.output = [], [], []
         self._drains = []
 
     def _drain(self, stream, lines):
         def run():
             for line in stream:
                 lines.append(line)
+                self.output.append(line)
+                del self.output[:-200]
         t = threading.Thread(target=run, daemon=True)
         t.start()
         self._drains.append(t)
@@ -106,8 +121,9 @@ class Flockd:
         root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         cmd = [self.binary, "--port", "0", "--host", "127.0.0.1",
                "--web-root", os.path.join(root, "client", "web")] + self.args
+        env = dict(os.environ, **self.env) if self.env else None
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True)
+                                     text=True, env=env)
         self._drain(self.proc.stderr, self.stderr)
         deadline = time.time() + 10
         while time.time() < deadline:
@@ -165,6 +181,22 @@ class Flockd:
         with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=5) as r:
             return r.status, r.headers.get("Content-Type"), r.read().decode()
 
+    def rooms(self):
+        """GET /api/rooms, parsed (PROTOCOL.md §10)."""
+        return json.loads(self.http("/api/rooms")[2])
+
+    def room(self, name):
+        """This room's entry in /api/rooms, or None."""
+        return next((r for r in self.rooms()["rooms"] if r["name"] == name), None)
+
+    def metric(self, name):
+        """The value of the /metrics sample `name` (with its labels, if any),
+        or None when the server does not report it."""
+        for line in self.http("/metrics")[2].splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[-1])
+        return None
+
     def rss_kib(self):
         with open(f"/proc/{self.proc.pid}/status") as f:
             for line in f:
@@ -178,20 +210,31 @@ class Flockd:
 
 
 class Client:
-    """One WebSocket client: replies by id, the latest snapshots in order."""
+    """One WebSocket client: replies by id, the latest snapshots in order.
+    `welcome` is the newest welcome (`welcomes` all of them; `welcome_at`
+    the number of snapshots that came before it), `rosters` the roster
+    messages (PROTOCOL.md §6.4); `replies` holds everything else, and
+    `messages` every JSON message in arrival order."""
 
-    def __init__(self, ws):
+    def __init__(self, ws, headers_only=False):
         self.ws = ws
+        self.decode = decode_header if headers_only else decode_snapshot
         self.snapshots = []
         self.replies = []
         self.welcome = None
+        self.welcomes = []
+        self.welcome_at = 0
+        self.rosters = []
+        self.messages = []
         self.next_id = 1
         self.reader = asyncio.ensure_future(self._read())
 
     @classmethod
-    async def connect(cls, url, **kw):
+    async def connect(cls, url, headers_only=False, **kw):
+        """Connects and waits for the welcome; `headers_only` keeps only the
+        snapshot headers (decode_header)."""
         ws = await websockets.connect(url, subprotocols=["flock.v1"], max_size=None, **kw)
-        c = cls(ws)
+        c = cls(ws, headers_only)
         await c.wait_for(lambda: c.welcome is not None, 5)
         return c
 
@@ -199,11 +242,16 @@ class Client:
         try:
             async for msg in self.ws:
                 if isinstance(msg, bytes):
-                    self.snapshots.append((time.time(), decode_snapshot(msg)))
+                    self.snapshots.append((time.time(), self.decode(msg)))
                 else:
                     m = json.loads(msg)
+                    self.messages.append(m)
                     if m.get("type") == "welcome":
                         self.welcome = m
+                        self.welcome_at = len(self.snapshots)
+                        self.welcomes.append(m)
+                    elif m.get("type") == "roster":
+                        self.rosters.append(m)
                     else:
                         self.replies.append(m)
         except websockets.ConnectionClosed:
@@ -226,6 +274,15 @@ class Client:
         await self.ws.send(json.dumps({"cmd": cmd, "id": i, **args}))
         await self.wait_for(lambda: any(r.get("id") == i for r in self.replies), timeout)
         return next(r for r in self.replies if r.get("id") == i)
+
+    async def join(self, room, role, timeout=5, **args):
+        """Sends join; returns its reply. After an ack it also waits for
+        the new room's welcome, so later snapshots are the new room's."""
+        seen = len(self.welcomes)
+        r = await self.command("join", timeout=timeout, room=room, role=role, **args)
+        if r["type"] == "ack":
+            await self.wait_for(lambda: len(self.welcomes) > seen, timeout)
+        return r
 
     async def next_snapshot(self, after_tick=-1, timeout=5):
         start = len(self.snapshots)

@@ -209,14 +209,6 @@ def health(d):
     return json.loads(body)
 
 
-def metric(d, name):
-    _, _, body = d.http("/metrics")
-    for line in body.splitlines():
-        if line.startswith(name + " "):
-            return float(line.split()[1])
-    raise AssertionError(f"{name} missing from /metrics")
-
-
 async def settled_rss(d, viewers):
     """VmRSS in KiB once only the viewers are left connected."""
     deadline = time.time() + 30
@@ -260,7 +252,7 @@ async def connection_churn_leaves_rss_flat_and_the_server_healthy():
         assert snap["tick"] > last
         handshakes = sum(1 for i in range(CONNECTIONS)
                          if ENDINGS[i % len(ENDINGS)] in (CLEAN, RESET, FIN))
-        accepted = await asyncio.to_thread(metric, d, "flockd_connections_total")
+        accepted = await asyncio.to_thread(d.metric, "flockd_connections_total")
         assert handshakes + 1 <= accepted <= CONNECTIONS + 1, (handshakes, accepted)
         newcomer = await Client.connect(d.url)
         ack = await newcomer.command("ping")
@@ -271,7 +263,7 @@ async def connection_churn_leaves_rss_flat_and_the_server_healthy():
         await newcomer.close()
         await viewer.close()
         await settled_rss(d, 0)
-        assert await asyncio.to_thread(metric, d, "flockd_clients") == 0
+        assert await asyncio.to_thread(d.metric, "flockd_clients") == 0
 
 
 if __name__ == "__main__":
