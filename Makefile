@@ -81,21 +81,25 @@ asan-test: deps
 
 # ThreadSanitizer on the tests that start flockd and drive its threads
 # (every integration_* test, whole: under TSan they take about as long as in
-# Release because they mostly wait on the clock). Unit tests are
+# Release because they mostly wait on the clock) and on the unit tests that
+# start threads (TSAN_UNITS). They run JOBS at a time, since finding races
+# needs no quiet machine; those marked RUN_SERIAL for their timing bounds
+# (hostile, rooms, churn) still run alone. The other unit tests are
 # single-threaded; the browser and node tests (e2e_*, web_*) exercise no
-# thread the integration tests miss and are slow. A race is reported on
-# flockd's stderr, not fatal at once (halt_on_error=0), so one run shows
+# server thread the integration tests miss and are slow. A race is reported
+# on flockd's stderr, not fatal at once (halt_on_error=0), so one run shows
 # every race; flockd then exits 66 when it stops, and the harness fails the
 # test and prints that stderr. tests/tsan.supp holds the suppressions.
 TSAN_OPTS := exitcode=66:halt_on_error=0:second_deadlock_stack=1:history_size=4
 TSAN_OPTS := $(TSAN_OPTS):suppressions=$(CURDIR)/tests/tsan.supp
+TSAN_UNITS := test_pool|test_lobby
 
 tsan-test: deps
 	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLOCKD_TSAN=ON \
 	      -DCMAKE_C_COMPILER=$(CC_PICK)
 	cmake --build $(TSAN_BUILD) -j$(JOBS)
 	cd $(TSAN_BUILD) && TSAN_OPTIONS=$(TSAN_OPTS) \
-	  ctest --output-on-failure -R '^integration_'
+	  ctest --output-on-failure -j$(JOBS) -R '^(integration_.+|$(TSAN_UNITS))$$'
 
 $(FUZZ_BUILD)/CMakeCache.txt:
 	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLOCKD_SANITIZE=ON \
