@@ -79,17 +79,21 @@ asan-test: deps
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 sh -c "$(CTEST_PHASES)"
 
-# ThreadSanitizer on the tests that start flockd and drive its threads
-# (every integration_* test, whole: under TSan they take about as long as in
-# Release because they mostly wait on the clock) and on the unit tests that
+# ThreadSanitizer on the tests that start flockd and drive its threads: the
+# integration tests of the server itself (flockd, hostile, rooms, churn),
+# whole (under TSan they take about as long as in Release because they
+# mostly wait on the clock), integration_flockctl and the unit tests that
 # start threads (TSAN_UNITS). They run JOBS at a time, since finding races
-# needs no quiet machine; those marked RUN_SERIAL for their timing bounds
-# (hostile, rooms, churn) still run alone. The other unit tests are
-# single-threaded; the browser and node tests (e2e_*, web_*) exercise no
-# server thread the integration tests miss and are slow. A race is reported
-# on flockd's stderr, not fatal at once (halt_on_error=0), so one run shows
-# every race; flockd then exits 66 when it stops, and the harness fails the
-# test and prints that stderr. tests/tsan.supp holds the suppressions.
+# needs no quiet machine; the tests marked RUN_SERIAL for their timing
+# bounds (hostile, rooms, churn) still run alone, so flockctl and the units
+# cost no time beside integration_flockd. Left out, to keep `make test`
+# within 15 minutes: integration_examples (its clients take the same server
+# paths as integration_flockd; it runs in Release and under ASan), the other
+# unit tests (single-threaded), the browser and node tests (e2e_*, web_*).
+# A race is reported on flockd's stderr, not fatal at once (halt_on_error=0),
+# so one run shows every race; flockd then exits 66 when it stops, and the
+# harness fails the test and prints that stderr. tests/tsan.supp holds the
+# suppressions.
 TSAN_OPTS := exitcode=66:halt_on_error=0:second_deadlock_stack=1:history_size=4
 TSAN_OPTS := $(TSAN_OPTS):suppressions=$(CURDIR)/tests/tsan.supp
 TSAN_UNITS := test_pool|test_lobby
@@ -99,7 +103,8 @@ tsan-test: deps
 	      -DCMAKE_C_COMPILER=$(CC_PICK)
 	cmake --build $(TSAN_BUILD) -j$(JOBS)
 	cd $(TSAN_BUILD) && TSAN_OPTIONS=$(TSAN_OPTS) \
-	  ctest --output-on-failure -j$(JOBS) -R '^(integration_.+|$(TSAN_UNITS))$$'
+	  ctest --output-on-failure -j$(JOBS) -R '^(integration_.+|$(TSAN_UNITS))$$' \
+	        -E '^integration_examples$$'
 
 $(FUZZ_BUILD)/CMakeCache.txt:
 	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLOCKD_SANITIZE=ON \

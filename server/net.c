@@ -220,7 +220,7 @@ static void flow(struct session *s)
     if (!s->rx_paused && (owed >= RX_PAUSE || s->has_join)) {
         s->rx_paused = 1;
         lws_rx_flow_control(s->wsi, 0);
-    } else if (s->rx_paused && owed <= RX_RESUME && !s->has_join && !s->closing) {
+    } else if (s->rx_paused && owed <= RX_RESUME && !s->has_join && !s->closing && !s->draining) {
         s->rx_paused = 0;
         lws_rx_flow_control(s->wsi, 1);
     }
@@ -504,7 +504,8 @@ static void route_replies(struct net *n, struct room *room)
                 lws_callback_on_writable(s->wsi);
             if (s->has_join && s->owed == 0) {
                 s->has_join = 0;
-                run_join(n, s, &s->join);
+                if (!s->closing && !s->draining)
+                    run_join(n, s, &s->join);
             }
             flow(s);
         }

@@ -90,7 +90,7 @@ static void check_reply(const char *what, const char *text, int len, const char 
 
 void fuzz_check_replies(const char *id, int code, const char *message)
 {
-    static const struct proto_ack_field extra[] = {{"count", -1}, {"until", INT64_MAX}};
+    static const struct proto_ack_field extra[] = {{"count", -1, NULL}, {"until", INT64_MAX, NULL}};
     char buf[PROTO_REPLY_BYTES], prefix[PROTO_ID_TEXT_MAX + 64];
     const char *echo = id && id[0] ? id : "null";
 
