@@ -12,6 +12,7 @@
 
 #include "lobby.h"
 
+#include "clock.h"
 #include "metrics.h"
 #include "pool.h"
 
@@ -86,7 +87,7 @@ static struct lobby_room *room_open(struct lobby *l, const char *name, enum prot
     lr->mode = mode;
     snprintf(lr->password, sizeof lr->password, "%s", password ? password : "");
     proto_limits_from_config(&lr->limits, room_sim_config(lr->room), l->cfg.max_message);
-    lr->empty_since_ns = pool_now_ns();
+    lr->empty_since_ns = clock_mono_ns();
     l->rooms[l->nrooms++] = lr;
     atomic_fetch_add_explicit(&g_metrics.rooms, 1, memory_order_relaxed);
     return lr;
@@ -243,7 +244,7 @@ static void new_token(char *out)
     if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw) {
         /* No entropy source: still unique per process, not secret. */
         static uint64_t counter;
-        uint64_t v = ++counter ^ (uint64_t)pool_now_ns();
+        uint64_t v = ++counter ^ (uint64_t)clock_mono_ns();
         memcpy(raw, &v, sizeof v);
         memcpy(raw + 8, &v, sizeof v);
     }
@@ -301,11 +302,11 @@ static void detach(struct lobby *l, struct lobby_member *m, int kicked)
         } else {
             t->state = TEAM_WAITING;
             t->player = NULL;
-            t->grace_end_ns = pool_now_ns() + (int64_t)(l->cfg.grace * 1e9);
+            t->grace_end_ns = clock_mono_ns() + (int64_t)(l->cfg.grace * 1e9);
         }
     }
     if (!lr->members)
-        lr->empty_since_ns = pool_now_ns();
+        lr->empty_since_ns = clock_mono_ns();
     m->room = NULL;
     m->team = -1;
     m->prev = m->next = NULL;
@@ -502,7 +503,7 @@ int lobby_allowed(const struct lobby_member *m, const struct proto_command *cmd,
 
 void lobby_housekeep(struct lobby *l)
 {
-    int64_t now = pool_now_ns();
+    int64_t now = clock_mono_ns();
     for (size_t i = l->nrooms; i-- > 0;) {
         struct lobby_room *lr = l->rooms[i];
         int waiting = 0;

@@ -12,6 +12,7 @@
 
 #include "net.h"
 
+#include "clock.h"
 #include "lobby.h"
 #include "metrics.h"
 #include "room.h"
@@ -23,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define OUTQ_LEN 512 /* pending text messages per client before 1008 */
 /* Flow control: a client owed this many replies (queued in the room or
@@ -90,13 +90,6 @@ struct net {
     char *text; /* scratch for building replies */
     int64_t housekept_ns;
 };
-
-static int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 /* ---- id -> session table ----------------------------------------------- */
 
@@ -287,7 +280,7 @@ static void close_after_replies(struct session *s, int status)
  * client that keeps sending into an empty bucket is closed (1008). */
 static int take_token(struct net *n, struct session *s)
 {
-    int64_t now = mono_ns();
+    int64_t now = clock_mono_ns();
     double dt = (double)(now - s->bucket_ns) * 1e-9;
     s->bucket_ns = now;
     s->tokens += dt * n->cfg.rate;
@@ -427,7 +420,7 @@ static int write_frame(struct session *s, struct frame *f)
         atomic_fetch_add_explicit(&g_metrics.snapshots_skipped, f->seq - s->last_seq - 1,
                                   memory_order_relaxed);
     s->last_seq = f->seq;
-    s->last_frame_ns = mono_ns();
+    s->last_frame_ns = clock_mono_ns();
     atomic_fetch_add_explicit(&g_metrics.snapshots_sent, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&g_metrics.bytes_sent, f->len, memory_order_relaxed);
     return 0;
@@ -497,7 +490,7 @@ static void route_replies(struct net *n, struct room *room)
             if (rep->welcome) { /* a join's welcome: the new room's stream starts */
                 s->streaming = 1;
                 s->last_seq = 0;
-                s->last_frame_ns = mono_ns();
+                s->last_frame_ns = clock_mono_ns();
                 send_roster(n, s);
             }
             if (s->draining && s->owed == 0)
@@ -526,7 +519,7 @@ static void announce_frame(struct net *n, struct lobby_room *lr)
     }
     frame_release(*announced);
     *announced = f; /* keeps the reference room_latest took */
-    int64_t now = mono_ns(), stale = (int64_t)(n->cfg.stale_timeout * 1e9);
+    int64_t now = clock_mono_ns(), stale = (int64_t)(n->cfg.stale_timeout * 1e9);
     for (struct lobby_member *m = lobby_room_members(lr); m; m = m->next) {
         struct session *s = m->session;
         if (s->closing || !s->streaming)
@@ -562,7 +555,7 @@ static void service_rooms(struct net *n)
                 send_text(s, n->text, (size_t)len);
         }
     }
-    int64_t now = mono_ns();
+    int64_t now = clock_mono_ns();
     if (now - n->housekept_ns >= HOUSEKEEP_NS) {
         n->housekept_ns = now;
         lobby_housekeep(n->lobby);
@@ -646,7 +639,7 @@ static int session_open(struct net *n, struct session *s, struct lws *wsi)
         return -1;
     }
     s->id = ++n->next_id;
-    s->last_frame_ns = s->bucket_ns = mono_ns();
+    s->last_frame_ns = s->bucket_ns = clock_mono_ns();
     s->tokens = n->cfg.burst;
     limit_send_buffer(n, wsi);
     table_put(n, s);
@@ -938,8 +931,8 @@ void net_run(struct net *n)
         if (atomic_load(&n->stop)) {
             /* Give clients up to 2 s to receive their 1001 close. */
             if (!stop_at)
-                stop_at = mono_ns() + 2000000000LL;
-            if (n->nsessions == 0 || mono_ns() > stop_at)
+                stop_at = clock_mono_ns() + 2000000000LL;
+            if (n->nsessions == 0 || clock_mono_ns() > stop_at)
                 break;
         }
     }

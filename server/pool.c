@@ -10,6 +10,7 @@
 
 #include "pool.h"
 
+#include "clock.h"
 #include "metrics.h"
 
 #include <errno.h>
@@ -32,13 +33,6 @@ struct pool {
     unsigned nworkers, size; /* running; started */
     pthread_t *workers;
 };
-
-int64_t pool_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 /* ---- the heap (under lock) ------------------------------------------------ */
 
@@ -110,7 +104,7 @@ static void *worker_main(void *arg)
             continue;
         }
         struct pool_task *t = p->heap[0];
-        int64_t now = pool_now_ns();
+        int64_t now = clock_mono_ns();
         if (t->deadline_ns > now) {
             struct timespec ts = {(time_t)(t->deadline_ns / 1000000000LL),
                                   (long)(t->deadline_ns % 1000000000LL)};
@@ -122,7 +116,7 @@ static void *worker_main(void *arg)
         pthread_mutex_unlock(&p->lock);
 
         t->run(t->arg, now - t->deadline_ns + t->carry_ns);
-        int64_t end = pool_now_ns();
+        int64_t end = clock_mono_ns();
 
         pthread_mutex_lock(&p->lock);
         t->deadline_ns += t->period_ns;
@@ -213,7 +207,7 @@ int pool_add(struct pool *p, struct pool_task *t)
     pthread_mutex_lock(&p->lock);
     int ok = p->count < POOL_TASKS_MAX;
     if (ok) {
-        t->deadline_ns = pool_now_ns();
+        t->deadline_ns = clock_mono_ns();
         t->carry_ns = 0;
         heap_push(p, t);
     }

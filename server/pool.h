@@ -11,6 +11,8 @@
  * its next run is reported late by the overrun, so a room that cannot keep
  * its rate shows as late rather than as on time at a lower rate.
  *
+ * Deadlines are on clock_mono_ns() (clock.h).
+ *
  * Threading: every function is safe from any thread except that
  * pool_remove() must not be called from inside the task it removes.
  */
@@ -49,8 +51,5 @@ unsigned pool_workers(const struct pool *p);
 int pool_add(struct pool *p, struct pool_task *t);
 /* Unschedules t, waiting for a run in progress to end. Idempotent. */
 void pool_remove(struct pool *p, struct pool_task *t);
-
-/* Monotonic clock in nanoseconds (the clock deadlines are on). */
-int64_t pool_now_ns(void);
 
 #endif

@@ -10,6 +10,7 @@
 
 #include "room.h"
 
+#include "clock.h"
 #include "metrics.h"
 #include "pool.h"
 
@@ -20,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* A queued command, or a refusal found while parsing (refused != 0): both
  * wait their turn so each client's replies leave in the order it sent. */
@@ -82,13 +82,6 @@ void frame_release(struct frame *f)
 {
     if (f && atomic_fetch_sub_explicit(&f->refs, 1, memory_order_acq_rel) == 1)
         free(f);
-}
-
-static int64_t now_ns(clockid_t clk)
-{
-    struct timespec ts;
-    clock_gettime(clk, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 /* ---- replies -------------------------------------------------------------- */
@@ -256,7 +249,7 @@ static void publish(struct room *r)
     struct sim_view v;
     sim_view(r->world, &v);
     struct proto_snapshot_meta meta = {
-        .server_time_us = (uint64_t)(now_ns(CLOCK_REALTIME) / 1000),
+        .server_time_us = (uint64_t)clock_wall_us(),
         .paused = r->paused,
         .wrap = sim_config(r->world)->edges == SIM_EDGES_WRAP,
     };
@@ -376,7 +369,7 @@ int room_welcome(struct room *r, const struct room_actor *who, char *buf, size_t
 static void room_tick(void *arg, int64_t late_ns)
 {
     struct room *r = arg;
-    int64_t t0 = pool_now_ns();
+    int64_t t0 = clock_mono_ns();
     uint32_t n = take_batch(r);
     for (uint32_t k = 0; k < n; k++)
         apply_command(r, &r->batch[k]);
@@ -403,7 +396,7 @@ static void room_tick(void *arg, int64_t late_ns)
         atomic_store_explicit(&r->dirty, 1, memory_order_release);
     if (notify && r->cfg.notify)
         r->cfg.notify(r->cfg.notify_arg);
-    metrics_tick((uint64_t)(pool_now_ns() - t0));
+    metrics_tick((uint64_t)(clock_mono_ns() - t0));
 }
 
 /* ---- life cycle ------------------------------------------------------------------- */
