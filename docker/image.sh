@@ -167,6 +167,10 @@ build() {
     from=$(base)
     say "building $IMAGE with $ENGINE on $from"
     if [ "$ENGINE" = podman ]; then
+        # shellcheck disable=SC3045 # dash and bash both have ulimit -H
+        hard=$(ulimit -Hn)
+        [ "$hard" = unlimited ] || [ "$hard" -ge 16384 ] ||
+            die "the hard open-files limit ($hard) is below containers.conf's nofile (16384)"
         # --format docker: the default OCI format silently drops HEALTHCHECK.
         set -- --format docker --pull=never
     else
