@@ -143,3 +143,27 @@ bench-rooms: build
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD) build-gcc build-clang
+
+# The container image (docker/): built with docker or podman, whichever
+# works here (a docker client without a daemon does not count); when no
+# registry serves the Debian base, it is made once with debootstrap and
+# cached. docker/image.sh says how; podman runs with docker/containers.conf.
+IMAGE ?= flockd:latest
+
+.PHONY: image-deps image-base image image-test
+
+# Podman and its helpers when no engine works, debootstrap, podman-compose,
+# the image test's Python modules; nothing when all are there.
+image-deps:
+	docker/image.sh deps
+
+image-base: image-deps
+	docker/image.sh base
+
+image: image-deps
+	IMAGE=$(IMAGE) docker/image.sh build
+
+# Runs the image as a user would (tests/image/test_image.py): health,
+# viewer, snapshots, non-root user, SIGTERM, admin token, the compose file.
+image-test: image
+	IMAGE=$(IMAGE) /usr/bin/python3 tests/image/test_image.py
