@@ -31,6 +31,8 @@ struct queued {
     char message[PROTO_MESSAGE_MAX];
 };
 
+_Static_assert(PROTO_GROUPS == SIM_GROUPS, "the wire's group ids are the world's");
+
 #define RESERVE      256  /* queue slots only the server's own commands may use */
 #define LATE_SAMPLES 1024 /* recent tick start delays kept for the p99 */
 
@@ -56,8 +58,10 @@ struct room {
     uint64_t frame_seq;
     unsigned char *scratch; /* snapshot encode buffer */
     size_t scratch_cap;
-    struct queued *batch;          /* commands taken off the ring this tick */
-    struct obstacle_owner *owners; /* one per obstacle, max_obstacles */
+    struct proto_obstacle *view_obstacles;          /* the world's, for the codec */
+    struct proto_target view_targets[PROTO_GROUPS]; /* its active targets, for the codec */
+    struct queued *batch;                           /* commands taken off the ring this tick */
+    struct obstacle_owner *owners;                  /* one per obstacle, max_obstacles */
     uint32_t nowners;
 
     pthread_mutex_t lock;
@@ -244,16 +248,51 @@ static size_t reply_ack(char *buf, size_t cap, const struct proto_command *c, ui
 
 /* ---- snapshots ---------------------------------------------------------------- */
 
+/*
+ * The world as the snapshot codec sees it: the boids' arrays as they are,
+ * obstacles and active targets copied into the room's arrays (the codec
+ * has types of its own). Valid until the world or those arrays change.
+ */
+static void snapshot_view(struct room *r, const struct sim_view *v, uint64_t wall_us,
+                          struct proto_snapshot_view *out)
+{
+    uint32_t targets = 0;
+    for (uint32_t k = 0; k < v->obstacle_count; k++) {
+        const struct sim_obstacle *o = &v->obstacles[k];
+        r->view_obstacles[k] = (struct proto_obstacle){o->id, o->x, o->y, o->r};
+    }
+    for (int g = 0; g < SIM_GROUPS; g++)
+        if (v->targets[g].active)
+            r->view_targets[targets++] =
+                (struct proto_target){(uint8_t)g, v->targets[g].x, v->targets[g].y};
+    *out = (struct proto_snapshot_view){
+        .tick = v->tick,
+        .server_time_us = wall_us,
+        .epoch = v->epoch,
+        .width = v->width,
+        .height = v->height,
+        .paused = r->paused,
+        .wrap = r->cfg.sim.edges == SIM_EDGES_WRAP,
+        .count = v->count,
+        .x = v->x,
+        .y = v->y,
+        .vx = v->vx,
+        .vy = v->vy,
+        .group = v->group,
+        .obstacle_count = v->obstacle_count,
+        .obstacles = r->view_obstacles,
+        .target_count = targets,
+        .targets = r->view_targets,
+    };
+}
+
 static void publish(struct room *r)
 {
     struct sim_view v;
+    struct proto_snapshot_view view;
     sim_view(r->world, &v);
-    struct proto_snapshot_meta meta = {
-        .server_time_us = (uint64_t)clock_wall_us(),
-        .paused = r->paused,
-        .wrap = sim_config(r->world)->edges == SIM_EDGES_WRAP,
-    };
-    ptrdiff_t len = proto_snapshot_encode(&v, &meta, r->scratch, r->scratch_cap);
+    snapshot_view(r, &v, (uint64_t)clock_wall_us(), &view);
+    ptrdiff_t len = proto_snapshot_encode(&view, r->scratch, r->scratch_cap);
     if (len < 0)
         return;
     struct frame *f = malloc(sizeof *f + r->cfg.frame_pre + (size_t)len);
@@ -262,7 +301,7 @@ static void publish(struct room *r)
     atomic_init(&f->refs, 1);
     f->seq = ++r->frame_seq;
     f->tick = v.tick;
-    f->time_us = (int64_t)meta.server_time_us;
+    f->time_us = (int64_t)view.server_time_us;
     f->pre = r->cfg.frame_pre;
     f->len = (size_t)len;
     memcpy(f->data + f->pre, r->scratch, (size_t)len);
@@ -324,6 +363,30 @@ const struct sim_config *room_sim_config(const struct room *r)
     return &r->cfg.sim;
 }
 
+void room_limits(const struct room *r, size_t max_message, struct proto_limits *out)
+{
+    *out = (struct proto_limits){.width = r->cfg.sim.width,
+                                 .height = r->cfg.sim.height,
+                                 .capacity = r->cfg.sim.capacity,
+                                 .max_message = max_message};
+}
+
+int room_status_from_sim(int sim_result)
+{
+    switch (sim_result) {
+    case SIM_ERANGE:
+        return PROTO_E_OUT_OF_RANGE;
+    case SIM_ECAPACITY:
+        return PROTO_E_CAPACITY;
+    case SIM_ENOENT:
+        return PROTO_E_NOT_FOUND;
+    case SIM_EINVAL:
+        return PROTO_E_BAD_ARG;
+    default:
+        return sim_result < 0 ? PROTO_E_INTERNAL : PROTO_OK;
+    }
+}
+
 const char *room_name(const struct room *r)
 {
     return r->name;
@@ -352,7 +415,7 @@ int room_welcome(struct room *r, const struct room_actor *who, char *buf, size_t
         .snapshot_hz = r->info.snapshot_hz,
         .width = r->info.width,
         .height = r->info.height,
-        .edges = r->cfg.sim.edges,
+        .wrap = r->cfg.sim.edges == SIM_EDGES_WRAP,
         .capacity = r->info.capacity,
         .max_obstacles = r->info.max_obstacles,
         .max_message = r->cfg.max_message,
@@ -422,7 +485,8 @@ struct room *room_create(const struct room_config *cfg, const char **err)
     r->ring = calloc(cfg->queue_len + RESERVE, sizeof *r->ring);
     r->batch = calloc(cfg->queue_len + RESERVE, sizeof *r->batch);
     r->owners = calloc(cfg->sim.max_obstacles + 1, sizeof *r->owners);
-    if (!r->world || !r->scratch || !r->ring || !r->batch || !r->owners) {
+    r->view_obstacles = calloc(cfg->sim.max_obstacles + 1, sizeof *r->view_obstacles);
+    if (!r->world || !r->scratch || !r->ring || !r->batch || !r->owners || !r->view_obstacles) {
         if (r->world)
             *err = "out of memory";
         room_destroy(r);
@@ -485,5 +549,6 @@ void room_destroy(struct room *r)
     free(r->ring);
     free(r->batch);
     free(r->owners);
+    free(r->view_obstacles);
     free(r);
 }

@@ -10,6 +10,10 @@
  * "latest" frame. Then it calls the notify hook so the network thread can
  * hand the frame to clients.
  *
+ * The room is where the simulation meets the protocol, which know nothing
+ * of each other: it hands the codec plain views of its world (snapshot,
+ * welcome, limits) and turns SIM_E* results into wire codes.
+ *
  * Never: sockets or lws calls (the network side owns those); membership
  * and roles (the lobby decides those and tells the room who sent what).
  * Threading: room_push*(), room_latest(), room_take_replies(),
@@ -138,6 +142,19 @@ void room_info(struct room *r, struct room_info *out);
 
 /* The world's configuration, fixed for the room's life (any thread). */
 const struct sim_config *room_sim_config(const struct room *r);
+
+/* The limits the room's commands are parsed against (proto_command_parse):
+ * its world's size and capacity, and max_message, the server's limit on a
+ * client message. Fixed for the room's life (any thread). */
+void room_limits(const struct room *r, size_t max_message, struct proto_limits *out);
+
+/*
+ * The wire code for a SIM_E* result of applying a command to the world:
+ * SIM_ERANGE -> out_of_range, SIM_ECAPACITY -> capacity, SIM_ENOENT ->
+ * not_found, SIM_EINVAL -> bad_arg, anything else negative -> internal;
+ * 0 and positive results (counts, ids) -> PROTO_OK.
+ */
+int room_status_from_sim(int sim_result);
 const char *room_name(const struct room *r);
 enum proto_mode room_mode(const struct room *r);
 
