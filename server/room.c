@@ -8,72 +8,19 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
-#include "room.h"
+#include "room_internal.h"
 
 #include "clock.h"
 #include "metrics.h"
-#include "pool.h"
 
-#include <errno.h>
 #include <math.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* A queued command, or a refusal found while parsing (refused != 0): both
- * wait their turn so each client's replies leave in the order it sent. */
-struct queued {
-    struct room_actor who;
-    int refused; /* a PROTO_E_* code, 0 for a command */
-    struct proto_command cmd;
-    char message[PROTO_MESSAGE_MAX];
-};
-
 _Static_assert(PROTO_GROUPS == SIM_GROUPS, "the wire's group ids are the world's");
 
-#define RESERVE      256  /* queue slots only the server's own commands may use */
-#define LATE_SAMPLES 1024 /* recent tick start delays kept for the p99 */
-
-/* Who added an obstacle, for ownership and quotas. */
-struct obstacle_owner {
-    uint32_t id;
-    uint64_t owner;
-};
-
-struct room {
-    struct room_config cfg;
-    char name[64];
-    struct sim_world *world;
-    struct pool_task task;
-    int scheduled;
-    atomic_int dirty;
-
-    /* Tick-thread state. */
-    int paused;
-    uint32_t steps_pending;  /* ticks to run while paused (step command) */
-    uint64_t snapshot_every; /* ticks per snapshot */
-    uint64_t since_snapshot;
-    uint64_t frame_seq;
-    unsigned char *scratch; /* snapshot encode buffer */
-    size_t scratch_cap;
-    struct proto_obstacle *view_obstacles;          /* the world's, for the codec */
-    struct proto_target view_targets[PROTO_GROUPS]; /* its active targets, for the codec */
-    struct queued *batch;                           /* commands taken off the ring this tick */
-    struct obstacle_owner *owners;                  /* one per obstacle, max_obstacles */
-    uint32_t nowners;
-
-    pthread_mutex_t lock;
-    struct queued *ring; /* bounded command queue */
-    uint32_t head, count;
-    struct room_reply *replies, **replies_tail;
-    struct frame *latest;
-    struct room_info info;
-    struct sim_params values;    /* group 0's parameters, for the welcome */
-    float late_ms[LATE_SAMPLES]; /* ring of recent tick start delays */
-    uint32_t late_next, late_count;
-};
+#define RESERVE 256 /* queue slots only the server's own commands may use */
 
 struct frame *frame_ref(struct frame *f)
 {
@@ -90,7 +37,7 @@ void frame_release(struct frame *f)
 
 /* ---- replies -------------------------------------------------------------- */
 
-static void add_reply(struct room *r, uint64_t client, int welcome, const char *text, size_t len)
+void room__add_reply(struct room *r, uint64_t client, int welcome, const char *text, size_t len)
 {
     if (client == 0) /* the server's own command: nobody to answer */
         return;
@@ -183,21 +130,14 @@ static uint32_t take_batch(struct room *r)
     return n;
 }
 
-/* Spreads n boids of group 0 uniformly over the world. */
-static void scatter(struct room *r, uint32_t n)
+void room__populate(struct room *r, uint32_t n)
 {
+    if (r->cfg.mode == PROTO_MODE_RTS) /* every group flocks with its own kind only */
+        sim_param_set(r->world, -1, "own_group_only", 1.0f);
     sim_scatter(r->world, n, 0);
 }
 
-/* In an RTS room every group flocks with its own kind only. */
-static void mode_params(struct room *r)
-{
-    if (r->cfg.mode == PROTO_MODE_RTS)
-        sim_param_set(r->world, -1, "own_group_only", 1.0f);
-}
-
-/* What a welcome reports right now: the tick and group 0's values. */
-static void refresh_welcome(struct room *r)
+void room__refresh_welcome(struct room *r)
 {
     struct sim_view v;
     sim_view(r->world, &v);
@@ -205,45 +145,6 @@ static void refresh_welcome(struct room *r)
     r->info.tick = v.tick;
     r->values = *sim_group_params(r->world, 0);
     pthread_mutex_unlock(&r->lock);
-}
-
-/* Ack with the fields an outcome carries (see room_apply.inc). */
-struct outcome;
-static size_t reply_ack(char *buf, size_t cap, const struct proto_command *c, uint64_t tick,
-                        const struct outcome *o);
-
-static size_t reply_error(char *buf, size_t cap, const char *id, int code, const char *message)
-{
-    int len = proto_reply_error(buf, cap, id, code, message);
-    return len > 0 ? (size_t)len : 0;
-}
-
-#include "room_apply.inc"
-
-static size_t reply_ack(char *buf, size_t cap, const struct proto_command *c, uint64_t tick,
-                        const struct outcome *o)
-{
-    struct proto_ack_field extra[6];
-    size_t n = 0;
-    if (c->kind == PROTO_CMD_OBSTACLE_ADD)
-        extra[n++] = (struct proto_ack_field){"obstacle", o->obstacle, NULL};
-    if (o->count >= 0)
-        extra[n++] = (struct proto_ack_field){"count", o->count, NULL};
-    if (o->until >= 0)
-        extra[n++] = (struct proto_ack_field){"until", o->until, NULL};
-    if (c->kind == PROTO_CMD_JOIN) {
-        const struct room_actor *who = o->who;
-        extra[n++] = (struct proto_ack_field){"room", 0, o->room};
-        extra[n++] = (struct proto_ack_field){"role", 0, proto_role_name(who->role)};
-        extra[n++] = (struct proto_ack_field){"client", (int64_t)who->client, NULL};
-        if (who->team >= 0) {
-            extra[n++] = (struct proto_ack_field){"team", who->team, NULL};
-            if (c->args.join.has_rejoin)
-                extra[n++] = (struct proto_ack_field){"rejoin", 0, c->args.join.rejoin};
-        }
-    }
-    int len = proto_reply_ack(buf, cap, c->id, tick, extra, n);
-    return len > 0 ? (size_t)len : 0;
 }
 
 /* ---- snapshots ---------------------------------------------------------------- */
@@ -435,7 +336,7 @@ static void room_tick(void *arg, int64_t late_ns)
     int64_t t0 = clock_mono_ns();
     uint32_t n = take_batch(r);
     for (uint32_t k = 0; k < n; k++)
-        apply_command(r, &r->batch[k]);
+        room__apply_command(r, &r->batch[k]);
     int stepping = !r->paused || r->steps_pending > 0;
     if (stepping) {
         sim_step(r->world);
@@ -498,8 +399,7 @@ struct room *room_create(const struct room_config *cfg, const char **err)
     if (r->snapshot_every < 1)
         r->snapshot_every = 1;
     r->since_snapshot = r->snapshot_every - 1; /* first tick publishes */
-    scatter(r, cfg->boids);
-    mode_params(r);
+    room__populate(r, cfg->boids);
     r->values = *sim_group_params(r->world, 0);
     r->task =
         (struct pool_task){.run = room_tick, .arg = r, .period_ns = (int64_t)(1e9 / cfg->tick_hz)};
