@@ -10,7 +10,6 @@
 
 #include "room_internal.h"
 
-#include "clock.h"
 #include "metrics.h"
 
 #include <math.h>
@@ -99,7 +98,7 @@ int room_push(struct room *r, const struct room_actor *who, const struct proto_c
         q->cmd = *cmd;
     }
     pthread_mutex_unlock(&r->lock);
-    return q ? 0 : -1;
+    return q ? 0 : PROTO_E_QUEUE_FULL;
 }
 
 int room_push_refusal(struct room *r, uint64_t client, const char *id, int code,
@@ -114,7 +113,7 @@ int room_push_refusal(struct room *r, uint64_t client, const char *id, int code,
         snprintf(q->message, sizeof q->message, "%s", message);
     }
     pthread_mutex_unlock(&r->lock);
-    return q ? 0 : -1;
+    return q ? 0 : PROTO_E_QUEUE_FULL;
 }
 
 /* Moves every queued command into r->batch; returns how many. */
@@ -187,12 +186,13 @@ static void snapshot_view(struct room *r, const struct sim_view *v, uint64_t wal
     };
 }
 
-static void publish(struct room *r)
+/* Encodes the world into a new latest frame stamped with wall_us. */
+static void publish(struct room *r, int64_t wall_us)
 {
     struct sim_view v;
     struct proto_snapshot_view view;
     sim_view(r->world, &v);
-    snapshot_view(r, &v, (uint64_t)clock_wall_us(), &view);
+    snapshot_view(r, &v, (uint64_t)wall_us, &view);
     ptrdiff_t len = proto_snapshot_encode(&view, r->scratch, r->scratch_cap);
     if (len < 0)
         return;
@@ -328,12 +328,19 @@ int room_welcome(struct room *r, const struct room_actor *who, char *buf, size_t
 
 /* ---- the tick ------------------------------------------------------------------ */
 
-/* One tick boundary: apply commands, step, maybe publish. Run by a pool
- * worker; late_ns: how long after its deadline the tick started. */
-static void room_tick(void *arg, int64_t late_ns)
+/* Keeps how late this tick started, for room_info's p99. */
+static void record_lateness(struct room *r, int64_t late_ns)
 {
-    struct room *r = arg;
-    int64_t t0 = clock_mono_ns();
+    pthread_mutex_lock(&r->lock);
+    r->late_ms[r->late_next] = (float)((double)late_ns / 1e6);
+    r->late_next = (r->late_next + 1) % LATE_SAMPLES;
+    if (r->late_count < LATE_SAMPLES)
+        r->late_count++;
+    pthread_mutex_unlock(&r->lock);
+}
+
+void room_tick(struct room *r, const struct pool_time *t)
+{
     uint32_t n = take_batch(r);
     for (uint32_t k = 0; k < n; k++)
         room__apply_command(r, &r->batch[k]);
@@ -347,20 +354,20 @@ static void room_tick(void *arg, int64_t late_ns)
     if (++r->since_snapshot >= r->snapshot_every) {
         r->since_snapshot = 0;
         update_info(r);
-        publish(r);
+        publish(r, t->wall_us);
         notify = 1;
     }
-    pthread_mutex_lock(&r->lock);
-    r->late_ms[r->late_next] = (float)((double)late_ns / 1e6);
-    r->late_next = (r->late_next + 1) % LATE_SAMPLES;
-    if (r->late_count < LATE_SAMPLES)
-        r->late_count++;
-    pthread_mutex_unlock(&r->lock);
+    record_lateness(r, t->late_ns);
     if (n > 0)
         atomic_store_explicit(&r->dirty, 1, memory_order_release);
     if (notify && r->cfg.notify)
         r->cfg.notify(r->cfg.notify_arg);
-    metrics_tick((uint64_t)(clock_mono_ns() - t0));
+}
+
+/* The room's pool task. */
+static void run_tick(void *arg, const struct pool_time *t)
+{
+    room_tick(arg, t);
 }
 
 /* ---- life cycle ------------------------------------------------------------------- */
@@ -402,7 +409,7 @@ struct room *room_create(const struct room_config *cfg, const char **err)
     room__populate(r, cfg->boids);
     r->values = *sim_group_params(r->world, 0);
     r->task =
-        (struct pool_task){.run = room_tick, .arg = r, .period_ns = (int64_t)(1e9 / cfg->tick_hz)};
+        (struct pool_task){.run = run_tick, .arg = r, .period_ns = (int64_t)(1e9 / cfg->tick_hz)};
     r->info = (struct room_info){
         .width = cfg->sim.width,
         .height = cfg->sim.height,
@@ -418,8 +425,9 @@ struct room *room_create(const struct room_config *cfg, const char **err)
 
 int room_schedule(struct room *r, struct pool *p)
 {
-    if (pool_add(p, &r->task) < 0)
-        return -1;
+    int rc = pool_add(p, &r->task);
+    if (rc < 0)
+        return rc;
     r->scheduled = 1;
     return 0;
 }
