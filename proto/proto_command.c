@@ -531,7 +531,16 @@ const char *proto_cmd_name(enum proto_cmd kind)
 
 /* ---- the gates ---------------------------------------------------------- */
 
-/* Lexical checks cJSON does not make, in one pass over the raw text. */
+/*
+ * Lexical checks cJSON does not make, in one pass over the raw text, before
+ * cJSON sees it. A deliberate hardening layer, not a second parser: cJSON
+ * (1.7.15) accepts what RFC 8259 and PROTOCOL.md §5.3 refuse (leading
+ * zeros, "1.", numbers of any length with "1e999" read as infinity,
+ * invalid UTF-8 passed through byte for byte, "\u0000" silently cutting a
+ * string short) and nests 1000 levels deep by recursion. Refused here,
+ * before cJSON allocates anything, every accepted message is exactly what
+ * the protocol allows and a hostile one costs one linear scan.
+ */
 static int prescan(struct ctx *c, const char *s, size_t n)
 {
     int depth = 0;
