@@ -4,10 +4,10 @@
  *   gen_vectors DIR
  *
  * For each vector below it encodes the listed state with flockproto and
- * writes NAME.bin and NAME.json (the content in full:
- * header fields, runs, per-boid quantized and decoded values with the
- * floats they came from, obstacles, targets), then invalid.json (mutated
- * snapshots every decoder must refuse, with the code) and index.json.
+ * writes NAME.bin and NAME.json (the content in full: header fields, runs,
+ * per-boid quantized and decoded values with the floats they came from,
+ * obstacles, targets), then invalid.json (mutated snapshots every decoder
+ * must refuse, with the code) and index.json.
  * commands.json is written by hand. Run it only when the format changes,
  * and review the diff: the vectors are the format's contract.
  */

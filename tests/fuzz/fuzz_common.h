@@ -1,8 +1,8 @@
 /*
  * fuzz_common — what the libFuzzer targets share: the entry point
  * prototypes, an abort that says why, an independent UTF-8 decoder, the
- * limits of a default world, and the check that ack and error replies are valid JSON carrying an id
- * back byte for byte (PROTOCOL.md §5.1, §6).
+ * limits of a default world, and the check that ack and error replies are
+ * valid JSON carrying an id back byte for byte (PROTOCOL.md §5.1, §6).
  *
  * A failed check prints one line to stderr and calls abort(); libFuzzer
  * reports that as a crash and saves the input. Nothing here allocates

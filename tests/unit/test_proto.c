@@ -192,6 +192,7 @@ static void add_obstacle(struct state *s, uint32_t id, float x, float y, float r
 /* Appends a target; the caller keeps groups in ascending order. */
 static void add_target(struct state *s, uint8_t group, float x, float y)
 {
+    assert_true(s->v.target_count < PROTO_GROUPS);
     s->targets[s->v.target_count++] = (struct proto_target){group, x, y};
 }
 
