@@ -1,9 +1,7 @@
 /*
- * proto.c — status names and the mapping from simulation results.
+ * proto.c — status names.
  */
 #include "proto.h"
-
-#include "sim.h"
 
 struct status_name {
     int status;
@@ -48,20 +46,4 @@ const char *proto_status_name(int status)
 int proto_status_is_wire(int status)
 {
     return status <= PROTO_E_BAD_JSON && status >= PROTO_E_INTERNAL;
-}
-
-int proto_status_from_sim(int sim_result)
-{
-    switch (sim_result) {
-    case SIM_ERANGE:
-        return PROTO_E_OUT_OF_RANGE;
-    case SIM_ECAPACITY:
-        return PROTO_E_CAPACITY;
-    case SIM_ENOENT:
-        return PROTO_E_NOT_FOUND;
-    case SIM_EINVAL:
-        return PROTO_E_BAD_ARG;
-    default:
-        return sim_result < 0 ? PROTO_E_INTERNAL : PROTO_OK;
-    }
 }

@@ -7,7 +7,9 @@
  * state in binary frames (proto_snapshot.h). This header holds their common
  * constants and the one error convention of the codec.
  *
- * Never: I/O, sockets, clocks, threads, allocation, mutable globals. Every
+ * Never: I/O, sockets, clocks, threads, allocation, mutable globals, the
+ * simulation (proto knows the flocking core only through the parameter
+ * registry, params.h, which the protocol describes to clients). Every
  * function works on memory the caller passes in.
  *
  * Threading: every function of this header is reentrant.
@@ -22,11 +24,13 @@
 #define FLOCKD_PROTO_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define PROTO_VERSION             1          /* protocol and snapshot version */
 #define PROTO_SUBPROTOCOL         "flock.v1" /* WebSocket subprotocol of PROTO_VERSION */
 #define PROTO_WS_PATH             "/ws"
 #define PROTO_DEFAULT_MAX_MESSAGE 4096 /* bytes of one client message */
+#define PROTO_GROUPS              256  /* group ids 0..255: one byte on the wire */
 
 enum proto_status {
     PROTO_OK = 0,
@@ -66,11 +70,23 @@ const char *proto_status_name(int status);
 int proto_status_is_wire(int status);
 
 /*
- * The wire error code for a SIM_E* result of applying a command: SIM_ERANGE
- * -> out_of_range, SIM_ECAPACITY -> capacity, SIM_ENOENT -> not_found,
- * SIM_EINVAL -> bad_arg, anything else negative -> internal; 0 and
- * positive results -> PROTO_OK.
+ * Little-endian unsigned integers of n bytes (1..8) at p, as every
+ * multi-byte field of the binary formats (snapshots, flockctl recordings)
+ * is stored: byte by byte, so neither the host's endianness nor alignment
+ * matters. Inline: the snapshot encoder calls them per boid.
  */
-int proto_status_from_sim(int sim_result);
+static inline uint64_t proto_get_le(const uint8_t *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static inline void proto_put_le(uint8_t *p, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
 
 #endif

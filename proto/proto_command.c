@@ -25,7 +25,7 @@
 #endif
 
 #define SHOWN_MAX  40 /* an untrusted name quoted in a message: 32 bytes + "..." */
-#define GROUP_MAX  (SIM_GROUPS - 1)
+#define GROUP_MAX  (PROTO_GROUPS - 1)
 #define UINT32_TOP 4294967295.0
 
 struct ctx {
@@ -45,15 +45,6 @@ struct cmd_entry {
     cmd_parse_fn parse;
     cmd_format_fn format;
 };
-
-void proto_limits_from_config(struct proto_limits *lim, const struct sim_config *cfg,
-                              size_t max_message)
-{
-    *lim = (struct proto_limits){.width = cfg->width,
-                                 .height = cfg->height,
-                                 .capacity = cfg->capacity,
-                                 .max_message = max_message};
-}
 
 /* ---- errors ------------------------------------------------------------- */
 
@@ -259,7 +250,7 @@ static int parse_seek_clear(struct ctx *c, struct proto_command *out)
 static int parse_obstacle_add(struct ctx *c, struct proto_command *out)
 {
     struct proto_obstacle_add_args *a = &out->args.obstacle_add;
-    float r_max = 0.25f * fminf(c->lim->width, c->lim->height); /* as sim_obstacle_add */
+    float r_max = 0.25f * fminf(c->lim->width, c->lim->height); /* PROTOCOL.md §5.4 */
     int rc = read_x(c, &a->x);
     if (!rc)
         rc = read_y(c, &a->y);
@@ -540,7 +531,16 @@ const char *proto_cmd_name(enum proto_cmd kind)
 
 /* ---- the gates ---------------------------------------------------------- */
 
-/* Lexical checks cJSON does not make, in one pass over the raw text. */
+/*
+ * Lexical checks cJSON does not make, in one pass over the raw text, before
+ * cJSON sees it. A deliberate hardening layer, not a second parser: cJSON
+ * (1.7.15) accepts what RFC 8259 and PROTOCOL.md §5.3 refuse (leading
+ * zeros, "1.", numbers of any length with "1e999" read as infinity,
+ * invalid UTF-8 passed through byte for byte, "\u0000" silently cutting a
+ * string short) and nests 1000 levels deep by recursion. Refused here,
+ * before cJSON allocates anything, every accepted message is exactly what
+ * the protocol allows and a hostile one costs one linear scan.
+ */
 static int prescan(struct ctx *c, const char *s, size_t n)
 {
     int depth = 0;

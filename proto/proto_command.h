@@ -28,7 +28,6 @@
 
 #include "params.h"
 #include "proto.h"
-#include "sim.h"
 
 #define PROTO_ID_STRING_MAX  64  /* bytes of a string id, decoded */
 #define PROTO_ID_TEXT_MAX    390 /* buffer for an id's JSON text: "..." with \uXXXX escapes */
@@ -42,16 +41,13 @@
 #define PROTO_TOKEN_MAX      128 /* bytes of printable UTF-8 */
 #define PROTO_MESSAGE_MAX    160 /* bytes of a proto_error message, NUL included */
 
-/* What the range checks are against: the room's world and server settings. */
+/* What the range checks are against: the room's world and server settings
+ * (the server fills it in from its room). */
 struct proto_limits {
-    float width, height; /* world size, as in sim_config */
+    float width, height; /* world size, world units */
     uint32_t capacity;   /* max boids */
     size_t max_message;  /* bytes; longer text is too_large; 0 = no limit */
 };
-
-/* Fills *lim from a world config and the server's message size limit. */
-void proto_limits_from_config(struct proto_limits *lim, const struct sim_config *cfg,
-                              size_t max_message);
 
 enum proto_cmd {
     PROTO_CMD_PING,
@@ -111,7 +107,7 @@ struct proto_despawn_args {
 };
 
 struct proto_param_value {
-    const struct sim_param_desc *desc; /* points into the sim registry */
+    const struct sim_param_desc *desc; /* points into the registry (params.h) */
     float value;                       /* valid for desc (sim_param_valid) */
 };
 

@@ -284,21 +284,26 @@ static void put_escaped(struct proto_json_writer *w, const char *s)
     }
 }
 
+/* Appends s as a JSON string, quotes included. */
+static void put_quoted(struct proto_json_writer *w, const char *s)
+{
+    put(w, "\"", 1);
+    put_escaped(w, s);
+    put(w, "\"", 1);
+}
+
 void proto_json_key(struct proto_json_writer *w, const char *key)
 {
     begin_value(w);
-    put(w, "\"", 1);
-    put_escaped(w, key);
-    put(w, "\":", 2);
+    put_quoted(w, key);
+    put(w, ":", 1);
     w->after_key = 1;
 }
 
 void proto_json_str(struct proto_json_writer *w, const char *s)
 {
     begin_value(w);
-    put(w, "\"", 1);
-    put_escaped(w, s);
-    put(w, "\"", 1);
+    put_quoted(w, s);
     w->need_comma = 1;
 }
 

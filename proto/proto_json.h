@@ -12,6 +12,17 @@
  * invalid UTF-8 is replaced by U+FFFD, so the output is always valid JSON
  * in valid UTF-8 (a WebSocket text frame must be valid UTF-8).
  *
+ * Why not cJSON_PrintPreallocated() over a cJSON tree: every command's
+ * reply is built on its room's tick thread, and a tree costs allocations
+ * per member. Measured (clang -O3, best of 15 runs of 100,000 on the 2-core
+ * build machine, under load), the same builders over cJSON, producing the
+ * same bytes, took about 500 ns per ack ({"type","id","tick","obstacle"})
+ * against 190-210 ns here, and 30 us per welcome against 21 us. The same
+ * bytes need numbers added as raw text anyway: cJSON prints a float32 as
+ * the double it widens to (0.3f as 0.30000001192092896, where PROTOCOL.md
+ * §6.1 wants 0.3) and, with its own numbers, took 850 ns per ack. It also
+ * passes invalid UTF-8 through.
+ *
  * Never: I/O, allocation, globals. Threading: reentrant.
  */
 #ifndef FLOCKD_PROTO_JSON_H

@@ -27,7 +27,7 @@ static void put_world(struct proto_json_writer *w, const struct proto_welcome *i
     proto_json_open(w, '{');
     proto_json_member_float(w, "width", in->width);
     proto_json_member_float(w, "height", in->height);
-    proto_json_member_str(w, "edges", in->edges == SIM_EDGES_WRAP ? "wrap" : "contain");
+    proto_json_member_str(w, "edges", in->wrap ? "wrap" : "contain");
     proto_json_member_u64(w, "capacity", in->capacity);
     proto_json_member_u64(w, "max_obstacles", in->max_obstacles);
     proto_json_close(w, '}');

@@ -22,7 +22,6 @@
 #include "params.h"
 #include "proto.h"
 #include "proto_command.h"
-#include "sim.h"
 
 #define PROTO_SERVER_NAME   "flockd"
 #define PROTO_WELCOME_BYTES 8192 /* enough for the welcome of the current registry */
@@ -33,8 +32,8 @@ struct proto_welcome {
     uint64_t client;             /* connection id assigned by the server */
     uint64_t tick;               /* the room's current tick */
     double tick_hz, snapshot_hz; /* simulation and broadcast rates */
-    float width, height;
-    enum sim_edges edges;
+    float width, height;         /* world size, world units */
+    int wrap;                    /* edges wrap (torus); 0 = contain */
     uint32_t capacity, max_obstacles;
     size_t max_message;              /* bytes */
     const struct sim_params *values; /* group 0's current values; NULL = registry defaults */

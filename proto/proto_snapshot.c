@@ -2,7 +2,7 @@
  * proto_snapshot.c — snapshot encoder and decoder (layout in PROTOCOL.md §4).
  *
  * Every multi-byte field is written and read byte by byte in little-endian
- * order, so neither the host's endianness nor alignment matters.
+ * order (proto.h), so neither the host's endianness nor alignment matters.
  */
 #include "proto_snapshot.h"
 
@@ -32,26 +32,23 @@ enum {
     OFF_TARGETS = 42,
 };
 
-/* ---- little-endian bytes ------------------------------------------------ */
+/* ---- little-endian bytes (proto_get_le/proto_put_le, proto.h) ---------- */
 
 static uint8_t *put_u16(uint8_t *p, uint16_t v)
 {
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
+    proto_put_le(p, v, 2);
     return p + 2;
 }
 
 static uint8_t *put_u32(uint8_t *p, uint32_t v)
 {
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
+    proto_put_le(p, v, 4);
     return p + 4;
 }
 
 static uint8_t *put_u64(uint8_t *p, uint64_t v)
 {
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
+    proto_put_le(p, v, 8);
     return p + 8;
 }
 
@@ -64,17 +61,12 @@ static uint8_t *put_f32(uint8_t *p, float v)
 
 static uint16_t get_u16(const uint8_t *p)
 {
-    return (uint16_t)(p[0] | p[1] << 8);
+    return (uint16_t)proto_get_le(p, 2);
 }
 
 static uint32_t get_u32(const uint8_t *p)
 {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get_u64(const uint8_t *p)
-{
-    return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
+    return (uint32_t)proto_get_le(p, 4);
 }
 
 static float get_f32(const uint8_t *p)
@@ -118,6 +110,29 @@ double proto_dequantize_heading(uint8_t h)
     return (double)h * PI / 128.0;
 }
 
+/* ---- the format's rules (PROTOCOL.md §4.6), for encoder and decoder ---- */
+
+/* A world size: finite and > 0. */
+static int size_ok(float v)
+{
+    return v > 0.0f && isfinite(v);
+}
+
+/* Obstacle k (prev: obstacle k - 1, NULL for the first): ids strictly
+ * ascending from 1, finite, r > 0. */
+static int obstacle_ok(const struct proto_obstacle *o, const struct proto_obstacle *prev)
+{
+    return o->id > (prev ? prev->id : 0) && isfinite(o->x) && isfinite(o->y) && isfinite(o->r) &&
+           o->r > 0.0f;
+}
+
+/* Target k (prev: target k - 1, NULL for the first): groups strictly
+ * ascending, finite. */
+static int target_ok(const struct proto_target *t, const struct proto_target *prev)
+{
+    return (!prev || t->group > prev->group) && isfinite(t->x) && isfinite(t->y);
+}
+
 /* ---- encoding ----------------------------------------------------------- */
 
 size_t proto_snapshot_size(uint32_t boids, uint32_t runs, uint32_t obstacles, uint32_t targets)
@@ -140,12 +155,12 @@ size_t proto_snapshot_max_size(uint32_t capacity, uint32_t max_obstacles)
 
 /* Counts of a view, checked against the format's rules. */
 struct plan {
-    uint32_t runs, targets;
+    uint32_t runs;
     size_t size;
 };
 
 /* Counts group runs; fails if groups are not in ascending order. */
-static int count_runs(const struct sim_view *v, uint32_t *runs)
+static int count_runs(const struct proto_snapshot_view *v, uint32_t *runs)
 {
     *runs = v->count > 0;
     for (uint32_t i = 1; i < v->count; i++) {
@@ -156,71 +171,62 @@ static int count_runs(const struct sim_view *v, uint32_t *runs)
     return 0;
 }
 
-static int check_obstacles(const struct sim_view *v)
+static int check_obstacles(const struct proto_snapshot_view *v)
 {
     if (v->obstacle_count > PROTO_SNAPSHOT_MAX_OBSTACLES)
         return PROTO_E_UNENCODABLE;
-    for (uint32_t k = 0; k < v->obstacle_count; k++) {
-        const struct sim_obstacle *o = &v->obstacles[k];
-        uint32_t prev = k ? v->obstacles[k - 1].id : 0;
-        if (o->id <= prev || !isfinite(o->x) || !isfinite(o->y) || !(o->r > 0.0f) ||
-            !isfinite(o->r))
+    for (uint32_t k = 0; k < v->obstacle_count; k++)
+        if (!obstacle_ok(&v->obstacles[k], k ? &v->obstacles[k - 1] : NULL))
             return PROTO_E_UNENCODABLE;
-    }
     return 0;
 }
 
-static int count_targets(const struct sim_view *v, uint32_t *targets)
+static int check_targets(const struct proto_snapshot_view *v)
 {
-    *targets = 0;
-    for (int g = 0; g < SIM_GROUPS; g++) {
-        const struct sim_target *t = &v->targets[g];
-        if (!t->active)
-            continue;
-        if (!isfinite(t->x) || !isfinite(t->y))
+    if (v->target_count > PROTO_SNAPSHOT_MAX_TARGETS)
+        return PROTO_E_UNENCODABLE;
+    for (uint32_t k = 0; k < v->target_count; k++)
+        if (!target_ok(&v->targets[k], k ? &v->targets[k - 1] : NULL))
             return PROTO_E_UNENCODABLE;
-        ++*targets;
-    }
     return 0;
 }
 
-static int plan_view(const struct sim_view *v, struct plan *p)
+static int plan_view(const struct proto_snapshot_view *v, struct plan *p)
 {
-    if (!(v->width > 0.0f) || !isfinite(v->width) || !(v->height > 0.0f) || !isfinite(v->height))
+    if (!size_ok(v->width) || !size_ok(v->height))
         return PROTO_E_UNENCODABLE;
     int rc = count_runs(v, &p->runs);
     if (rc == 0)
         rc = check_obstacles(v);
     if (rc == 0)
-        rc = count_targets(v, &p->targets);
+        rc = check_targets(v);
     if (rc == 0)
-        p->size = proto_snapshot_size(v->count, p->runs, v->obstacle_count, p->targets);
+        p->size = proto_snapshot_size(v->count, p->runs, v->obstacle_count, v->target_count);
     return rc;
 }
 
-static uint8_t *put_header(uint8_t *buf, const struct sim_view *v,
-                           const struct proto_snapshot_meta *m, const struct plan *p)
+static uint8_t *put_header(uint8_t *buf, const struct proto_snapshot_view *v, const struct plan *p)
 {
     buf[OFF_MAGIC] = 'F';
     buf[OFF_MAGIC + 1] = 'K';
     buf[OFF_VERSION] = PROTO_VERSION;
     buf[OFF_TYPE] = PROTO_SNAPSHOT_TYPE;
-    buf[OFF_FLAGS] = (uint8_t)((m->paused ? PROTO_SNAPSHOT_FLAG_PAUSED : 0u) |
-                               (m->wrap ? PROTO_SNAPSHOT_FLAG_WRAP : 0u));
+    buf[OFF_FLAGS] = (uint8_t)((v->paused ? PROTO_SNAPSHOT_FLAG_PAUSED : 0u) |
+                               (v->wrap ? PROTO_SNAPSHOT_FLAG_WRAP : 0u));
     buf[OFF_RESERVED] = 0;
     put_u16(buf + OFF_RUNS, (uint16_t)p->runs);
     put_u64(buf + OFF_TICK, v->tick);
-    put_u64(buf + OFF_TIME, m->server_time_us);
+    put_u64(buf + OFF_TIME, v->server_time_us);
     put_f32(buf + OFF_WIDTH, v->width);
     put_f32(buf + OFF_HEIGHT, v->height);
     put_u32(buf + OFF_EPOCH, v->epoch);
     put_u32(buf + OFF_BOIDS, v->count);
     put_u16(buf + OFF_OBSTACLES, (uint16_t)v->obstacle_count);
-    put_u16(buf + OFF_TARGETS, (uint16_t)p->targets);
+    put_u16(buf + OFF_TARGETS, (uint16_t)v->target_count);
     return buf + PROTO_SNAPSHOT_HEADER_SIZE;
 }
 
-static uint8_t *put_runs(uint8_t *p, const struct sim_view *v)
+static uint8_t *put_runs(uint8_t *p, const struct proto_snapshot_view *v)
 {
     for (uint32_t i = 0; i < v->count;) {
         uint32_t end = i + 1;
@@ -233,7 +239,7 @@ static uint8_t *put_runs(uint8_t *p, const struct sim_view *v)
     return p;
 }
 
-static uint8_t *put_boids(uint8_t *p, const struct sim_view *v)
+static uint8_t *put_boids(uint8_t *p, const struct proto_snapshot_view *v)
 {
     for (uint32_t i = 0; i < v->count; i++) {
         p = put_u16(p, proto_quantize_pos(v->x[i], v->width));
@@ -243,27 +249,24 @@ static uint8_t *put_boids(uint8_t *p, const struct sim_view *v)
     return p;
 }
 
-static uint8_t *put_obstacles_targets(uint8_t *p, const struct sim_view *v)
+static uint8_t *put_obstacles_targets(uint8_t *p, const struct proto_snapshot_view *v)
 {
     for (uint32_t k = 0; k < v->obstacle_count; k++) {
-        const struct sim_obstacle *o = &v->obstacles[k];
+        const struct proto_obstacle *o = &v->obstacles[k];
         p = put_u32(p, o->id);
         p = put_f32(p, o->x);
         p = put_f32(p, o->y);
         p = put_f32(p, o->r);
     }
-    for (int g = 0; g < SIM_GROUPS; g++) {
-        if (!v->targets[g].active)
-            continue;
-        *p++ = (uint8_t)g;
-        p = put_f32(p, v->targets[g].x);
-        p = put_f32(p, v->targets[g].y);
+    for (uint32_t k = 0; k < v->target_count; k++) {
+        *p++ = v->targets[k].group;
+        p = put_f32(p, v->targets[k].x);
+        p = put_f32(p, v->targets[k].y);
     }
     return p;
 }
 
-ptrdiff_t proto_snapshot_encode(const struct sim_view *view, const struct proto_snapshot_meta *meta,
-                                uint8_t *buf, size_t cap)
+ptrdiff_t proto_snapshot_encode(const struct proto_snapshot_view *view, uint8_t *buf, size_t cap)
 {
     struct plan plan;
     int rc = plan_view(view, &plan);
@@ -271,7 +274,7 @@ ptrdiff_t proto_snapshot_encode(const struct sim_view *view, const struct proto_
         return rc;
     if (!buf || plan.size > cap || plan.size > PTRDIFF_MAX)
         return PROTO_E_NOSPACE;
-    uint8_t *p = put_header(buf, view, meta, &plan);
+    uint8_t *p = put_header(buf, view, &plan);
     p = put_runs(p, view);
     p = put_boids(p, view);
     p = put_obstacles_targets(p, view);
@@ -301,8 +304,8 @@ static void read_header(const uint8_t *buf, struct proto_snapshot_header *h)
     h->type = buf[OFF_TYPE];
     h->flags = buf[OFF_FLAGS];
     h->run_count = get_u16(buf + OFF_RUNS);
-    h->tick = get_u64(buf + OFF_TICK);
-    h->server_time_us = get_u64(buf + OFF_TIME);
+    h->tick = proto_get_le(buf + OFF_TICK, 8);
+    h->server_time_us = proto_get_le(buf + OFF_TIME, 8);
     h->width = get_f32(buf + OFF_WIDTH);
     h->height = get_f32(buf + OFF_HEIGHT);
     h->epoch = get_u32(buf + OFF_EPOCH);
@@ -313,9 +316,9 @@ static void read_header(const uint8_t *buf, struct proto_snapshot_header *h)
 
 static int header_values_ok(const uint8_t *buf, const struct proto_snapshot_header *h)
 {
-    return (h->flags & ~KNOWN_FLAGS) == 0 && buf[OFF_RESERVED] == 0 && h->width > 0.0f &&
-           isfinite(h->width) && h->height > 0.0f && isfinite(h->height) &&
-           h->run_count <= PROTO_SNAPSHOT_MAX_RUNS && h->target_count <= PROTO_SNAPSHOT_MAX_TARGETS;
+    return (h->flags & ~KNOWN_FLAGS) == 0 && buf[OFF_RESERVED] == 0 && size_ok(h->width) &&
+           size_ok(h->height) && h->run_count <= PROTO_SNAPSHOT_MAX_RUNS &&
+           h->target_count <= PROTO_SNAPSHOT_MAX_TARGETS;
 }
 
 int proto_snapshot_decode_header(const uint8_t *buf, size_t len, struct proto_snapshot_header *h)
@@ -375,9 +378,7 @@ static const uint8_t *get_obstacles(const uint8_t *p, struct proto_snapshot *s, 
         struct proto_obstacle *o = &s->obstacles[k];
         *o = (struct proto_obstacle){
             .id = get_u32(p), .x = get_f32(p + 4), .y = get_f32(p + 8), .r = get_f32(p + 12)};
-        uint32_t prev = k ? s->obstacles[k - 1].id : 0;
-        if (o->id <= prev || !isfinite(o->x) || !isfinite(o->y) || !isfinite(o->r) ||
-            !(o->r > 0.0f))
+        if (!obstacle_ok(o, k ? &s->obstacles[k - 1] : NULL))
             *rc = PROTO_E_BAD_VALUE;
     }
     return p;
@@ -388,7 +389,7 @@ static void get_targets(const uint8_t *p, struct proto_snapshot *s, int *rc)
     for (uint32_t k = 0; k < s->h.target_count; k++, p += PROTO_SNAPSHOT_TARGET_SIZE) {
         struct proto_target *t = &s->targets[k];
         *t = (struct proto_target){.group = p[0], .x = get_f32(p + 1), .y = get_f32(p + 5)};
-        if ((k && t->group <= s->targets[k - 1].group) || !isfinite(t->x) || !isfinite(t->y))
+        if (!target_ok(t, k ? &s->targets[k - 1] : NULL))
             *rc = PROTO_E_BAD_VALUE;
     }
 }

@@ -1,22 +1,25 @@
 /*
  * proto_snapshot — the binary snapshot (PROTOCOL.md §4), both directions.
  *
- * The server encodes each room's state once per snapshot from a sim_view
- * into one buffer that every client of the room receives. Clients (and the
- * tests) decode a buffer into caller-provided arrays. The layout is fixed
- * and little-endian: a 44-byte header, then 5 bytes per group run, exactly
- * 5 bytes per boid (u16 x, u16 y, u8 heading), 16 per obstacle, 9 per
- * active target.
+ * The server encodes each room's state once per snapshot from a plain view
+ * (struct proto_snapshot_view: arrays, counts, world size, flags; the room
+ * adapts its world to it) into one buffer that every client of the room
+ * receives. Clients (and the tests) decode a buffer into caller-provided
+ * arrays. The layout is fixed and little-endian: a 44-byte header, then 5
+ * bytes per group run, exactly 5 bytes per boid (u16 x, u16 y, u8
+ * heading), 16 per obstacle, 9 per active target.
  *
- * Never: I/O, clocks (the server's time comes in through the meta struct),
- * allocation, globals. The decoder trusts nothing: every length, count and
- * value is checked before use and no byte outside buf[0..len) is read.
+ * Never: I/O, clocks (the server's time comes in through the view),
+ * allocation, globals, the simulation's types. The decoder trusts nothing:
+ * every length, count and value is checked before use and no byte outside
+ * buf[0..len) is read.
  *
  * Memory: the codec allocates nothing; every buffer and array belongs to
  * the caller, sized with proto_snapshot_size()/_max_size() or from a
  * header read by proto_snapshot_decode_header().
  *
- * Threading: reentrant; a view must not be mutated while it is encoded.
+ * Threading: reentrant; a view's arrays must not be mutated while it is
+ * encoded.
  *
  * Errors: negative enum proto_status (proto.h).
  */
@@ -27,7 +30,6 @@
 #include <stdint.h>
 
 #include "proto.h"
-#include "sim.h"
 
 #define PROTO_SNAPSHOT_TYPE          1 /* header byte 3 */
 #define PROTO_SNAPSHOT_HEADER_SIZE   44
@@ -35,20 +37,46 @@
 #define PROTO_SNAPSHOT_BOID_SIZE     5
 #define PROTO_SNAPSHOT_OBSTACLE_SIZE 16
 #define PROTO_SNAPSHOT_TARGET_SIZE   9
-#define PROTO_SNAPSHOT_MAX_RUNS      256   /* one per group */
-#define PROTO_SNAPSHOT_MAX_OBSTACLES 65535 /* u16 count */
-#define PROTO_SNAPSHOT_MAX_TARGETS   256
+#define PROTO_SNAPSHOT_MAX_RUNS      PROTO_GROUPS /* one per group */
+#define PROTO_SNAPSHOT_MAX_OBSTACLES 65535        /* u16 count */
+#define PROTO_SNAPSHOT_MAX_TARGETS   PROTO_GROUPS /* one per group */
 
 #define PROTO_SNAPSHOT_FLAG_PAUSED 0x01u
 #define PROTO_SNAPSHOT_FLAG_WRAP   0x02u
 
+/* An obstacle as the snapshot carries it (both directions). */
+struct proto_obstacle {
+    uint32_t id;
+    float x, y, r;
+};
+
+/* A group's seek target as the snapshot carries it (both directions). */
+struct proto_target {
+    uint8_t group;
+    float x, y;
+};
+
 /* ---- encoding (server) ---- */
 
-/* What the encoder needs beyond the world's view. */
-struct proto_snapshot_meta {
+/*
+ * Everything one snapshot carries, as plain values and arrays the caller
+ * owns. Boids are in the order clients index them, sorted by group.
+ */
+struct proto_snapshot_view {
+    uint64_t tick;
     uint64_t server_time_us; /* server wall clock, microseconds since the Unix epoch */
+    uint32_t epoch;          /* bumped whenever boid order or count changes */
+    float width, height;     /* world size, world units */
     int paused;              /* the room is paused */
     int wrap;                /* edges wrap (torus); 0 = contain */
+    uint32_t count;          /* boids */
+    const float *x, *y;      /* count positions, world units */
+    const float *vx, *vy;    /* count velocities: only their direction is sent */
+    const uint8_t *group;    /* count group ids, ascending */
+    uint32_t obstacle_count;
+    const struct proto_obstacle *obstacles; /* ids strictly ascending, from 1 */
+    uint32_t target_count;
+    const struct proto_target *targets; /* active targets only, groups strictly ascending */
 };
 
 /* Exact encoded size for these counts. */
@@ -63,10 +91,10 @@ size_t proto_snapshot_max_size(uint32_t capacity, uint32_t max_obstacles);
  * PROTO_E_NOSPACE if cap is too small (nothing useful written),
  * PROTO_E_UNENCODABLE if the view breaks a format rule (groups not in
  * ascending order, more than 65535 obstacles, obstacle ids not ascending or
- * zero, a non-finite or non-positive size, a non-finite obstacle or target).
+ * zero, target groups not strictly ascending, a non-finite or non-positive
+ * size, a non-finite obstacle or target).
  */
-ptrdiff_t proto_snapshot_encode(const struct sim_view *view, const struct proto_snapshot_meta *meta,
-                                uint8_t *buf, size_t cap);
+ptrdiff_t proto_snapshot_encode(const struct proto_snapshot_view *view, uint8_t *buf, size_t cap);
 
 /*
  * Quantizers the encoder uses, public so that tools and tests can predict
@@ -101,16 +129,6 @@ struct proto_boid {
     uint16_t qx, qy;
     uint8_t heading;
     uint8_t group; /* from the runs, not on the wire per boid */
-};
-
-struct proto_obstacle {
-    uint32_t id;
-    float x, y, r;
-};
-
-struct proto_target {
-    uint8_t group;
-    float x, y;
 };
 
 /*

@@ -86,7 +86,7 @@ static struct lobby_room *room_open(struct lobby *l, const char *name, enum prot
     }
     lr->mode = mode;
     snprintf(lr->password, sizeof lr->password, "%s", password ? password : "");
-    proto_limits_from_config(&lr->limits, room_sim_config(lr->room), l->cfg.max_message);
+    room_limits(lr->room, l->cfg.max_message, &lr->limits);
     lr->empty_since_ns = clock_mono_ns();
     l->rooms[l->nrooms++] = lr;
     atomic_fetch_add_explicit(&g_metrics.rooms, 1, memory_order_relaxed);

@@ -12,6 +12,7 @@
 
 #include "clock.h"
 #include "metrics.h"
+#include "proto.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -115,8 +116,12 @@ static void *worker_main(void *arg)
         t->state = T_RUNNING;
         pthread_mutex_unlock(&p->lock);
 
-        t->run(t->arg, now - t->deadline_ns + t->carry_ns);
+        struct pool_time at = {.now_ns = now,
+                               .late_ns = now - t->deadline_ns + t->carry_ns,
+                               .wall_us = clock_wall_us()};
+        t->run(t->arg, &at);
         int64_t end = clock_mono_ns();
+        metrics_tick((uint64_t)(end - now));
 
         pthread_mutex_lock(&p->lock);
         t->deadline_ns += t->period_ns;
@@ -212,7 +217,7 @@ int pool_add(struct pool *p, struct pool_task *t)
         heap_push(p, t);
     }
     pthread_mutex_unlock(&p->lock);
-    return ok ? 0 : -1;
+    return ok ? 0 : PROTO_E_CAPACITY;
 }
 
 void pool_remove(struct pool *p, struct pool_task *t)

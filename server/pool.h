@@ -11,7 +11,12 @@
  * its next run is reported late by the overrun, so a room that cannot keep
  * its rate shows as late rather than as on time at a lower rate.
  *
- * Deadlines are on clock_mono_ns() (clock.h).
+ * The workers are the tick threads' edge to the clock (clock.h): each reads
+ * the time once as a run starts and passes it in (struct pool_time), so a
+ * task never reads the clock itself and a test can run it with times of
+ * its choosing. Deadlines are on clock_mono_ns(). Each run's duration is
+ * counted as one tick in the metrics (flockd_tick_duration_seconds), and
+ * each overrun as a tick overrun.
  *
  * Threading: every function is safe from any thread except that
  * pool_remove() must not be called from inside the task it removes.
@@ -22,10 +27,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* When a run starts, as its worker read the clocks. */
+struct pool_time {
+    int64_t now_ns;  /* clock_mono_ns() as the run starts */
+    int64_t late_ns; /* how long after its deadline the run started */
+    int64_t wall_us; /* clock_wall_us() at the same moment: the time clients see */
+};
+
 /* Owned by the caller (embed it), managed by the pool while added. */
 struct pool_task {
-    /* Runs one period's work; late_ns: how long after its deadline it started. */
-    void (*run)(void *arg, int64_t late_ns);
+    /* Runs one period's work, started at *t (valid during the call). */
+    void (*run)(void *arg, const struct pool_time *t);
     void *arg;
     int64_t period_ns;
     /* Pool-private. */
@@ -46,8 +58,8 @@ void pool_stop(struct pool *p);
 void pool_destroy(struct pool *p);
 unsigned pool_workers(const struct pool *p);
 
-/* Schedules t to run now and then every t->period_ns. Returns 0, or -1 when
- * the pool holds its most tasks. */
+/* Schedules t to run now and then every t->period_ns. Returns 0, or
+ * PROTO_E_CAPACITY when the pool holds its most tasks. */
 int pool_add(struct pool *p, struct pool_task *t);
 /* Unschedules t, waiting for a run in progress to end. Idempotent. */
 void pool_remove(struct pool *p, struct pool_task *t);

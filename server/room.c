@@ -8,68 +8,18 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
-#include "room.h"
+#include "room_internal.h"
 
-#include "clock.h"
 #include "metrics.h"
-#include "pool.h"
 
-#include <errno.h>
 #include <math.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* A queued command, or a refusal found while parsing (refused != 0): both
- * wait their turn so each client's replies leave in the order it sent. */
-struct queued {
-    struct room_actor who;
-    int refused; /* a PROTO_E_* code, 0 for a command */
-    struct proto_command cmd;
-    char message[PROTO_MESSAGE_MAX];
-};
+_Static_assert(PROTO_GROUPS == SIM_GROUPS, "the wire's group ids are the world's");
 
-#define RESERVE      256  /* queue slots only the server's own commands may use */
-#define LATE_SAMPLES 1024 /* recent tick start delays kept for the p99 */
-
-/* Who added an obstacle, for ownership and quotas. */
-struct obstacle_owner {
-    uint32_t id;
-    uint64_t owner;
-};
-
-struct room {
-    struct room_config cfg;
-    char name[64];
-    struct sim_world *world;
-    struct pool_task task;
-    int scheduled;
-    atomic_int dirty;
-
-    /* Tick-thread state. */
-    int paused;
-    uint32_t steps_pending;  /* ticks to run while paused (step command) */
-    uint64_t snapshot_every; /* ticks per snapshot */
-    uint64_t since_snapshot;
-    uint64_t frame_seq;
-    unsigned char *scratch; /* snapshot encode buffer */
-    size_t scratch_cap;
-    struct queued *batch;          /* commands taken off the ring this tick */
-    struct obstacle_owner *owners; /* one per obstacle, max_obstacles */
-    uint32_t nowners;
-
-    pthread_mutex_t lock;
-    struct queued *ring; /* bounded command queue */
-    uint32_t head, count;
-    struct room_reply *replies, **replies_tail;
-    struct frame *latest;
-    struct room_info info;
-    struct sim_params values;    /* group 0's parameters, for the welcome */
-    float late_ms[LATE_SAMPLES]; /* ring of recent tick start delays */
-    uint32_t late_next, late_count;
-};
+#define RESERVE 256 /* queue slots only the server's own commands may use */
 
 struct frame *frame_ref(struct frame *f)
 {
@@ -86,7 +36,7 @@ void frame_release(struct frame *f)
 
 /* ---- replies -------------------------------------------------------------- */
 
-static void add_reply(struct room *r, uint64_t client, int welcome, const char *text, size_t len)
+void room__add_reply(struct room *r, uint64_t client, int welcome, const char *text, size_t len)
 {
     if (client == 0) /* the server's own command: nobody to answer */
         return;
@@ -148,7 +98,7 @@ int room_push(struct room *r, const struct room_actor *who, const struct proto_c
         q->cmd = *cmd;
     }
     pthread_mutex_unlock(&r->lock);
-    return q ? 0 : -1;
+    return q ? 0 : PROTO_E_QUEUE_FULL;
 }
 
 int room_push_refusal(struct room *r, uint64_t client, const char *id, int code,
@@ -163,7 +113,7 @@ int room_push_refusal(struct room *r, uint64_t client, const char *id, int code,
         snprintf(q->message, sizeof q->message, "%s", message);
     }
     pthread_mutex_unlock(&r->lock);
-    return q ? 0 : -1;
+    return q ? 0 : PROTO_E_QUEUE_FULL;
 }
 
 /* Moves every queued command into r->batch; returns how many. */
@@ -179,21 +129,14 @@ static uint32_t take_batch(struct room *r)
     return n;
 }
 
-/* Spreads n boids of group 0 uniformly over the world. */
-static void scatter(struct room *r, uint32_t n)
+void room__populate(struct room *r, uint32_t n)
 {
+    if (r->cfg.mode == PROTO_MODE_RTS) /* every group flocks with its own kind only */
+        sim_param_set(r->world, -1, "own_group_only", 1.0f);
     sim_scatter(r->world, n, 0);
 }
 
-/* In an RTS room every group flocks with its own kind only. */
-static void mode_params(struct room *r)
-{
-    if (r->cfg.mode == PROTO_MODE_RTS)
-        sim_param_set(r->world, -1, "own_group_only", 1.0f);
-}
-
-/* What a welcome reports right now: the tick and group 0's values. */
-static void refresh_welcome(struct room *r)
+void room__refresh_welcome(struct room *r)
 {
     struct sim_view v;
     sim_view(r->world, &v);
@@ -203,57 +146,54 @@ static void refresh_welcome(struct room *r)
     pthread_mutex_unlock(&r->lock);
 }
 
-/* Ack with the fields an outcome carries (see room_apply.inc). */
-struct outcome;
-static size_t reply_ack(char *buf, size_t cap, const struct proto_command *c, uint64_t tick,
-                        const struct outcome *o);
-
-static size_t reply_error(char *buf, size_t cap, const char *id, int code, const char *message)
-{
-    int len = proto_reply_error(buf, cap, id, code, message);
-    return len > 0 ? (size_t)len : 0;
-}
-
-#include "room_apply.inc"
-
-static size_t reply_ack(char *buf, size_t cap, const struct proto_command *c, uint64_t tick,
-                        const struct outcome *o)
-{
-    struct proto_ack_field extra[6];
-    size_t n = 0;
-    if (c->kind == PROTO_CMD_OBSTACLE_ADD)
-        extra[n++] = (struct proto_ack_field){"obstacle", o->obstacle, NULL};
-    if (o->count >= 0)
-        extra[n++] = (struct proto_ack_field){"count", o->count, NULL};
-    if (o->until >= 0)
-        extra[n++] = (struct proto_ack_field){"until", o->until, NULL};
-    if (c->kind == PROTO_CMD_JOIN) {
-        const struct room_actor *who = o->who;
-        extra[n++] = (struct proto_ack_field){"room", 0, o->room};
-        extra[n++] = (struct proto_ack_field){"role", 0, proto_role_name(who->role)};
-        extra[n++] = (struct proto_ack_field){"client", (int64_t)who->client, NULL};
-        if (who->team >= 0) {
-            extra[n++] = (struct proto_ack_field){"team", who->team, NULL};
-            if (c->args.join.has_rejoin)
-                extra[n++] = (struct proto_ack_field){"rejoin", 0, c->args.join.rejoin};
-        }
-    }
-    int len = proto_reply_ack(buf, cap, c->id, tick, extra, n);
-    return len > 0 ? (size_t)len : 0;
-}
-
 /* ---- snapshots ---------------------------------------------------------------- */
 
-static void publish(struct room *r)
+/*
+ * The world as the snapshot codec sees it: the boids' arrays as they are,
+ * obstacles and active targets copied into the room's arrays (the codec
+ * has types of its own). Valid until the world or those arrays change.
+ */
+static void snapshot_view(struct room *r, const struct sim_view *v, uint64_t wall_us,
+                          struct proto_snapshot_view *out)
+{
+    uint32_t targets = 0;
+    for (uint32_t k = 0; k < v->obstacle_count; k++) {
+        const struct sim_obstacle *o = &v->obstacles[k];
+        r->view_obstacles[k] = (struct proto_obstacle){o->id, o->x, o->y, o->r};
+    }
+    for (int g = 0; g < SIM_GROUPS; g++)
+        if (v->targets[g].active)
+            r->view_targets[targets++] =
+                (struct proto_target){(uint8_t)g, v->targets[g].x, v->targets[g].y};
+    *out = (struct proto_snapshot_view){
+        .tick = v->tick,
+        .server_time_us = wall_us,
+        .epoch = v->epoch,
+        .width = v->width,
+        .height = v->height,
+        .paused = r->paused,
+        .wrap = r->cfg.sim.edges == SIM_EDGES_WRAP,
+        .count = v->count,
+        .x = v->x,
+        .y = v->y,
+        .vx = v->vx,
+        .vy = v->vy,
+        .group = v->group,
+        .obstacle_count = v->obstacle_count,
+        .obstacles = r->view_obstacles,
+        .target_count = targets,
+        .targets = r->view_targets,
+    };
+}
+
+/* Encodes the world into a new latest frame stamped with wall_us. */
+static void publish(struct room *r, int64_t wall_us)
 {
     struct sim_view v;
+    struct proto_snapshot_view view;
     sim_view(r->world, &v);
-    struct proto_snapshot_meta meta = {
-        .server_time_us = (uint64_t)clock_wall_us(),
-        .paused = r->paused,
-        .wrap = sim_config(r->world)->edges == SIM_EDGES_WRAP,
-    };
-    ptrdiff_t len = proto_snapshot_encode(&v, &meta, r->scratch, r->scratch_cap);
+    snapshot_view(r, &v, (uint64_t)wall_us, &view);
+    ptrdiff_t len = proto_snapshot_encode(&view, r->scratch, r->scratch_cap);
     if (len < 0)
         return;
     struct frame *f = malloc(sizeof *f + r->cfg.frame_pre + (size_t)len);
@@ -262,7 +202,7 @@ static void publish(struct room *r)
     atomic_init(&f->refs, 1);
     f->seq = ++r->frame_seq;
     f->tick = v.tick;
-    f->time_us = (int64_t)meta.server_time_us;
+    f->time_us = (int64_t)view.server_time_us;
     f->pre = r->cfg.frame_pre;
     f->len = (size_t)len;
     memcpy(f->data + f->pre, r->scratch, (size_t)len);
@@ -324,6 +264,30 @@ const struct sim_config *room_sim_config(const struct room *r)
     return &r->cfg.sim;
 }
 
+void room_limits(const struct room *r, size_t max_message, struct proto_limits *out)
+{
+    *out = (struct proto_limits){.width = r->cfg.sim.width,
+                                 .height = r->cfg.sim.height,
+                                 .capacity = r->cfg.sim.capacity,
+                                 .max_message = max_message};
+}
+
+int room_status_from_sim(int sim_result)
+{
+    switch (sim_result) {
+    case SIM_ERANGE:
+        return PROTO_E_OUT_OF_RANGE;
+    case SIM_ECAPACITY:
+        return PROTO_E_CAPACITY;
+    case SIM_ENOENT:
+        return PROTO_E_NOT_FOUND;
+    case SIM_EINVAL:
+        return PROTO_E_BAD_ARG;
+    default:
+        return sim_result < 0 ? PROTO_E_INTERNAL : PROTO_OK;
+    }
+}
+
 const char *room_name(const struct room *r)
 {
     return r->name;
@@ -352,7 +316,7 @@ int room_welcome(struct room *r, const struct room_actor *who, char *buf, size_t
         .snapshot_hz = r->info.snapshot_hz,
         .width = r->info.width,
         .height = r->info.height,
-        .edges = r->cfg.sim.edges,
+        .wrap = r->cfg.sim.edges == SIM_EDGES_WRAP,
         .capacity = r->info.capacity,
         .max_obstacles = r->info.max_obstacles,
         .max_message = r->cfg.max_message,
@@ -364,15 +328,22 @@ int room_welcome(struct room *r, const struct room_actor *who, char *buf, size_t
 
 /* ---- the tick ------------------------------------------------------------------ */
 
-/* One tick boundary: apply commands, step, maybe publish. Run by a pool
- * worker; late_ns: how long after its deadline the tick started. */
-static void room_tick(void *arg, int64_t late_ns)
+/* Keeps how late this tick started, for room_info's p99. */
+static void record_lateness(struct room *r, int64_t late_ns)
 {
-    struct room *r = arg;
-    int64_t t0 = clock_mono_ns();
+    pthread_mutex_lock(&r->lock);
+    r->late_ms[r->late_next] = (float)((double)late_ns / 1e6);
+    r->late_next = (r->late_next + 1) % LATE_SAMPLES;
+    if (r->late_count < LATE_SAMPLES)
+        r->late_count++;
+    pthread_mutex_unlock(&r->lock);
+}
+
+void room_tick(struct room *r, const struct pool_time *t)
+{
     uint32_t n = take_batch(r);
     for (uint32_t k = 0; k < n; k++)
-        apply_command(r, &r->batch[k]);
+        room__apply_command(r, &r->batch[k]);
     int stepping = !r->paused || r->steps_pending > 0;
     if (stepping) {
         sim_step(r->world);
@@ -383,20 +354,20 @@ static void room_tick(void *arg, int64_t late_ns)
     if (++r->since_snapshot >= r->snapshot_every) {
         r->since_snapshot = 0;
         update_info(r);
-        publish(r);
+        publish(r, t->wall_us);
         notify = 1;
     }
-    pthread_mutex_lock(&r->lock);
-    r->late_ms[r->late_next] = (float)((double)late_ns / 1e6);
-    r->late_next = (r->late_next + 1) % LATE_SAMPLES;
-    if (r->late_count < LATE_SAMPLES)
-        r->late_count++;
-    pthread_mutex_unlock(&r->lock);
+    record_lateness(r, t->late_ns);
     if (n > 0)
         atomic_store_explicit(&r->dirty, 1, memory_order_release);
     if (notify && r->cfg.notify)
         r->cfg.notify(r->cfg.notify_arg);
-    metrics_tick((uint64_t)(clock_mono_ns() - t0));
+}
+
+/* The room's pool task. */
+static void run_tick(void *arg, const struct pool_time *t)
+{
+    room_tick(arg, t);
 }
 
 /* ---- life cycle ------------------------------------------------------------------- */
@@ -422,7 +393,8 @@ struct room *room_create(const struct room_config *cfg, const char **err)
     r->ring = calloc(cfg->queue_len + RESERVE, sizeof *r->ring);
     r->batch = calloc(cfg->queue_len + RESERVE, sizeof *r->batch);
     r->owners = calloc(cfg->sim.max_obstacles + 1, sizeof *r->owners);
-    if (!r->world || !r->scratch || !r->ring || !r->batch || !r->owners) {
+    r->view_obstacles = calloc(cfg->sim.max_obstacles + 1, sizeof *r->view_obstacles);
+    if (!r->world || !r->scratch || !r->ring || !r->batch || !r->owners || !r->view_obstacles) {
         if (r->world)
             *err = "out of memory";
         room_destroy(r);
@@ -434,11 +406,10 @@ struct room *room_create(const struct room_config *cfg, const char **err)
     if (r->snapshot_every < 1)
         r->snapshot_every = 1;
     r->since_snapshot = r->snapshot_every - 1; /* first tick publishes */
-    scatter(r, cfg->boids);
-    mode_params(r);
+    room__populate(r, cfg->boids);
     r->values = *sim_group_params(r->world, 0);
     r->task =
-        (struct pool_task){.run = room_tick, .arg = r, .period_ns = (int64_t)(1e9 / cfg->tick_hz)};
+        (struct pool_task){.run = run_tick, .arg = r, .period_ns = (int64_t)(1e9 / cfg->tick_hz)};
     r->info = (struct room_info){
         .width = cfg->sim.width,
         .height = cfg->sim.height,
@@ -454,8 +425,9 @@ struct room *room_create(const struct room_config *cfg, const char **err)
 
 int room_schedule(struct room *r, struct pool *p)
 {
-    if (pool_add(p, &r->task) < 0)
-        return -1;
+    int rc = pool_add(p, &r->task);
+    if (rc < 0)
+        return rc;
     r->scheduled = 1;
     return 0;
 }
@@ -485,5 +457,6 @@ void room_destroy(struct room *r)
     free(r->ring);
     free(r->batch);
     free(r->owners);
+    free(r->view_obstacles);
     free(r);
 }

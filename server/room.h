@@ -8,7 +8,12 @@
  * steps the world unless paused, and every tick_hz/snapshot_hz ticks
  * encodes ONE snapshot into a refcounted frame that replaces the previous
  * "latest" frame. Then it calls the notify hook so the network thread can
- * hand the frame to clients.
+ * hand the frame to clients. The room never reads the clock: the time of
+ * each tick comes from the pool (struct pool_time), or from a test.
+ *
+ * The room is where the simulation meets the protocol, which know nothing
+ * of each other: it hands the codec plain views of its world (snapshot,
+ * welcome, limits) and turns SIM_E* results into wire codes.
  *
  * Never: sockets or lws calls (the network side owns those); membership
  * and roles (the lobby decides those and tells the room who sent what).
@@ -23,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pool.h"
 #include "proto.h"
 #include "proto_command.h"
 #include "proto_reply.h"
@@ -81,7 +87,6 @@ struct room_actor {
 };
 
 struct room;
-struct pool;
 
 /*
  * Creates a room and its world (not yet ticking). Returns NULL and a
@@ -92,13 +97,22 @@ struct room *room_create(const struct room_config *cfg, const char **err);
 void room_destroy(struct room *r);
 
 /* Starts ticking the room on the pool's workers / stops (waits for a tick
- * in progress). Returns 0 or -1 (the pool is full). */
+ * in progress). Returns 0 or PROTO_E_CAPACITY (the pool is full). */
 int room_schedule(struct room *r, struct pool *p);
 void room_unschedule(struct room *r, struct pool *p);
 
 /*
- * Queues a parsed command from `who` for the next tick. Returns 0, or -1
- * if the queue is full (the caller replies queue_full). Commands from the
+ * One tick boundary started at *t: what a pool worker runs every period
+ * while the room is scheduled. t->late_ns feeds room_info's lateness and
+ * t->wall_us stamps a snapshot published by this tick. Tests drive an
+ * unscheduled room by calling it with times of their choosing; never call
+ * it for a scheduled room.
+ */
+void room_tick(struct room *r, const struct pool_time *t);
+
+/*
+ * Queues a parsed command from `who` for the next tick. Returns 0, or
+ * PROTO_E_QUEUE_FULL (the caller replies queue_full). Commands from the
  * server itself (who->client == 0) use a reserve the clients cannot fill.
  */
 int room_push(struct room *r, const struct room_actor *who, const struct proto_command *cmd);
@@ -106,8 +120,7 @@ int room_push(struct room *r, const struct room_actor *who, const struct proto_c
 /*
  * Queues a refusal found before the room (bad JSON, bad arguments...) so it
  * is answered in turn after the client's earlier commands. The room counts
- * nothing for it (the caller already did). Returns 0, or -1 if the queue is
- * full.
+ * nothing for it (the caller already did). Returns 0, or PROTO_E_QUEUE_FULL.
  */
 int room_push_refusal(struct room *r, uint64_t client, const char *id, int code,
                       const char *message);
@@ -138,6 +151,19 @@ void room_info(struct room *r, struct room_info *out);
 
 /* The world's configuration, fixed for the room's life (any thread). */
 const struct sim_config *room_sim_config(const struct room *r);
+
+/* The limits the room's commands are parsed against (proto_command_parse):
+ * its world's size and capacity, and max_message, the server's limit on a
+ * client message. Fixed for the room's life (any thread). */
+void room_limits(const struct room *r, size_t max_message, struct proto_limits *out);
+
+/*
+ * The wire code for a SIM_E* result of applying a command to the world:
+ * SIM_ERANGE -> out_of_range, SIM_ECAPACITY -> capacity, SIM_ENOENT ->
+ * not_found, SIM_EINVAL -> bad_arg, anything else negative -> internal;
+ * 0 and positive results (counts, ids) -> PROTO_OK.
+ */
+int room_status_from_sim(int sim_result);
 const char *room_name(const struct room *r);
 enum proto_mode room_mode(const struct room *r);
 

@@ -125,14 +125,6 @@ static uint64_t next_random(struct worker *w)
     return w->rng * 0x2545F4914F6CDD1DULL;
 }
 
-static uint64_t le(const uint8_t *p, int n)
-{
-    uint64_t v = 0;
-    for (int i = n - 1; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
 /* ---- frames and messages -------------------------------------------------- */
 
 /* Best effort: a control frame of a few bytes always fits a socket buffer
@@ -155,8 +147,8 @@ static void on_snapshot(struct conn *c)
         w->bad_frames++;
         return;
     }
-    uint64_t tick = le(h + 8, 8), sent_us = le(h + 16, 8);
-    uint32_t epoch = (uint32_t)le(h + 32, 4);
+    uint64_t tick = proto_get_le(h + 8, 8), sent_us = proto_get_le(h + 16, 8);
+    uint32_t epoch = (uint32_t)proto_get_le(h + 32, 4);
     if (w->measuring) {
         c->frames++;
         /* Ticks only compare within one epoch; a reset restarts them. */

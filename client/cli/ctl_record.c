@@ -24,22 +24,6 @@
 #define REC_TEXT        2
 #define REC_MAX_LEN     (256u << 20) /* dump refuses larger records */
 
-/* ---- little-endian helpers ------------------------------------------------ */
-
-static void put_le(uint8_t *p, uint64_t v, int n)
-{
-    for (int i = 0; i < n; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get_le(const uint8_t *p, int n)
-{
-    uint64_t v = 0;
-    for (int i = n - 1; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
 /* ---- record ---------------------------------------------------------------- */
 
 struct recorder {
@@ -51,8 +35,8 @@ struct recorder {
 static void write_record(struct recorder *r, int kind, const uint8_t *data, size_t len)
 {
     uint8_t hdr[REC_HEADER] = {0};
-    put_le(hdr, ctl_wall_us(), 8);
-    put_le(hdr + 8, len, 4);
+    proto_put_le(hdr, ctl_wall_us(), 8);
+    proto_put_le(hdr + 8, len, 4);
     hdr[12] = (uint8_t)kind;
     if (fwrite(hdr, 1, sizeof hdr, r->f) != sizeof hdr || fwrite(data, 1, len, r->f) != len)
         r->failed = 1;
@@ -75,8 +59,8 @@ static FILE *create_file(const char *path)
         return NULL;
     uint8_t hdr[REC_FILE_HEADER] = {0};
     memcpy(hdr, REC_MAGIC, 8);
-    put_le(hdr + 8, REC_VERSION, 2);
-    put_le(hdr + 10, PROTO_VERSION, 2);
+    proto_put_le(hdr + 8, REC_VERSION, 2);
+    proto_put_le(hdr + 10, PROTO_VERSION, 2);
     if (fwrite(hdr, 1, sizeof hdr, f) != sizeof hdr) {
         fclose(f);
         return NULL;
@@ -175,8 +159,8 @@ static int dump_records(FILE *f, const char *path, uint64_t *bad)
     size_t n, cap = 0;
     int rc = 0;
     while ((n = fread(hdr, 1, sizeof hdr, f)) == sizeof hdr) {
-        uint64_t arrival = get_le(hdr, 8);
-        size_t len = (size_t)get_le(hdr + 8, 4);
+        uint64_t arrival = proto_get_le(hdr, 8);
+        size_t len = (size_t)proto_get_le(hdr + 8, 4);
         uint8_t *grown = len > cap && len <= REC_MAX_LEN ? realloc(buf, len) : NULL;
         if (grown) {
             buf = grown;
@@ -216,7 +200,7 @@ int ctl_dump_run(const struct ctl_args *a)
     }
     uint8_t hdr[REC_FILE_HEADER];
     if (fread(hdr, 1, sizeof hdr, f) != sizeof hdr || memcmp(hdr, REC_MAGIC, 8) ||
-        get_le(hdr + 8, 2) != REC_VERSION) {
+        proto_get_le(hdr + 8, 2) != REC_VERSION) {
         fprintf(stderr, "flockctl dump: %s is not a flockctl recording (version %d)\n", path,
                 REC_VERSION);
         fclose(f);

@@ -10,101 +10,16 @@
 
 #include "ws_wire.h"
 
+#include <libwebsockets.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
-/* ---- SHA-1 ------------------------------------------------------------------ */
-
-static uint32_t rol(uint32_t x, int n)
-{
-    return x << n | x >> (32 - n);
-}
-
-static void sha1_block(uint32_t h[5], const uint8_t *p)
-{
-    uint32_t w[80];
-    for (int i = 0; i < 16; i++)
-        w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
-               (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
-    for (int i = 16; i < 80; i++)
-        w[i] = rol(w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16], 1);
-    uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4];
-    for (int i = 0; i < 80; i++) {
-        uint32_t f, k;
-        if (i < 20) {
-            f = (b & c) | (~b & d);
-            k = 0x5A827999;
-        } else if (i < 40) {
-            f = b ^ c ^ d;
-            k = 0x6ED9EBA1;
-        } else if (i < 60) {
-            f = (b & c) | (b & d) | (c & d);
-            k = 0x8F1BBCDC;
-        } else {
-            f = b ^ c ^ d;
-            k = 0xCA62C1D6;
-        }
-        uint32_t t = rol(a, 5) + f + e + k + w[i];
-        e = d;
-        d = c;
-        c = rol(b, 30);
-        b = a;
-        a = t;
-    }
-    h[0] += a;
-    h[1] += b;
-    h[2] += c;
-    h[3] += d;
-    h[4] += e;
-}
-
-void ws_sha1(const void *data, size_t len, uint8_t out[20])
-{
-    uint32_t h[5] = {0x67452301, 0xEFCDAB89, 0x98BADCFE, 0x10325476, 0xC3D2E1F0};
-    const uint8_t *p = data;
-    size_t full = len / 64 * 64;
-    for (size_t i = 0; i < full; i += 64)
-        sha1_block(h, p + i);
-    /* The tail, the 0x80 marker and the bit length fill one or two blocks. */
-    uint8_t tail[128] = {0};
-    size_t rest = len - full, n = rest < 56 ? 64 : 128;
-    memcpy(tail, p + full, rest);
-    tail[rest] = 0x80;
-    uint64_t bits = (uint64_t)len * 8;
-    for (int i = 0; i < 8; i++)
-        tail[n - 1 - i] = (uint8_t)(bits >> (8 * i));
-    for (size_t i = 0; i < n; i += 64)
-        sha1_block(h, tail + i);
-    for (int i = 0; i < 5; i++)
-        for (int j = 0; j < 4; j++)
-            out[4 * i + j] = (uint8_t)(h[i] >> (24 - 8 * j));
-}
-
-/* ---- base64 ----------------------------------------------------------------- */
-
-size_t ws_base64(const uint8_t *in, size_t len, char *out)
-{
-    static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    size_t o = 0;
-    for (size_t i = 0; i < len; i += 3) {
-        uint32_t v = (uint32_t)in[i] << 16;
-        if (i + 1 < len)
-            v |= (uint32_t)in[i + 1] << 8;
-        if (i + 2 < len)
-            v |= in[i + 2];
-        out[o++] = abc[v >> 18 & 63];
-        out[o++] = abc[v >> 12 & 63];
-        out[o++] = i + 1 < len ? abc[v >> 6 & 63] : '=';
-        out[o++] = i + 2 < len ? abc[v & 63] : '=';
-    }
-    out[o] = '\0';
-    return o;
-}
+/* ---- keys --------------------------------------------------------------------- */
 
 void ws_make_key(const uint8_t random16[16], char key[WS_KEY_LEN + 1])
 {
-    ws_base64(random16, 16, key);
+    lws_b64_encode_string((const char *)random16, 16, key, WS_KEY_LEN + 1);
 }
 
 void ws_accept_for(const char *key, char accept[WS_ACCEPT_LEN + 1])
@@ -112,9 +27,9 @@ void ws_accept_for(const char *key, char accept[WS_ACCEPT_LEN + 1])
     static const char guid[] = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
     char buf[256];
     int n = snprintf(buf, sizeof buf, "%s%s", key, guid);
-    uint8_t digest[20];
-    ws_sha1(buf, n > 0 && (size_t)n < sizeof buf ? (size_t)n : 0, digest);
-    ws_base64(digest, sizeof digest, accept);
+    unsigned char digest[20];
+    lws_SHA1((const unsigned char *)buf, n > 0 && (size_t)n < sizeof buf ? (size_t)n : 0, digest);
+    lws_b64_encode_string((const char *)digest, sizeof digest, accept, WS_ACCEPT_LEN + 1);
 }
 
 /* ---- handshake -------------------------------------------------------------- */

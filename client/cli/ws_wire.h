@@ -1,9 +1,10 @@
 /*
  * ws_wire — the bytes of a minimal RFC 6455 WebSocket client, for load
  * testing many connections over raw sockets: the upgrade request and the
- * check of the server's 101 answer (SHA-1 and base64 for
- * Sec-WebSocket-Accept), masked client frames, and an incremental frame
- * parser that hands payload over in whole slices (never byte by byte).
+ * check of the server's 101 answer (Sec-WebSocket-Accept, with the SHA-1
+ * and base64 of libwebsockets), masked client frames, and an incremental
+ * frame parser that hands payload over in whole slices (never byte by
+ * byte).
  *
  * Never: I/O, sockets, clocks, allocation. Everything works on buffers the
  * caller passes in.
@@ -26,17 +27,12 @@
 #define WS_ACCEPT_LEN  28 /* base64 of a SHA-1 digest */
 #define WS_CONTROL_MAX 125
 
-/* SHA-1 (FIPS 180-4) of data[0..len) into out. */
-void ws_sha1(const void *data, size_t len, uint8_t out[20]);
-
-/* Standard base64 (RFC 4648, padded) of in[0..len) into out, which needs
- * 4 * ((len + 2) / 3) + 1 bytes; NUL-terminated. Returns the length. */
-size_t ws_base64(const uint8_t *in, size_t len, char *out);
-
-/* A Sec-WebSocket-Key from 16 bytes of randomness the caller supplies. */
+/* A Sec-WebSocket-Key (base64 of 16 bytes) from 16 bytes of randomness the
+ * caller supplies. */
 void ws_make_key(const uint8_t random16[16], char key[WS_KEY_LEN + 1]);
 
-/* The Sec-WebSocket-Accept a server must answer to key. */
+/* The Sec-WebSocket-Accept a server must answer to key: base64 of the
+ * SHA-1 of key and the RFC 6455 GUID. */
 void ws_accept_for(const char *key, char accept[WS_ACCEPT_LEN + 1]);
 
 /*

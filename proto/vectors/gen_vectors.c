@@ -3,11 +3,11 @@
  *
  *   gen_vectors DIR
  *
- * For each vector below it builds a world through the sim API, encodes it
- * with flockproto and writes NAME.bin and NAME.json (the content in full:
- * header fields, runs, per-boid quantized and decoded values with the
- * floats they came from, obstacles, targets), then invalid.json (mutated
- * snapshots every decoder must refuse, with the code) and index.json.
+ * For each vector below it encodes the listed state with flockproto and
+ * writes NAME.bin and NAME.json (the content in full: header fields, runs,
+ * per-boid quantized and decoded values with the floats they came from,
+ * obstacles, targets), then invalid.json (mutated snapshots every decoder
+ * must refuse, with the code) and index.json.
  * commands.json is written by hand. Run it only when the format changes,
  * and review the diff: the vectors are the format's contract.
  */
@@ -25,16 +25,6 @@ struct vboid {
     float x, y, vx, vy;
 };
 
-struct vobstacle {
-    uint32_t id;
-    float x, y, r;
-};
-
-struct vtarget {
-    uint8_t group;
-    float x, y;
-};
-
 struct vspec {
     const char *name, *description;
     float width, height;
@@ -43,9 +33,9 @@ struct vspec {
     uint32_t epoch;
     const struct vboid *boids;
     size_t n_boids;
-    const struct vobstacle *obstacles;
+    const struct proto_obstacle *obstacles;
     size_t n_obstacles;
-    const struct vtarget *targets;
+    const struct proto_target *targets;
     size_t n_targets;
 };
 
@@ -56,11 +46,11 @@ static const struct vboid two_groups_boids[] = {
     {2, 1599.5f, 999.75f, 0.0f, -25.0f},   {9, 0.1f, 0.2f, 1.0f, 1.0f},
     {9, 400.125f, 600.0625f, -3.0f, 4.0f}, {9, 1234.567f, 89.01f, 0.5f, -0.866f},
 };
-static const struct vobstacle two_groups_obstacles[] = {
+static const struct proto_obstacle two_groups_obstacles[] = {
     {1, 400.0f, 300.0f, 50.0f},
     {4, 1200.5f, 700.25f, 75.5f},
 };
-static const struct vtarget two_groups_targets[] = {
+static const struct proto_target two_groups_targets[] = {
     {0, 800.0f, 500.0f},
     {2, 1000.0f, 500.0f},
     {9, 12.5f, 987.25f},
@@ -84,8 +74,8 @@ static const struct vboid edges_boids[] = {
     {255, 1234.5f, 0.0f, 0.70710677f, 0.70710677f},
     {255, 0.0f, 777.25f, -0.5f, 0.8660254f},
 };
-static const struct vobstacle edges_obstacles[] = {{1, 0.0f, 0.0f, 1.0f}};
-static const struct vtarget edges_targets[] = {{255, 1234.5f, 777.25f}};
+static const struct proto_obstacle edges_obstacles[] = {{1, 0.0f, 0.0f, 1.0f}};
+static const struct proto_target edges_targets[] = {{255, 1234.5f, 777.25f}};
 
 static const struct vspec specs[] = {
     {"empty", "An empty world: header only.", 1600.0f, 1000.0f, 1, 0, 0, 1700000000000000ULL, 1,
@@ -107,47 +97,6 @@ static void die(const char *what, const char *detail)
 {
     fprintf(stderr, "gen_vectors: %s: %s\n", what, detail);
     exit(1);
-}
-
-/* Adds obstacles until the world hands out the wanted id. */
-static void add_obstacle(struct sim_world *w, const struct vobstacle *o)
-{
-    for (;;) {
-        int64_t id = sim_obstacle_add(w, o->x, o->y, o->r);
-        if (id < 0 || id > o->id)
-            die("obstacle", "cannot reproduce the id");
-        if (id == o->id)
-            return;
-        sim_obstacle_remove(w, (uint32_t)id);
-    }
-}
-
-static struct sim_world *build_world(const struct vspec *s)
-{
-    struct sim_config cfg;
-    sim_default_config(&cfg);
-    cfg.width = s->width;
-    cfg.height = s->height;
-    cfg.edges = s->wrap ? SIM_EDGES_WRAP : SIM_EDGES_CONTAIN;
-    cfg.capacity = s->n_boids ? (uint32_t)s->n_boids : 1;
-    cfg.max_obstacles = s->n_obstacles ? (uint32_t)s->n_obstacles : 1;
-    cfg.edge_margin = 0.0f;
-    const char *why = NULL;
-    struct sim_world *w = sim_create(&cfg, &why);
-    if (!w)
-        die(s->name, why);
-    for (size_t i = 0; i < s->n_boids; i++) {
-        const struct vboid *b = &s->boids[i];
-        if (sim_spawn(w, 1, b->group, 0.5f * s->width, 0.5f * s->height, 0.0f) != 1 ||
-            sim_boid_set(w, (uint32_t)i, b->x, b->y, b->vx, b->vy) != 0)
-            die(s->name, "boid rejected by the world");
-    }
-    for (size_t k = 0; k < s->n_obstacles; k++)
-        add_obstacle(w, &s->obstacles[k]);
-    for (size_t k = 0; k < s->n_targets; k++)
-        if (sim_target_set(w, s->targets[k].group, s->targets[k].x, s->targets[k].y) != 0)
-            die(s->name, "target rejected by the world");
-    return w;
 }
 
 /* cJSON prints numbers to 15 digits when they compare equal within an
@@ -276,19 +225,47 @@ static cJSON *obstacles_targets_json(const struct vspec *s, cJSON *doc)
 /* Encodes one spec; returns the malloc'd bytes (caller frees) and their length. */
 static uint8_t *encode_spec(const struct vspec *s, size_t *len)
 {
-    struct sim_world *w = build_world(s);
-    struct sim_view v;
-    sim_view(w, &v);
-    v.tick = s->tick;
-    v.epoch = s->epoch;
-    struct proto_snapshot_meta m = {s->server_time_us, s->paused, s->wrap};
+    size_t n = s->n_boids ? s->n_boids : 1;
+    float *x = calloc(n, sizeof *x), *y = calloc(n, sizeof *y);
+    float *vx = calloc(n, sizeof *vx), *vy = calloc(n, sizeof *vy);
+    uint8_t *group = calloc(n, sizeof *group);
     size_t cap = proto_snapshot_max_size((uint32_t)s->n_boids, (uint32_t)s->n_obstacles);
     uint8_t *buf = malloc(cap);
-    ptrdiff_t n = buf ? proto_snapshot_encode(&v, &m, buf, cap) : PROTO_E_NOSPACE;
-    sim_destroy(w);
-    if (n < 0)
-        die(s->name, proto_status_name((int)n));
-    *len = (size_t)n;
+    if (!x || !y || !vx || !vy || !group || !buf)
+        die(s->name, "out of memory");
+    for (size_t i = 0; i < s->n_boids; i++) {
+        x[i] = s->boids[i].x;
+        y[i] = s->boids[i].y;
+        vx[i] = s->boids[i].vx;
+        vy[i] = s->boids[i].vy;
+        group[i] = s->boids[i].group;
+    }
+    struct proto_snapshot_view v = {.tick = s->tick,
+                                    .server_time_us = s->server_time_us,
+                                    .epoch = s->epoch,
+                                    .width = s->width,
+                                    .height = s->height,
+                                    .paused = s->paused,
+                                    .wrap = s->wrap,
+                                    .count = (uint32_t)s->n_boids,
+                                    .x = x,
+                                    .y = y,
+                                    .vx = vx,
+                                    .vy = vy,
+                                    .group = group,
+                                    .obstacle_count = (uint32_t)s->n_obstacles,
+                                    .obstacles = s->obstacles,
+                                    .target_count = (uint32_t)s->n_targets,
+                                    .targets = s->targets};
+    ptrdiff_t len_or_err = proto_snapshot_encode(&v, buf, cap);
+    free(x);
+    free(y);
+    free(vx);
+    free(vy);
+    free(group);
+    if (len_or_err < 0)
+        die(s->name, proto_status_name((int)len_or_err));
+    *len = (size_t)len_or_err;
     return buf;
 }
 

@@ -5,6 +5,8 @@
  * in a table (name, default, min, max, unit, help). The server lists and
  * validates parameters from this table, the viewer builds its sliders from
  * it and scripts discover names from it: nothing else repeats these values.
+ * It is a library of its own (flockparams) that the core and the protocol
+ * codec both link: the one part of the simulation that proto knows.
  *
  * Never: I/O, globals that change. The table is immutable.
  */

@@ -14,24 +14,12 @@
 #include "fuzz_common.h"
 
 #include "proto_command.h"
-#include "sim.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #define FORMAT_BYTES 8192 /* far above any canonical command (ids <= 389 bytes) */
-
-static const struct proto_limits *limits(void)
-{
-    static struct proto_limits lim;
-    if (lim.max_message == 0) {
-        struct sim_config cfg;
-        sim_default_config(&cfg);
-        proto_limits_from_config(&lim, &cfg, PROTO_DEFAULT_MAX_MESSAGE);
-    }
-    return &lim;
-}
 
 static void check_number(const char *field, double v, double lo, double hi)
 {
@@ -42,7 +30,7 @@ static void check_number(const char *field, double v, double lo, double hi)
 static void check_group(int group, int optional)
 {
     if (!(optional && group == -1))
-        check_number("group", group, 0, SIM_GROUPS - 1);
+        check_number("group", group, 0, PROTO_GROUPS - 1);
 }
 
 static void check_params(const struct proto_params_args *a)
@@ -159,7 +147,7 @@ static void check_canonical(const struct proto_command *cmd, const struct proto_
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    const struct proto_limits *lim = limits();
+    const struct proto_limits *lim = fuzz_limits();
     struct proto_command cmd;
     struct proto_error err;
     char message[PROTO_MESSAGE_MAX];

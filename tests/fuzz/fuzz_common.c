@@ -71,6 +71,15 @@ int fuzz_utf8_valid(const char *s, size_t n)
     return 1;
 }
 
+const struct proto_limits *fuzz_limits(void)
+{
+    static const struct proto_limits lim = {.width = 1600.0f,
+                                            .height = 1000.0f,
+                                            .capacity = 16384,
+                                            .max_message = PROTO_DEFAULT_MAX_MESSAGE};
+    return &lim;
+}
+
 /* Aborts unless text[0..len) is valid UTF-8, one JSON object and starts
  * with prefix (which pins "type" and the echoed id). */
 static void check_reply(const char *what, const char *text, int len, const char *prefix)

@@ -1,8 +1,8 @@
 /*
  * fuzz_common — what the libFuzzer targets share: the entry point
- * prototypes, an abort that says why, an independent UTF-8 decoder, and
- * the check that ack and error replies are valid JSON carrying an id back
- * byte for byte (PROTOCOL.md §5.1, §6).
+ * prototypes, an abort that says why, an independent UTF-8 decoder, the
+ * limits of a default world, and the check that ack and error replies are
+ * valid JSON carrying an id back byte for byte (PROTOCOL.md §5.1, §6).
  *
  * A failed check prints one line to stderr and calls abort(); libFuzzer
  * reports that as a crash and saves the input. Nothing here allocates
@@ -19,6 +19,8 @@
 #else
 #define FUZZ_PRINTF(f, a)
 #endif
+
+struct proto_limits;
 
 /* libFuzzer's entry points (declared here for -Wmissing-prototypes). */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -37,6 +39,10 @@ size_t fuzz_utf8_next(const char *s, size_t n, uint32_t *cp);
 
 /* 1 if s[0..n) is valid UTF-8. */
 int fuzz_utf8_valid(const char *s, size_t n);
+
+/* What commands are parsed against: a default world's size and capacity
+ * (1600 x 1000, 16384 boids) and a max_message of 4096 bytes. Static. */
+const struct proto_limits *fuzz_limits(void);
 
 /*
  * Builds an ack and an error reply carrying id (a command's id text, "" if

@@ -27,7 +27,6 @@
 #include "fuzz_common.h"
 
 #include "proto_command.h"
-#include "sim.h"
 
 #include <string.h>
 
@@ -343,24 +342,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static struct text t;
     static struct plan p;
-    static struct proto_limits lim;
+    const struct proto_limits *lim = fuzz_limits();
     struct proto_command cmd;
     struct proto_error err;
 
     if (size > INPUT_MAX)
         return 0;
-    if (lim.max_message == 0) {
-        struct sim_config cfg;
-        sim_default_config(&cfg);
-        proto_limits_from_config(&lim, &cfg, PROTO_DEFAULT_MAX_MESSAGE);
-    }
     memset(&p, 0, sizeof p);
     split(data, size, &p);
     plan_members(&p);
     build(&p, &t);
 
     struct expect e = expect(&p, t.len);
-    int rc = proto_command_parse(t.buf, t.len, &lim, &cmd, &err);
+    int rc = proto_command_parse(t.buf, t.len, lim, &cmd, &err);
     if (rc != e.code && rc != e.alt)
         fuzz_fail("join parsed as %s (%s), expected %s: %.300s", proto_status_name(rc), err.message,
                   proto_status_name(e.code), t.buf);
@@ -373,7 +367,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (cmd.kind != PROTO_CMD_JOIN)
         fuzz_fail("join parsed as %s", proto_cmd_name(cmd.kind));
     check_args(&p, &cmd.args.join);
-    check_canonical(&cmd, &lim);
+    check_canonical(&cmd, lim);
     fuzz_check_replies(cmd.id, PROTO_E_BAD_ROOM, "join: no such room");
     return 0;
 }

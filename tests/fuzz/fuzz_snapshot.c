@@ -93,8 +93,6 @@ static void check_roundtrip(const struct proto_snapshot *s, const uint8_t *data,
 {
     static float x[BOIDS_CAP], y[BOIDS_CAP], vx[BOIDS_CAP], vy[BOIDS_CAP];
     static uint8_t group[BOIDS_CAP], out[4096];
-    static struct sim_obstacle obstacles[OBSTACLES_CAP];
-    static struct sim_target targets[SIM_GROUPS];
 
     if (!(s->h.width >= ROUNDTRIP_MIN_SIZE) || !(s->h.height >= ROUNDTRIP_MIN_SIZE))
         return;
@@ -107,33 +105,26 @@ static void check_roundtrip(const struct proto_snapshot *s, const uint8_t *data,
         vy[i] = (float)sin(a);
         group[i] = b->group;
     }
-    for (uint32_t k = 0; k < s->h.obstacle_count; k++)
-        obstacles[k] = (struct sim_obstacle){.id = s->obstacles[k].id,
-                                             .x = s->obstacles[k].x,
-                                             .y = s->obstacles[k].y,
-                                             .r = s->obstacles[k].r};
-    memset(targets, 0, sizeof targets);
-    for (uint32_t k = 0; k < s->h.target_count; k++)
-        targets[s->targets[k].group] =
-            (struct sim_target){.active = 1, .x = s->targets[k].x, .y = s->targets[k].y};
-
-    struct sim_view view = {.tick = s->h.tick,
-                            .epoch = s->h.epoch,
-                            .count = s->h.boid_count,
-                            .width = s->h.width,
-                            .height = s->h.height,
-                            .x = x,
-                            .y = y,
-                            .vx = vx,
-                            .vy = vy,
-                            .group = group,
-                            .obstacle_count = s->h.obstacle_count,
-                            .obstacles = obstacles,
-                            .targets = targets};
-    struct proto_snapshot_meta meta = {.server_time_us = s->h.server_time_us,
-                                       .paused = !!(s->h.flags & PROTO_SNAPSHOT_FLAG_PAUSED),
-                                       .wrap = !!(s->h.flags & PROTO_SNAPSHOT_FLAG_WRAP)};
-    ptrdiff_t n = proto_snapshot_encode(&view, &meta, out, sizeof out);
+    struct proto_snapshot_view view = {
+        .tick = s->h.tick,
+        .server_time_us = s->h.server_time_us,
+        .epoch = s->h.epoch,
+        .width = s->h.width,
+        .height = s->h.height,
+        .paused = !!(s->h.flags & PROTO_SNAPSHOT_FLAG_PAUSED),
+        .wrap = !!(s->h.flags & PROTO_SNAPSHOT_FLAG_WRAP),
+        .count = s->h.boid_count,
+        .x = x,
+        .y = y,
+        .vx = vx,
+        .vy = vy,
+        .group = group,
+        .obstacle_count = s->h.obstacle_count,
+        .obstacles = s->obstacles,
+        .target_count = s->h.target_count,
+        .targets = s->targets,
+    };
+    ptrdiff_t n = proto_snapshot_encode(&view, out, sizeof out);
     if (n < 0)
         fuzz_fail("could not encode a decoded snapshot: %s", proto_status_name((int)n));
     if ((size_t)n != size)

@@ -1,26 +1,39 @@
 /*
  * test_pool — the tick threads: tasks run on their period, a slow task
  * does not hold back a fast one while another worker is free, a task never
- * runs on two workers at once, and removal waits for a run in progress.
+ * runs on two workers at once, removal waits for a run in progress, and
+ * each run is told when it started and how late, against deadlines that
+ * advance by one period (or start again after an overrun).
  */
 #define _POSIX_C_SOURCE 200809L
 
 #include "pool.h"
+
+#include "clock.h"
+#include "metrics.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include <cmocka.h>
+
+#define RECORDED 64
 
 struct probe {
     struct pool_task task;
     atomic_int runs, inside, overlap;
     int64_t busy_ns; /* how long each run takes */
-    int late_runs;   /* runs that started over 20 ms late (written by its runs only) */
+    /* Written by its runs only, read once the probe is removed. */
+    int late_runs; /* runs that started over 20 ms late */
+    int recorded;
+    struct pool_time times[RECORDED]; /* what the first runs were told */
+    int64_t mono_ns[RECORDED];        /* the clocks as each of them began */
+    int64_t wall_us[RECORDED];
 };
 
 static void sleep_ns(int64_t ns)
@@ -30,12 +43,17 @@ static void sleep_ns(int64_t ns)
         ;
 }
 
-static void probe_run(void *arg, int64_t late_ns)
+static void probe_run(void *arg, const struct pool_time *t)
 {
     struct probe *p = arg;
+    if (p->recorded < RECORDED) {
+        p->mono_ns[p->recorded] = clock_mono_ns();
+        p->wall_us[p->recorded] = clock_wall_us();
+        p->times[p->recorded++] = *t;
+    }
     if (atomic_fetch_add(&p->inside, 1) != 0)
         atomic_store(&p->overlap, 1);
-    if (late_ns > 20000000)
+    if (t->late_ns > 20000000)
         p->late_runs++;
     if (p->busy_ns)
         sleep_ns(p->busy_ns);
@@ -125,6 +143,50 @@ static void removal_waits_for_a_run_in_progress(void **state)
     pool_destroy(pool);
 }
 
+static void each_run_is_told_its_start_and_a_deadline_one_period_after_the_last(void **state)
+{
+    (void)state;
+    const char *err = NULL;
+    struct pool *pool = pool_create(1, &err);
+    assert_non_null(pool);
+    struct probe p;
+    probe_init(&p, 5000000, 0); /* 200 Hz */
+    uint64_t ticks = atomic_load(&g_metrics.ticks);
+    uint64_t overruns = atomic_load(&g_metrics.tick_overruns);
+    int64_t before = clock_mono_ns();
+    assert_int_equal(pool_add(pool, &p.task), 0);
+    int64_t after = clock_mono_ns();
+    sleep_ns(100000000);
+    pool_remove(pool, &p.task);
+    int runs = atomic_load(&p.runs);
+    assert_true(runs >= 2 && p.recorded >= 2);
+    /* A run's deadline is now - late. The first is the moment the task was
+     * added; each next one is exactly one period after the last, unless the
+     * run before the last overran: the pool then starts again from where
+     * that run ended (at or before the last run started), so the step is
+     * longer, and each such step has an overrun counted. */
+    int64_t period = p.task.period_ns, first = p.times[0].now_ns - p.times[0].late_ns;
+    uint64_t rebased = 0;
+    assert_true(first >= before && first <= after);
+    for (int k = 0; k < p.recorded; k++) {
+        const struct pool_time *t = &p.times[k];
+        assert_true(t->late_ns >= 0);
+        assert_true(t->now_ns <= p.mono_ns[k]); /* read by the worker, before the run */
+        assert_true(llabs(p.wall_us[k] - t->wall_us) < 1000000); /* the wall clock may step */
+        if (k + 1 == p.recorded)
+            break;
+        int64_t deadline = t->now_ns - t->late_ns;
+        int64_t next = p.times[k + 1].now_ns - p.times[k + 1].late_ns;
+        assert_true(next == deadline + period ||
+                    (next > deadline + period && next <= t->now_ns + period));
+        rebased += next != deadline + period;
+    }
+    assert_true(rebased <= atomic_load(&g_metrics.tick_overruns) - overruns);
+    /* Every run counts as one tick in the metrics. */
+    assert_int_equal(atomic_load(&g_metrics.ticks) - ticks, (uint64_t)runs);
+    pool_destroy(pool);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -132,6 +194,7 @@ int main(void)
         cmocka_unit_test(a_slow_task_does_not_delay_a_fast_one),
         cmocka_unit_test(a_task_never_runs_twice_at_once),
         cmocka_unit_test(removal_waits_for_a_run_in_progress),
+        cmocka_unit_test(each_run_is_told_its_start_and_a_deadline_one_period_after_the_last),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

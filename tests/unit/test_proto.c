@@ -1,7 +1,7 @@
 /*
  * Unit tests for the wire protocol codec (proto/): the golden vectors in
  * proto/vectors decode to their descriptions and re-encode byte for byte
- * from a matching world; snapshots round-trip within quantization error
+ * from the state they describe; snapshots round-trip within quantization error
  * and cost exactly 5 bytes per boid; the decoder refuses every truncation,
  * every broken field and random garbage without reading out of bounds;
  * every command vector parses to its typed values or its error code; and
@@ -113,30 +113,110 @@ static struct decoded *decoded_new(void)
     return d;
 }
 
-static struct sim_world *world_new(float w, float h, enum sim_edges edges, uint32_t capacity)
+static uint32_t next_random(uint64_t *s)
 {
-    struct sim_config cfg;
-    sim_default_config(&cfg);
-    cfg.width = w;
-    cfg.height = h;
-    cfg.edges = edges;
-    cfg.capacity = capacity;
-    cfg.edge_margin = 0.1f * fminf(w, h);
-    struct sim_world *world = sim_create(&cfg, NULL);
-    assert_non_null(world);
-    return world;
+    *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (uint32_t)(*s >> 33);
 }
 
-/* Encodes the world's view; caller frees the exact-size buffer. */
-static uint8_t *encode(const struct sim_world *w, const struct proto_snapshot_meta *m, size_t *len)
+/* A uniform float in [0, 1). */
+static float unit_random(uint64_t *s)
 {
-    struct sim_view v;
-    sim_view(w, &v);
-    const struct sim_config *cfg = sim_config(w);
-    size_t cap = proto_snapshot_max_size(cfg->capacity, cfg->max_obstacles);
+    return (float)(next_random(s) >> 8) / 16777216.0f;
+}
+
+/* A snapshot's state as plain arrays, the way the server hands it to the
+ * encoder: up to `capacity` boids, 64 obstacles and a target per group. */
+struct state {
+    struct proto_snapshot_view v;
+    uint32_t capacity;
+    float *x, *y, *vx, *vy;
+    uint8_t *group;
+    struct proto_obstacle obstacles[64];
+    struct proto_target targets[PROTO_GROUPS];
+};
+
+static struct state *state_new(float w, float h, int wrap, uint32_t capacity)
+{
+    struct state *s = calloc(1, sizeof *s);
+    assert_non_null(s);
+    size_t n = capacity ? capacity : 1;
+    s->capacity = capacity;
+    s->x = calloc(n, sizeof *s->x);
+    s->y = calloc(n, sizeof *s->y);
+    s->vx = calloc(n, sizeof *s->vx);
+    s->vy = calloc(n, sizeof *s->vy);
+    s->group = calloc(n, sizeof *s->group);
+    assert_true(s->x && s->y && s->vx && s->vy && s->group);
+    s->v = (struct proto_snapshot_view){.width = w,
+                                        .height = h,
+                                        .wrap = wrap,
+                                        .x = s->x,
+                                        .y = s->y,
+                                        .vx = s->vx,
+                                        .vy = s->vy,
+                                        .group = s->group,
+                                        .obstacles = s->obstacles,
+                                        .targets = s->targets};
+    return s;
+}
+
+static void state_free(struct state *s)
+{
+    free(s->x);
+    free(s->y);
+    free(s->vx);
+    free(s->vy);
+    free(s->group);
+    free(s);
+}
+
+/* Appends a boid; the caller keeps groups in ascending order. */
+static void add_boid(struct state *s, uint8_t group, float x, float y, float vx, float vy)
+{
+    uint32_t i = s->v.count++;
+    assert_true(i < s->capacity);
+    s->x[i] = x;
+    s->y[i] = y;
+    s->vx[i] = vx;
+    s->vy[i] = vy;
+    s->group[i] = group;
+}
+
+static void add_obstacle(struct state *s, uint32_t id, float x, float y, float r)
+{
+    assert_true(s->v.obstacle_count < 64);
+    s->obstacles[s->v.obstacle_count++] = (struct proto_obstacle){id, x, y, r};
+}
+
+/* Appends a target; the caller keeps groups in ascending order. */
+static void add_target(struct state *s, uint8_t group, float x, float y)
+{
+    assert_true(s->v.target_count < PROTO_GROUPS);
+    s->targets[s->v.target_count++] = (struct proto_target){group, x, y};
+}
+
+/* n boids of group spread uniformly in the disc of radius r around
+ * (cx, cy), clamped into the world, with random nonzero velocities. */
+static void add_flock(struct state *s, uint32_t n, uint8_t group, float cx, float cy, float r,
+                      uint64_t *seed)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        float a = 6.2831853f * unit_random(seed), d = r * sqrtf(unit_random(seed));
+        float x = fminf(fmaxf(cx + d * cosf(a), 0.0f), s->v.width);
+        float y = fminf(fmaxf(cy + d * sinf(a), 0.0f), s->v.height);
+        float heading = 6.2831853f * unit_random(seed), speed = 1.0f + 99.0f * unit_random(seed);
+        add_boid(s, group, x, y, speed * cosf(heading), speed * sinf(heading));
+    }
+}
+
+/* Encodes the state's view; caller frees the exact-size buffer. */
+static uint8_t *encode(const struct state *s, size_t *len)
+{
+    size_t cap = proto_snapshot_max_size(s->capacity, 64);
     uint8_t *buf = malloc(cap);
     assert_non_null(buf);
-    ptrdiff_t n = proto_snapshot_encode(&v, m, buf, cap);
+    ptrdiff_t n = proto_snapshot_encode(&s->v, buf, cap);
     assert_true(n > 0);
     uint8_t *exact = malloc((size_t)n);
     assert_non_null(exact);
@@ -146,22 +226,22 @@ static uint8_t *encode(const struct sim_world *w, const struct proto_snapshot_me
     return exact;
 }
 
-/* A small world with several groups, obstacles and targets, stepped a bit. */
-static struct sim_world *busy_world(float w, float h, enum sim_edges edges, uint32_t boids)
+/* A small world's state with several groups, obstacles and targets. */
+static struct state *busy_state(float w, float h, int wrap, uint32_t boids)
 {
-    struct sim_world *world = world_new(w, h, edges, boids);
-    static const int groups[] = {0, 3, 17, 255};
+    struct state *s = state_new(w, h, wrap, boids);
+    static const uint8_t groups[] = {0, 3, 17, 255};
+    uint64_t seed = boids;
     for (int k = 0; k < 4; k++)
-        assert_int_equal(sim_spawn(world, boids / 4, groups[k], 0.2f * (float)(k + 1) * w, 0.5f * h,
-                                   0.3f * fminf(w, h)),
-                         (int)(boids / 4));
-    assert_true(sim_obstacle_add(world, 0.5f * w, 0.5f * h, 0.1f * fminf(w, h)) > 0);
-    assert_true(sim_obstacle_add(world, 0.1f * w, 0.9f * h, 2.0f) > 0);
-    assert_int_equal(sim_target_set(world, 3, 0.9f * w, 0.1f * h), 0);
-    assert_int_equal(sim_target_set(world, 200, w, h), 0);
-    for (int t = 0; t < 20; t++)
-        sim_step(world);
-    return world;
+        add_flock(s, boids / 4, groups[k], 0.2f * (float)(k + 1) * w, 0.5f * h, 0.3f * fminf(w, h),
+                  &seed);
+    add_obstacle(s, 1, 0.5f * w, 0.5f * h, 0.1f * fminf(w, h));
+    add_obstacle(s, 2, 0.1f * w, 0.9f * h, 2.0f);
+    add_target(s, 3, 0.9f * w, 0.1f * h);
+    add_target(s, 200, w, h);
+    s->v.tick = 20;
+    s->v.epoch = 4;
+    return s;
 }
 
 static double angle_diff(double a, double b)
@@ -276,65 +356,51 @@ static void snapshot_vectors_decode_to_their_descriptions(void **state)
     for_each_snapshot_vector(decode_and_compare);
 }
 
-/* Adds obstacles until the world hands out the wanted id. */
-static void add_obstacle_with_id(struct sim_world *w, const cJSON *o)
-{
-    for (;;) {
-        int64_t id =
-            sim_obstacle_add(w, (float)num(o, "x"), (float)num(o, "y"), (float)num(o, "r"));
-        assert_true(id > 0 && id <= num(o, "id"));
-        if (id == num(o, "id"))
-            return;
-        assert_int_equal(sim_obstacle_remove(w, (uint32_t)id), 0);
-    }
-}
-
-static struct sim_world *world_from_description(const cJSON *doc)
+/* The state a vector's description lists: boids with their source floats,
+ * obstacles, targets, and the header's counters, time and flags. */
+static struct state *state_from_description(const cJSON *doc)
 {
     const cJSON *jw = cJSON_GetObjectItemCaseSensitive(doc, "world");
+    const cJSON *jh = cJSON_GetObjectItemCaseSensitive(doc, "header");
     const cJSON *boids = cJSON_GetObjectItemCaseSensitive(doc, "boids");
     const cJSON *obstacles = cJSON_GetObjectItemCaseSensitive(doc, "obstacles");
     const cJSON *targets = cJSON_GetObjectItemCaseSensitive(doc, "targets");
     int n = cJSON_GetArraySize(boids);
-    struct sim_world *w = world_new(
-        (float)num(jw, "width"), (float)num(jw, "height"),
-        strcmp(str(jw, "edges"), "wrap") ? SIM_EDGES_CONTAIN : SIM_EDGES_WRAP, n ? (uint32_t)n : 1);
+    struct state *s = state_new((float)num(jw, "width"), (float)num(jw, "height"),
+                                strcmp(str(jw, "edges"), "wrap") == 0, (uint32_t)n);
     for (int i = 0; i < n; i++) {
         const cJSON *b = cJSON_GetArrayItem(boids, i);
         const cJSON *src = cJSON_GetObjectItemCaseSensitive(b, "source");
-        assert_int_equal(sim_spawn(w, 1, (int)num(b, "group"), 1.0f, 1.0f, 0.0f), 1);
-        assert_int_equal(sim_boid_set(w, (uint32_t)i, (float)num(src, "x"), (float)num(src, "y"),
-                                      (float)num(src, "vx"), (float)num(src, "vy")),
-                         0);
+        add_boid(s, (uint8_t)num(b, "group"), (float)num(src, "x"), (float)num(src, "y"),
+                 (float)num(src, "vx"), (float)num(src, "vy"));
     }
-    for (int k = 0; k < cJSON_GetArraySize(obstacles); k++)
-        add_obstacle_with_id(w, cJSON_GetArrayItem(obstacles, k));
+    for (int k = 0; k < cJSON_GetArraySize(obstacles); k++) {
+        const cJSON *o = cJSON_GetArrayItem(obstacles, k);
+        add_obstacle(s, (uint32_t)num(o, "id"), (float)num(o, "x"), (float)num(o, "y"),
+                     (float)num(o, "r"));
+    }
     for (int k = 0; k < cJSON_GetArraySize(targets); k++) {
         const cJSON *t = cJSON_GetArrayItem(targets, k);
-        assert_int_equal(
-            sim_target_set(w, (int)num(t, "group"), (float)num(t, "x"), (float)num(t, "y")), 0);
+        add_target(s, (uint8_t)num(t, "group"), (float)num(t, "x"), (float)num(t, "y"));
     }
-    return w;
+    s->v.tick = (uint64_t)num(jh, "tick");
+    s->v.epoch = (uint32_t)num(jh, "epoch");
+    s->v.server_time_us = (uint64_t)num(jh, "server_time_us");
+    s->v.paused = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(jh, "paused"));
+    s->v.wrap = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(jh, "wrap"));
+    return s;
 }
 
 static void reencode_and_compare(const cJSON *doc, const uint8_t *bin, size_t len)
 {
-    const cJSON *jh = cJSON_GetObjectItemCaseSensitive(doc, "header");
-    struct sim_world *w = world_from_description(doc);
-    struct sim_view v;
-    sim_view(w, &v);
-    v.tick = (uint64_t)num(jh, "tick"); /* counters come from the description */
-    v.epoch = (uint32_t)num(jh, "epoch");
-    struct proto_snapshot_meta m = {(uint64_t)num(jh, "server_time_us"),
-                                    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(jh, "paused")),
-                                    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(jh, "wrap"))};
+    struct state *s = state_from_description(doc);
     uint8_t out[4096];
-    assert_int_equal(proto_snapshot_encode(&v, &m, out, sizeof out), len);
+    assert_int_equal(proto_snapshot_encode(&s->v, out, sizeof out), len);
     assert_memory_equal(out, bin, len);
-    sim_destroy(w);
+    state_free(s);
 }
 
-static void snapshot_vectors_reencode_byte_for_byte_from_a_matching_world(void **state)
+static void snapshot_vectors_reencode_byte_for_byte_from_their_described_state(void **state)
 {
     (void)state;
     for_each_snapshot_vector(reencode_and_compare);
@@ -361,19 +427,19 @@ static void invalid_snapshot_vectors_are_refused_with_their_codes(void **state)
 
 /* ---- snapshot behaviour ------------------------------------------------- */
 
-static void check_round_trip(float w, float h, enum sim_edges edges)
+static void check_round_trip(float w, float h, int wrap)
 {
-    struct sim_world *world = busy_world(w, h, edges, 1000);
-    struct proto_snapshot_meta m = {1234567, 1, edges == SIM_EDGES_WRAP};
+    struct state *world = busy_state(w, h, wrap, 1000);
+    world->v.server_time_us = 1234567;
+    world->v.paused = 1;
     size_t len;
-    uint8_t *bin = encode(world, &m, &len);
+    uint8_t *bin = encode(world, &len);
     struct decoded *d = decoded_new();
-    struct sim_view v;
-    sim_view(world, &v);
+    const struct proto_snapshot_view v = world->v;
     assert_int_equal(proto_snapshot_decode(bin, len, &d->s), 0);
     assert_true(d->s.h.tick == v.tick && d->s.h.epoch == v.epoch);
     assert_true(d->s.h.server_time_us == 1234567);
-    assert_int_equal(d->s.h.flags, PROTO_SNAPSHOT_FLAG_PAUSED | (m.wrap ? 2 : 0));
+    assert_int_equal(d->s.h.flags, PROTO_SNAPSHOT_FLAG_PAUSED | (v.wrap ? 2 : 0));
     assert_int_equal(d->s.h.boid_count, v.count);
     assert_int_equal(d->s.h.run_count, 4);
     assert_int_equal(d->s.h.obstacle_count, 2);
@@ -388,24 +454,23 @@ static void check_round_trip(float w, float h, enum sim_edges edges)
     }
     free(d);
     free(bin);
-    sim_destroy(world);
+    state_free(world);
 }
 
 static void random_worlds_round_trip_within_quantization_error(void **state)
 {
     (void)state;
-    check_round_trip(1600.0f, 1000.0f, SIM_EDGES_WRAP);
-    check_round_trip(777.7f, 16.0f, SIM_EDGES_CONTAIN);
-    check_round_trip(1e6f, 333.3f, SIM_EDGES_WRAP);
+    check_round_trip(1600.0f, 1000.0f, 1);
+    check_round_trip(777.7f, 16.0f, 0);
+    check_round_trip(1e6f, 333.3f, 1);
 }
 
 static void decoder_refuses_every_truncation_of_a_valid_snapshot(void **state)
 {
     (void)state;
-    struct sim_world *world = busy_world(800.0f, 600.0f, SIM_EDGES_WRAP, 40);
-    struct proto_snapshot_meta m = {0};
+    struct state *world = busy_state(800.0f, 600.0f, 1, 40);
     size_t len;
-    uint8_t *bin = encode(world, &m, &len);
+    uint8_t *bin = encode(world, &len);
     struct decoded *d = decoded_new();
     for (size_t n = 0; n < len; n++) {
         uint8_t *cut = malloc(n ? n : 1); /* exact size: ASan sees any overread */
@@ -417,7 +482,7 @@ static void decoder_refuses_every_truncation_of_a_valid_snapshot(void **state)
     assert_int_equal(proto_snapshot_decode(bin, len, &d->s), 0);
     free(d);
     free(bin);
-    sim_destroy(world);
+    state_free(world);
 }
 
 /* Decodes bin with byte `at` replaced by v (and `extra` zero bytes added). */
@@ -436,10 +501,9 @@ static int decode_patched(const uint8_t *bin, size_t len, size_t at, uint8_t v, 
 static void decoder_refuses_a_wrong_magic_version_type_or_count(void **state)
 {
     (void)state;
-    struct sim_world *world = busy_world(800.0f, 600.0f, SIM_EDGES_CONTAIN, 40);
-    struct proto_snapshot_meta m = {0};
+    struct state *world = busy_state(800.0f, 600.0f, 0, 40);
     size_t len;
-    uint8_t *bin = encode(world, &m, &len);
+    uint8_t *bin = encode(world, &len);
     assert_int_equal(decode_patched(bin, len, 0, 'f', 0), PROTO_E_BAD_MAGIC);
     assert_int_equal(decode_patched(bin, len, 1, 'J', 0), PROTO_E_BAD_MAGIC);
     assert_int_equal(decode_patched(bin, len, 2, 0, 0), PROTO_E_BAD_VERSION);
@@ -458,16 +522,15 @@ static void decoder_refuses_a_wrong_magic_version_type_or_count(void **state)
     assert_int_equal(decode_patched(bin, len, 0, 'F', 1), PROTO_E_BAD_LENGTH); /* a trailing byte */
     assert_int_equal(decode_patched(bin, len, 0, 'F', 0), 0);
     free(bin);
-    sim_destroy(world);
+    state_free(world);
 }
 
 static void decoder_refuses_counts_above_the_callers_capacities(void **state)
 {
     (void)state;
-    struct sim_world *world = busy_world(800.0f, 600.0f, SIM_EDGES_WRAP, 40);
-    struct proto_snapshot_meta m = {0};
+    struct state *world = busy_state(800.0f, 600.0f, 1, 40);
     size_t len;
-    uint8_t *bin = encode(world, &m, &len);
+    uint8_t *bin = encode(world, &len);
     struct decoded *d = decoded_new();
     size_t *caps[] = {&d->s.runs_cap, &d->s.boids_cap, &d->s.obstacles_cap, &d->s.targets_cap};
     size_t exact[] = {4, 40, 2, 2};
@@ -481,13 +544,7 @@ static void decoder_refuses_counts_above_the_callers_capacities(void **state)
     assert_int_equal(proto_snapshot_decode(bin, len, &d->s), 0);
     free(d);
     free(bin);
-    sim_destroy(world);
-}
-
-static uint32_t next_random(uint64_t *s)
-{
-    *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (uint32_t)(*s >> 33);
+    state_free(world);
 }
 
 /* Checks what a successful decode promises about its output. */
@@ -508,10 +565,9 @@ static void check_decoded_invariants(const struct proto_snapshot *s)
 static void decoder_survives_random_corruption_without_reading_out_of_bounds(void **state)
 {
     (void)state;
-    struct sim_world *world = busy_world(800.0f, 600.0f, SIM_EDGES_WRAP, 40);
-    struct proto_snapshot_meta m = {0};
+    struct state *world = busy_state(800.0f, 600.0f, 1, 40);
     size_t len;
-    uint8_t *bin = encode(world, &m, &len);
+    uint8_t *bin = encode(world, &len);
     struct decoded *d = decoded_new();
     uint64_t seed = 42;
     int accepted = 0;
@@ -533,7 +589,7 @@ static void decoder_survives_random_corruption_without_reading_out_of_bounds(voi
     assert_true(accepted > 0); /* flips inside boid bytes stay valid */
     free(d);
     free(bin);
-    sim_destroy(world);
+    state_free(world);
 }
 
 static void snapshot_costs_exactly_five_bytes_per_boid_plus_header_and_runs(void **state)
@@ -542,19 +598,17 @@ static void snapshot_costs_exactly_five_bytes_per_boid_plus_header_and_runs(void
     static const uint32_t counts[] = {0, 1, 1000, 10000};
     for (int k = 0; k < 4; k++) {
         uint32_t n = counts[k];
-        struct sim_world *w = world_new(1600.0f, 1000.0f, SIM_EDGES_WRAP, n ? n : 1);
-        if (n) {
-            assert_int_equal(sim_spawn(w, n / 2, 1, 800.0f, 500.0f, 400.0f), (int)(n / 2));
-            assert_int_equal(sim_spawn(w, n - n / 2, 2, 800.0f, 500.0f, 400.0f), (int)(n - n / 2));
-        }
-        struct proto_snapshot_meta m = {0};
+        struct state *w = state_new(1600.0f, 1000.0f, 1, n);
+        uint64_t seed = n;
+        add_flock(w, n / 2, 1, 800.0f, 500.0f, 400.0f, &seed);
+        add_flock(w, n - n / 2, 2, 800.0f, 500.0f, 400.0f, &seed);
         size_t len;
-        uint8_t *bin = encode(w, &m, &len);
+        uint8_t *bin = encode(w, &len);
         uint32_t runs = n == 0 ? 0 : n == 1 ? 1 : 2;
         assert_int_equal(len, PROTO_SNAPSHOT_HEADER_SIZE + 5 * runs + 5 * (size_t)n);
         assert_int_equal(len, proto_snapshot_size(n, runs, 0, 0));
         free(bin);
-        sim_destroy(w);
+        state_free(w);
     }
     assert_int_equal(proto_snapshot_size(1000, 1, 0, 0), 5049);
     assert_int_equal(proto_snapshot_size(10000, 1, 0, 0), 50049);
@@ -563,18 +617,16 @@ static void snapshot_costs_exactly_five_bytes_per_boid_plus_header_and_runs(void
 static void encoder_needs_a_buffer_of_exactly_the_snapshot_size(void **state)
 {
     (void)state;
-    struct sim_world *world = busy_world(800.0f, 600.0f, SIM_EDGES_WRAP, 40);
-    struct sim_view v;
-    sim_view(world, &v);
-    struct proto_snapshot_meta m = {0};
+    struct state *world = busy_state(800.0f, 600.0f, 1, 40);
+    const struct proto_snapshot_view *v = &world->v;
     size_t size = proto_snapshot_size(40, 4, 2, 2);
     uint8_t *buf = malloc(size);
-    assert_int_equal(proto_snapshot_encode(&v, &m, buf, size - 1), PROTO_E_NOSPACE);
-    assert_int_equal(proto_snapshot_encode(&v, &m, NULL, size), PROTO_E_NOSPACE);
-    assert_int_equal(proto_snapshot_encode(&v, &m, buf, size), (ptrdiff_t)size);
+    assert_int_equal(proto_snapshot_encode(v, buf, size - 1), PROTO_E_NOSPACE);
+    assert_int_equal(proto_snapshot_encode(v, NULL, size), PROTO_E_NOSPACE);
+    assert_int_equal(proto_snapshot_encode(v, buf, size), (ptrdiff_t)size);
     assert_true(proto_snapshot_max_size(40, 64) >= size);
     free(buf);
-    sim_destroy(world);
+    state_free(world);
 }
 
 static void encoder_refuses_views_the_format_cannot_carry(void **state)
@@ -582,39 +634,42 @@ static void encoder_refuses_views_the_format_cannot_carry(void **state)
     (void)state;
     float xs[3] = {1, 2, 3}, vs[3] = {1, 1, 1};
     uint8_t groups[3] = {0, 5, 4};
-    struct sim_obstacle obs[2] = {{1, 10, 10, 5}, {1, 20, 20, 5}};
-    struct sim_target targets[SIM_GROUPS] = {{0}};
-    struct sim_view v = {.count = 3,
-                         .width = 100,
-                         .height = 100,
-                         .x = xs,
-                         .y = xs,
-                         .vx = vs,
-                         .vy = vs,
-                         .group = groups,
-                         .obstacles = obs,
-                         .targets = targets};
-    struct proto_snapshot_meta m = {0};
+    struct proto_obstacle obs[2] = {{1, 10, 10, 5}, {1, 20, 20, 5}};
+    struct proto_target targets[2] = {{9, 0, 0}, {9, 1, 1}};
+    struct proto_snapshot_view v = {.count = 3,
+                                    .width = 100,
+                                    .height = 100,
+                                    .x = xs,
+                                    .y = xs,
+                                    .vx = vs,
+                                    .vy = vs,
+                                    .group = groups,
+                                    .obstacles = obs,
+                                    .targets = targets};
     uint8_t buf[512];
-    assert_int_equal(proto_snapshot_encode(&v, &m, buf, sizeof buf), PROTO_E_UNENCODABLE);
+    assert_int_equal(proto_snapshot_encode(&v, buf, sizeof buf), PROTO_E_UNENCODABLE);
     groups[2] = 5;
-    assert_true(proto_snapshot_encode(&v, &m, buf, sizeof buf) > 0);
+    assert_true(proto_snapshot_encode(&v, buf, sizeof buf) > 0);
     v.obstacle_count = 2; /* ids 1, 1 */
-    assert_int_equal(proto_snapshot_encode(&v, &m, buf, sizeof buf), PROTO_E_UNENCODABLE);
+    assert_int_equal(proto_snapshot_encode(&v, buf, sizeof buf), PROTO_E_UNENCODABLE);
     obs[1].id = 2;
     obs[1].r = NAN;
-    assert_int_equal(proto_snapshot_encode(&v, &m, buf, sizeof buf), PROTO_E_UNENCODABLE);
+    assert_int_equal(proto_snapshot_encode(&v, buf, sizeof buf), PROTO_E_UNENCODABLE);
     obs[1].r = 5;
-    targets[9] = (struct sim_target){1, INFINITY, 0};
-    assert_int_equal(proto_snapshot_encode(&v, &m, buf, sizeof buf), PROTO_E_UNENCODABLE);
-    targets[9].x = 0;
+    v.target_count = 1;
+    targets[0].x = INFINITY;
+    assert_int_equal(proto_snapshot_encode(&v, buf, sizeof buf), PROTO_E_UNENCODABLE);
+    targets[0].x = 0;
+    v.target_count = 2; /* groups 9, 9 */
+    assert_int_equal(proto_snapshot_encode(&v, buf, sizeof buf), PROTO_E_UNENCODABLE);
+    v.target_count = 1;
     v.width = 0;
-    assert_int_equal(proto_snapshot_encode(&v, &m, buf, sizeof buf), PROTO_E_UNENCODABLE);
+    assert_int_equal(proto_snapshot_encode(&v, buf, sizeof buf), PROTO_E_UNENCODABLE);
     v.width = 100;
     v.obstacle_count = 65536;
-    assert_int_equal(proto_snapshot_encode(&v, &m, buf, sizeof buf), PROTO_E_UNENCODABLE);
+    assert_int_equal(proto_snapshot_encode(&v, buf, sizeof buf), PROTO_E_UNENCODABLE);
     v.obstacle_count = 2;
-    assert_int_equal(proto_snapshot_encode(&v, &m, buf, sizeof buf),
+    assert_int_equal(proto_snapshot_encode(&v, buf, sizeof buf),
                      (ptrdiff_t)proto_snapshot_size(3, 2, 2, 1));
 }
 
@@ -1091,7 +1146,7 @@ static void welcome_lists_every_parameter_and_group_zero_values(void **state)
                               .snapshot_hz = 20,
                               .width = 1600,
                               .height = 1000,
-                              .edges = SIM_EDGES_CONTAIN,
+                              .wrap = 0,
                               .capacity = 16384,
                               .max_obstacles = 64,
                               .max_message = 4096,
@@ -1144,7 +1199,7 @@ static void replies_report_nospace_when_the_buffer_is_too_small(void **state)
     assert_int_equal(proto_reply_welcome(buf, sizeof buf, &w), PROTO_E_NOSPACE);
 }
 
-static void statuses_have_distinct_stable_names_and_sim_errors_map_to_wire_codes(void **state)
+static void statuses_have_distinct_stable_names(void **state)
 {
     (void)state;
     for (int a = 0; a >= PROTO_E_OVER_LIMIT; a--) {
@@ -1157,19 +1212,13 @@ static void statuses_have_distinct_stable_names_and_sim_errors_map_to_wire_codes
     assert_string_equal(proto_status_name(PROTO_E_QUEUE_FULL), "queue_full");
     assert_string_equal(proto_status_name(1), "unknown");
     assert_true(proto_status_is_wire(PROTO_E_INTERNAL) && !proto_status_is_wire(PROTO_E_NOSPACE));
-    assert_int_equal(proto_status_from_sim(SIM_ERANGE), PROTO_E_OUT_OF_RANGE);
-    assert_int_equal(proto_status_from_sim(SIM_ECAPACITY), PROTO_E_CAPACITY);
-    assert_int_equal(proto_status_from_sim(SIM_ENOENT), PROTO_E_NOT_FOUND);
-    assert_int_equal(proto_status_from_sim(SIM_EINVAL), PROTO_E_BAD_ARG);
-    assert_int_equal(proto_status_from_sim(SIM_ENOMEM), PROTO_E_INTERNAL);
-    assert_int_equal(proto_status_from_sim(5), PROTO_OK);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(snapshot_vectors_decode_to_their_descriptions),
-        cmocka_unit_test(snapshot_vectors_reencode_byte_for_byte_from_a_matching_world),
+        cmocka_unit_test(snapshot_vectors_reencode_byte_for_byte_from_their_described_state),
         cmocka_unit_test(invalid_snapshot_vectors_are_refused_with_their_codes),
         cmocka_unit_test(random_worlds_round_trip_within_quantization_error),
         cmocka_unit_test(decoder_refuses_every_truncation_of_a_valid_snapshot),
@@ -1198,7 +1247,7 @@ int main(void)
         cmocka_unit_test(welcome_lists_every_parameter_and_group_zero_values),
         cmocka_unit_test(room_messages_carry_room_role_team_and_escaped_names),
         cmocka_unit_test(replies_report_nospace_when_the_buffer_is_too_small),
-        cmocka_unit_test(statuses_have_distinct_stable_names_and_sim_errors_map_to_wire_codes),
+        cmocka_unit_test(statuses_have_distinct_stable_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

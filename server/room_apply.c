@@ -1,6 +1,6 @@
 /*
- * room_apply.inc — applying parsed commands to a room, on its tick thread.
- * Included by room.c only (it needs the private struct room).
+ * room_apply.c — applying parsed commands to a room, on its tick thread
+ * (room__apply_command, room_internal.h).
  *
  * One handler per command kind, found by table lookup. A handler returns
  * 0 or a negative wire code (PROTO_E_*) and fills `struct outcome` with
@@ -9,22 +9,24 @@
  * check what only the live world knows (capacity, obstacle ids and owners,
  * quotas, team sizes) and change nothing when they refuse.
  */
+#include "room_internal.h"
+
+#include "metrics.h"
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
 
 struct outcome {
     const struct room_actor *who; /* the sender */
     const char *room;             /* join: the room's name */
-    int64_t obstacle;    /* obstacle_add: the new id */
-    int64_t count;       /* spawn/despawn: boids added or removed; -1: none */
-    int64_t until;       /* step: the tick the steps end at; -1: none */
-    const char *message; /* refusal text, if more specific than the code */
+    int64_t obstacle;             /* obstacle_add: the new id */
+    int64_t count;                /* spawn/despawn: boids added or removed; -1: none */
+    int64_t until;                /* step: the tick the steps end at; -1: none */
+    const char *message;          /* refusal text, if more specific than the code */
 };
 
 typedef int (*apply_fn)(struct room *r, const struct proto_command *c, struct outcome *o);
-
-static int sim_code(int rc)
-{
-    return rc < 0 ? proto_status_from_sim(rc) : 0;
-}
 
 static int apply_ping(struct room *r, const struct proto_command *c, struct outcome *o)
 {
@@ -36,13 +38,13 @@ static int apply_seek(struct room *r, const struct proto_command *c, struct outc
 {
     (void)o;
     const struct proto_seek_args *a = &c->args.seek;
-    return sim_code(sim_target_set(r->world, a->group, a->x, a->y));
+    return room_status_from_sim(sim_target_set(r->world, a->group, a->x, a->y));
 }
 
 static int apply_seek_clear(struct room *r, const struct proto_command *c, struct outcome *o)
 {
     (void)o;
-    return sim_code(sim_target_clear(r->world, c->args.seek_clear.group));
+    return room_status_from_sim(sim_target_clear(r->world, c->args.seek_clear.group));
 }
 
 /* The owner record of obstacle id, or NULL. */
@@ -65,8 +67,7 @@ static uint32_t owned_by(const struct room *r, uint64_t owner)
 static int apply_obstacle_add(struct room *r, const struct proto_command *c, struct outcome *o)
 {
     const struct proto_obstacle_add_args *a = &c->args.obstacle_add;
-    if (o->who->role != PROTO_ROLE_ADMIN &&
-        owned_by(r, o->who->owner) >= r->cfg.player_obstacles) {
+    if (o->who->role != PROTO_ROLE_ADMIN && owned_by(r, o->who->owner) >= r->cfg.player_obstacles) {
         metrics_limit(LIMIT_PLAYER_OBSTACLES);
         o->message = "you hold your quota of obstacles; remove one first";
         return PROTO_E_CAPACITY;
@@ -77,7 +78,7 @@ static int apply_obstacle_add(struct room *r, const struct proto_command *c, str
             metrics_limit(LIMIT_ROOM_OBSTACLES);
             o->message = "the room holds its maximum number of obstacles";
         }
-        return sim_code((int)id);
+        return room_status_from_sim((int)id);
     }
     r->owners[r->nowners++] = (struct obstacle_owner){(uint32_t)id, o->who->owner};
     o->obstacle = id;
@@ -98,7 +99,7 @@ static int apply_obstacle_remove(struct room *r, const struct proto_command *c, 
     int rc = sim_obstacle_remove(r->world, rec->id);
     if (rc == 0)
         *rec = r->owners[--r->nowners];
-    return sim_code(rc);
+    return room_status_from_sim(rc);
 }
 
 static int apply_obstacle_clear(struct room *r, const struct proto_command *c, struct outcome *o)
@@ -136,7 +137,7 @@ static int apply_spawn(struct room *r, const struct proto_command *c, struct out
     }
     if (rc >= 0)
         o->count = rc;
-    return sim_code(rc);
+    return room_status_from_sim(rc);
 }
 
 static int apply_despawn(struct room *r, const struct proto_command *c, struct outcome *o)
@@ -145,7 +146,7 @@ static int apply_despawn(struct room *r, const struct proto_command *c, struct o
     int rc = sim_despawn(r->world, a->n, a->group);
     if (rc >= 0)
         o->count = rc;
-    return sim_code(rc);
+    return room_status_from_sim(rc);
 }
 
 static int apply_params(struct room *r, const struct proto_command *c, struct outcome *o)
@@ -199,8 +200,7 @@ static int apply_reset(struct room *r, const struct proto_command *c, struct out
     }
     sim_reset(r->world, a->has_seed ? a->seed : r->cfg.sim.seed);
     r->nowners = 0;
-    mode_params(r);
-    scatter(r, boids);
+    room__populate(r, boids);
     o->count = boids;
     return 0;
 }
@@ -239,14 +239,46 @@ static const apply_fn handlers[PROTO_CMD_COUNT] = {
     [PROTO_CMD_KICK] = apply_kick,
 };
 
-/* Applies one queued command and queues its ack or error. */
-static void apply_command(struct room *r, const struct queued *q)
+static size_t reply_error(char *buf, size_t cap, const char *id, int code, const char *message)
+{
+    int len = proto_reply_error(buf, cap, id, code, message);
+    return len > 0 ? (size_t)len : 0;
+}
+
+/* The ack with the fields the outcome carries. */
+static size_t reply_ack(char *buf, size_t cap, const struct proto_command *c, uint64_t tick,
+                        const struct outcome *o)
+{
+    struct proto_ack_field extra[6];
+    size_t n = 0;
+    if (c->kind == PROTO_CMD_OBSTACLE_ADD)
+        extra[n++] = (struct proto_ack_field){"obstacle", o->obstacle, NULL};
+    if (o->count >= 0)
+        extra[n++] = (struct proto_ack_field){"count", o->count, NULL};
+    if (o->until >= 0)
+        extra[n++] = (struct proto_ack_field){"until", o->until, NULL};
+    if (c->kind == PROTO_CMD_JOIN) {
+        const struct room_actor *who = o->who;
+        extra[n++] = (struct proto_ack_field){"room", 0, o->room};
+        extra[n++] = (struct proto_ack_field){"role", 0, proto_role_name(who->role)};
+        extra[n++] = (struct proto_ack_field){"client", (int64_t)who->client, NULL};
+        if (who->team >= 0) {
+            extra[n++] = (struct proto_ack_field){"team", who->team, NULL};
+            if (c->args.join.has_rejoin)
+                extra[n++] = (struct proto_ack_field){"rejoin", 0, c->args.join.rejoin};
+        }
+    }
+    int len = proto_reply_ack(buf, cap, c->id, tick, extra, n);
+    return len > 0 ? (size_t)len : 0;
+}
+
+void room__apply_command(struct room *r, const struct queued *q)
 {
     if (q->refused) { /* refused while parsing: its turn to be answered */
         char text[PROTO_REPLY_BYTES];
         size_t len = reply_error(text, sizeof text, q->cmd.id, q->refused, q->message);
         if (len)
-            add_reply(r, q->who.client, 0, text, len);
+            room__add_reply(r, q->who.client, 0, text, len);
         return;
     }
     struct outcome o = {
@@ -256,7 +288,7 @@ static void apply_command(struct room *r, const struct queued *q)
     uint64_t tick = v.tick; /* the tick the command takes effect at */
     apply_fn fn = (unsigned)q->cmd.kind < PROTO_CMD_COUNT ? handlers[q->cmd.kind] : NULL;
     int rc = fn ? fn(r, &q->cmd, &o) : PROTO_E_INTERNAL;
-    char text[1024];
+    char text[PROTO_REPLY_BYTES];
     size_t len;
     if (rc == 0) {
         atomic_fetch_add_explicit(&g_metrics.commands_accepted, 1, memory_order_relaxed);
@@ -268,14 +300,14 @@ static void apply_command(struct room *r, const struct queued *q)
                           o.message ? o.message : "refused by the room");
     }
     if (len)
-        add_reply(r, q->who.client, 0, text, len);
+        room__add_reply(r, q->who.client, 0, text, len);
     if (rc == 0 && (q->cmd.kind == PROTO_CMD_PARAMS || q->cmd.kind == PROTO_CMD_RESET))
-        refresh_welcome(r); /* later welcomes show the new values at once */
+        room__refresh_welcome(r); /* later welcomes show the new values at once */
     if (rc == 0 && q->cmd.kind == PROTO_CMD_JOIN) {
         char welcome[PROTO_WELCOME_BYTES];
-        refresh_welcome(r);
+        room__refresh_welcome(r);
         int wlen = room_welcome(r, &q->who, welcome, sizeof welcome);
         if (wlen > 0)
-            add_reply(r, q->who.client, 1, welcome, (size_t)wlen);
+            room__add_reply(r, q->who.client, 1, welcome, (size_t)wlen);
     }
 }

@@ -1,0 +1,245 @@
+/*
+ * test_room — one room driven tick by tick with times the test chooses
+ * (room_tick, no pool, no clock): a tick's wall time is stamped into its
+ * snapshot, which carries the world's boids, obstacles and targets in the
+ * codec's format; commands are acked with the tick they took effect at,
+ * refusals from the world come back as wire codes and change nothing, and
+ * the lateness the ticks were told is what room_info reports.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "room.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <cjson/cJSON.h>
+
+#define BOIDS    40
+#define CAPACITY 100
+
+static struct room *room_new(void)
+{
+    struct room_config cfg = {.name = "test",
+                              .mode = PROTO_MODE_SANDBOX,
+                              .boids = BOIDS,
+                              .tick_hz = 60,
+                              .snapshot_hz = 60, /* every tick publishes */
+                              .queue_len = 16,
+                              .max_message = PROTO_DEFAULT_MAX_MESSAGE,
+                              .player_obstacles = 8};
+    sim_default_config(&cfg.sim);
+    cfg.sim.capacity = CAPACITY;
+    cfg.sim.max_obstacles = 4;
+    const char *err = NULL;
+    struct room *r = room_create(&cfg, &err);
+    assert_non_null(r);
+    return r;
+}
+
+/* Ticks once at wall time wall_us, late_ns after its deadline. */
+static void tick(struct room *r, int64_t wall_us, int64_t late_ns)
+{
+    struct pool_time t = {.now_ns = 1000000000, .late_ns = late_ns, .wall_us = wall_us};
+    room_tick(r, &t);
+}
+
+/* Pushes the command text as an admin would send it (client 7). */
+static void push(struct room *r, const char *text)
+{
+    struct proto_limits lim;
+    struct proto_command cmd;
+    struct proto_error err;
+    room_limits(r, PROTO_DEFAULT_MAX_MESSAGE, &lim);
+    assert_int_equal(proto_command_parse(text, strlen(text), &lim, &cmd, &err), 0);
+    struct room_actor who = {.client = 7, .role = PROTO_ROLE_ADMIN, .team = -1, .owner = 7};
+    assert_int_equal(room_push(r, &who, &cmd), 0);
+}
+
+/* The replies queued so far, parsed, in order; the caller frees each. */
+static int take_replies(struct room *r, cJSON **out, int max)
+{
+    int n = 0;
+    struct room_reply *rep = room_take_replies(r);
+    while (rep) {
+        struct room_reply *next = rep->next;
+        assert_int_equal(rep->client, 7);
+        assert_true(n < max);
+        out[n] = cJSON_Parse(rep->text);
+        assert_non_null(out[n++]);
+        free(rep);
+        rep = next;
+    }
+    return n;
+}
+
+static double num(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    assert_true(cJSON_IsNumber(v));
+    return v->valuedouble;
+}
+
+static const char *str(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    assert_true(cJSON_IsString(v));
+    return v->valuestring;
+}
+
+struct decoded {
+    struct proto_snapshot s;
+    struct proto_run runs[PROTO_SNAPSHOT_MAX_RUNS];
+    struct proto_boid boids[CAPACITY];
+    struct proto_obstacle obstacles[4];
+    struct proto_target targets[PROTO_SNAPSHOT_MAX_TARGETS];
+};
+
+/* Decodes the room's latest frame into *d. */
+static void decode_latest(struct room *r, struct decoded *d)
+{
+    d->s = (struct proto_snapshot){.runs = d->runs,
+                                   .runs_cap = PROTO_SNAPSHOT_MAX_RUNS,
+                                   .boids = d->boids,
+                                   .boids_cap = CAPACITY,
+                                   .obstacles = d->obstacles,
+                                   .obstacles_cap = 4,
+                                   .targets = d->targets,
+                                   .targets_cap = PROTO_SNAPSHOT_MAX_TARGETS};
+    struct frame *f = room_latest(r);
+    assert_non_null(f);
+    assert_int_equal(proto_snapshot_decode(f->data + f->pre, f->len, &d->s), 0);
+    assert_true(d->s.h.tick == f->tick && (int64_t)d->s.h.server_time_us == f->time_us);
+    frame_release(f);
+}
+
+static void a_tick_stamps_the_wall_time_it_was_given_into_its_snapshot(void **state)
+{
+    (void)state;
+    struct room *r = room_new();
+    struct decoded d;
+    assert_null(room_latest(r));
+    tick(r, 1700000000123456, 0);
+    decode_latest(r, &d);
+    assert_true(d.s.h.server_time_us == 1700000000123456);
+    assert_true(d.s.h.tick == 1); /* the snapshot follows the step */
+    assert_int_equal(d.s.h.boid_count, BOIDS);
+    assert_int_equal(d.s.h.flags, PROTO_SNAPSHOT_FLAG_WRAP);
+    assert_true(d.s.h.width == 1600.0f && d.s.h.height == 1000.0f);
+    tick(r, 42, 0);
+    decode_latest(r, &d);
+    assert_true(d.s.h.server_time_us == 42 && d.s.h.tick == 2);
+    room_destroy(r);
+}
+
+static void commands_are_acked_with_their_tick_and_show_in_the_next_snapshot(void **state)
+{
+    (void)state;
+    struct room *r = room_new();
+    struct decoded d;
+    cJSON *rep[4];
+    tick(r, 1, 0);
+    push(r, "{\"cmd\":\"obstacle_add\",\"id\":1,\"x\":400,\"y\":300,\"r\":20}");
+    push(r, "{\"cmd\":\"seek\",\"id\":\"s\",\"group\":0,\"x\":100.5,\"y\":200.25}");
+    push(r, "{\"cmd\":\"seek\",\"id\":3,\"group\":7,\"x\":5,\"y\":6}");
+    tick(r, 2, 0);
+    assert_int_equal(take_replies(r, rep, 4), 3);
+    for (int k = 0; k < 3; k++) {
+        assert_string_equal(str(rep[k], "type"), "ack");
+        assert_true(num(rep[k], "tick") == 1); /* applied before the step to tick 2 */
+    }
+    assert_true(num(rep[0], "obstacle") == 1);
+    assert_string_equal(str(rep[1], "id"), "s");
+    for (int k = 0; k < 3; k++)
+        cJSON_Delete(rep[k]);
+    decode_latest(r, &d);
+    assert_int_equal(d.s.h.obstacle_count, 1);
+    assert_true(d.obstacles[0].id == 1 && d.obstacles[0].x == 400.0f &&
+                d.obstacles[0].y == 300.0f && d.obstacles[0].r == 20.0f);
+    assert_int_equal(d.s.h.target_count, 2); /* in ascending groups */
+    assert_true(d.targets[0].group == 0 && d.targets[0].x == 100.5f && d.targets[0].y == 200.25f);
+    assert_true(d.targets[1].group == 7 && d.targets[1].x == 5.0f && d.targets[1].y == 6.0f);
+    room_destroy(r);
+}
+
+static void refusals_by_the_world_are_wire_codes_and_change_nothing(void **state)
+{
+    (void)state;
+    struct room *r = room_new();
+    cJSON *rep[4];
+    push(r, "{\"cmd\":\"spawn\",\"id\":1,\"n\":61,\"group\":1,\"x\":5,\"y\":5}");
+    push(r, "{\"cmd\":\"obstacle_remove\",\"id\":2,\"obstacle\":9}");
+    push(r, "{\"cmd\":\"spawn\",\"id\":3,\"n\":60,\"group\":1,\"x\":5,\"y\":5}");
+    tick(r, 1, 0);
+    assert_int_equal(take_replies(r, rep, 4), 3);
+    assert_string_equal(str(rep[0], "type"), "error");
+    assert_string_equal(str(rep[0], "code"), "capacity"); /* 40 + 61 > 100 */
+    assert_string_equal(str(rep[1], "code"), "not_found");
+    assert_string_equal(str(rep[2], "type"), "ack");
+    assert_true(num(rep[2], "count") == 60);
+    for (int k = 0; k < 3; k++)
+        cJSON_Delete(rep[k]);
+    struct room_info info;
+    room_info(r, &info);
+    assert_int_equal(info.boids, CAPACITY);
+    room_destroy(r);
+}
+
+static void sim_errors_map_to_wire_codes(void **state)
+{
+    (void)state;
+    assert_int_equal(room_status_from_sim(SIM_ERANGE), PROTO_E_OUT_OF_RANGE);
+    assert_int_equal(room_status_from_sim(SIM_ECAPACITY), PROTO_E_CAPACITY);
+    assert_int_equal(room_status_from_sim(SIM_ENOENT), PROTO_E_NOT_FOUND);
+    assert_int_equal(room_status_from_sim(SIM_EINVAL), PROTO_E_BAD_ARG);
+    assert_int_equal(room_status_from_sim(SIM_ENOMEM), PROTO_E_INTERNAL);
+    assert_int_equal(room_status_from_sim(5), PROTO_OK);
+}
+
+static void the_lateness_reported_is_what_the_ticks_were_told(void **state)
+{
+    (void)state;
+    struct room *r = room_new();
+    struct room_info info;
+    for (int k = 0; k < 100; k++)
+        tick(r, 1, (int64_t)k * 1000000); /* 0, 1, ..., 99 ms late */
+    room_info(r, &info);
+    assert_true(info.late_p99_ms == 98.0); /* the 99th of 100 in order */
+    assert_true(info.tick == 100);
+    room_destroy(r);
+}
+
+static void a_full_queue_refuses_with_queue_full(void **state)
+{
+    (void)state;
+    struct room *r = room_new();
+    struct proto_command cmd = {.kind = PROTO_CMD_PING};
+    struct room_actor who = {.client = 7, .role = PROTO_ROLE_VIEWER, .team = -1};
+    for (int k = 0; k < 16; k++)
+        assert_int_equal(room_push(r, &who, &cmd), 0);
+    assert_int_equal(room_push(r, &who, &cmd), PROTO_E_QUEUE_FULL);
+    assert_int_equal(room_push_refusal(r, 7, "1", PROTO_E_BAD_JSON, "no"), PROTO_E_QUEUE_FULL);
+    who.client = 0; /* the server's own commands have a reserve */
+    assert_int_equal(room_push(r, &who, &cmd), 0);
+    room_destroy(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_tick_stamps_the_wall_time_it_was_given_into_its_snapshot),
+        cmocka_unit_test(commands_are_acked_with_their_tick_and_show_in_the_next_snapshot),
+        cmocka_unit_test(refusals_by_the_world_are_wire_codes_and_change_nothing),
+        cmocka_unit_test(sim_errors_map_to_wire_codes),
+        cmocka_unit_test(the_lateness_reported_is_what_the_ticks_were_told),
+        cmocka_unit_test(a_full_queue_refuses_with_queue_full),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
