@@ -18,9 +18,9 @@ exactly (a base it does not hold, a body that does not inflate to the size
 the header announces, a state whose hash differs) with a SnapshotError
 whose `code` is the status name of PROTOCOL.md 11.7; a refused frame
 changes nothing the decoder holds. Only the standard library is used (zlib
-inflates). CPython decodes a delta frame of 1,000 boids in about 10 ms,
-of 10,000 in about 0.1 s (most of it the state hash): fine for a script
-watching a room, too slow for 20 frames a second of a big one.
+inflates). CPython decodes a delta frame of 1,000 boids in a few
+milliseconds, of 10,000 in about 0.1 s: fine for a script watching a room,
+too slow for 20 frames a second of a big one.
 """
 
 import math
