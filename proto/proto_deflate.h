@@ -44,9 +44,9 @@ struct proto_deflate {
 void proto_deflate_begin(struct proto_deflate *d, uint8_t *out, size_t cap);
 
 /*
- * Writes one block holding the bytes of spans[0..n) in order; `last` marks
- * the stream's final block. Input above 65535 bytes may be split into
- * several blocks, each with its own code.
+ * Writes one block holding the bytes of spans[0..n) in order, with one
+ * code (a stored block holds at most 65535 bytes, so more are stored as
+ * several); `last` marks the stream's final block.
  */
 void proto_deflate_block(struct proto_deflate *d, const struct proto_deflate_span *spans, size_t n,
                          bool last);

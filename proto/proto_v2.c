@@ -4,7 +4,7 @@
  * the encoder, and the frame plan for many clients. The decoder is in
  * proto_v2_decode.c.
  *
- * The prediction and the residual coding are written once here, as small
+ * The prediction and the residual coding are written once, as small
  * inline functions in proto_v2_impl.h, so encoder and decoder cannot
  * drift apart.
  */

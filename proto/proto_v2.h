@@ -18,8 +18,8 @@
  *
  * Never: I/O, clocks (the server time, tick and sim_hash come in with the
  * state), threads, the simulation's types. Memory is allocated only by the
- * _create() functions (the encoder's and decoder's buffers and zlib's
- * streams; zlib may allocate its inflate window on the first decode). The
+ * _create() functions (the encoder's planes, the decoder's states and its
+ * zlib inflate stream; zlib allocates its window on the first decode). The
  * decoder trusts nothing: every length, count and value is checked before
  * use, no byte outside buf[0..len) is read, and no inflated byte is written
  * past the size announced in the header.
@@ -129,7 +129,7 @@ struct proto_v2_encoder;
 
 /*
  * An encoder for states of up to max_boids boids (1..4194304): scratch for
- * the residual planes and one deflate stream, allocated here once. NULL on
+ * the residual planes (10 bytes per boid), allocated here once. NULL on
  * failure with a static reason in *err. Free with proto_v2_encoder_destroy().
  */
 struct proto_v2_encoder *proto_v2_encoder_create(uint32_t max_boids, const char **err);
@@ -144,7 +144,7 @@ void proto_v2_encoder_destroy(struct proto_v2_encoder *e);
  * Returns the frame's length, PROTO_E_NOSPACE when cap is too small,
  * PROTO_E_UNENCODABLE when s breaks a format rule (as in
  * proto_snapshot_encode(), or more boids than the encoder's max_boids) or
- * the bases do not fit s, PROTO_E_INTERNAL if zlib fails.
+ * the bases do not fit s. The body is written by proto_deflate.h.
  */
 ptrdiff_t proto_v2_encode(struct proto_v2_encoder *e, const struct proto_v2_state *s,
                           const struct proto_v2_state *base1, const struct proto_v2_state *base0,
@@ -211,8 +211,9 @@ void proto_v2_decoder_forget(struct proto_v2_decoder *d);
  * decoder's limits), PROTO_E_BAD_VALUE (runs, obstacles, targets),
  * PROTO_E_NO_BASE (a base not held, or of another epoch or boid count),
  * PROTO_E_BAD_BODY (the body does not inflate to exactly plain_len bytes,
- * or its planes are inconsistent), PROTO_E_HASH_MISMATCH; the states held
- * are unchanged and *out is not set.
+ * or its planes are inconsistent), PROTO_E_HASH_MISMATCH, or
+ * PROTO_E_INTERNAL if zlib cannot reset its stream; the states held are
+ * unchanged and *out is not set.
  */
 int proto_v2_decode(struct proto_v2_decoder *d, const uint8_t *buf, size_t len,
                     const struct proto_v2_state **out);
