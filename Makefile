@@ -8,7 +8,7 @@ TSAN_BUILD ?= build-tsan
 FUZZ_BUILD ?= build-fuzz
 # Seconds per fuzz target: `make fuzz` runs long, `make test` briefly.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := command snapshot join config
+FUZZ_TARGETS := command snapshot snapshot_v2 join config
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 
 # Debian packages the build, the tests and the tools need.

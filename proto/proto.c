@@ -33,6 +33,9 @@ static const struct status_name status_names[] = {
     {PROTO_E_BAD_LENGTH, "bad_length"},
     {PROTO_E_BAD_VALUE, "bad_value"},
     {PROTO_E_OVER_LIMIT, "over_limit"},
+    {PROTO_E_NO_BASE, "no_base"},
+    {PROTO_E_BAD_BODY, "bad_body"},
+    {PROTO_E_HASH_MISMATCH, "hash_mismatch"},
 };
 
 const char *proto_status_name(int status)

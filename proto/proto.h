@@ -58,6 +58,10 @@ enum proto_status {
     PROTO_E_BAD_LENGTH = -26, /* input longer than its header says */
     PROTO_E_BAD_VALUE = -27,  /* a field breaks the format's rules */
     PROTO_E_OVER_LIMIT = -28, /* a count exceeds the caller's array capacity */
+    /* Snapshot v2 decoding (proto_v2.h). */
+    PROTO_E_NO_BASE = -29,       /* a delta's base is not held (or of another epoch) */
+    PROTO_E_BAD_BODY = -30,      /* the body does not inflate to what the header says */
+    PROTO_E_HASH_MISMATCH = -31, /* the reconstructed state's hash differs */
 };
 
 /*

@@ -1,6 +1,6 @@
 #!/bin/sh
 # run.sh TARGET SECONDS [libFuzzer flags...] — fuzzes one target (command,
-# snapshot, join or config) for SECONDS, starting from its seed corpus.
+# snapshot, snapshot_v2, join or config) for SECONDS, starting from its seed corpus.
 #
 # The build is $BUILD_DIR (default: build-fuzz at the top of the
 # repository), configured with -DFLOCKD_FUZZ=ON -DCMAKE_C_COMPILER=clang
@@ -13,7 +13,7 @@ set -eu
 
 if [ $# -lt 2 ]; then
     echo "usage: $0 TARGET SECONDS [libFuzzer flags...]" >&2
-    echo "       TARGET: command, snapshot, join or config" >&2
+    echo "       TARGET: command, snapshot, snapshot_v2, join or config" >&2
     exit 2
 fi
 target=$1

@@ -195,3 +195,14 @@ export function decodeSnapshot(buf) {
     targets,
   };
 }
+
+/**
+ * Decodes a snapshot of either version, by its version byte: version 1
+ * with decodeSnapshot(), version 2 with `v2`, the FrameDecoderV2
+ * (decoder_v2.js) that holds the stream's bases. A promise either way.
+ */
+export async function decodeAnySnapshot(buf, v2) {
+  const bytes = asBytes(buf);
+  if (bytes.length >= 3 && bytes[2] === 2 && v2) return v2.decode(bytes);
+  return decodeSnapshot(bytes);
+}

@@ -1,0 +1,452 @@
+// Snapshot decoder for protocol version 2 (proto/PROTOCOL.md §11): key and
+// predictive delta frames with a raw deflate body. No DOM; runs in the
+// browser and in node (both have DecompressionStream('deflate-raw')).
+//
+// A FrameDecoderV2 holds the states of the last HISTORY frames it decoded,
+// the bases later deltas name. decode() checks a frame in the order of
+// §11.7 and either resolves to the whole snapshot or rejects with a
+// SnapshotError whose `code` is the status name (truncated, bad_magic,
+// bad_version, bad_type, bad_value, bad_length, over_limit, no_base,
+// bad_body, hash_mismatch); a refused frame changes nothing the decoder
+// holds. It never reads outside the message, and never accepts more
+// inflated bytes than the header announced.
+
+import { SnapshotError, FLAG_PAUSED, FLAG_WRAP } from './decoder.js';
+
+export const PROTOCOL_VERSION_V2 = 2;
+export const SUBPROTOCOL_V2 = 'flock.v2';
+export const HEADER_SIZE_V2 = 80;
+export const KIND_KEY = 1;
+export const KIND_DELTA = 2;
+export const HISTORY = 4;
+
+const RUN_SIZE = 5;
+const OBSTACLE_SIZE = 16;
+const TARGET_SIZE = 9;
+const MAX_RUNS = 256;
+const MAX_TARGETS = 256;
+const MAX_RATIO = 1032; // deflate's largest expansion
+const ESCAPE = 255;
+
+function fail(code, message) {
+  throw new SnapshotError(code, message);
+}
+
+// §11.4: T[t] = floor(atan(t / 256) * 32768 / pi + 0.5). No entry is near
+// a rounding tie, so Math.atan gives the table every decoder uses.
+export const OCTANT_TURNS = Uint16Array.from({ length: 257 },
+  (_, t) => Math.floor((Math.atan(t / 256) * 32768) / Math.PI + 0.5));
+
+/** §11.4: the heading (0..255) of the direction (x, y), integers below 2^23, not both 0. */
+export function headingOf(x, y) {
+  const a = Math.abs(x);
+  const b = Math.abs(y);
+  let turn;
+  // The quotients are at most 256, their numerators below 2^32 and their
+  // divisors below 2^23: a binary64 quotient never rounds across an
+  // integer, and truncating it (| 0) is the floor.
+  if (a >= b) turn = OCTANT_TURNS[((256 * b + (a >>> 1)) / a) | 0];
+  else turn = 16384 - OCTANT_TURNS[((256 * a + (b >>> 1)) / b) | 0];
+  if (x < 0) turn = 32768 - turn;
+  if (y < 0) turn = 65536 - turn;
+  return ((turn + 128) >> 8) & 255;
+}
+
+/** §11.4: the aspect weights [ax, ay] of a world, each at least 1. */
+export function aspectWeights(width, height) {
+  const m = Math.max(width, height);
+  return [Math.max(1, Math.floor((256 * width) / m + 0.5)),
+    Math.max(1, Math.floor((256 * height) / m + 0.5))];
+}
+
+/**
+ * §11.6: the state hash of the boids as 16 hex digits: MurmurHash3_x86_32
+ * of 8 bytes per boid (qx, qy LE, heading, group, 0, 0), seeds 0 (low
+ * half) and 1 (high half), in two 32-bit lanes.
+ */
+export function stateHashV2(qx, qy, heading, group) {
+  const n = qx.length;
+  let lo = 0;
+  let hi = 1;
+  for (let i = 0; i < n; i++) {
+    let w = Math.imul(qx[i] | (qy[i] << 16), 0xcc9e2d51);
+    w = Math.imul((w << 15) | (w >>> 17), 0x1b873593);
+    let v = Math.imul(heading[i] | (group[i] << 8), 0xcc9e2d51);
+    v = Math.imul((v << 15) | (v >>> 17), 0x1b873593);
+    lo ^= w; lo = (lo << 13) | (lo >>> 19); lo = (Math.imul(lo, 5) + 0xe6546b64) | 0;
+    lo ^= v; lo = (lo << 13) | (lo >>> 19); lo = (Math.imul(lo, 5) + 0xe6546b64) | 0;
+    hi ^= w; hi = (hi << 13) | (hi >>> 19); hi = (Math.imul(hi, 5) + 0xe6546b64) | 0;
+    hi ^= v; hi = (hi << 13) | (hi >>> 19); hi = (Math.imul(hi, 5) + 0xe6546b64) | 0;
+  }
+  const hex = (h) => (murmurFinal(h, n * 8) >>> 0).toString(16).padStart(8, '0');
+  return hex(hi) + hex(lo);
+}
+
+function murmurFinal(h, len) {
+  h ^= len;
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  return h ^ (h >>> 16);
+}
+
+function hex64(view, off) {
+  return view.getUint32(off + 4, true).toString(16).padStart(8, '0')
+    + view.getUint32(off, true).toString(16).padStart(8, '0');
+}
+
+function asBytes(buf) {
+  if (buf instanceof Uint8Array) return buf;
+  if (buf instanceof ArrayBuffer) return new Uint8Array(buf);
+  if (ArrayBuffer.isView(buf)) return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+  throw new TypeError('decodeFrameV2: expected an ArrayBuffer or a typed array');
+}
+
+// §11.7 step 6: the sizes a frame's kind allows its body.
+function checkBodySizes(h) {
+  const n = h.boidCount;
+  if (h.plainLen > h.packedLen * MAX_RATIO) fail('bad_value', `plain_len ${h.plainLen} exceeds 1032 x packed_len`);
+  if (h.kind === KIND_KEY) {
+    if (h.gap1 !== 0 || h.gap0 !== 0) fail('bad_value', 'a key frame names a base');
+    if (h.plainLen !== 5 * n) fail('bad_value', `key frame plain_len ${h.plainLen}, not 5 x ${n}`);
+  } else {
+    if (h.gap1 === 0) fail('bad_value', 'a delta frame without a base');
+    const extra = h.plainLen - 3 * n;
+    if (extra < 0 || extra > 4 * n || extra % 2) fail('bad_value', `delta plain_len ${h.plainLen} for ${n} boids`);
+  }
+}
+
+// Steps 1-6 of §11.7; returns the header fields.
+function readHeader(bytes, view) {
+  const len = bytes.length;
+  if (len < 4) fail('truncated', `${len} bytes, a frame has at least 80`);
+  if (bytes[0] !== 0x46 || bytes[1] !== 0x4b) fail('bad_magic', 'magic is not "FK"');
+  if (bytes[2] !== PROTOCOL_VERSION_V2) fail('bad_version', `version ${bytes[2]}`);
+  if (bytes[3] !== KIND_KEY && bytes[3] !== KIND_DELTA) fail('bad_type', `kind ${bytes[3]}`);
+  if (len < HEADER_SIZE_V2) fail('truncated', `${len} bytes, the header has 80`);
+  const h = {
+    magic: 'FK', version: 2, kind: bytes[3], flags: bytes[4],
+    groupRunCount: view.getUint16(6, true),
+    tickBig: view.getBigUint64(8, true),
+    serverTimeUsBig: view.getBigUint64(16, true),
+    width: view.getFloat32(24, true),
+    height: view.getFloat32(28, true),
+    epoch: view.getUint32(32, true),
+    boidCount: view.getUint32(36, true),
+    obstacleCount: view.getUint16(40, true),
+    targetCount: view.getUint16(42, true),
+    seq: view.getUint32(44, true),
+    gap1: bytes[48],
+    gap0: bytes[49],
+    packedLen: view.getUint32(52, true),
+    plainLen: view.getUint32(56, true),
+    simHash: hex64(view, 64),
+    stateHash: hex64(view, 72),
+  };
+  if (h.flags & ~(FLAG_PAUSED | FLAG_WRAP)) fail('bad_value', `unknown flag bits 0x${h.flags.toString(16)}`);
+  if (bytes[5] || bytes[50] || bytes[51] || view.getUint32(60, true)) fail('bad_value', 'reserved bytes are not zero');
+  if (!(Number.isFinite(h.width) && h.width > 0)) fail('bad_value', `width ${h.width}`);
+  if (!(Number.isFinite(h.height) && h.height > 0)) fail('bad_value', `height ${h.height}`);
+  if (h.groupRunCount > MAX_RUNS) fail('bad_value', `group_run_count ${h.groupRunCount}`);
+  if (h.targetCount > MAX_TARGETS) fail('bad_value', `target_count ${h.targetCount}`);
+  checkBodySizes(h);
+  return h;
+}
+
+// Step 9: runs into one group per boid, then obstacles and targets.
+function readSections(bytes, view, h, off) {
+  const group = new Uint8Array(h.boidCount);
+  const runs = new Array(h.groupRunCount);
+  let sum = 0;
+  for (let i = 0; i < h.groupRunCount; i++, off += RUN_SIZE) {
+    const g = bytes[off];
+    const count = view.getUint32(off + 1, true);
+    if (count < 1) fail('bad_value', `run ${i} is empty`);
+    if (i && g <= runs[i - 1].group) fail('bad_value', `run ${i}: groups not ascending`);
+    if (sum + count > h.boidCount) fail('bad_value', 'runs add up to more than boid_count');
+    group.fill(g, sum, sum + count);
+    sum += count;
+    runs[i] = { group: g, count };
+  }
+  if (sum !== h.boidCount) fail('bad_value', `runs add up to ${sum}, boid_count is ${h.boidCount}`);
+  const obstacles = new Array(h.obstacleCount);
+  for (let i = 0; i < h.obstacleCount; i++, off += OBSTACLE_SIZE) {
+    const o = { id: view.getUint32(off, true), x: view.getFloat32(off + 4, true),
+      y: view.getFloat32(off + 8, true), r: view.getFloat32(off + 12, true) };
+    if (o.id <= (i ? obstacles[i - 1].id : 0)) fail('bad_value', `obstacle ${i}: id ${o.id} not ascending from 1`);
+    if (!Number.isFinite(o.x) || !Number.isFinite(o.y)) fail('bad_value', `obstacle ${o.id}: position not finite`);
+    if (!(Number.isFinite(o.r) && o.r > 0)) fail('bad_value', `obstacle ${o.id}: radius ${o.r}`);
+    obstacles[i] = o;
+  }
+  const targets = new Array(h.targetCount);
+  for (let i = 0; i < h.targetCount; i++, off += TARGET_SIZE) {
+    const t = { group: bytes[off], x: view.getFloat32(off + 1, true), y: view.getFloat32(off + 5, true) };
+    if (i && t.group <= targets[i - 1].group) fail('bad_value', `target ${i}: groups not ascending`);
+    if (!Number.isFinite(t.x) || !Number.isFinite(t.y)) fail('bad_value', `target of group ${t.group}: not finite`);
+    targets[i] = t;
+  }
+  return { runs, group, obstacles, targets, bodyAt: off };
+}
+
+/**
+ * Parses and checks everything of a frame but its body (§11.7 steps 1-7
+ * and 9): the header fields, runs, group per boid, obstacles, targets and
+ * `body` (a view of the packed body). Throws SnapshotError.
+ */
+export function parseFrameV2(buf) {
+  const bytes = asBytes(buf);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const h = readHeader(bytes, view);
+  const sectionsEnd = HEADER_SIZE_V2 + RUN_SIZE * h.groupRunCount
+    + OBSTACLE_SIZE * h.obstacleCount + TARGET_SIZE * h.targetCount;
+  const size = sectionsEnd + h.packedLen; // < 2^33: exact in a double
+  if (bytes.length < size) fail('truncated', `${bytes.length} bytes, the header needs ${size}`);
+  if (bytes.length > size) fail('bad_length', `${bytes.length} bytes, the header needs ${size}`);
+  const s = readSections(bytes, view, h, HEADER_SIZE_V2);
+  return { ...h, ...s, size, body: bytes.subarray(sectionsEnd, size) };
+}
+
+// Inflates body, failing past `limit` bytes; keeps them only if `keep`.
+async function inflateStream(body, limit, keep) {
+  const ds = new DecompressionStream('deflate-raw');
+  const writer = ds.writable.getWriter();
+  writer.write(body).catch(() => {});
+  writer.close().catch(() => {});
+  const reader = ds.readable.getReader();
+  const out = keep ? new Uint8Array(limit) : null;
+  let n = 0;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return keep ? out.subarray(0, n) : n;
+    if (n + value.length > limit) {
+      reader.cancel().catch(() => {});
+      fail('bad_body', `the body inflates past plain_len ${limit}`);
+    }
+    if (keep) out.set(value, n);
+    n += value.length;
+  }
+}
+
+async function isCompleteStream(body, limit) {
+  try {
+    await inflateStream(body, limit, false);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// Whether this platform's DecompressionStream refuses bytes after the end
+// of a stream (browsers do; node ignores them). Found out once.
+let junkRefused = null;
+
+function refusesJunk() {
+  if (!junkRefused) {
+    // An empty final stored block, then one byte more.
+    junkRefused = isCompleteStream(Uint8Array.of(1, 0, 0, 0xff, 0xff, 0), 1).then((ok) => !ok);
+  }
+  return junkRefused;
+}
+
+/**
+ * §11.6: inflates a raw deflate body that must be one complete stream of
+ * exactly body.length bytes holding exactly plainLen bytes. Never keeps
+ * more than plainLen bytes (the stream is cancelled at the first chunk
+ * past them). Where DecompressionStream ignores bytes after the end of the
+ * stream (node), the body is also inflated without its last byte: that
+ * must fail, or the stream ended early.
+ */
+export async function inflateBody(body, plainLen) {
+  const whole = inflateStream(body, plainLen, true).catch((e) => {
+    if (e instanceof SnapshotError) throw e;
+    fail('bad_body', `not a raw deflate stream: ${e.message}`);
+  });
+  const shorter = refusesJunk().then((refused) => !refused && body.length > 0
+    && isCompleteStream(body.subarray(0, body.length - 1), plainLen));
+  const [plain, endsEarly] = await Promise.all([whole, shorter]);
+  if (endsEarly) fail('bad_body', 'bytes follow the end of the deflate stream');
+  if (plain.length !== plainLen) fail('bad_body', `the body inflates to ${plain.length} bytes, not ${plainLen}`);
+  return plain;
+}
+
+// The bases of a delta and what §11.4 predicts from them.
+function makePredictor(f, b1, b0) {
+  const [ax, ay] = aspectWeights(f.width, f.height);
+  return { x1: b1.qx, y1: b1.qy, h1: b1.heading, x0: b0 && b0.qx, y0: b0 && b0.qy,
+    h0: b0 && b0.heading, g1: f.gap1, g0: b0 ? f.gap0 : 0, ax, ay };
+}
+
+// §11.4: per boid 1 if it turned 2 or more steps between the bases.
+function contexts(p, n) {
+  const ctx = new Uint8Array(n);
+  let n0 = n;
+  if (p.h0) {
+    for (let i = 0; i < n; i++) {
+      const turn = (p.h1[i] - p.h0[i]) & 255;
+      if (turn >= 2 && turn <= 254) {
+        ctx[i] = 1;
+        n0--;
+      }
+    }
+  }
+  return { ctx, n0 };
+}
+
+// §11.4: the predicted coordinates of every boid, into px and py
+// (Uint16Arrays: stored modulo 2^16).
+function predictPositions(p, n, px, py) {
+  if (!p.g0) {
+    px.set(p.x1);
+    py.set(p.y1);
+    return;
+  }
+  const even = p.g1 === p.g0;
+  for (let i = 0; i < n; i++) {
+    const dx = (((p.x1[i] - p.x0[i]) & 0xffff) ^ 0x8000) - 0x8000;
+    const dy = (((p.y1[i] - p.y0[i]) & 0xffff) ^ 0x8000) - 0x8000;
+    if (even) {
+      px[i] = p.x1[i] + dx;
+      py[i] = p.y1[i] + dy;
+    } else {
+      px[i] = p.x1[i] + Math.floor((2 * dx * p.g1 + p.g0) / (2 * p.g0));
+      py[i] = p.y1[i] + Math.floor((2 * dy * p.g1 + p.g0) / (2 * p.g0));
+    }
+  }
+}
+
+// An escaped position code: the next exception, which must need escaping.
+function exception(exc) {
+  if (exc.at + 2 > exc.end) fail('bad_body', 'more escapes than exceptions');
+  const z = exc.plain[exc.at] | (exc.plain[exc.at + 1] << 8);
+  exc.at += 2;
+  if (z < ESCAPE) fail('bad_body', `an exception carries code ${z}, below 255`);
+  return z;
+}
+
+// §11.5: residuals onto the prediction, boid by boid, into out.
+function unpackDelta(f, plain, p, out) {
+  const n = f.boidCount;
+  const { ctx, n0 } = contexts(p, n);
+  const { qx, qy, heading } = out;
+  predictPositions(p, n, qx, qy);
+  const at = [0, n0];
+  const exc = { plain, at: 3 * n, end: plain.length };
+  for (let i = 0; i < n; i++) {
+    const k = at[ctx[i]]++;
+    let zx = plain[k];
+    let zy = plain[n + k];
+    if (zx === ESCAPE) zx = exception(exc);
+    if (zy === ESCAPE) zy = exception(exc);
+    const x = (qx[i] + ((zx >>> 1) ^ -(zx & 1))) & 0xffff;
+    const y = (qy[i] + ((zy >>> 1) ^ -(zy & 1))) & 0xffff;
+    const dx = (((x - p.x1[i]) & 0xffff) ^ 0x8000) - 0x8000;
+    const dy = (((y - p.y1[i]) & 0xffff) ^ 0x8000) - 0x8000;
+    const ph = dx || dy ? headingOf(dx * p.ax, dy * p.ay) : p.h1[i];
+    const zh = plain[2 * n + k];
+    qx[i] = x;
+    qy[i] = y;
+    heading[i] = ph + ((zh >>> 1) ^ -(zh & 1)); // a Uint8Array: modulo 256
+  }
+  if (exc.at !== exc.end) fail('bad_body', 'more exceptions than escapes');
+}
+
+function unpackKey(n, plain, out) {
+  for (let i = 0; i < n; i++) {
+    out.qx[i] = plain[i] | (plain[2 * n + i] << 8);
+    out.qy[i] = plain[n + i] | (plain[3 * n + i] << 8);
+  }
+  out.heading.set(plain.subarray(4 * n, 5 * n));
+}
+
+/** A stream's decoder: keeps the last HISTORY decoded states as bases. */
+export class FrameDecoderV2 {
+  /** `maxBoids` bounds what a frame may announce (over_limit beyond it). */
+  constructor({ maxBoids = 1 << 22 } = {}) {
+    this.maxBoids = maxBoids;
+    this.held = []; // newest last
+    this.queue = Promise.resolve();
+  }
+
+  /** Forgets every state: a new stream starts (a welcome, another room). */
+  forget() {
+    this.held = [];
+  }
+
+  /** True if a state of sequence number seq is held. */
+  has(seq) {
+    return this.held.some((s) => s.seq === seq);
+  }
+
+  findBase(f, seq) {
+    for (let k = this.held.length - 1; k >= 0; k--) {
+      const s = this.held[k];
+      if (s.seq !== seq) continue;
+      if (s.epoch !== f.epoch || s.boidCount !== f.boidCount) {
+        fail('no_base', `base ${seq} is of epoch ${s.epoch} with ${s.boidCount} boids`);
+      }
+      return s;
+    }
+    return fail('no_base', `base ${seq} is not held`);
+  }
+
+  /**
+   * Decodes one frame (ArrayBuffer or typed array); frames are decoded in
+   * the order of the calls. Resolves to a new snapshot object: the fields
+   * of decodeSnapshot() (header fields, tick and serverTimeUs as Numbers,
+   * paused, wrap, runs, group, qx, qy, heading, x, y, obstacles, targets)
+   * and kind, seq, gap1, gap0, base1, base0, packedLen, plainLen, simHash
+   * and stateHash (16 hex digits). Its typed arrays are kept as bases:
+   * treat them as read-only. Rejects with SnapshotError.
+   */
+  decode(buf) {
+    const run = this.queue.then(() => this.decodeNow(buf));
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  async decodeNow(buf) {
+    const f = parseFrameV2(buf);
+    const n = f.boidCount;
+    if (n > this.maxBoids) fail('over_limit', `${n} boids, this decoder takes ${this.maxBoids}`);
+    const base1 = f.kind === KIND_DELTA ? (f.seq - f.gap1) >>> 0 : null;
+    const base0 = f.kind === KIND_DELTA && f.gap0 ? (base1 - f.gap0) >>> 0 : null;
+    const b1 = base1 === null ? null : this.findBase(f, base1);
+    const b0 = base0 === null ? null : this.findBase(f, base0);
+    const plain = await inflateBody(f.body, f.plainLen);
+    const out = { qx: new Uint16Array(n), qy: new Uint16Array(n), heading: new Uint8Array(n) };
+    if (b1) unpackDelta(f, plain, makePredictor(f, b1, b0), out);
+    else unpackKey(n, plain, out);
+    const hash = stateHashV2(out.qx, out.qy, out.heading, f.group);
+    if (hash !== f.stateHash) fail('hash_mismatch', `state hash ${hash}, the frame says ${f.stateHash}`);
+    const snap = this.finish(f, out, base1, base0);
+    this.held.push(snap);
+    if (this.held.length > HISTORY) this.held.shift();
+    return snap;
+  }
+
+  finish(f, out, base1, base0) {
+    const n = f.boidCount;
+    const x = new Float64Array(n);
+    const y = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      x[i] = ((out.qx[i] + 0.5) * f.width) / 65536;
+      y[i] = ((out.qy[i] + 0.5) * f.height) / 65536;
+    }
+    const { body, bodyAt, ...fields } = f;
+    return {
+      ...fields,
+      type: f.kind,
+      kind: f.kind === KIND_KEY ? 'key' : 'delta',
+      base1,
+      base0,
+      tick: Number(f.tickBig),
+      serverTimeUs: Number(f.serverTimeUsBig),
+      paused: (f.flags & FLAG_PAUSED) !== 0,
+      wrap: (f.flags & FLAG_WRAP) !== 0,
+      ...out,
+      x,
+      y,
+    };
+  }
+}
