@@ -15,6 +15,7 @@
 #include "clock.h"
 #include "metrics.h"
 #include "pool.h"
+#include "textbuf.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -554,20 +555,12 @@ int lobby_roster(const struct lobby_room *lr, char *buf, size_t cap)
     return len;
 }
 
-size_t lobby_rooms_json(const struct lobby *l, char *buf, size_t cap)
+/* The rooms in the order /api/rooms lists them: default first, then by
+ * name. Returns how many, or PROTO_E_NOSPACE past cap. */
+static int rooms_in_order(const struct lobby *l, const struct lobby_room **order, size_t cap)
 {
-    size_t off = 0;
-#define PUT(...)                                                                                   \
-    do {                                                                                           \
-        int n_ = snprintf(buf + off, cap - off, __VA_ARGS__);                                      \
-        if (n_ < 0 || (size_t)n_ >= cap - off)                                                     \
-            return 0;                                                                              \
-        off += (size_t)n_;                                                                         \
-    } while (0)
-    /* Default first, then by name. */
-    const struct lobby_room *order[1024]; /* max-rooms is at most 1024 */
-    if (l->nrooms > sizeof order / sizeof order[0])
-        return 0;
+    if (l->nrooms > cap)
+        return PROTO_E_NOSPACE;
     for (size_t i = 0; i < l->nrooms; i++) {
         size_t j = i;
         while (j > 1 && strcmp(order[j - 1]->name, l->rooms[i]->name) > 0) {
@@ -576,24 +569,39 @@ size_t lobby_rooms_json(const struct lobby *l, char *buf, size_t cap)
         }
         order[j] = l->rooms[i];
     }
-    PUT("{\"rooms\":[");
-    for (size_t i = 0; i < l->nrooms; i++) {
-        const struct lobby_room *lr = order[i];
-        struct room_info info;
-        room_info(lr->room, &info);
-        uint32_t teams = 0;
-        for (int t = 1; t < SIM_GROUPS; t++)
-            teams += lr->teams[t].state != TEAM_FREE;
-        PUT("%s{\"name\":\"%s\",\"mode\":\"%s\",\"players\":%u,\"admins\":%u,\"viewers\":%u,"
-            "\"boids\":%u,\"tick\":%llu,\"tick_hz\":%g,\"snapshot_hz\":%g,\"password\":%s,"
-            "\"teams\":%u,\"late_p99_ms\":%.3f}",
-            i ? "," : "", lr->name, proto_mode_name(lr->mode), lr->count[PROTO_ROLE_PLAYER],
-            lr->count[PROTO_ROLE_ADMIN], lr->count[PROTO_ROLE_VIEWER], info.boids,
-            (unsigned long long)info.tick, info.tick_hz, info.snapshot_hz,
-            lr->password[0] ? "true" : "false", teams, info.late_p99_ms);
-    }
-    PUT("],\"max_rooms\":%u,\"create\":%s}\n", l->cfg.max_rooms,
-        l->cfg.allow_create && l->nrooms < l->cfg.max_rooms ? "true" : "false");
-#undef PUT
-    return off;
+    return (int)l->nrooms;
+}
+
+static void room_json(struct textbuf *t, const struct lobby_room *lr, bool first)
+{
+    struct room_info info;
+    room_info(lr->room, &info);
+    uint32_t teams = 0;
+    for (int k = 1; k < SIM_GROUPS; k++)
+        teams += lr->teams[k].state != TEAM_FREE;
+    textbuf_printf(t,
+                   "%s{\"name\":\"%s\",\"mode\":\"%s\",\"players\":%u,\"admins\":%u,"
+                   "\"viewers\":%u,\"boids\":%u,\"tick\":%llu,\"tick_hz\":%g,\"snapshot_hz\":%g,"
+                   "\"password\":%s,\"teams\":%u,\"late_p99_ms\":%.3f}",
+                   first ? "" : ",", lr->name, proto_mode_name(lr->mode),
+                   lr->count[PROTO_ROLE_PLAYER], lr->count[PROTO_ROLE_ADMIN],
+                   lr->count[PROTO_ROLE_VIEWER], info.boids, (unsigned long long)info.tick,
+                   info.tick_hz, info.snapshot_hz, lr->password[0] ? "true" : "false", teams,
+                   info.late_p99_ms);
+}
+
+int lobby_rooms_json(const struct lobby *l, char *buf, size_t cap)
+{
+    const struct lobby_room *order[1024]; /* max-rooms is at most 1024 */
+    int n = rooms_in_order(l, order, sizeof order / sizeof order[0]);
+    if (n < 0)
+        return n;
+    struct textbuf t;
+    textbuf_init(&t, buf, cap);
+    textbuf_printf(&t, "{\"rooms\":[");
+    for (int i = 0; i < n; i++)
+        room_json(&t, order[i], i == 0);
+    textbuf_printf(&t, "],\"max_rooms\":%u,\"create\":%s}\n", l->cfg.max_rooms,
+                   l->cfg.allow_create && l->nrooms < l->cfg.max_rooms ? "true" : "false");
+    return textbuf_finish(&t);
 }

@@ -102,7 +102,8 @@ int lobby_room_take_roster_change(struct lobby_room *lr);
 /* lr's roster message (§6.4) into buf; its length, or <= 0. */
 int lobby_roster(const struct lobby_room *lr, char *buf, size_t cap);
 
-/* GET /api/rooms (§10) into buf; its length, or 0 if cap is too small. */
-size_t lobby_rooms_json(const struct lobby *l, char *buf, size_t cap);
+/* GET /api/rooms (§10) into buf; its length, or PROTO_E_NOSPACE if cap is
+ * too small. */
+int lobby_rooms_json(const struct lobby *l, char *buf, size_t cap);
 
 #endif

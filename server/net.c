@@ -16,6 +16,7 @@
 #include "lobby.h"
 #include "metrics.h"
 #include "room.h"
+#include "textbuf.h"
 
 #include <libwebsockets.h>
 #include <stdatomic.h>
@@ -754,16 +755,16 @@ struct http_session {
     size_t len;
 };
 
-static size_t render_health(struct net *n, char *buf, size_t cap)
+static int render_health(struct net *n, char *buf, size_t cap)
 {
     struct room_info info;
     room_info(lobby_room_room(lobby_at(n->lobby, 0)), &info);
-    int len =
-        snprintf(buf, cap,
-                 "{\"status\":\"ok\",\"tick\":%llu,\"clients\":%zu,\"boids\":%u,"
-                 "\"rooms\":%zu}\n",
-                 (unsigned long long)info.tick, n->nsessions, info.boids, lobby_count(n->lobby));
-    return len > 0 && (size_t)len < cap ? (size_t)len : 0;
+    struct textbuf t;
+    textbuf_init(&t, buf, cap);
+    textbuf_printf(&t,
+                   "{\"status\":\"ok\",\"tick\":%llu,\"clients\":%zu,\"boids\":%u,\"rooms\":%zu}\n",
+                   (unsigned long long)info.tick, n->nsessions, info.boids, lobby_count(n->lobby));
+    return textbuf_finish(&t);
 }
 
 static int http_begin(struct net *n, struct http_session *h, struct lws *wsi)
@@ -774,16 +775,18 @@ static int http_begin(struct net *n, struct http_session *h, struct lws *wsi)
     h->body = malloc(LWS_PRE + cap);
     if (!h->body || lws_hdr_copy(wsi, uri, sizeof uri, WSI_TOKEN_GET_URI) <= 0)
         return -1;
+    int len;
     if (!strcmp(uri, "/healthz")) {
-        h->len = render_health(n, h->body + LWS_PRE, cap);
+        len = render_health(n, h->body + LWS_PRE, cap);
     } else if (!strcmp(uri, "/api/rooms")) {
-        h->len = lobby_rooms_json(n->lobby, h->body + LWS_PRE, cap);
+        len = lobby_rooms_json(n->lobby, h->body + LWS_PRE, cap);
     } else if (!strcmp(uri, "/metrics")) {
         type = "text/plain; version=0.0.4";
-        h->len = metrics_render(h->body + LWS_PRE, cap);
+        len = metrics_render(h->body + LWS_PRE, cap);
     } else {
         return lws_return_http_status(wsi, HTTP_STATUS_NOT_FOUND, NULL) ? -1 : 0;
     }
+    h->len = len > 0 ? (size_t)len : 0;
     unsigned char hdr[LWS_PRE + 512], *start = hdr + LWS_PRE, *p = start, *end = hdr + sizeof hdr;
     if (lws_add_http_common_headers(wsi, HTTP_STATUS_OK, type, h->len, &p, end) ||
         lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CACHE_CONTROL,
