@@ -12,7 +12,10 @@
 
 #include "net.h"
 
+#include "bucket.h"
 #include "clock.h"
+#include "idmap.h"
+#include "ipcount.h"
 #include "lobby.h"
 #include "metrics.h"
 #include "room.h"
@@ -30,24 +33,15 @@
 /* Flow control: a client owed this many replies (queued in the room or
  * waiting to be written) is not read until it is owed RX_RESUME or fewer,
  * so a burst of commands waits in its socket instead of piling up here. */
-#define RX_PAUSE  128
-#define RX_RESUME 64
-#define TEXT_MAX  16384        /* largest text message we send (welcome, roster) */
-#define API_MAX   (512 * 1024) /* largest HTTP body (the room list) */
-/* A client refused rate_limited about `burst` times within this many
- * seconds is closed with 1008. */
-#define ABUSE_WINDOW_S 10.0
-#define HOUSEKEEP_NS   100000000LL /* grace periods and room expiry, every 100 ms */
+#define RX_PAUSE     128
+#define RX_RESUME    64
+#define TEXT_MAX     16384        /* largest text message we send (welcome, roster) */
+#define API_MAX      (512 * 1024) /* largest HTTP body (the room list) */
+#define HOUSEKEEP_NS 100000000LL  /* grace periods and room expiry, every 100 ms */
 
 struct outmsg {
     size_t len;
     unsigned char *buf; /* LWS_PRE headroom, then len bytes */
-};
-
-/* Connections per peer address (IPv4 as IPv4-mapped IPv6). */
-struct ip_count {
-    unsigned char addr[16];
-    uint32_t count; /* 0: empty slot */
 };
 
 struct session {
@@ -59,8 +53,7 @@ struct session {
     int streaming;         /* the room's welcome went out: send its frames */
     int has_join;          /* a join waits for the replies the client is owed */
     struct proto_command join;
-    double tokens, strikes; /* rate bucket; refusals, draining over ABUSE_WINDOW_S */
-    int64_t bucket_ns;
+    struct bucket bucket;  /* command rate */
     uint64_t last_seq;     /* last frame sent */
     int64_t last_frame_ns; /* when a frame last went out (or connect) */
     char *rx;
@@ -83,106 +76,13 @@ struct net {
     int port;
     atomic_int stop;
     uint64_t next_id;
-    struct session **slots; /* id -> session, linear probing */
-    size_t nslots, nsessions;
-    struct ip_count *ips; /* nslots entries, linear probing */
+    struct idmap sessions; /* id -> session */
+    struct ipcount ips;    /* connections per peer address */
     char origins[1024];
     lws_retry_bo_t retry;
     char *text; /* scratch for building replies */
     int64_t housekept_ns;
 };
-
-/* ---- id -> session table ----------------------------------------------- */
-
-static size_t slot_of(const struct net *n, uint64_t id)
-{
-    return (size_t)(id * 0x9e3779b97f4a7c15ULL) & (n->nslots - 1);
-}
-
-static void table_put(struct net *n, struct session *s)
-{
-    size_t i = slot_of(n, s->id);
-    while (n->slots[i])
-        i = (i + 1) & (n->nslots - 1);
-    n->slots[i] = s;
-    n->nsessions++;
-}
-
-static struct session *table_get(const struct net *n, uint64_t id)
-{
-    for (size_t i = slot_of(n, id); n->slots[i]; i = (i + 1) & (n->nslots - 1))
-        if (n->slots[i]->id == id)
-            return n->slots[i];
-    return NULL;
-}
-
-/* Backward-shift deletion keeps probe chains intact without tombstones. */
-static void table_del(struct net *n, uint64_t id)
-{
-    size_t mask = n->nslots - 1, i = slot_of(n, id);
-    while (n->slots[i] && n->slots[i]->id != id)
-        i = (i + 1) & mask;
-    if (!n->slots[i])
-        return;
-    n->slots[i] = NULL;
-    n->nsessions--;
-    for (size_t j = (i + 1) & mask; n->slots[j]; j = (j + 1) & mask) {
-        size_t home = slot_of(n, n->slots[j]->id);
-        /* Move j back to i if i lies cyclically in [home, j). */
-        if (((j - home) & mask) >= ((j - i) & mask)) {
-            n->slots[i] = n->slots[j];
-            n->slots[j] = NULL;
-            i = j;
-        }
-    }
-}
-
-/* ---- connections per address --------------------------------------------- */
-
-static size_t ip_home(const struct net *n, const unsigned char *addr)
-{
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-    for (int i = 0; i < 16; i++)
-        h = (h ^ addr[i]) * 1099511628211ULL;
-    return (size_t)h & (n->nslots - 1);
-}
-
-/* The slot of addr, or the empty slot where it would go. */
-static struct ip_count *ip_find(struct net *n, const unsigned char *addr)
-{
-    size_t i = ip_home(n, addr);
-    while (n->ips[i].count && memcmp(n->ips[i].addr, addr, 16) != 0)
-        i = (i + 1) & (n->nslots - 1);
-    return &n->ips[i];
-}
-
-/* Counts one more connection from addr; 0 if it already has max_per_ip. */
-static int ip_take(struct net *n, const unsigned char *addr)
-{
-    struct ip_count *e = ip_find(n, addr);
-    if (e->count >= n->cfg.max_per_ip)
-        return 0;
-    memcpy(e->addr, addr, 16);
-    e->count++;
-    return 1;
-}
-
-static void ip_release(struct net *n, const unsigned char *addr)
-{
-    struct ip_count *e = ip_find(n, addr);
-    if (!e->count || --e->count)
-        return;
-    /* Backward-shift deletion, as in table_del. */
-    size_t mask = n->nslots - 1, i = (size_t)(e - n->ips);
-    for (size_t j = (i + 1) & mask; n->ips[j].count; j = (j + 1) & mask) {
-        size_t home = ip_home(n, n->ips[j].addr);
-        if (((j - home) & mask) >= ((j - i) & mask)) {
-            n->ips[i] = n->ips[j];
-            n->ips[j].count = 0;
-            i = j;
-        }
-    }
-}
 
 /* ---- outgoing text ------------------------------------------------------- */
 
@@ -279,22 +179,11 @@ static void close_after_replies(struct session *s, int status)
 
 /* Takes one command from the client's token bucket; 0 if it was empty. A
  * client that keeps sending into an empty bucket is closed (1008). */
-static int take_token(struct net *n, struct session *s)
+static int take_token(struct session *s)
 {
-    int64_t now = clock_mono_ns();
-    double dt = (double)(now - s->bucket_ns) * 1e-9;
-    s->bucket_ns = now;
-    s->tokens += dt * n->cfg.rate;
-    if (s->tokens > n->cfg.burst)
-        s->tokens = n->cfg.burst;
-    s->strikes -= dt * n->cfg.burst / ABUSE_WINDOW_S;
-    if (s->strikes < 0)
-        s->strikes = 0;
-    if (s->tokens >= 1.0) {
-        s->tokens -= 1.0;
+    if (bucket_take(&s->bucket, clock_mono_ns()))
         return 1;
-    }
-    if (++s->strikes > n->cfg.burst) {
+    if (bucket_is_abused(&s->bucket)) {
         metrics_limit(LIMIT_RATE_ABUSE);
         close_after_replies(s, LWS_CLOSE_STATUS_POLICY_VIOLATION);
     }
@@ -339,7 +228,7 @@ static void handle_message(struct net *n, struct session *s)
     struct proto_error err;
     if (s->draining)
         return; /* being closed: what it still sent is dropped */
-    int allowed = take_token(n, s);
+    int allowed = take_token(s);
     int ok = !s->rx_binary &&
              proto_command_parse(s->rx, s->rx_len, lobby_room_limits(s->m.room), &cmd, &err) == 0;
     if (!allowed) { /* parsed only to answer with the command's id */
@@ -483,7 +372,7 @@ static void route_replies(struct net *n, struct room *room)
     struct room_reply *rep = room_take_replies(room);
     while (rep) {
         struct room_reply *next = rep->next;
-        struct session *s = table_get(n, rep->client);
+        struct session *s = idmap_get(&n->sessions, rep->client);
         if (s) {
             if (s->owed)
                 s->owed--;
@@ -565,9 +454,9 @@ static void service_rooms(struct net *n)
 
 static void close_all(struct net *n)
 {
-    for (size_t i = 0; i < n->nslots; i++) {
-        struct session *s = n->slots[i];
-        if (s && !s->closing) {
+    size_t cursor = 0;
+    for (struct session *s; (s = idmap_next(&n->sessions, &cursor)) != NULL;) {
+        if (!s->closing) {
             s->closing = LWS_CLOSE_STATUS_GOINGAWAY;
             lws_callback_on_writable(s->wsi);
         }
@@ -622,12 +511,12 @@ static int session_open(struct net *n, struct session *s, struct lws *wsi)
     s->wsi = wsi;
     if (atomic_load(&n->stop))
         return -1;
-    if (n->nsessions >= n->cfg.max_clients) {
+    if (idmap_count(&n->sessions) >= n->cfg.max_clients) {
         metrics_limit(LIMIT_CONNECTIONS);
         return -1;
     }
     int have_addr = peer_address(wsi, s->addr) == 0;
-    if (have_addr && !ip_take(n, s->addr)) {
+    if (have_addr && ipcount_take(&n->ips, s->addr) < 0) {
         metrics_limit(LIMIT_CONNECTIONS_IP);
         return -1;
     }
@@ -635,15 +524,15 @@ static int session_open(struct net *n, struct session *s, struct lws *wsi)
     s->rx = malloc(n->cfg.max_message);
     if (!s->rx) {
         if (s->counted)
-            ip_release(n, s->addr);
+            ipcount_release(&n->ips, s->addr);
         s->counted = 0;
         return -1;
     }
     s->id = ++n->next_id;
-    s->last_frame_ns = s->bucket_ns = clock_mono_ns();
-    s->tokens = n->cfg.burst;
+    s->last_frame_ns = clock_mono_ns();
+    bucket_init(&s->bucket, n->cfg.rate, n->cfg.burst, s->last_frame_ns);
     limit_send_buffer(n, wsi);
-    table_put(n, s);
+    idmap_put(&n->sessions, s->id, s);
     atomic_fetch_add_explicit(&g_metrics.clients, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&g_metrics.connections_total, 1, memory_order_relaxed);
     s->m.client = s->id;
@@ -663,9 +552,9 @@ static void session_close(struct net *n, struct session *s)
     if (!s->id)
         return;
     lobby_leave(n->lobby, &s->m, 0);
-    table_del(n, s->id);
+    idmap_del(&n->sessions, s->id);
     if (s->counted)
-        ip_release(n, s->addr);
+        ipcount_release(&n->ips, s->addr);
     s->counted = 0;
     while (s->out_count) {
         free(s->outq[s->out_head].buf);
@@ -763,7 +652,8 @@ static int render_health(struct net *n, char *buf, size_t cap)
     textbuf_init(&t, buf, cap);
     textbuf_printf(&t,
                    "{\"status\":\"ok\",\"tick\":%llu,\"clients\":%zu,\"boids\":%u,\"rooms\":%zu}\n",
-                   (unsigned long long)info.tick, n->nsessions, info.boids, lobby_count(n->lobby));
+                   (unsigned long long)info.tick, idmap_count(&n->sessions), info.boids,
+                   lobby_count(n->lobby));
     return textbuf_finish(&t);
 }
 
@@ -867,18 +757,14 @@ struct net *net_create(const struct net_config *cfg, struct lobby *lobby, const 
     n->lobby = lobby;
     snprintf(n->host, sizeof n->host, "%s", cfg->host ? cfg->host : "");
     snprintf(n->web_root, sizeof n->web_root, "%s", cfg->web_root ? cfg->web_root : ".");
-    n->nslots = 16;
-    while (n->nslots < 2 * (size_t)cfg->max_clients)
-        n->nslots *= 2;
-    n->slots = calloc(n->nslots, sizeof *n->slots);
-    n->ips = calloc(n->nslots, sizeof *n->ips);
     n->text = malloc(TEXT_MAX);
     snprintf(n->origins, sizeof n->origins, "%s", cfg->origins ? cfg->origins : "");
     n->retry = (lws_retry_bo_t){
         .secs_since_valid_ping = (uint16_t)cfg->ping_interval,
         .secs_since_valid_hangup = (uint16_t)cfg->idle_timeout,
     };
-    if (!n->slots || !n->ips || !n->text) {
+    if (idmap_init(&n->sessions, cfg->max_clients) < 0 ||
+        ipcount_init(&n->ips, cfg->max_clients, cfg->max_per_ip) < 0 || !n->text) {
         *err = "out of memory";
         net_destroy(n);
         return NULL;
@@ -935,7 +821,7 @@ void net_run(struct net *n)
             /* Give clients up to 2 s to receive their 1001 close. */
             if (!stop_at)
                 stop_at = clock_mono_ns() + 2000000000LL;
-            if (n->nsessions == 0 || clock_mono_ns() > stop_at)
+            if (idmap_count(&n->sessions) == 0 || clock_mono_ns() > stop_at)
                 break;
         }
     }
@@ -960,8 +846,8 @@ void net_destroy(struct net *n)
         return;
     if (n->ctx)
         lws_context_destroy(n->ctx);
-    free(n->slots);
-    free(n->ips);
+    idmap_free(&n->sessions);
+    ipcount_free(&n->ips);
     free(n->text);
     free(n);
 }
