@@ -1,41 +1,29 @@
 /*
- * lobby.c — rooms, members, roles and RTS teams (see lobby.h).
+ * lobby.c — rooms, members and joins (see lobby.h).
  *
  * Rooms live in an array, the default room first. Each room keeps its
  * members in a doubly linked list (the records are the network's, one per
- * connection) and counts them by role. An RTS room has one team slot per
- * group 1..max-teams: free, playing (its player is in the room) or waiting
- * (its player left; the units stay until the grace period ends or the
- * player rejoins with the team's token).
+ * connection) and counts them by role; an RTS room keeps its team slots
+ * (teams.h). The lobby queues each command with the sender's description
+ * and the rooms' own bookkeeping commands (a team's units spawned,
+ * despawned) with the server's.
  */
-#define _GNU_SOURCE
+#define _DEFAULT_SOURCE /* M_PI */
 
 #include "lobby.h"
 
-#include "clock.h"
 #include "metrics.h"
 #include "pool.h"
-#include "textbuf.h"
+#include "roles.h"
+#include "secret.h"
+#include "teams.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
-#define TEAM_SPREAD  60.0f /* radius a team's units are spawned in */
-#define REJOIN_BYTES 16    /* random bytes of a rejoin token (32 hex digits) */
-
-enum team_state { TEAM_FREE, TEAM_PLAYING, TEAM_WAITING };
-
-struct lobby_team {
-    enum team_state state;
-    struct lobby_member *player; /* TEAM_PLAYING */
-    uint64_t owner;              /* obstacle key, kept across a rejoin */
-    char rejoin[2 * REJOIN_BYTES + 1];
-    char name[PROTO_NAME_MAX + 1];
-    int64_t grace_end_ns; /* TEAM_WAITING */
-};
+#define TEAM_SPREAD 60.0f /* radius a team's units are spawned in */
 
 struct lobby_room {
     struct room *room;
@@ -47,8 +35,8 @@ struct lobby_room {
     struct lobby_member *members;
     uint32_t count[3]; /* members by role */
     int64_t empty_since_ns;
-    int roster_changed;
-    struct lobby_team teams[SIM_GROUPS];
+    bool roster_changed;
+    struct teams teams;
 };
 
 struct lobby {
@@ -60,10 +48,16 @@ struct lobby {
     uint64_t next_owner;
 };
 
+static int64_t seconds_ns(double s)
+{
+    return (int64_t)(s * 1e9);
+}
+
 /* ---- rooms ----------------------------------------------------------------- */
 
 static struct lobby_room *room_open(struct lobby *l, const char *name, enum proto_mode mode,
-                                    uint32_t boids, const char *password, const char **err)
+                                    uint32_t boids, const char *password, int64_t now,
+                                    const char **err)
 {
     struct lobby_room *lr = calloc(1, sizeof *lr);
     if (!lr) {
@@ -88,7 +82,8 @@ static struct lobby_room *room_open(struct lobby *l, const char *name, enum prot
     lr->mode = mode;
     snprintf(lr->password, sizeof lr->password, "%s", password ? password : "");
     proto_limits_from_config(&lr->limits, room_sim_config(lr->room), l->cfg.max_message);
-    lr->empty_since_ns = clock_mono_ns();
+    teams_init(&lr->teams, l->cfg.max_teams);
+    lr->empty_since_ns = now;
     l->rooms[l->nrooms++] = lr;
     atomic_fetch_add_explicit(&g_metrics.rooms, 1, memory_order_relaxed);
     return lr;
@@ -129,7 +124,8 @@ struct lobby *lobby_create(const struct cfg *cfg, const struct room_config *tmpl
     l->tmpl.name = NULL;
     l->pool = pool;
     l->next_owner = 1;
-    if (!room_open(l, "default", PROTO_MODE_SANDBOX, tmpl->boids, NULL, err)) {
+    /* The default room never expires: when it became empty never matters. */
+    if (!room_open(l, "default", PROTO_MODE_SANDBOX, tmpl->boids, NULL, 0, err)) {
         lobby_destroy(l);
         return NULL;
     }
@@ -146,7 +142,7 @@ void lobby_destroy(struct lobby *l)
     free(l);
 }
 
-int lobby_has_admin_token(const struct lobby *l)
+bool lobby_has_admin_token(const struct lobby *l)
 {
     return l->cfg.admin_token[0] != '\0';
 }
@@ -176,27 +172,25 @@ struct lobby_member *lobby_room_members(const struct lobby_room *lr)
     return lr->members;
 }
 
-struct lobby_member *lobby_room_find(const struct lobby_room *lr, uint64_t client)
-{
-    for (struct lobby_member *m = lr->members; m; m = m->next)
-        if (m->client == client)
-            return m;
-    return NULL;
-}
-
 struct frame **lobby_room_frame(struct lobby_room *lr)
 {
     return &lr->frame;
 }
 
-int lobby_room_take_roster_change(struct lobby_room *lr)
+bool lobby_room_take_roster_change(struct lobby_room *lr)
 {
-    int changed = lr->roster_changed;
-    lr->roster_changed = 0;
+    bool changed = lr->roster_changed;
+    lr->roster_changed = false;
     return changed;
 }
 
 /* ---- the room's own commands ----------------------------------------------- */
+
+static struct room_actor actor_of(const struct lobby_member *m)
+{
+    return (struct room_actor){
+        .client = m->client, .role = m->role, .team = m->team, .owner = m->owner};
+}
 
 static void push_internal(struct lobby_room *lr, const struct proto_command *cmd)
 {
@@ -235,38 +229,17 @@ static void team_end(struct lobby_room *lr, int team)
     struct proto_command clear = {.kind = PROTO_CMD_SEEK_CLEAR};
     clear.args.seek_clear.group = team;
     push_internal(lr, &clear);
-    lr->teams[team] = (struct lobby_team){.state = TEAM_FREE};
-    lr->roster_changed = 1;
-}
-
-static void new_token(char *out)
-{
-    unsigned char raw[REJOIN_BYTES];
-    if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw) {
-        /* No entropy source: still unique per process, not secret. */
-        static uint64_t counter;
-        uint64_t v = ++counter ^ (uint64_t)clock_mono_ns();
-        memcpy(raw, &v, sizeof v);
-        memcpy(raw + 8, &v, sizeof v);
-    }
-    for (size_t i = 0; i < sizeof raw; i++)
-        snprintf(out + 2 * i, 3, "%02x", raw[i]);
+    teams_free(&lr->teams, team);
+    lr->roster_changed = true;
 }
 
 /* ---- membership --------------------------------------------------------------- */
 
-/* Constant-time equality of two NUL-terminated secrets of at most
- * PROTO_TOKEN_MAX bytes: the time depends on neither content nor length. */
-static int secret_equal(const char *given, const char *expected)
+/* Players and admins who joined are listed in the roster; viewers and
+ * those who only connected are not. */
+static bool is_listed(const struct lobby_member *m)
 {
-    unsigned char a[PROTO_TOKEN_MAX + 1] = {0}, b[PROTO_TOKEN_MAX + 1] = {0};
-    size_t la = strnlen(given, PROTO_TOKEN_MAX), lb = strnlen(expected, PROTO_TOKEN_MAX);
-    memcpy(a, given, la);
-    memcpy(b, expected, lb);
-    volatile unsigned char diff = (unsigned char)(la != lb);
-    for (size_t i = 0; i < sizeof a; i++)
-        diff |= a[i] ^ b[i];
-    return diff == 0;
+    return m->joined && m->role != PROTO_ROLE_VIEWER;
 }
 
 static void attach(struct lobby_room *lr, struct lobby_member *m)
@@ -278,11 +251,21 @@ static void attach(struct lobby_room *lr, struct lobby_member *m)
         lr->members->prev = m;
     lr->members = m;
     lr->count[m->role]++;
-    if (m->joined && m->role != PROTO_ROLE_VIEWER)
-        lr->roster_changed = 1;
+    if (is_listed(m))
+        lr->roster_changed = true;
 }
 
-static void detach(struct lobby *l, struct lobby_member *m, int kicked)
+/* An RTS player left: its team waits for it, or ends now. */
+static void team_left(const struct lobby *l, struct lobby_room *lr, int team, bool kicked,
+                      int64_t now)
+{
+    if (kicked || l->cfg.grace <= 0)
+        team_end(lr, team);
+    else
+        teams_wait(&lr->teams, team, now + seconds_ns(l->cfg.grace));
+}
+
+static void detach(struct lobby *l, struct lobby_member *m, bool kicked, int64_t now)
 {
     struct lobby_room *lr = m->room;
     if (!lr)
@@ -294,20 +277,12 @@ static void detach(struct lobby *l, struct lobby_member *m, int kicked)
     if (m->next)
         m->next->prev = m->prev;
     lr->count[m->role]--;
-    if (m->joined && m->role != PROTO_ROLE_VIEWER)
-        lr->roster_changed = 1;
-    if (m->team > 0) {
-        struct lobby_team *t = &lr->teams[m->team];
-        if (kicked || l->cfg.grace <= 0) {
-            team_end(lr, m->team);
-        } else {
-            t->state = TEAM_WAITING;
-            t->player = NULL;
-            t->grace_end_ns = clock_mono_ns() + (int64_t)(l->cfg.grace * 1e9);
-        }
-    }
+    if (is_listed(m))
+        lr->roster_changed = true;
+    if (m->team > 0)
+        team_left(l, lr, m->team, kicked, now);
     if (!lr->members)
-        lr->empty_since_ns = clock_mono_ns();
+        lr->empty_since_ns = now;
     m->room = NULL;
     m->team = -1;
     m->prev = m->next = NULL;
@@ -317,50 +292,32 @@ void lobby_enter(struct lobby *l, struct lobby_member *m)
 {
     m->role = m->loopback && !lobby_has_admin_token(l) ? PROTO_ROLE_ADMIN : PROTO_ROLE_PLAYER;
     m->team = -1;
-    m->joined = 0;
+    m->joined = false;
     m->owner = l->next_owner++;
     m->name[0] = '\0';
     attach(l->rooms[0], m);
 }
 
-void lobby_leave(struct lobby *l, struct lobby_member *m, int kicked)
+void lobby_leave(struct lobby *l, struct lobby_member *m, bool kicked, int64_t now)
 {
-    detach(l, m, kicked);
+    detach(l, m, kicked, now);
 }
 
-/* May this connection take this role at all? */
-static int role_check(struct lobby *l, const struct lobby_member *m,
-                      const struct proto_join_args *a, const char **why)
+int lobby_welcome(const struct lobby_member *m, char *buf, size_t cap)
 {
-    if (a->role != PROTO_ROLE_ADMIN)
-        return 0;
-    if (lobby_has_admin_token(l)) {
-        if (a->has_token && secret_equal(a->token, l->cfg.admin_token))
-            return 0;
-        *why = "join: wrong or missing admin token";
-    } else {
-        if (m->loopback)
-            return 0;
-        *why = "join: this server has no admin token; only local clients may be admins";
-    }
-    atomic_fetch_add_explicit(&g_metrics.admin_denied, 1, memory_order_relaxed);
-    return PROTO_E_FORBIDDEN;
+    if (!m->room)
+        return PROTO_E_NOT_JOINED;
+    struct room_actor who = actor_of(m);
+    return room_welcome(m->room->room, &who, buf, cap);
 }
 
-/* The room to join: found, or created when allowed; NULL with a code. */
-static struct lobby_room *room_for(struct lobby *l, const struct proto_join_args *a, int *code,
-                                   const char **why)
+/* ---- joins ---------------------------------------------------------------------- */
+
+/* A room a join creates: within max-rooms and max-room-boids; NULL with a
+ * code and reason. */
+static struct lobby_room *room_create_for(struct lobby *l, const struct proto_join_args *a,
+                                          int64_t now, int *code, const char **why)
 {
-    struct lobby_room *lr = room_find(l, a->room);
-    if (lr) {
-        if (a->mode != PROTO_MODE_ANY && a->mode != lr->mode) {
-            *code = PROTO_E_BAD_ROOM;
-            *why = lr->mode == PROTO_MODE_RTS ? "join: that room is an rts room"
-                                              : "join: that room is a sandbox room";
-            return NULL;
-        }
-        return lr;
-    }
     *code = PROTO_E_BAD_ROOM;
     if (!l->cfg.allow_create) {
         *why = "join: no such room, and this server does not create rooms";
@@ -380,7 +337,8 @@ static struct lobby_room *room_for(struct lobby *l, const struct proto_join_args
         return NULL;
     }
     const char *err = "";
-    lr = room_open(l, a->room, mode, boids, a->has_password ? a->password : NULL, &err);
+    struct lobby_room *lr =
+        room_open(l, a->room, mode, boids, a->has_password ? a->password : NULL, now, &err);
     if (!lr) {
         *code = PROTO_E_INTERNAL;
         *why = err;
@@ -390,141 +348,162 @@ static struct lobby_room *room_for(struct lobby *l, const struct proto_join_args
     return lr;
 }
 
-/* The team an RTS player m gets: the one its rejoin token names if that
- * team waits for its player (or is m's own), else the lowest free one; 0 if
- * none is free. */
-static int team_for(const struct lobby *l, const struct lobby_room *lr,
-                    const struct lobby_member *m, const struct proto_join_args *a, int *reclaim)
+/* The room to join: found (in the mode asked for), or created when allowed;
+ * NULL with a code and reason. */
+static struct lobby_room *room_for(struct lobby *l, const struct proto_join_args *a, int64_t now,
+                                   int *code, const char **why)
 {
-    *reclaim = 0;
-    if (a->has_rejoin && a->rejoin[0])
-        for (uint32_t t = 1; t <= l->cfg.max_teams; t++) {
-            const struct lobby_team *team = &lr->teams[t];
-            int open =
-                team->state == TEAM_WAITING || (team->state == TEAM_PLAYING && team->player == m);
-            if (open && secret_equal(a->rejoin, team->rejoin)) {
-                *reclaim = 1;
-                return (int)t;
-            }
-        }
-    for (uint32_t t = 1; t <= l->cfg.max_teams; t++)
-        if (lr->teams[t].state == TEAM_FREE)
-            return (int)t;
+    struct lobby_room *lr = room_find(l, a->room);
+    if (!lr)
+        return room_create_for(l, a, now, code, why);
+    if (a->mode != PROTO_MODE_ANY && a->mode != lr->mode) {
+        *code = PROTO_E_BAD_ROOM;
+        *why = lr->mode == PROTO_MODE_RTS ? "join: that room is an rts room"
+                                          : "join: that room is a sandbox room";
+        return NULL;
+    }
+    return lr;
+}
+
+/* The checks a join passes before anything changes: role, room, password,
+ * and for an RTS player a team (*team, with *reclaim if its token named
+ * it). The room found or created goes to *out. */
+static int join_check(struct lobby *l, const struct lobby_member *m,
+                      const struct proto_join_args *a, int64_t now, struct lobby_room **out,
+                      int *team, bool *reclaim, const char **why)
+{
+    int code = roles_check_join(a, l->cfg.admin_token, m->loopback, why);
+    if (code) {
+        atomic_fetch_add_explicit(&g_metrics.admin_denied, 1, memory_order_relaxed);
+        return code;
+    }
+    struct lobby_room *lr = room_for(l, a, now, &code, why);
+    if (!lr)
+        return code;
+    if (a->role == PROTO_ROLE_PLAYER && lr->password[0] &&
+        !(a->has_password && secret_matches(a->password, lr->password))) {
+        *why = "join: this room needs the right password for players";
+        return PROTO_E_FORBIDDEN;
+    }
+    *out = lr;
+    *team = -1;
+    *reclaim = false;
+    if (a->role != PROTO_ROLE_PLAYER || lr->mode != PROTO_MODE_RTS)
+        return 0;
+    *team = teams_pick(&lr->teams, m, a->has_rejoin ? a->rejoin : NULL, reclaim);
+    if (!*team) {
+        metrics_limit(LIMIT_TEAMS);
+        *why = "join: every team of this room is taken";
+        return PROTO_E_BAD_ROOM;
+    }
     return 0;
 }
 
 int lobby_join(struct lobby *l, struct lobby_member *m, const struct proto_command *cmd,
-               const char **why)
+               int64_t now, const char **why)
 {
     const struct proto_join_args *a = &cmd->args.join;
-    int code = role_check(l, m, a, why);
+    struct lobby_room *lr = NULL;
+    int team;
+    bool reclaim;
+    int code = join_check(l, m, a, now, &lr, &team, &reclaim, why);
     if (code)
         return code;
-    struct lobby_room *lr = room_for(l, a, &code, why);
-    if (!lr)
-        return code;
-    if (a->role == PROTO_ROLE_PLAYER && lr->password[0] &&
-        !(a->has_password && secret_equal(a->password, lr->password))) {
-        *why = "join: this room needs the right password for players";
-        return PROTO_E_FORBIDDEN;
-    }
-    int team = -1, reclaim = 0;
-    if (a->role == PROTO_ROLE_PLAYER && lr->mode == PROTO_MODE_RTS) {
-        team = team_for(l, lr, m, a, &reclaim);
-        if (!team) {
-            metrics_limit(LIMIT_TEAMS);
-            *why = "join: every team of this room is taken";
-            return PROTO_E_BAD_ROOM;
-        }
-        if (reclaim && lr->teams[team].player == m)
-            m->team = -1; /* taking its own team again: leaving must not end it */
-    }
-    detach(l, m, 0);
+    if (reclaim && lr->teams.slot[team].player == m)
+        m->team = -1; /* taking its own team again: leaving must not end it */
+    detach(l, m, false, now);
     m->role = a->role;
     m->team = team;
-    m->joined = 1;
+    m->joined = true;
     snprintf(m->name, sizeof m->name, "%s", a->has_name ? a->name : "");
     m->owner = l->next_owner++;
     struct proto_command ack = *cmd; /* carries the new rejoin token to the room */
     if (team > 0) {
-        struct lobby_team *t = &lr->teams[team];
-        if (!reclaim)
-            *t = (struct lobby_team){.owner = m->owner};
-        t->state = TEAM_PLAYING;
-        t->player = m;
-        m->owner = t->owner;
-        snprintf(t->name, sizeof t->name, "%s", m->name);
-        new_token(t->rejoin);
-        snprintf(ack.args.join.rejoin, sizeof ack.args.join.rejoin, "%s", t->rejoin);
+        m->owner = teams_take(&lr->teams, team, m, reclaim, m->owner, m->name, now);
+        snprintf(ack.args.join.rejoin, sizeof ack.args.join.rejoin, "%s",
+                 lr->teams.slot[team].rejoin);
         ack.args.join.has_rejoin = 1;
         if (!reclaim)
             team_spawn(l, lr, team);
     }
     attach(lr, m);
-    struct room_actor who = lobby_actor(m);
-    if (room_push(lr->room, &who, &ack) < 0) /* the join may use the reserve */
+    struct room_actor who = actor_of(m);
+    if (room_push(lr->room, &who, &ack) < 0)
         metrics_reject("internal");
     return 0;
 }
 
-struct room_actor lobby_actor(const struct lobby_member *m)
-{
-    return (struct room_actor){
-        .client = m->client, .role = m->role, .team = m->team, .owner = m->owner};
-}
+/* ---- commands ---------------------------------------------------------------------- */
 
 int lobby_allowed(const struct lobby_member *m, const struct proto_command *cmd, const char **why)
 {
-    if (m->role == PROTO_ROLE_ADMIN || cmd->kind == PROTO_CMD_PING || cmd->kind == PROTO_CMD_JOIN)
-        return 0;
-    if (m->role == PROTO_ROLE_VIEWER) {
-        *why = "viewers may only watch; join as a player to steer";
-        return PROTO_E_FORBIDDEN;
+    return roles_check(m->role, m->team, cmd, why);
+}
+
+/* kick: the named member of m's room leaves it at once (its team ends). */
+static int kick(struct lobby *l, const struct lobby_member *m, const struct proto_command *cmd,
+                int64_t now, struct lobby_member **kicked, const char **why)
+{
+    struct lobby_member *target = m->room->members;
+    while (target && target->client != cmd->args.kick.client)
+        target = target->next;
+    if (!target) {
+        *why = "kick: no client with that id in this room";
+        return PROTO_E_NOT_FOUND;
     }
-    switch (cmd->kind) {
-    case PROTO_CMD_SEEK:
-    case PROTO_CMD_SEEK_CLEAR: {
-        int group = cmd->kind == PROTO_CMD_SEEK ? cmd->args.seek.group : cmd->args.seek_clear.group;
-        if (m->team > 0 && group != m->team) {
-            *why = "players steer only their own team's group";
-            return PROTO_E_FORBIDDEN;
-        }
-        return 0;
+    if (target == m) {
+        *why = "kick: a client cannot kick itself";
+        return PROTO_E_BAD_ARG;
     }
-    case PROTO_CMD_OBSTACLE_ADD:
-    case PROTO_CMD_OBSTACLE_REMOVE:
-        return 0; /* quota and ownership: the room checks */
-    default:
-        *why = "only admins may change the whole room";
-        return PROTO_E_FORBIDDEN;
+    detach(l, target, true, now);
+    atomic_fetch_add_explicit(&g_metrics.kicked, 1, memory_order_relaxed);
+    *kicked = target;
+    return 0;
+}
+
+int lobby_submit(struct lobby *l, struct lobby_member *m, const struct proto_command *cmd,
+                 int64_t now, struct lobby_member **kicked, const char **why)
+{
+    *kicked = NULL;
+    if (!m->room) {
+        *why = "not in a room";
+        return PROTO_E_NOT_JOINED;
     }
+    int rc = lobby_allowed(m, cmd, why);
+    if (rc < 0)
+        return rc;
+    if (cmd->kind == PROTO_CMD_JOIN)
+        return lobby_join(l, m, cmd, now, why);
+    if (cmd->kind == PROTO_CMD_KICK && (rc = kick(l, m, cmd, now, kicked, why)) < 0)
+        return rc;
+    struct room_actor who = actor_of(m);
+    return room_push(m->room->room, &who, cmd) < 0 ? PROTO_E_QUEUE_FULL : 0;
+}
+
+int lobby_refuse(const struct lobby_member *m, const char *id, int code, const char *message)
+{
+    if (!m->room || room_push_refusal(m->room->room, m->client, id, code, message) < 0)
+        return PROTO_E_QUEUE_FULL;
+    return 0;
 }
 
 /* ---- housekeeping ---------------------------------------------------------------- */
 
-void lobby_housekeep(struct lobby *l)
+void lobby_housekeep(struct lobby *l, int64_t now)
 {
-    int64_t now = clock_mono_ns();
     for (size_t i = l->nrooms; i-- > 0;) {
         struct lobby_room *lr = l->rooms[i];
-        int waiting = 0;
-        for (uint32_t t = 1; t <= l->cfg.max_teams; t++) {
-            if (lr->teams[t].state != TEAM_WAITING)
-                continue;
-            if (now >= lr->teams[t].grace_end_ns)
-                team_end(lr, (int)t);
-            else
-                waiting = 1;
-        }
-        if (i > 0 && !lr->members && !waiting &&
-            now - lr->empty_since_ns >= (int64_t)(l->cfg.room_expiry * 1e9)) {
+        for (int t; (t = teams_expired(&lr->teams, now)) != 0;)
+            team_end(lr, t);
+        if (i > 0 && !lr->members && !teams_is_any_waiting(&lr->teams) &&
+            now - lr->empty_since_ns >= seconds_ns(l->cfg.room_expiry)) {
             room_close(l, i);
             atomic_fetch_add_explicit(&g_metrics.rooms_expired, 1, memory_order_relaxed);
         }
     }
 }
 
-/* ---- messages -------------------------------------------------------------------- */
+/* ---- what the rooms show ------------------------------------------------------------ */
 
 static int roster_order(const void *pa, const void *pb)
 {
@@ -540,13 +519,15 @@ int lobby_roster(const struct lobby_room *lr, char *buf, size_t cap)
            max = (size_t)lr->count[PROTO_ROLE_PLAYER] + lr->count[PROTO_ROLE_ADMIN] + SIM_GROUPS;
     struct proto_roster_entry *e = malloc(max * sizeof *e);
     if (!e)
-        return -1;
+        return PROTO_E_INTERNAL;
     for (const struct lobby_member *m = lr->members; m; m = m->next)
-        if (m->joined && m->role != PROTO_ROLE_VIEWER)
+        if (is_listed(m))
             e[n++] = (struct proto_roster_entry){m->client, m->name, m->role, m->team, 1};
-    for (int t = 1; t < SIM_GROUPS; t++)
-        if (lr->teams[t].state == TEAM_WAITING)
-            e[n++] = (struct proto_roster_entry){0, lr->teams[t].name, PROTO_ROLE_PLAYER, t, 0};
+    for (int t = 1; t < SIM_GROUPS; t++) {
+        const struct team *team = &lr->teams.slot[t];
+        if (team->state == TEAM_WAITING)
+            e[n++] = (struct proto_roster_entry){0, team->name, PROTO_ROLE_PLAYER, t, 0};
+    }
     qsort(e, n, sizeof *e, roster_order);
     size_t more = n > LOBBY_ROSTER_MAX ? n - LOBBY_ROSTER_MAX : 0;
     int len = proto_reply_roster(buf, cap, lr->name, lr->mode, lr->count[PROTO_ROLE_VIEWER], e,
@@ -555,53 +536,25 @@ int lobby_roster(const struct lobby_room *lr, char *buf, size_t cap)
     return len;
 }
 
-/* The rooms in the order /api/rooms lists them: default first, then by
- * name. Returns how many, or PROTO_E_NOSPACE past cap. */
-static int rooms_in_order(const struct lobby *l, const struct lobby_room **order, size_t cap)
+void lobby_room_summary(const struct lobby_room *lr, struct lobby_room_summary *out)
 {
-    if (l->nrooms > cap)
-        return PROTO_E_NOSPACE;
-    for (size_t i = 0; i < l->nrooms; i++) {
-        size_t j = i;
-        while (j > 1 && strcmp(order[j - 1]->name, l->rooms[i]->name) > 0) {
-            order[j] = order[j - 1];
-            j--;
-        }
-        order[j] = l->rooms[i];
-    }
-    return (int)l->nrooms;
+    *out = (struct lobby_room_summary){
+        .name = lr->name,
+        .mode = lr->mode,
+        .players = lr->count[PROTO_ROLE_PLAYER],
+        .admins = lr->count[PROTO_ROLE_ADMIN],
+        .viewers = lr->count[PROTO_ROLE_VIEWER],
+        .teams = teams_taken(&lr->teams),
+        .has_password = lr->password[0] != '\0',
+    };
 }
 
-static void room_json(struct textbuf *t, const struct lobby_room *lr, bool first)
+uint32_t lobby_max_rooms(const struct lobby *l)
 {
-    struct room_info info;
-    room_info(lr->room, &info);
-    uint32_t teams = 0;
-    for (int k = 1; k < SIM_GROUPS; k++)
-        teams += lr->teams[k].state != TEAM_FREE;
-    textbuf_printf(t,
-                   "%s{\"name\":\"%s\",\"mode\":\"%s\",\"players\":%u,\"admins\":%u,"
-                   "\"viewers\":%u,\"boids\":%u,\"tick\":%llu,\"tick_hz\":%g,\"snapshot_hz\":%g,"
-                   "\"password\":%s,\"teams\":%u,\"late_p99_ms\":%.3f}",
-                   first ? "" : ",", lr->name, proto_mode_name(lr->mode),
-                   lr->count[PROTO_ROLE_PLAYER], lr->count[PROTO_ROLE_ADMIN],
-                   lr->count[PROTO_ROLE_VIEWER], info.boids, (unsigned long long)info.tick,
-                   info.tick_hz, info.snapshot_hz, lr->password[0] ? "true" : "false", teams,
-                   info.late_p99_ms);
+    return l->cfg.max_rooms;
 }
 
-int lobby_rooms_json(const struct lobby *l, char *buf, size_t cap)
+bool lobby_can_create(const struct lobby *l)
 {
-    const struct lobby_room *order[1024]; /* max-rooms is at most 1024 */
-    int n = rooms_in_order(l, order, sizeof order / sizeof order[0]);
-    if (n < 0)
-        return n;
-    struct textbuf t;
-    textbuf_init(&t, buf, cap);
-    textbuf_printf(&t, "{\"rooms\":[");
-    for (int i = 0; i < n; i++)
-        room_json(&t, order[i], i == 0);
-    textbuf_printf(&t, "],\"max_rooms\":%u,\"create\":%s}\n", l->cfg.max_rooms,
-                   l->cfg.allow_create && l->nrooms < l->cfg.max_rooms ? "true" : "false");
-    return textbuf_finish(&t);
+    return l->cfg.allow_create && l->nrooms < l->cfg.max_rooms;
 }

@@ -132,15 +132,10 @@ static void send_error(struct net *n, struct session *s, const char *id, int cod
 static const char queue_full_text[] =
     "the room's command queue is full; nothing was done, retry later";
 
-static struct room *room_of(const struct session *s)
-{
-    return lobby_room_room(s->m.room);
-}
-
 /* A refusal found here still waits behind the client's earlier commands. */
 static void refuse(struct net *n, struct session *s, const char *id, int code, const char *message)
 {
-    if (room_push_refusal(room_of(s), s->id, id, code, message) < 0) {
+    if (lobby_refuse(&s->m, id, code, message) < 0) {
         metrics_limit(LIMIT_QUEUE);
         send_error(n, s, id, PROTO_E_QUEUE_FULL, queue_full_text);
         return;
@@ -190,36 +185,31 @@ static int take_token(struct session *s)
     return 0;
 }
 
-/* A join waits until every earlier command is answered, so replies keep
- * their order across rooms; reading stops meanwhile. */
-static void run_join(struct net *n, struct session *s, const struct proto_command *cmd)
+/* Hands a command to the lobby, which decides it and queues it to the
+ * client's room. A join runs only once nothing is owed, so its refusal is
+ * answered at once; other refusals wait their turn. */
+static void submit(struct net *n, struct session *s, const struct proto_command *cmd)
 {
-    const char *why = "join refused";
-    int rc = lobby_join(n->lobby, &s->m, cmd, &why);
-    if (rc < 0) {
+    const char *why = "refused";
+    struct lobby_member *kicked;
+    int rc = lobby_submit(n->lobby, &s->m, cmd, clock_mono_ns(), &kicked, &why);
+    if (kicked) {
+        struct session *victim = kicked->session;
+        victim->streaming = 0;
+        close_session(victim, LWS_CLOSE_STATUS_POLICY_VIOLATION);
+    }
+    if (rc == 0) {
+        s->owed++;
+        if (cmd->kind == PROTO_CMD_JOIN)
+            s->streaming = 0; /* until the new room's welcome */
+    } else if (rc == PROTO_E_QUEUE_FULL) {
+        metrics_limit(LIMIT_QUEUE);
+        send_error(n, s, cmd->id, rc, queue_full_text);
+    } else if (cmd->kind == PROTO_CMD_JOIN) {
         send_error(n, s, cmd->id, rc, why);
-        return;
+    } else {
+        refuse(n, s, cmd->id, rc, why);
     }
-    s->owed++;        /* the new room acks it */
-    s->streaming = 0; /* until the new room's welcome */
-}
-
-/* kick: closes the named client of the same room, then is acked in turn. */
-static int run_kick(struct net *n, struct session *s, const struct proto_command *cmd)
-{
-    struct lobby_member *target = lobby_room_find(s->m.room, cmd->args.kick.client);
-    if (!target || target == &s->m) {
-        refuse(n, s, cmd->id, target ? PROTO_E_BAD_ARG : PROTO_E_NOT_FOUND,
-               target ? "kick: a client cannot kick itself"
-                      : "kick: no client with that id in this room");
-        return -1;
-    }
-    struct session *victim = target->session;
-    lobby_leave(n->lobby, target, 1);
-    victim->streaming = 0;
-    close_session(victim, LWS_CLOSE_STATUS_POLICY_VIOLATION);
-    atomic_fetch_add_explicit(&g_metrics.kicked, 1, memory_order_relaxed);
-    return 0;
 }
 
 static void handle_message(struct net *n, struct session *s)
@@ -249,30 +239,12 @@ static void handle_message(struct net *n, struct session *s)
         refuse(n, s, err.id, err.code, err.message);
         return;
     }
-    const char *why = "forbidden";
-    int rc = lobby_allowed(&s->m, &cmd, &why);
-    if (rc < 0) {
-        refuse(n, s, cmd.id, rc, why);
+    if (cmd.kind == PROTO_CMD_JOIN && s->owed > 0) {
+        s->join = cmd; /* waits for the replies the client is owed */
+        s->has_join = 1;
         return;
     }
-    if (cmd.kind == PROTO_CMD_JOIN) {
-        if (s->owed == 0) {
-            run_join(n, s, &cmd);
-        } else {
-            s->join = cmd;
-            s->has_join = 1;
-        }
-        return;
-    }
-    if (cmd.kind == PROTO_CMD_KICK && run_kick(n, s, &cmd) < 0)
-        return;
-    struct room_actor who = lobby_actor(&s->m);
-    if (room_push(room_of(s), &who, &cmd) < 0) {
-        metrics_limit(LIMIT_QUEUE);
-        send_error(n, s, cmd.id, PROTO_E_QUEUE_FULL, queue_full_text);
-    } else {
-        s->owed++;
-    }
+    submit(n, s, &cmd);
 }
 
 /* Appends a fragment; a message past max_message closes with 1009. */
@@ -388,7 +360,7 @@ static void route_replies(struct net *n, struct room *room)
             if (s->has_join && s->owed == 0) {
                 s->has_join = 0;
                 if (!s->closing && !s->draining)
-                    run_join(n, s, &s->join);
+                    submit(n, s, &s->join);
             }
             flow(s);
         }
@@ -448,7 +420,7 @@ static void service_rooms(struct net *n)
     int64_t now = clock_mono_ns();
     if (now - n->housekept_ns >= HOUSEKEEP_NS) {
         n->housekept_ns = now;
-        lobby_housekeep(n->lobby);
+        lobby_housekeep(n->lobby, now);
     }
 }
 
@@ -539,8 +511,7 @@ static int session_open(struct net *n, struct session *s, struct lws *wsi)
     s->m.session = s;
     s->m.loopback = have_addr && is_loopback(s->addr);
     lobby_enter(n->lobby, &s->m);
-    struct room_actor who = lobby_actor(&s->m);
-    int len = room_welcome(room_of(s), &who, n->text, TEXT_MAX);
+    int len = lobby_welcome(&s->m, n->text, TEXT_MAX);
     if (len > 0)
         send_text(s, n->text, (size_t)len);
     s->streaming = 1;
@@ -551,7 +522,7 @@ static void session_close(struct net *n, struct session *s)
 {
     if (!s->id)
         return;
-    lobby_leave(n->lobby, &s->m, 0);
+    lobby_leave(n->lobby, &s->m, false, clock_mono_ns());
     idmap_del(&n->sessions, s->id);
     if (s->counted)
         ipcount_release(&n->ips, s->addr);
@@ -657,6 +628,62 @@ static int render_health(struct net *n, char *buf, size_t cap)
     return textbuf_finish(&t);
 }
 
+/* The rooms in the order /api/rooms lists them: default first, then by
+ * name. Returns how many, or PROTO_E_NOSPACE past cap. */
+static int rooms_in_order(const struct lobby *l, struct lobby_room **order, size_t cap)
+{
+    size_t n = lobby_count(l);
+    if (n > cap)
+        return PROTO_E_NOSPACE;
+    for (size_t i = 0; i < n; i++) {
+        struct lobby_room *lr = lobby_at(l, i);
+        struct lobby_room_summary a, b;
+        lobby_room_summary(lr, &a);
+        size_t j = i;
+        for (; j > 1; j--) {
+            lobby_room_summary(order[j - 1], &b);
+            if (strcmp(b.name, a.name) <= 0)
+                break;
+            order[j] = order[j - 1];
+        }
+        order[j] = lr;
+    }
+    return (int)n;
+}
+
+static void render_room(struct textbuf *t, struct lobby_room *lr, bool first)
+{
+    struct lobby_room_summary sum;
+    struct room_info info;
+    lobby_room_summary(lr, &sum);
+    room_info(lobby_room_room(lr), &info);
+    textbuf_printf(t,
+                   "%s{\"name\":\"%s\",\"mode\":\"%s\",\"players\":%u,\"admins\":%u,"
+                   "\"viewers\":%u,\"boids\":%u,\"tick\":%llu,\"tick_hz\":%g,\"snapshot_hz\":%g,"
+                   "\"password\":%s,\"teams\":%u,\"late_p99_ms\":%.3f}",
+                   first ? "" : ",", sum.name, proto_mode_name(sum.mode), sum.players, sum.admins,
+                   sum.viewers, info.boids, (unsigned long long)info.tick, info.tick_hz,
+                   info.snapshot_hz, sum.has_password ? "true" : "false", sum.teams,
+                   info.late_p99_ms);
+}
+
+/* GET /api/rooms (PROTOCOL.md §10). */
+static int render_rooms(const struct lobby *l, char *buf, size_t cap)
+{
+    struct lobby_room *order[1024]; /* max-rooms is at most 1024 */
+    int n = rooms_in_order(l, order, sizeof order / sizeof order[0]);
+    if (n < 0)
+        return n;
+    struct textbuf t;
+    textbuf_init(&t, buf, cap);
+    textbuf_printf(&t, "{\"rooms\":[");
+    for (int i = 0; i < n; i++)
+        render_room(&t, order[i], i == 0);
+    textbuf_printf(&t, "],\"max_rooms\":%u,\"create\":%s}\n", lobby_max_rooms(l),
+                   lobby_can_create(l) ? "true" : "false");
+    return textbuf_finish(&t);
+}
+
 static int http_begin(struct net *n, struct http_session *h, struct lws *wsi)
 {
     char uri[64];
@@ -669,7 +696,7 @@ static int http_begin(struct net *n, struct http_session *h, struct lws *wsi)
     if (!strcmp(uri, "/healthz")) {
         len = render_health(n, h->body + LWS_PRE, cap);
     } else if (!strcmp(uri, "/api/rooms")) {
-        len = lobby_rooms_json(n->lobby, h->body + LWS_PRE, cap);
+        len = render_rooms(n->lobby, h->body + LWS_PRE, cap);
     } else if (!strcmp(uri, "/metrics")) {
         type = "text/plain; version=0.0.4";
         len = metrics_render(h->body + LWS_PRE, cap);
