@@ -66,7 +66,7 @@ static void announce_frame(struct lobby_room *lr, int64_t stale_ns, int64_t now)
 
 static void send_roster(struct sessions *ss, struct session *s, const struct lobby_room *lr)
 {
-    int len = lobby_roster(lr, ss->text, SESSIONS_TEXT_MAX);
+    int len = lobby_room_roster(lr, ss->text, SESSIONS_TEXT_MAX);
     if (len > 0)
         session_send(s, ss->text, (size_t)len);
 }
@@ -105,7 +105,7 @@ static void route_replies(struct sessions *ss, struct lobby *l, struct lobby_roo
 /* The new roster of lr to every member fed by it. */
 static void send_rosters(struct sessions *ss, struct lobby_room *lr)
 {
-    int len = lobby_roster(lr, ss->text, SESSIONS_TEXT_MAX);
+    int len = lobby_room_roster(lr, ss->text, SESSIONS_TEXT_MAX);
     for (struct lobby_member *m = lobby_room_members(lr); len > 0 && m; m = m->next) {
         struct session *s = m->session;
         if (s->feed.room == lr)

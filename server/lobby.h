@@ -7,10 +7,9 @@
  * member send this command. It is the network side's one way into a room
  * for commands: lobby_submit() decides a parsed command and queues it to
  * the member's room with the sender's description (struct room_actor);
- * lobby_refuse() queues a refusal in turn. It also queues the rooms' own
- * bookkeeping commands (an RTS team's units spawned, despawned; the team
- * slots themselves are teams.h). Rooms tick on the pool; the lobby
- * creates, schedules and removes them.
+ * lobby_refuse() queues a refusal in turn. Each room with its members,
+ * teams and roster is a lobby_room (lobby_room.h). Rooms tick on the pool;
+ * the lobby creates, schedules and removes them.
  *
  * Time comes in as `now` (clock.h's monotonic nanoseconds): the grace
  * periods of RTS teams and the expiry of empty rooms run on it, so tests
@@ -28,26 +27,11 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "lobby_room.h"
 #include "proto_command.h"
 #include "room.h"
 
-struct lobby_room;
 struct pool;
-
-/* One connection's membership, embedded in the network's session. */
-struct lobby_member {
-    uint64_t client;
-    bool loopback; /* the peer address is a loopback address */
-    void *session;
-    /* Set by the lobby. */
-    struct lobby_room *room; /* NULL once it left (closed or kicked) */
-    enum proto_role role;
-    int team;       /* RTS player's group, -1: none */
-    bool joined;    /* came by a join (listed in the roster), not by connecting */
-    uint64_t owner; /* key of the obstacles it adds */
-    char name[PROTO_NAME_MAX + 1];
-    struct lobby_member *prev, *next; /* in its room */
-};
 
 struct lobby;
 
@@ -122,30 +106,6 @@ void lobby_housekeep(struct lobby *l, int64_t now);
 /* Rooms, for the network side to route frames and replies. */
 size_t lobby_count(const struct lobby *l);
 struct lobby_room *lobby_at(const struct lobby *l, size_t i);
-struct room *lobby_room_room(const struct lobby_room *lr);
-const struct proto_limits *lobby_room_limits(const struct lobby_room *lr);
-struct lobby_member *lobby_room_members(const struct lobby_room *lr);
-/* Where the network keeps the frame it last announced to lr's members
- * (the lobby releases it with the room). */
-struct frame **lobby_room_frame(struct lobby_room *lr);
-
-#define LOBBY_ROSTER_MAX 100 /* entries a roster lists; "more" counts the rest */
-
-/* True once if lr's roster changed since the last call. */
-bool lobby_room_take_roster_change(struct lobby_room *lr);
-/* lr's roster message (§6.4) into buf: its length, or a negative
- * PROTO_E_* (PROTO_E_NOSPACE if cap is too small). */
-int lobby_roster(const struct lobby_room *lr, char *buf, size_t cap);
-
-/* What the room list (§10) shows of a room besides its room_info(). */
-struct lobby_room_summary {
-    const char *name; /* valid while the room exists */
-    enum proto_mode mode;
-    uint32_t players, admins, viewers;
-    uint32_t teams; /* RTS teams playing or waiting for their player */
-    bool has_password;
-};
-void lobby_room_summary(const struct lobby_room *lr, struct lobby_room_summary *out);
 
 /* The most rooms, and whether a join may create one now. */
 uint32_t lobby_max_rooms(const struct lobby *l);

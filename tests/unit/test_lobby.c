@@ -239,13 +239,13 @@ static void rts_teams_rejoin_within_grace_and_end_after_it(void **state)
                      PROTO_E_BAD_ROOM); /* max-teams 2 */
     uint64_t owner = f->m[0].owner;
     char roster[4096];
-    assert_true(lobby_roster(f->m[0].room, roster, sizeof roster) > 0);
+    assert_true(lobby_room_roster(f->m[0].room, roster, sizeof roster) > 0);
     assert_non_null(strstr(roster, "\"team\":2,\"connected\":true"));
 
     /* Player 0 leaves; its team waits; a stranger cannot take it. */
     struct lobby_room *war = f->m[0].room;
     lobby_leave(f->lobby, &f->m[0], false, f->now);
-    assert_true(lobby_roster(war, roster, sizeof roster) > 0);
+    assert_true(lobby_room_roster(war, roster, sizeof roster) > 0);
     assert_non_null(strstr(roster, "\"client\":0,\"name\":\"\",\"role\":\"player\",\"team\":1,"
                                    "\"connected\":false"));
     struct proto_command wrong = join("war", PROTO_ROLE_PLAYER, PROTO_MODE_ANY);
@@ -269,7 +269,7 @@ static void rts_teams_rejoin_within_grace_and_end_after_it(void **state)
     lobby_leave(f->lobby, &f->m[2], false, f->now);
     f->now += 300 * MS;
     lobby_housekeep(f->lobby, f->now);
-    assert_true(lobby_roster(war, roster, sizeof roster) > 0);
+    assert_true(lobby_room_roster(war, roster, sizeof roster) > 0);
     assert_null(strstr(roster, "\"team\":1"));
     assert_int_equal(try_join(f, 2, back), 0); /* the old token: a new team */
     assert_int_equal(f->m[2].team, 1);
@@ -287,10 +287,10 @@ static void a_team_waits_exactly_its_grace_period(void **state)
     lobby_leave(f->lobby, &f->m[0], false, f->now);
     int64_t grace_end = f->now + 200 * MS; /* cfg.grace = 0.2 */
     lobby_housekeep(f->lobby, grace_end - 1);
-    assert_true(lobby_roster(war, roster, sizeof roster) > 0);
+    assert_true(lobby_room_roster(war, roster, sizeof roster) > 0);
     assert_non_null(strstr(roster, "\"team\":1,\"connected\":false"));
     lobby_housekeep(f->lobby, grace_end);
-    assert_true(lobby_roster(war, roster, sizeof roster) > 0);
+    assert_true(lobby_room_roster(war, roster, sizeof roster) > 0);
     assert_null(strstr(roster, "\"team\":1"));
 }
 
