@@ -131,35 +131,36 @@ static bool is_ending(const struct session *s)
     return s->state == SESSION_CLOSING || s->state == SESSION_NONE;
 }
 
-void session_close(struct session *s, int status)
+/* Enters DRAINING or CLOSING with the close code to send, and stops
+ * reading. False if the session is already there or past it. */
+static bool end_with(struct session *s, enum session_state to, int status)
 {
-    if (is_ending(s))
-        return;
-    s->state = SESSION_CLOSING;
+    if (is_ending(s) || s->state == to)
+        return false;
+    s->state = to;
     s->close_status = status;
     session_flow(s);
-    session_want_write(s);
+    return true;
+}
+
+void session_close(struct session *s, int status)
+{
+    if (end_with(s, SESSION_CLOSING, status))
+        session_want_write(s);
 }
 
 void session_close_after_replies(struct session *s, int status)
 {
-    if (is_ending(s) || s->state == SESSION_DRAINING)
+    if (!end_with(s, SESSION_DRAINING, status))
         return;
-    s->state = SESSION_DRAINING;
-    s->close_status = status;
-    session_flow(s);
     lws_set_timeout(s->wsi, PENDING_TIMEOUT_USER_OK, DRAIN_TIMEOUT_S);
     session_want_write(s);
 }
 
 void session_evict(struct session *s, int status)
 {
-    if (is_ending(s))
-        return;
-    s->state = SESSION_CLOSING;
-    s->close_status = status;
-    session_flow(s);
-    lws_set_timeout(s->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+    if (end_with(s, SESSION_CLOSING, status))
+        lws_set_timeout(s->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
 }
 
 void session_hold_join(struct session *s, const struct proto_command *cmd)
