@@ -29,7 +29,8 @@ static size_t home_of(const struct table *t, const void *key)
 int table_init(struct table *t, size_t slot_size, size_t key_len, size_t max_entries)
 {
     memset(t, 0, sizeof *t);
-    if (key_len == 0 || key_len > slot_size || max_entries == 0 || max_entries > SIZE_MAX / 4)
+    /* At most 2^31 slots: home_of() takes 32 bits of the hash. */
+    if (key_len == 0 || key_len > slot_size || max_entries == 0 || max_entries > (1u << 30))
         return PROTO_E_BAD_ARG;
     size_t n = 16;
     while (n < 2 * max_entries)

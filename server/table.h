@@ -29,9 +29,10 @@ struct table {
 };
 
 /*
- * Allocates an empty table for up to max_entries slots of slot_size bytes
- * keyed by their first key_len bytes (0 < key_len <= slot_size). Returns 0,
- * PROTO_E_BAD_ARG for impossible sizes or PROTO_E_INTERNAL without memory.
+ * Allocates an empty table for up to max_entries (1 .. 2^30) slots of
+ * slot_size bytes keyed by their first key_len bytes (0 < key_len <=
+ * slot_size). Returns 0, PROTO_E_BAD_ARG for impossible sizes or
+ * PROTO_E_INTERNAL without memory.
  * The table owns its memory until table_free().
  */
 int table_init(struct table *t, size_t slot_size, size_t key_len, size_t max_entries);

@@ -282,6 +282,8 @@ static void a_team_waits_exactly_its_grace_period(void **state)
     struct fixture *f = *state;
     start(f);
     assert_int_equal(try_join(f, 0, join("war", PROTO_ROLE_PLAYER, PROTO_MODE_RTS)), 0);
+    /* A viewer stays, so the room does not expire when the team ends. */
+    assert_int_equal(try_join(f, 1, join("war", PROTO_ROLE_VIEWER, PROTO_MODE_ANY)), 0);
     struct lobby_room *war = f->m[0].room;
     char roster[4096];
     lobby_leave(f->lobby, &f->m[0], false, f->now);

@@ -148,6 +148,7 @@ static void impossible_sizes_are_refused(void **state)
     assert_int_equal(table_init(&t, 8, 0, 4), PROTO_E_BAD_ARG);
     assert_int_equal(table_init(&t, 8, 9, 4), PROTO_E_BAD_ARG);
     assert_int_equal(table_init(&t, 8, 8, 0), PROTO_E_BAD_ARG);
+    assert_int_equal(table_init(&t, 8, 8, ((size_t)1 << 30) + 1), PROTO_E_BAD_ARG);
     /* A table that failed to initialise finds and takes nothing. */
     uint64_t k = 1;
     assert_null(table_find(&t, &k));
