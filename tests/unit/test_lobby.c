@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <semaphore.h>
 #include <string.h>
 #include <time.h>
@@ -208,7 +209,12 @@ static int rejoin_token(struct lobby_room *lr, uint64_t client, char *out, size_
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += 5;
-    while (sem_timedwait(&room_news, &until) == 0) {
+    for (;;) {
+        if (sem_timedwait(&room_news, &until) != 0) {
+            if (errno == EINTR)
+                continue;
+            return -1; /* no answer within 5 s */
+        }
         int found = -1;
         struct room_reply *rep = room_take_replies(lobby_room_room(lr));
         while (rep) {
@@ -224,7 +230,6 @@ static int rejoin_token(struct lobby_room *lr, uint64_t client, char *out, size_
         if (found == 0)
             return 0;
     }
-    return -1;
 }
 
 static void rts_teams_rejoin_within_grace_and_end_after_it(void **state)
