@@ -108,6 +108,8 @@ static int render(const struct http_source *src, const char *uri, struct http_se
     return 0;
 }
 
+/* LWS_CALLBACK_HTTP: renders the body and sends the headers. Returns as
+ * an lws callback does: 0, or -1 to close the connection. */
 static int http_begin(const struct http_source *src, struct http_session *h, struct lws *wsi)
 {
     char uri[64];
