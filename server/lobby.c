@@ -1,54 +1,20 @@
 /*
- * lobby.c — rooms, members, roles and RTS teams (see lobby.h).
+ * lobby.c — the registry of rooms, joins and commands (see lobby.h).
  *
- * Rooms live in an array, the default room first. Each room keeps its
- * members in a doubly linked list (the records are the network's, one per
- * connection) and counts them by role. An RTS room has one team slot per
- * group 1..max-teams: free, playing (its player is in the room) or waiting
- * (its player left; the units stay until the grace period ends or the
- * player rejoins with the team's token).
+ * Rooms live in an array, the default room first; each is a lobby_room
+ * (lobby_room.h) holding its members, teams and roster. Joins are decided
+ * here, in order: role (roles.h), room (found or created within the
+ * limits), password, team; only then does anything change.
  */
-#define _GNU_SOURCE
-
 #include "lobby.h"
 
-#include "clock.h"
 #include "metrics.h"
 #include "pool.h"
+#include "roles.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-
-#define TEAM_SPREAD  60.0f /* radius a team's units are spawned in */
-#define REJOIN_BYTES 16    /* random bytes of a rejoin token (32 hex digits) */
-
-enum team_state { TEAM_FREE, TEAM_PLAYING, TEAM_WAITING };
-
-struct lobby_team {
-    enum team_state state;
-    struct lobby_member *player; /* TEAM_PLAYING */
-    uint64_t owner;              /* obstacle key, kept across a rejoin */
-    char rejoin[2 * REJOIN_BYTES + 1];
-    char name[PROTO_NAME_MAX + 1];
-    int64_t grace_end_ns; /* TEAM_WAITING */
-};
-
-struct lobby_room {
-    struct room *room;
-    char name[PROTO_ROOM_MAX + 1];
-    enum proto_mode mode;
-    char password[PROTO_TOKEN_MAX + 1]; /* "" = none */
-    struct proto_limits limits;
-    struct frame *frame; /* the network's: last frame announced */
-    struct lobby_member *members;
-    uint32_t count[3]; /* members by role */
-    int64_t empty_since_ns;
-    int roster_changed;
-    struct lobby_team teams[SIM_GROUPS];
-};
 
 struct lobby {
     struct cfg cfg;
@@ -59,55 +25,43 @@ struct lobby {
     uint64_t next_owner;
 };
 
+static int64_t seconds_ns(double s)
+{
+    return (int64_t)(s * 1e9);
+}
+
 /* ---- rooms ----------------------------------------------------------------- */
 
 static struct lobby_room *room_open(struct lobby *l, const char *name, enum proto_mode mode,
-                                    uint32_t boids, const char *password, const char **err)
+                                    uint32_t boids, const char *password, int64_t now,
+                                    const char **err)
 {
-    struct lobby_room *lr = calloc(1, sizeof *lr);
-    if (!lr) {
-        *err = "out of memory";
-        return NULL;
-    }
-    struct room_config rc = l->tmpl;
-    snprintf(lr->name, sizeof lr->name, "%s", name);
-    rc.name = lr->name;
-    rc.mode = mode;
-    rc.boids = boids;
-    if (boids > rc.sim.capacity)
-        rc.sim.capacity = boids;
-    lr->room = room_create(&rc, err);
-    if (!lr->room || room_schedule(lr->room, l->pool) < 0) {
-        if (lr->room)
-            *err = "the server runs its most rooms";
-        room_destroy(lr->room);
-        free(lr);
-        return NULL;
-    }
-    lr->mode = mode;
-    snprintf(lr->password, sizeof lr->password, "%s", password ? password : "");
-    room_limits(lr->room, l->cfg.max_message, &lr->limits);
-    lr->empty_since_ns = clock_mono_ns();
-    l->rooms[l->nrooms++] = lr;
-    atomic_fetch_add_explicit(&g_metrics.rooms, 1, memory_order_relaxed);
+    struct lobby_room_config c = {
+        .tmpl = &l->tmpl,
+        .name = name,
+        .mode = mode,
+        .boids = boids,
+        .password = password,
+        .max_message = l->cfg.max_message,
+        .max_teams = l->cfg.max_teams,
+        .team_units = l->cfg.team_units,
+    };
+    struct lobby_room *lr = lobby_room_open(&c, l->pool, now, err);
+    if (lr)
+        l->rooms[l->nrooms++] = lr;
     return lr;
 }
 
 static void room_close(struct lobby *l, size_t i)
 {
-    struct lobby_room *lr = l->rooms[i];
-    room_unschedule(lr->room, l->pool);
-    room_destroy(lr->room);
-    frame_release(lr->frame);
-    free(lr);
+    lobby_room_close(l->rooms[i], l->pool);
     l->rooms[i] = l->rooms[--l->nrooms];
-    atomic_fetch_sub_explicit(&g_metrics.rooms, 1, memory_order_relaxed);
 }
 
 static struct lobby_room *room_find(const struct lobby *l, const char *name)
 {
     for (size_t i = 0; i < l->nrooms; i++)
-        if (strcmp(l->rooms[i]->name, name) == 0)
+        if (strcmp(lobby_room_name(l->rooms[i]), name) == 0)
             return l->rooms[i];
     return NULL;
 }
@@ -128,7 +82,8 @@ struct lobby *lobby_create(const struct cfg *cfg, const struct room_config *tmpl
     l->tmpl.name = NULL;
     l->pool = pool;
     l->next_owner = 1;
-    if (!room_open(l, "default", PROTO_MODE_SANDBOX, tmpl->boids, NULL, err)) {
+    /* The default room never expires: when it became empty never matters. */
+    if (!room_open(l, "default", PROTO_MODE_SANDBOX, tmpl->boids, NULL, 0, err)) {
         lobby_destroy(l);
         return NULL;
     }
@@ -145,7 +100,7 @@ void lobby_destroy(struct lobby *l)
     free(l);
 }
 
-int lobby_has_admin_token(const struct lobby *l)
+bool lobby_has_admin_token(const struct lobby *l)
 {
     return l->cfg.admin_token[0] != '\0';
 }
@@ -160,206 +115,65 @@ struct lobby_room *lobby_at(const struct lobby *l, size_t i)
     return i < l->nrooms ? l->rooms[i] : NULL;
 }
 
-struct room *lobby_room_room(const struct lobby_room *lr)
+uint32_t lobby_max_rooms(const struct lobby *l)
 {
-    return lr->room;
+    return l->cfg.max_rooms;
 }
 
-const struct proto_limits *lobby_room_limits(const struct lobby_room *lr)
+bool lobby_can_create(const struct lobby *l)
 {
-    return &lr->limits;
+    return l->cfg.allow_create && l->nrooms < l->cfg.max_rooms;
 }
 
-struct lobby_member *lobby_room_members(const struct lobby_room *lr)
+void lobby_housekeep(struct lobby *l, int64_t now)
 {
-    return lr->members;
-}
-
-struct lobby_member *lobby_room_find(const struct lobby_room *lr, uint64_t client)
-{
-    for (struct lobby_member *m = lr->members; m; m = m->next)
-        if (m->client == client)
-            return m;
-    return NULL;
-}
-
-struct frame **lobby_room_frame(struct lobby_room *lr)
-{
-    return &lr->frame;
-}
-
-int lobby_room_take_roster_change(struct lobby_room *lr)
-{
-    int changed = lr->roster_changed;
-    lr->roster_changed = 0;
-    return changed;
-}
-
-/* ---- the room's own commands ----------------------------------------------- */
-
-static void push_internal(struct lobby_room *lr, const struct proto_command *cmd)
-{
-    struct room_actor server = {.client = 0, .role = PROTO_ROLE_ADMIN, .team = -1, .owner = 0};
-    if (room_push(lr->room, &server, cmd) < 0)
-        metrics_reject("internal");
-}
-
-/* A new team's units at its base, on an ellipse around the world's centre. */
-static void team_spawn(const struct lobby *l, struct lobby_room *lr, int team)
-{
-    struct proto_command clear = {.kind = PROTO_CMD_SEEK_CLEAR};
-    clear.args.seek_clear.group = team;
-    push_internal(lr, &clear);
-    if (l->cfg.team_units == 0)
-        return;
-    double a = 2.0 * M_PI * (team - 1) / l->cfg.max_teams - M_PI / 2;
-    float w = lr->limits.width, h = lr->limits.height;
-    struct proto_command spawn = {.kind = PROTO_CMD_SPAWN};
-    spawn.args.spawn = (struct proto_spawn_args){
-        .n = l->cfg.team_units,
-        .group = team,
-        .x = (float)(w / 2 + 0.35 * w * cos(a)),
-        .y = (float)(h / 2 + 0.35 * h * sin(a)),
-        .spread = TEAM_SPREAD,
-    };
-    push_internal(lr, &spawn);
-}
-
-/* The team's units go and its group is free again. */
-static void team_end(struct lobby_room *lr, int team)
-{
-    struct proto_command despawn = {.kind = PROTO_CMD_DESPAWN};
-    despawn.args.despawn = (struct proto_despawn_args){.n = UINT32_MAX, .group = team};
-    push_internal(lr, &despawn);
-    struct proto_command clear = {.kind = PROTO_CMD_SEEK_CLEAR};
-    clear.args.seek_clear.group = team;
-    push_internal(lr, &clear);
-    lr->teams[team] = (struct lobby_team){.state = TEAM_FREE};
-    lr->roster_changed = 1;
-}
-
-static void new_token(char *out)
-{
-    unsigned char raw[REJOIN_BYTES];
-    if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw) {
-        /* No entropy source: still unique per process, not secret. */
-        static uint64_t counter;
-        uint64_t v = ++counter ^ (uint64_t)clock_mono_ns();
-        memcpy(raw, &v, sizeof v);
-        memcpy(raw + 8, &v, sizeof v);
+    for (size_t i = l->nrooms; i-- > 0;) {
+        lobby_room_end_expired_teams(l->rooms[i], now);
+        if (i > 0 && lobby_room_is_expired(l->rooms[i], now, seconds_ns(l->cfg.room_expiry))) {
+            room_close(l, i);
+            atomic_fetch_add_explicit(&g_metrics.rooms_expired, 1, memory_order_relaxed);
+        }
     }
-    for (size_t i = 0; i < sizeof raw; i++)
-        snprintf(out + 2 * i, 3, "%02x", raw[i]);
 }
 
 /* ---- membership --------------------------------------------------------------- */
 
-/* Constant-time equality of two NUL-terminated secrets of at most
- * PROTO_TOKEN_MAX bytes: the time depends on neither content nor length. */
-static int secret_equal(const char *given, const char *expected)
+/* Takes m out of its room; its RTS team waits out the grace period unless
+ * it was kicked or there is none. */
+static void detach(const struct lobby *l, struct lobby_member *m, bool kicked, int64_t now)
 {
-    unsigned char a[PROTO_TOKEN_MAX + 1] = {0}, b[PROTO_TOKEN_MAX + 1] = {0};
-    size_t la = strnlen(given, PROTO_TOKEN_MAX), lb = strnlen(expected, PROTO_TOKEN_MAX);
-    memcpy(a, given, la);
-    memcpy(b, expected, lb);
-    volatile unsigned char diff = (unsigned char)(la != lb);
-    for (size_t i = 0; i < sizeof a; i++)
-        diff |= a[i] ^ b[i];
-    return diff == 0;
-}
-
-static void attach(struct lobby_room *lr, struct lobby_member *m)
-{
-    m->room = lr;
-    m->prev = NULL;
-    m->next = lr->members;
-    if (lr->members)
-        lr->members->prev = m;
-    lr->members = m;
-    lr->count[m->role]++;
-    if (m->joined && m->role != PROTO_ROLE_VIEWER)
-        lr->roster_changed = 1;
-}
-
-static void detach(struct lobby *l, struct lobby_member *m, int kicked)
-{
-    struct lobby_room *lr = m->room;
-    if (!lr)
-        return;
-    if (m->prev)
-        m->prev->next = m->next;
-    else
-        lr->members = m->next;
-    if (m->next)
-        m->next->prev = m->prev;
-    lr->count[m->role]--;
-    if (m->joined && m->role != PROTO_ROLE_VIEWER)
-        lr->roster_changed = 1;
-    if (m->team > 0) {
-        struct lobby_team *t = &lr->teams[m->team];
-        if (kicked || l->cfg.grace <= 0) {
-            team_end(lr, m->team);
-        } else {
-            t->state = TEAM_WAITING;
-            t->player = NULL;
-            t->grace_end_ns = clock_mono_ns() + (int64_t)(l->cfg.grace * 1e9);
-        }
-    }
-    if (!lr->members)
-        lr->empty_since_ns = clock_mono_ns();
-    m->room = NULL;
-    m->team = -1;
-    m->prev = m->next = NULL;
+    lobby_room_detach(m, kicked || l->cfg.grace <= 0, now + seconds_ns(l->cfg.grace), now);
 }
 
 void lobby_enter(struct lobby *l, struct lobby_member *m)
 {
     m->role = m->loopback && !lobby_has_admin_token(l) ? PROTO_ROLE_ADMIN : PROTO_ROLE_PLAYER;
     m->team = -1;
-    m->joined = 0;
+    m->joined = false;
     m->owner = l->next_owner++;
     m->name[0] = '\0';
-    attach(l->rooms[0], m);
+    lobby_room_attach(l->rooms[0], m);
 }
 
-void lobby_leave(struct lobby *l, struct lobby_member *m, int kicked)
+void lobby_leave(struct lobby *l, struct lobby_member *m, bool kicked, int64_t now)
 {
-    detach(l, m, kicked);
+    detach(l, m, kicked, now);
 }
 
-/* May this connection take this role at all? */
-static int role_check(struct lobby *l, const struct lobby_member *m,
-                      const struct proto_join_args *a, const char **why)
+int lobby_welcome(const struct lobby_member *m, char *buf, size_t cap)
 {
-    if (a->role != PROTO_ROLE_ADMIN)
-        return 0;
-    if (lobby_has_admin_token(l)) {
-        if (a->has_token && secret_equal(a->token, l->cfg.admin_token))
-            return 0;
-        *why = "join: wrong or missing admin token";
-    } else {
-        if (m->loopback)
-            return 0;
-        *why = "join: this server has no admin token; only local clients may be admins";
-    }
-    atomic_fetch_add_explicit(&g_metrics.admin_denied, 1, memory_order_relaxed);
-    return PROTO_E_FORBIDDEN;
+    if (!m->room)
+        return PROTO_E_NOT_JOINED;
+    return lobby_room_welcome(m->room, m, buf, cap);
 }
 
-/* The room to join: found, or created when allowed; NULL with a code. */
-static struct lobby_room *room_for(struct lobby *l, const struct proto_join_args *a, int *code,
-                                   const char **why)
+/* ---- joins ---------------------------------------------------------------------- */
+
+/* A room a join creates: within max-rooms and max-room-boids; NULL with a
+ * code and reason. */
+static struct lobby_room *room_create_for(struct lobby *l, const struct proto_join_args *a,
+                                          int64_t now, int *code, const char **why)
 {
-    struct lobby_room *lr = room_find(l, a->room);
-    if (lr) {
-        if (a->mode != PROTO_MODE_ANY && a->mode != lr->mode) {
-            *code = PROTO_E_BAD_ROOM;
-            *why = lr->mode == PROTO_MODE_RTS ? "join: that room is an rts room"
-                                              : "join: that room is a sandbox room";
-            return NULL;
-        }
-        return lr;
-    }
     *code = PROTO_E_BAD_ROOM;
     if (!l->cfg.allow_create) {
         *why = "join: no such room, and this server does not create rooms";
@@ -379,7 +193,8 @@ static struct lobby_room *room_for(struct lobby *l, const struct proto_join_args
         return NULL;
     }
     const char *err = "";
-    lr = room_open(l, a->room, mode, boids, a->has_password ? a->password : NULL, &err);
+    struct lobby_room *lr =
+        room_open(l, a->room, mode, boids, a->has_password ? a->password : NULL, now, &err);
     if (!lr) {
         *code = PROTO_E_INTERNAL;
         *why = err;
@@ -389,211 +204,147 @@ static struct lobby_room *room_for(struct lobby *l, const struct proto_join_args
     return lr;
 }
 
-/* The team an RTS player m gets: the one its rejoin token names if that
- * team waits for its player (or is m's own), else the lowest free one; 0 if
- * none is free. */
-static int team_for(const struct lobby *l, const struct lobby_room *lr,
-                    const struct lobby_member *m, const struct proto_join_args *a, int *reclaim)
+/* The room to join: found (in the mode asked for), or created when allowed;
+ * NULL with a code and reason. */
+static struct lobby_room *room_for(struct lobby *l, const struct proto_join_args *a, int64_t now,
+                                   int *code, const char **why)
 {
-    *reclaim = 0;
-    if (a->has_rejoin && a->rejoin[0])
-        for (uint32_t t = 1; t <= l->cfg.max_teams; t++) {
-            const struct lobby_team *team = &lr->teams[t];
-            int open =
-                team->state == TEAM_WAITING || (team->state == TEAM_PLAYING && team->player == m);
-            if (open && secret_equal(a->rejoin, team->rejoin)) {
-                *reclaim = 1;
-                return (int)t;
-            }
-        }
-    for (uint32_t t = 1; t <= l->cfg.max_teams; t++)
-        if (lr->teams[t].state == TEAM_FREE)
-            return (int)t;
-    return 0;
+    struct lobby_room *lr = room_find(l, a->room);
+    if (!lr)
+        return room_create_for(l, a, now, code, why);
+    enum proto_mode mode = lobby_room_mode(lr);
+    if (a->mode != PROTO_MODE_ANY && a->mode != mode) {
+        *code = PROTO_E_BAD_ROOM;
+        *why = mode == PROTO_MODE_RTS ? "join: that room is an rts room"
+                                      : "join: that room is a sandbox room";
+        return NULL;
+    }
+    return lr;
 }
 
-int lobby_join(struct lobby *l, struct lobby_member *m, const struct proto_command *cmd,
-               const char **why)
+/* A join's decision before anything changes: role, room, password, and
+ * for an RTS player a team (*team, *reclaim if its token named it). */
+struct join_plan {
+    struct lobby_room *room;
+    int team; /* -1: none */
+    bool reclaim;
+};
+
+static int join_check(struct lobby *l, const struct lobby_member *m,
+                      const struct proto_join_args *a, int64_t now, struct join_plan *plan,
+                      const char **why)
 {
-    const struct proto_join_args *a = &cmd->args.join;
-    int code = role_check(l, m, a, why);
-    if (code)
+    int code = roles_check_join(a, l->cfg.admin_token, m->loopback, why);
+    if (code) {
+        atomic_fetch_add_explicit(&g_metrics.admin_denied, 1, memory_order_relaxed);
         return code;
-    struct lobby_room *lr = room_for(l, a, &code, why);
+    }
+    struct lobby_room *lr = room_for(l, a, now, &code, why);
     if (!lr)
         return code;
-    if (a->role == PROTO_ROLE_PLAYER && lr->password[0] &&
-        !(a->has_password && secret_equal(a->password, lr->password))) {
+    if (a->role == PROTO_ROLE_PLAYER &&
+        !lobby_room_can_play(lr, a->has_password ? a->password : NULL)) {
         *why = "join: this room needs the right password for players";
         return PROTO_E_FORBIDDEN;
     }
-    int team = -1, reclaim = 0;
-    if (a->role == PROTO_ROLE_PLAYER && lr->mode == PROTO_MODE_RTS) {
-        team = team_for(l, lr, m, a, &reclaim);
-        if (!team) {
-            metrics_limit(LIMIT_TEAMS);
-            *why = "join: every team of this room is taken";
-            return PROTO_E_BAD_ROOM;
-        }
-        if (reclaim && lr->teams[team].player == m)
-            m->team = -1; /* taking its own team again: leaving must not end it */
+    *plan = (struct join_plan){.room = lr, .team = -1, .reclaim = false};
+    if (a->role != PROTO_ROLE_PLAYER || lobby_room_mode(lr) != PROTO_MODE_RTS)
+        return 0;
+    plan->team =
+        teams_pick(lobby_room_teams(lr), m, a->has_rejoin ? a->rejoin : NULL, &plan->reclaim);
+    if (!plan->team) {
+        metrics_limit(LIMIT_TEAMS);
+        *why = "join: every team of this room is taken";
+        return PROTO_E_BAD_ROOM;
     }
-    detach(l, m, 0);
+    return 0;
+}
+
+/* m takes the planned team; the join's ack carries its new rejoin token. */
+static void take_team(struct lobby_member *m, const struct join_plan *plan,
+                      struct proto_command *ack, int64_t now)
+{
+    struct teams *ts = lobby_room_teams(plan->room);
+    m->owner = teams_take(ts, plan->team, m, plan->reclaim, m->owner, m->name, now);
+    snprintf(ack->args.join.rejoin, sizeof ack->args.join.rejoin, "%s",
+             ts->slot[plan->team].rejoin);
+    ack->args.join.has_rejoin = 1;
+    if (!plan->reclaim)
+        lobby_room_team_start(plan->room, plan->team);
+}
+
+int lobby_join(struct lobby *l, struct lobby_member *m, const struct proto_command *cmd,
+               int64_t now, const char **why)
+{
+    const struct proto_join_args *a = &cmd->args.join;
+    struct join_plan plan;
+    int code = join_check(l, m, a, now, &plan, why);
+    if (code)
+        return code;
+    if (plan.reclaim && lobby_room_teams(plan.room)->slot[plan.team].player == m)
+        m->team = -1; /* taking its own team again: leaving must not end it */
+    detach(l, m, false, now);
     m->role = a->role;
-    m->team = team;
-    m->joined = 1;
+    m->team = plan.team;
+    m->joined = true;
     snprintf(m->name, sizeof m->name, "%s", a->has_name ? a->name : "");
     m->owner = l->next_owner++;
-    struct proto_command ack = *cmd; /* carries the new rejoin token to the room */
-    if (team > 0) {
-        struct lobby_team *t = &lr->teams[team];
-        if (!reclaim)
-            *t = (struct lobby_team){.owner = m->owner};
-        t->state = TEAM_PLAYING;
-        t->player = m;
-        m->owner = t->owner;
-        snprintf(t->name, sizeof t->name, "%s", m->name);
-        new_token(t->rejoin);
-        snprintf(ack.args.join.rejoin, sizeof ack.args.join.rejoin, "%s", t->rejoin);
-        ack.args.join.has_rejoin = 1;
-        if (!reclaim)
-            team_spawn(l, lr, team);
-    }
-    attach(lr, m);
-    struct room_actor who = lobby_actor(m);
-    if (room_push(lr->room, &who, &ack) < 0) /* the join may use the reserve */
+    struct proto_command ack = *cmd;
+    if (plan.team > 0)
+        take_team(m, &plan, &ack, now);
+    lobby_room_attach(plan.room, m);
+    if (lobby_room_push(plan.room, m, &ack) < 0)
         metrics_reject("internal");
     return 0;
 }
 
-struct room_actor lobby_actor(const struct lobby_member *m)
-{
-    return (struct room_actor){
-        .client = m->client, .role = m->role, .team = m->team, .owner = m->owner};
-}
+/* ---- commands ---------------------------------------------------------------------- */
 
 int lobby_allowed(const struct lobby_member *m, const struct proto_command *cmd, const char **why)
 {
-    if (m->role == PROTO_ROLE_ADMIN || cmd->kind == PROTO_CMD_PING || cmd->kind == PROTO_CMD_JOIN)
-        return 0;
-    if (m->role == PROTO_ROLE_VIEWER) {
-        *why = "viewers may only watch; join as a player to steer";
-        return PROTO_E_FORBIDDEN;
-    }
-    switch (cmd->kind) {
-    case PROTO_CMD_SEEK:
-    case PROTO_CMD_SEEK_CLEAR: {
-        int group = cmd->kind == PROTO_CMD_SEEK ? cmd->args.seek.group : cmd->args.seek_clear.group;
-        if (m->team > 0 && group != m->team) {
-            *why = "players steer only their own team's group";
-            return PROTO_E_FORBIDDEN;
-        }
-        return 0;
-    }
-    case PROTO_CMD_OBSTACLE_ADD:
-    case PROTO_CMD_OBSTACLE_REMOVE:
-        return 0; /* quota and ownership: the room checks */
-    default:
-        *why = "only admins may change the whole room";
-        return PROTO_E_FORBIDDEN;
-    }
+    return roles_check(m->role, m->team, cmd, why);
 }
 
-/* ---- housekeeping ---------------------------------------------------------------- */
-
-void lobby_housekeep(struct lobby *l)
+/* kick: the named member of m's room leaves it at once (its team ends). */
+static int kick(struct lobby *l, const struct lobby_member *m, const struct proto_command *cmd,
+                int64_t now, struct lobby_member **kicked, const char **why)
 {
-    int64_t now = clock_mono_ns();
-    for (size_t i = l->nrooms; i-- > 0;) {
-        struct lobby_room *lr = l->rooms[i];
-        int waiting = 0;
-        for (uint32_t t = 1; t <= l->cfg.max_teams; t++) {
-            if (lr->teams[t].state != TEAM_WAITING)
-                continue;
-            if (now >= lr->teams[t].grace_end_ns)
-                team_end(lr, (int)t);
-            else
-                waiting = 1;
-        }
-        if (i > 0 && !lr->members && !waiting &&
-            now - lr->empty_since_ns >= (int64_t)(l->cfg.room_expiry * 1e9)) {
-            room_close(l, i);
-            atomic_fetch_add_explicit(&g_metrics.rooms_expired, 1, memory_order_relaxed);
-        }
+    struct lobby_member *target = lobby_room_find(m->room, cmd->args.kick.client);
+    if (!target) {
+        *why = "kick: no client with that id in this room";
+        return PROTO_E_NOT_FOUND;
     }
+    if (target == m) {
+        *why = "kick: a client cannot kick itself";
+        return PROTO_E_BAD_ARG;
+    }
+    detach(l, target, true, now);
+    atomic_fetch_add_explicit(&g_metrics.kicked, 1, memory_order_relaxed);
+    *kicked = target;
+    return 0;
 }
 
-/* ---- messages -------------------------------------------------------------------- */
-
-static int roster_order(const void *pa, const void *pb)
+int lobby_submit(struct lobby *l, struct lobby_member *m, const struct proto_command *cmd,
+                 int64_t now, struct lobby_member **kicked, const char **why)
 {
-    const struct proto_roster_entry *a = pa, *b = pb;
-    if (a->team != b->team)
-        return a->team < b->team ? -1 : 1;
-    return (a->client > b->client) - (a->client < b->client);
+    *kicked = NULL;
+    if (!m->room) {
+        *why = "not in a room";
+        return PROTO_E_NOT_JOINED;
+    }
+    int rc = lobby_allowed(m, cmd, why);
+    if (rc < 0)
+        return rc;
+    if (cmd->kind == PROTO_CMD_JOIN)
+        return lobby_join(l, m, cmd, now, why);
+    if (cmd->kind == PROTO_CMD_KICK && (rc = kick(l, m, cmd, now, kicked, why)) < 0)
+        return rc;
+    return lobby_room_push(m->room, m, cmd);
 }
 
-int lobby_roster(const struct lobby_room *lr, char *buf, size_t cap)
+int lobby_refuse(const struct lobby_member *m, const char *id, int code, const char *message)
 {
-    size_t n = 0,
-           max = (size_t)lr->count[PROTO_ROLE_PLAYER] + lr->count[PROTO_ROLE_ADMIN] + SIM_GROUPS;
-    struct proto_roster_entry *e = malloc(max * sizeof *e);
-    if (!e)
-        return -1;
-    for (const struct lobby_member *m = lr->members; m; m = m->next)
-        if (m->joined && m->role != PROTO_ROLE_VIEWER)
-            e[n++] = (struct proto_roster_entry){m->client, m->name, m->role, m->team, 1};
-    for (int t = 1; t < SIM_GROUPS; t++)
-        if (lr->teams[t].state == TEAM_WAITING)
-            e[n++] = (struct proto_roster_entry){0, lr->teams[t].name, PROTO_ROLE_PLAYER, t, 0};
-    qsort(e, n, sizeof *e, roster_order);
-    size_t more = n > LOBBY_ROSTER_MAX ? n - LOBBY_ROSTER_MAX : 0;
-    int len = proto_reply_roster(buf, cap, lr->name, lr->mode, lr->count[PROTO_ROLE_VIEWER], e,
-                                 n - more, more);
-    free(e);
-    return len;
-}
-
-size_t lobby_rooms_json(const struct lobby *l, char *buf, size_t cap)
-{
-    size_t off = 0;
-#define PUT(...)                                                                                   \
-    do {                                                                                           \
-        int n_ = snprintf(buf + off, cap - off, __VA_ARGS__);                                      \
-        if (n_ < 0 || (size_t)n_ >= cap - off)                                                     \
-            return 0;                                                                              \
-        off += (size_t)n_;                                                                         \
-    } while (0)
-    /* Default first, then by name. */
-    const struct lobby_room *order[1024]; /* max-rooms is at most 1024 */
-    if (l->nrooms > sizeof order / sizeof order[0])
-        return 0;
-    for (size_t i = 0; i < l->nrooms; i++) {
-        size_t j = i;
-        while (j > 1 && strcmp(order[j - 1]->name, l->rooms[i]->name) > 0) {
-            order[j] = order[j - 1];
-            j--;
-        }
-        order[j] = l->rooms[i];
-    }
-    PUT("{\"rooms\":[");
-    for (size_t i = 0; i < l->nrooms; i++) {
-        const struct lobby_room *lr = order[i];
-        struct room_info info;
-        room_info(lr->room, &info);
-        uint32_t teams = 0;
-        for (int t = 1; t < SIM_GROUPS; t++)
-            teams += lr->teams[t].state != TEAM_FREE;
-        PUT("%s{\"name\":\"%s\",\"mode\":\"%s\",\"players\":%u,\"admins\":%u,\"viewers\":%u,"
-            "\"boids\":%u,\"tick\":%llu,\"tick_hz\":%g,\"snapshot_hz\":%g,\"password\":%s,"
-            "\"teams\":%u,\"late_p99_ms\":%.3f}",
-            i ? "," : "", lr->name, proto_mode_name(lr->mode), lr->count[PROTO_ROLE_PLAYER],
-            lr->count[PROTO_ROLE_ADMIN], lr->count[PROTO_ROLE_VIEWER], info.boids,
-            (unsigned long long)info.tick, info.tick_hz, info.snapshot_hz,
-            lr->password[0] ? "true" : "false", teams, info.late_p99_ms);
-    }
-    PUT("],\"max_rooms\":%u,\"create\":%s}\n", l->cfg.max_rooms,
-        l->cfg.allow_create && l->nrooms < l->cfg.max_rooms ? "true" : "false");
-#undef PUT
-    return off;
+    if (!m->room || room_push_refusal(lobby_room_room(m->room), m->client, id, code, message) < 0)
+        return PROTO_E_QUEUE_FULL;
+    return 0;
 }

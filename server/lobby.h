@@ -3,43 +3,35 @@
  *
  * The lobby owns the registry of rooms (the default room and those created
  * by joins), every connection's membership record (room, role, team,
- * name), the RTS teams with their rejoin tokens and grace periods, and the
- * decisions: may this join happen, may this member send this command. It
- * tells each room who sent what (struct room_actor) and queues the room's
- * own bookkeeping commands (team units spawned, despawned). Rooms tick on
- * the pool; the lobby creates, schedules and removes them.
+ * name), and the decisions: may this join happen (roles.h), may this
+ * member send this command. It is the network side's one way into a room
+ * for commands: lobby_submit() decides a parsed command and queues it to
+ * the member's room with the sender's description (struct room_actor);
+ * lobby_refuse() queues a refusal in turn. Each room with its members,
+ * teams and roster is a lobby_room (lobby_room.h). Rooms tick on the pool;
+ * the lobby creates, schedules and removes them.
  *
- * Never: sockets (the network side owns connections and hands the lobby a
- * member record per connection, with an opaque session pointer).
- * Threading: one thread only (the network service thread).
+ * Time comes in as `now` (clock.h's monotonic nanoseconds): the grace
+ * periods of RTS teams and the expiry of empty rooms run on it, so tests
+ * drive time.
+ *
+ * Never: sockets, the clock (the network side owns connections and hands
+ * the lobby a member record per connection, with an opaque session
+ * pointer). Threading: one thread only (the network service thread).
  */
 #ifndef FLOCKD_LOBBY_H
 #define FLOCKD_LOBBY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "config.h"
+#include "lobby_room.h"
 #include "proto_command.h"
 #include "room.h"
 
-struct lobby_room;
 struct pool;
-
-/* One connection's membership, embedded in the network's session. */
-struct lobby_member {
-    uint64_t client;
-    int loopback; /* the peer address is a loopback address */
-    void *session;
-    /* Set by the lobby. */
-    struct lobby_room *room;
-    enum proto_role role;
-    int team;       /* RTS player's group, -1: none */
-    int joined;     /* came by a join (listed in the roster), not by connecting */
-    uint64_t owner; /* key of the obstacles it adds */
-    char name[PROTO_NAME_MAX + 1];
-    struct lobby_member *prev, *next; /* in its room */
-};
 
 struct lobby;
 
@@ -53,56 +45,70 @@ struct lobby *lobby_create(const struct cfg *cfg, const struct room_config *tmpl
 /* Unschedules and frees every room. Members must have left. */
 void lobby_destroy(struct lobby *l);
 
-/* 1 when joins as admin need a token, 0 when loopback clients are admins. */
-int lobby_has_admin_token(const struct lobby *l);
+/* True when joins as admin need a token, false when loopback clients are
+ * admins. */
+bool lobby_has_admin_token(const struct lobby *l);
 
 /* Puts a new connection into the default room: admin if it comes from
  * loopback and the server has no admin token, else player. */
 void lobby_enter(struct lobby *l, struct lobby_member *m);
 
+/* The welcome for m in its room (§6.1) into buf: its length, or a negative
+ * PROTO_E_* if cap is too small. */
+int lobby_welcome(const struct lobby_member *m, char *buf, size_t cap);
+
 /*
  * Decides a join (all of §5.6). On success the member has moved (its old
- * room's team, if any, waits out its grace period), the join is queued in
- * the new room, which acks it and sends the welcome, and 0 is returned. On
- * refusal nothing changed and a negative wire code is returned with a
- * message for the client in *why.
+ * room's team, if any, waits out its grace period from `now`), the join is
+ * queued in the new room, which acks it and sends the welcome, and 0 is
+ * returned. On refusal nothing changed and a negative wire code is
+ * returned with a message for the client in *why.
  */
 int lobby_join(struct lobby *l, struct lobby_member *m, const struct proto_command *cmd,
-               const char **why);
+               int64_t now, const char **why);
+
+/*
+ * Hands a parsed command from m to its room, as §5.6 decides:
+ *   - one m's role may not send is refused (PROTO_E_FORBIDDEN);
+ *   - join: lobby_join();
+ *   - kick: the named member of m's room (not m) leaves it at once, its
+ *     team ended, and *kicked points at it so the caller closes its
+ *     connection; then the room acks the kick;
+ *   - anything else is queued to m's room, which applies and answers it.
+ * Returns 0 once queued (the room will answer), PROTO_E_QUEUE_FULL if the
+ * room's queue is full (a kick has still happened; *why is not set), or
+ * another negative wire code with the reason in *why; then nothing
+ * changed. *kicked is NULL unless a member was kicked.
+ */
+int lobby_submit(struct lobby *l, struct lobby_member *m, const struct proto_command *cmd,
+                 int64_t now, struct lobby_member **kicked, const char **why);
+
+/*
+ * Queues a refusal found before the room (bad JSON, rate, role...) to m's
+ * room so that it is answered in turn, after m's earlier commands. 0, or
+ * PROTO_E_QUEUE_FULL.
+ */
+int lobby_refuse(const struct lobby_member *m, const char *id, int code, const char *message);
 
 /* Takes the member out of its room (a connection closed). kicked: its RTS
- * team, if any, is despawned at once instead of waiting for a rejoin. */
-void lobby_leave(struct lobby *l, struct lobby_member *m, int kicked);
+ * team, if any, is ended at once instead of waiting from `now` for a
+ * rejoin. Nothing happens if it is in no room. */
+void lobby_leave(struct lobby *l, struct lobby_member *m, bool kicked, int64_t now);
 
 /* 0 if the member's role may send cmd in its room, else PROTO_E_FORBIDDEN
  * with the reason in *why (ownership of obstacles is the room's to check). */
 int lobby_allowed(const struct lobby_member *m, const struct proto_command *cmd, const char **why);
 
-/* The sender description a room needs for a member's command. */
-struct room_actor lobby_actor(const struct lobby_member *m);
-
-/* Ends grace periods and removes rooms empty for longer than the expiry. */
-void lobby_housekeep(struct lobby *l);
+/* Ends grace periods over at `now` and removes rooms empty for longer than
+ * the expiry. */
+void lobby_housekeep(struct lobby *l, int64_t now);
 
 /* Rooms, for the network side to route frames and replies. */
 size_t lobby_count(const struct lobby *l);
 struct lobby_room *lobby_at(const struct lobby *l, size_t i);
-struct room *lobby_room_room(const struct lobby_room *lr);
-const struct proto_limits *lobby_room_limits(const struct lobby_room *lr);
-struct lobby_member *lobby_room_members(const struct lobby_room *lr);
-/* The member of lr with this client id, or NULL. */
-struct lobby_member *lobby_room_find(const struct lobby_room *lr, uint64_t client);
-/* Where the network keeps the frame it last announced to lr's members. */
-struct frame **lobby_room_frame(struct lobby_room *lr);
 
-#define LOBBY_ROSTER_MAX 100 /* entries a roster lists; "more" counts the rest */
-
-/* 1 once if lr's roster changed since the last call. */
-int lobby_room_take_roster_change(struct lobby_room *lr);
-/* lr's roster message (§6.4) into buf; its length, or <= 0. */
-int lobby_roster(const struct lobby_room *lr, char *buf, size_t cap);
-
-/* GET /api/rooms (§10) into buf; its length, or 0 if cap is too small. */
-size_t lobby_rooms_json(const struct lobby *l, char *buf, size_t cap);
+/* The most rooms, and whether a join may create one now. */
+uint32_t lobby_max_rooms(const struct lobby *l);
+bool lobby_can_create(const struct lobby *l);
 
 #endif

@@ -22,6 +22,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,8 +89,8 @@ static void room_config_from(const struct cfg *c, struct room_config *rc, struct
     rc->notify_arg = app;
 }
 
-/* Parses settings; returns -1 to exit with `*code`, 0 to run. */
-static int settings(int argc, char **argv, struct cfg *c, int *code)
+/* Parses settings: true to run, false to exit at once with `*code`. */
+static bool read_settings(int argc, char **argv, struct cfg *c, int *code)
 {
     char err[512];
     cfg_default(c);
@@ -97,12 +98,12 @@ static int settings(int argc, char **argv, struct cfg *c, int *code)
     if (rc == CFG_HELP) {
         cfg_help(stdout, "flockd");
         *code = 0;
-        return -1;
+        return false;
     }
     if (rc < 0 || cfg_validate(c, err, sizeof err) < 0) {
         fprintf(stderr, "flockd: %s\n", err);
         *code = 2;
-        return -1;
+        return false;
     }
     const char *env = getenv("FLOCKD_ADMIN_TOKEN");
     if (!c->admin_token[0] && env && env[0]) {
@@ -110,18 +111,65 @@ static int settings(int argc, char **argv, struct cfg *c, int *code)
             fprintf(stderr, "flockd: FLOCKD_ADMIN_TOKEN is longer than %zu bytes\n",
                     sizeof c->admin_token - 1);
             *code = 2;
-            return -1;
+            return false;
         }
         snprintf(c->admin_token, sizeof c->admin_token, "%s", env);
     }
-    return 0;
+    return true;
+}
+
+static struct net_config net_config_from(const struct cfg *c)
+{
+    uint32_t biggest = c->capacity > c->max_room_boids ? c->capacity : c->max_room_boids;
+    return (struct net_config){
+        .host = c->host,
+        .port = c->port,
+        .web_root = c->web_root,
+        .max_message = c->max_message,
+        .stale_timeout = c->stale_timeout,
+        .max_clients = c->max_clients,
+        .max_frame = proto_snapshot_max_size(biggest, c->max_obstacles),
+        .rate = c->rate,
+        .burst = c->burst,
+        .max_per_ip = c->max_per_ip,
+        .origins = c->origins,
+        .ping_interval = c->ping_interval,
+        .idle_timeout = c->idle_timeout,
+    };
+}
+
+static void print_banner(const struct cfg *c, const struct net *net, const struct pool *pool,
+                         const struct lobby *lobby)
+{
+    printf("flockd listening on http://%s:%d\n", c->host, net_port(net));
+    printf("flockd: room \"default\": %u boids, %.0f x %.0f %s, %g Hz ticks, %g Hz snapshots\n",
+           c->boids, c->width, c->height, c->edges, c->tick_hz, c->snapshot_hz);
+    printf("flockd: %u tick threads; up to %u rooms%s\n", pool_workers(pool), c->max_rooms,
+           c->allow_create ? ", created by joining a new name" : "; joins do not create rooms");
+    if (lobby_has_admin_token(lobby))
+        printf("flockd: admins: joins with the admin token\n");
+    else
+        printf("flockd: admins: clients on this machine (loopback) are admins, remote clients "
+               "never; set --admin-token or FLOCKD_ADMIN_TOKEN to change that\n");
+    fflush(stdout);
+}
+
+/* Stops the tick threads first: no tick runs, and so nothing wakes the
+ * network, once they are joined. Any argument may be NULL. */
+static void tear_down(struct pool *pool, struct net *net, struct lobby *lobby)
+{
+    if (pool)
+        pool_stop(pool);
+    net_destroy(net);
+    lobby_destroy(lobby);
+    pool_destroy(pool);
 }
 
 int main(int argc, char **argv)
 {
     struct cfg c;
     int code = 0;
-    if (settings(argc, argv, &c, &code) < 0)
+    if (!read_settings(argc, argv, &c, &code))
         return code;
 
     static struct app app;
@@ -140,55 +188,24 @@ int main(int argc, char **argv)
     struct lobby *lobby = pool ? lobby_create(&c, &rc, pool, &err) : NULL;
     if (!lobby) {
         fprintf(stderr, "flockd: cannot start the rooms: %s\n", err);
-        if (pool)
-            pool_destroy(pool);
+        tear_down(pool, NULL, NULL);
         return 1;
     }
-    uint32_t biggest = c.capacity > c.max_room_boids ? c.capacity : c.max_room_boids;
-    struct net_config nc = {
-        .host = c.host,
-        .port = c.port,
-        .web_root = c.web_root,
-        .max_message = c.max_message,
-        .stale_timeout = c.stale_timeout,
-        .max_clients = c.max_clients,
-        .max_frame = proto_snapshot_max_size(biggest, c.max_obstacles),
-        .rate = c.rate,
-        .burst = c.burst,
-        .max_per_ip = c.max_per_ip,
-        .origins = c.origins,
-        .ping_interval = c.ping_interval,
-        .idle_timeout = c.idle_timeout,
-    };
+    struct net_config nc = net_config_from(&c);
     struct net *net = net_create(&nc, lobby, &err);
     if (!net) {
         fprintf(stderr, "flockd: %s\n", err);
-        pool_stop(pool);
-        lobby_destroy(lobby);
-        pool_destroy(pool);
+        tear_down(pool, NULL, lobby);
         return 1;
     }
     atomic_store_explicit(&app.net, net, memory_order_release);
     pthread_t sig_thread;
     if (pthread_create(&sig_thread, NULL, signal_main, &app) != 0) {
         fprintf(stderr, "flockd: cannot start threads\n");
-        pool_stop(pool);
-        net_destroy(net);
-        lobby_destroy(lobby);
-        pool_destroy(pool);
+        tear_down(pool, net, lobby);
         return 1;
     }
-    printf("flockd listening on http://%s:%d\n", c.host, net_port(net));
-    printf("flockd: room \"default\": %u boids, %.0f x %.0f %s, %g Hz ticks, %g Hz snapshots\n",
-           c.boids, c.width, c.height, c.edges, c.tick_hz, c.snapshot_hz);
-    printf("flockd: %u tick threads; up to %u rooms%s\n", pool_workers(pool), c.max_rooms,
-           c.allow_create ? ", created by joining a new name" : "; joins do not create rooms");
-    if (lobby_has_admin_token(lobby))
-        printf("flockd: admins: joins with the admin token\n");
-    else
-        printf("flockd: admins: clients on this machine (loopback) are admins, remote clients "
-               "never; set --admin-token or FLOCKD_ADMIN_TOKEN to change that\n");
-    fflush(stdout);
+    print_banner(&c, net, pool, lobby);
 
     net_run(net);
 
@@ -196,10 +213,7 @@ int main(int argc, char **argv)
     atomic_store(&app.done, 1);
     pthread_kill(sig_thread, SIGTERM);
     pthread_join(sig_thread, NULL);
-    pool_stop(pool); /* no tick runs, and so nothing wakes the network, after this */
-    net_destroy(net);
-    lobby_destroy(lobby);
-    pool_destroy(pool);
+    tear_down(pool, net, lobby);
     printf("flockd: stopped\n");
     return 0;
 }

@@ -3,7 +3,8 @@
  */
 #include "metrics.h"
 
-#include <stdio.h>
+#include "textbuf.h"
+
 #include <string.h>
 
 struct metrics g_metrics;
@@ -45,16 +46,7 @@ static uint64_t get(atomic_uint_fast64_t *v)
     return atomic_load_explicit(v, memory_order_relaxed);
 }
 
-/* Appends to buf at *off; returns -1 once out of room. */
-#define EMIT(...)                                                                                  \
-    do {                                                                                           \
-        int n_ = snprintf(buf + off, cap - off, __VA_ARGS__);                                      \
-        if (n_ < 0 || (size_t)n_ >= cap - off)                                                     \
-            return 0;                                                                              \
-        off += (size_t)n_;                                                                         \
-    } while (0)
-
-static size_t render_counters(char *buf, size_t cap, size_t off)
+static void render_counters(struct textbuf *t)
 {
     static const struct {
         const char *name, *type, *help;
@@ -86,10 +78,10 @@ static size_t render_counters(char *buf, size_t cap, size_t off)
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         atomic_uint_fast64_t *v = (atomic_uint_fast64_t *)((char *)&g_metrics + rows[i].offset);
-        EMIT("# HELP flockd_%s %s\n# TYPE flockd_%s %s\nflockd_%s %llu\n", rows[i].name,
-             rows[i].help, rows[i].name, rows[i].type, rows[i].name, (unsigned long long)get(v));
+        textbuf_printf(t, "# HELP flockd_%s %s\n# TYPE flockd_%s %s\nflockd_%s %llu\n",
+                       rows[i].name, rows[i].help, rows[i].name, rows[i].type, rows[i].name,
+                       (unsigned long long)get(v));
     }
-    return off;
 }
 
 static const char *const limit_names[LIMIT_COUNT] = {
@@ -117,37 +109,59 @@ void metrics_limit(enum metrics_limit which)
         atomic_fetch_add_explicit(&g_metrics.limit_hits[which], 1, memory_order_relaxed);
 }
 
-size_t metrics_render(char *buf, size_t cap)
+static void render_gauges(struct textbuf *t)
 {
-    size_t off = render_counters(buf, cap, 0);
-    if (!off)
-        return 0;
-    EMIT("# HELP flockd_clients Connected WebSocket clients.\n# TYPE flockd_clients gauge\n"
-         "flockd_clients %lld\n",
-         (long long)atomic_load_explicit(&g_metrics.clients, memory_order_relaxed));
-    EMIT("# HELP flockd_rooms Rooms running.\n# TYPE flockd_rooms gauge\nflockd_rooms %lld\n",
-         (long long)atomic_load_explicit(&g_metrics.rooms, memory_order_relaxed));
-    EMIT("# HELP flockd_commands_rejected_total Commands refused, by error code.\n"
-         "# TYPE flockd_commands_rejected_total counter\n");
+    textbuf_printf(t,
+                   "# HELP flockd_clients Connected WebSocket clients.\n"
+                   "# TYPE flockd_clients gauge\nflockd_clients %lld\n",
+                   (long long)atomic_load_explicit(&g_metrics.clients, memory_order_relaxed));
+    textbuf_printf(t,
+                   "# HELP flockd_rooms Rooms running.\n"
+                   "# TYPE flockd_rooms gauge\nflockd_rooms %lld\n",
+                   (long long)atomic_load_explicit(&g_metrics.rooms, memory_order_relaxed));
+}
+
+/* The two labelled counters: refusals by code, limit hits by limit. */
+static void render_labelled(struct textbuf *t)
+{
+    textbuf_printf(t, "# HELP flockd_commands_rejected_total Commands refused, by error code.\n"
+                      "# TYPE flockd_commands_rejected_total counter\n");
     for (size_t i = 0; i < NCODES; i++)
-        EMIT("flockd_commands_rejected_total{code=\"%s\"} %llu\n", codes[i],
-             (unsigned long long)get(&g_metrics.commands_rejected[i]));
-    EMIT("# HELP flockd_limit_hits_total Times a limit of the limits table was hit, by name.\n"
-         "# TYPE flockd_limit_hits_total counter\n");
+        textbuf_printf(t, "flockd_commands_rejected_total{code=\"%s\"} %llu\n", codes[i],
+                       (unsigned long long)get(&g_metrics.commands_rejected[i]));
+    textbuf_printf(
+        t, "# HELP flockd_limit_hits_total Times a limit of the limits table was hit, by name.\n"
+           "# TYPE flockd_limit_hits_total counter\n");
     for (size_t i = 0; i < LIMIT_COUNT; i++)
-        EMIT("flockd_limit_hits_total{limit=\"%s\"} %llu\n", limit_names[i],
-             (unsigned long long)get(&g_metrics.limit_hits[i]));
-    EMIT("# HELP flockd_tick_duration_seconds Time to run one tick.\n"
-         "# TYPE flockd_tick_duration_seconds histogram\n");
+        textbuf_printf(t, "flockd_limit_hits_total{limit=\"%s\"} %llu\n", limit_names[i],
+                       (unsigned long long)get(&g_metrics.limit_hits[i]));
+}
+
+static void render_tick_histogram(struct textbuf *t)
+{
+    textbuf_printf(t, "# HELP flockd_tick_duration_seconds Time to run one tick.\n"
+                      "# TYPE flockd_tick_duration_seconds histogram\n");
     uint64_t cum = 0;
     for (size_t b = 0; b < METRICS_TICK_BUCKETS; b++) {
         cum += get(&g_metrics.tick_bucket[b]);
-        EMIT("flockd_tick_duration_seconds_bucket{le=\"%g\"} %llu\n", tick_bounds[b],
-             (unsigned long long)cum);
+        textbuf_printf(t, "flockd_tick_duration_seconds_bucket{le=\"%g\"} %llu\n", tick_bounds[b],
+                       (unsigned long long)cum);
     }
     cum += get(&g_metrics.tick_bucket[METRICS_TICK_BUCKETS]);
-    EMIT("flockd_tick_duration_seconds_bucket{le=\"+Inf\"} %llu\n", (unsigned long long)cum);
-    EMIT("flockd_tick_duration_seconds_sum %.9f\n", (double)get(&g_metrics.tick_sum_ns) * 1e-9);
-    EMIT("flockd_tick_duration_seconds_count %llu\n", (unsigned long long)cum);
-    return off;
+    textbuf_printf(t, "flockd_tick_duration_seconds_bucket{le=\"+Inf\"} %llu\n",
+                   (unsigned long long)cum);
+    textbuf_printf(t, "flockd_tick_duration_seconds_sum %.9f\n",
+                   (double)get(&g_metrics.tick_sum_ns) * 1e-9);
+    textbuf_printf(t, "flockd_tick_duration_seconds_count %llu\n", (unsigned long long)cum);
+}
+
+int metrics_render(char *buf, size_t cap)
+{
+    struct textbuf t;
+    textbuf_init(&t, buf, cap);
+    render_counters(&t);
+    render_gauges(&t);
+    render_labelled(&t);
+    render_tick_histogram(&t);
+    return textbuf_finish(&t);
 }

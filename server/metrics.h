@@ -75,8 +75,8 @@ void metrics_reject(const char *code);
 
 /*
  * Renders every metric as Prometheus text exposition into buf (cap bytes).
- * Returns the length written, or 0 if cap was too small.
+ * Returns the length written, or PROTO_E_NOSPACE if cap was too small.
  */
-size_t metrics_render(char *buf, size_t cap);
+int metrics_render(char *buf, size_t cap);
 
 #endif

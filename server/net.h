@@ -1,14 +1,14 @@
 /*
- * net — the libwebsockets side of flockd: HTTP (static files, /healthz,
- * /metrics) and the WebSocket endpoint /ws.
+ * net — the libwebsockets side of flockd: one lws context and its service
+ * loop, serving HTTP (http.h: static files, /healthz, /metrics,
+ * /api/rooms) and the WebSocket endpoint PROTO_WS_PATH.
  *
- * One service thread (the caller of net_run) owns every connection and
- * the lobby. Text messages are reassembled under a size cap, rate limited,
- * parsed and validated by proto, checked against the sender's role by the
- * lobby and queued to the sender's room; the rooms' replies and latest
- * frames come back through net_wake() (lws_cancel_service), and each
- * client gets its room's latest frame whenever its socket can take one:
- * slow clients skip frames, a client stale for too long is closed.
+ * A struct net is one service thread (the caller of net_run) with its lws
+ * context and everything per connection: its sessions (sessions.h), each
+ * session's life cycle (session.h), what happens to a message
+ * (dispatch.h) and what the rooms send back (deliver.h). The lobby and the
+ * rooms are shared. Rooms wake the thread through net_wake()
+ * (lws_cancel_service) after new replies or a new frame.
  *
  * Never: touches the simulation directly. Threading: only net_wake() and
  * net_stop() may be called from other threads.

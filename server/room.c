@@ -259,11 +259,6 @@ void room_info(struct room *r, struct room_info *out)
     }
 }
 
-const struct sim_config *room_sim_config(const struct room *r)
-{
-    return &r->cfg.sim;
-}
-
 void room_limits(const struct room *r, size_t max_message, struct proto_limits *out)
 {
     *out = (struct proto_limits){.width = r->cfg.sim.width,

@@ -149,9 +149,6 @@ struct room_info {
 /* A consistent copy of the room's public figures (safe from any thread). */
 void room_info(struct room *r, struct room_info *out);
 
-/* The world's configuration, fixed for the room's life (any thread). */
-const struct sim_config *room_sim_config(const struct room *r);
-
 /* The limits the room's commands are parsed against (proto_command_parse):
  * its world's size and capacity, and max_message, the server's limit on a
  * client message. Fixed for the room's life (any thread). */

@@ -2,7 +2,8 @@
  * test_lobby — joins and roles as the lobby decides them, on real rooms
  * ticking on a real pool: the permission matrix, admin tokens and
  * loopback admins, room creation limits and passwords, RTS teams with
- * rejoin tokens and grace periods, and expiry of empty rooms.
+ * rejoin tokens and grace periods, and expiry of empty rooms. The lobby's
+ * time is the test's (f->now); only the rooms tick on the real clock.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -15,6 +16,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
+#include <semaphore.h>
 #include <string.h>
 #include <time.h>
 
@@ -26,13 +29,18 @@ struct fixture {
     struct pool *pool;
     struct lobby *lobby;
     struct lobby_member m[4];
+    int64_t now; /* the lobby's clock, driven by the test */
 };
 
-static void sleep_ms(int ms)
+#define MS 1000000LL
+
+/* Posted by the rooms (from their tick threads) after replies or a frame. */
+static sem_t room_news;
+
+static void on_room_news(void *arg)
 {
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0)
-        ;
+    (void)arg;
+    sem_post(&room_news);
 }
 
 static void start(struct fixture *f)
@@ -46,6 +54,7 @@ static void start(struct fixture *f)
     f->tmpl.queue_len = 64;
     f->tmpl.team_cap = f->cfg.team_cap;
     f->tmpl.max_teams = f->cfg.max_teams;
+    f->tmpl.notify = on_room_news;
     const char *err = NULL;
     f->pool = pool_create(1, &err);
     assert_non_null(f->pool);
@@ -61,6 +70,8 @@ static int setup(void **state)
 {
     static struct fixture f;
     memset(&f, 0, sizeof f);
+    f.now = 1000 * MS;
+    sem_init(&room_news, 0, 0);
     cfg_default(&f.cfg);
     f.cfg.boids = 50;
     f.cfg.capacity = 1000;
@@ -77,10 +88,11 @@ static int teardown(void **state)
 {
     struct fixture *f = *state;
     for (int i = 0; i < 4; i++)
-        lobby_leave(f->lobby, &f->m[i], 0);
+        lobby_leave(f->lobby, &f->m[i], false, f->now);
     pool_stop(f->pool);
     lobby_destroy(f->lobby);
     pool_destroy(f->pool);
+    sem_destroy(&room_news);
     return 0;
 }
 
@@ -96,7 +108,7 @@ static struct proto_command join(const char *room, enum proto_role role, enum pr
 static int try_join(struct fixture *f, int who, struct proto_command c)
 {
     const char *why = NULL;
-    int rc = lobby_join(f->lobby, &f->m[who], &c, &why);
+    int rc = lobby_join(f->lobby, &f->m[who], &c, f->now, &why);
     if (rc)
         assert_non_null(why);
     return rc;
@@ -190,12 +202,20 @@ static void room_creation_limits_modes_and_passwords(void **state)
     assert_int_equal(lobby_count(f->lobby), 3);
 }
 
-/* The rejoin token the room acked to `client`'s join (after a tick). */
+/* The rejoin token the room acked to `client`'s join: waits (up to 5 s of
+ * real time) for the room's tick to answer it. */
 static int rejoin_token(struct lobby_room *lr, uint64_t client, char *out, size_t cap)
 {
-    int found = -1;
-    for (int tries = 0; tries < 50 && found < 0; tries++) {
-        sleep_ms(20);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 5;
+    for (;;) {
+        if (sem_timedwait(&room_news, &until) != 0) {
+            if (errno == EINTR)
+                continue;
+            return -1; /* no answer within 5 s */
+        }
+        int found = -1;
         struct room_reply *rep = room_take_replies(lobby_room_room(lr));
         while (rep) {
             struct room_reply *next = rep->next;
@@ -207,8 +227,9 @@ static int rejoin_token(struct lobby_room *lr, uint64_t client, char *out, size_
             free(rep);
             rep = next;
         }
+        if (found == 0)
+            return 0;
     }
-    return found;
 }
 
 static void rts_teams_rejoin_within_grace_and_end_after_it(void **state)
@@ -223,13 +244,13 @@ static void rts_teams_rejoin_within_grace_and_end_after_it(void **state)
                      PROTO_E_BAD_ROOM); /* max-teams 2 */
     uint64_t owner = f->m[0].owner;
     char roster[4096];
-    assert_true(lobby_roster(f->m[0].room, roster, sizeof roster) > 0);
+    assert_true(lobby_room_roster(f->m[0].room, roster, sizeof roster) > 0);
     assert_non_null(strstr(roster, "\"team\":2,\"connected\":true"));
 
     /* Player 0 leaves; its team waits; a stranger cannot take it. */
     struct lobby_room *war = f->m[0].room;
-    lobby_leave(f->lobby, &f->m[0], 0);
-    assert_true(lobby_roster(war, roster, sizeof roster) > 0);
+    lobby_leave(f->lobby, &f->m[0], false, f->now);
+    assert_true(lobby_room_roster(war, roster, sizeof roster) > 0);
     assert_non_null(strstr(roster, "\"client\":0,\"name\":\"\",\"role\":\"player\",\"team\":1,"
                                    "\"connected\":false"));
     struct proto_command wrong = join("war", PROTO_ROLE_PLAYER, PROTO_MODE_ANY);
@@ -250,14 +271,68 @@ static void rts_teams_rejoin_within_grace_and_end_after_it(void **state)
     assert_int_equal(f->m[2].owner, owner); /* its obstacles are still its own */
 
     /* Gone again, for longer than the grace period: the team is free. */
-    lobby_leave(f->lobby, &f->m[2], 0);
-    sleep_ms(300);
-    lobby_housekeep(f->lobby);
-    assert_true(lobby_roster(war, roster, sizeof roster) > 0);
+    lobby_leave(f->lobby, &f->m[2], false, f->now);
+    f->now += 300 * MS;
+    lobby_housekeep(f->lobby, f->now);
+    assert_true(lobby_room_roster(war, roster, sizeof roster) > 0);
     assert_null(strstr(roster, "\"team\":1"));
     assert_int_equal(try_join(f, 2, back), 0); /* the old token: a new team */
     assert_int_equal(f->m[2].team, 1);
     assert_int_not_equal(f->m[2].owner, owner);
+}
+
+/* Grace periods run on the time the lobby is given, to the nanosecond. */
+static void a_team_waits_exactly_its_grace_period(void **state)
+{
+    struct fixture *f = *state;
+    start(f);
+    assert_int_equal(try_join(f, 0, join("war", PROTO_ROLE_PLAYER, PROTO_MODE_RTS)), 0);
+    /* A viewer stays, so the room does not expire when the team ends. */
+    assert_int_equal(try_join(f, 1, join("war", PROTO_ROLE_VIEWER, PROTO_MODE_ANY)), 0);
+    struct lobby_room *war = f->m[0].room;
+    char roster[4096];
+    lobby_leave(f->lobby, &f->m[0], false, f->now);
+    int64_t grace_end = f->now + 200 * MS; /* cfg.grace = 0.2 */
+    lobby_housekeep(f->lobby, grace_end - 1);
+    assert_true(lobby_room_roster(war, roster, sizeof roster) > 0);
+    assert_non_null(strstr(roster, "\"team\":1,\"connected\":false"));
+    lobby_housekeep(f->lobby, grace_end);
+    assert_true(lobby_room_roster(war, roster, sizeof roster) > 0);
+    assert_null(strstr(roster, "\"team\":1"));
+}
+
+/* lobby_submit: the role decides, a kick takes its target out of the room
+ * at once (the caller closes its connection), and the kick is queued. */
+static void a_kick_takes_its_target_out_of_the_room(void **state)
+{
+    struct fixture *f = *state;
+    start(f); /* loopback without a token: everyone starts as admin */
+    assert_int_equal(try_join(f, 1, join("default", PROTO_ROLE_PLAYER, PROTO_MODE_ANY)), 0);
+    struct proto_command kick = {.kind = PROTO_CMD_KICK};
+    struct lobby_member *kicked = NULL;
+    const char *why = NULL;
+    kick.args.kick.client = f->m[2].client;
+    assert_int_equal(lobby_submit(f->lobby, &f->m[1], &kick, f->now, &kicked, &why),
+                     PROTO_E_FORBIDDEN); /* players may not kick */
+    assert_null(kicked);
+    assert_non_null(f->m[2].room);
+    kick.args.kick.client = f->m[0].client;
+    assert_int_equal(lobby_submit(f->lobby, &f->m[0], &kick, f->now, &kicked, &why),
+                     PROTO_E_BAD_ARG); /* not itself */
+    kick.args.kick.client = 999;
+    assert_int_equal(lobby_submit(f->lobby, &f->m[0], &kick, f->now, &kicked, &why),
+                     PROTO_E_NOT_FOUND);
+    assert_null(kicked);
+    kick.args.kick.client = f->m[2].client;
+    assert_int_equal(lobby_submit(f->lobby, &f->m[0], &kick, f->now, &kicked, &why), 0);
+    assert_ptr_equal(kicked, &f->m[2]);
+    assert_null(f->m[2].room);
+    /* Someone in another room cannot be kicked from here. */
+    assert_int_equal(try_join(f, 3, join("elsewhere", PROTO_ROLE_VIEWER, PROTO_MODE_ANY)), 0);
+    kick.args.kick.client = f->m[3].client;
+    assert_int_equal(lobby_submit(f->lobby, &f->m[0], &kick, f->now, &kicked, &why),
+                     PROTO_E_NOT_FOUND);
+    assert_non_null(f->m[3].room);
 }
 
 static void empty_rooms_expire_but_the_default_room_stays(void **state)
@@ -266,15 +341,15 @@ static void empty_rooms_expire_but_the_default_room_stays(void **state)
     start(f);
     assert_int_equal(try_join(f, 0, join("brief", PROTO_ROLE_VIEWER, PROTO_MODE_ANY)), 0);
     assert_int_equal(lobby_count(f->lobby), 2);
-    lobby_housekeep(f->lobby);
+    lobby_housekeep(f->lobby, f->now);
     assert_int_equal(lobby_count(f->lobby), 2); /* has a member */
     assert_int_equal(try_join(f, 0, join("default", PROTO_ROLE_VIEWER, PROTO_MODE_ANY)), 0);
-    lobby_housekeep(f->lobby);
+    lobby_housekeep(f->lobby, f->now);
     assert_int_equal(lobby_count(f->lobby), 2); /* empty, not yet expired */
-    sleep_ms(300);
+    f->now += 300 * MS;
     for (int i = 0; i < 4; i++) /* the default room is empty too now */
-        lobby_leave(f->lobby, &f->m[i], 0);
-    lobby_housekeep(f->lobby);
+        lobby_leave(f->lobby, &f->m[i], false, f->now);
+    lobby_housekeep(f->lobby, f->now);
     assert_int_equal(lobby_count(f->lobby), 1);
     for (int i = 0; i < 4; i++)
         lobby_enter(f->lobby, &f->m[i]);
@@ -289,6 +364,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(room_creation_limits_modes_and_passwords, setup, teardown),
         cmocka_unit_test_setup_teardown(rts_teams_rejoin_within_grace_and_end_after_it, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(a_team_waits_exactly_its_grace_period, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_kick_takes_its_target_out_of_the_room, setup, teardown),
         cmocka_unit_test_setup_teardown(empty_rooms_expire_but_the_default_room_stays, setup,
                                         teardown),
     };

@@ -1,0 +1,149 @@
+/*
+ * deliver.c — replies, frames and rosters to the clients (see deliver.h).
+ */
+#include "deliver.h"
+
+#include "dispatch.h"
+#include "metrics.h"
+#include "room.h"
+
+#include <libwebsockets.h>
+#include <stdlib.h>
+
+/* ---- frames ------------------------------------------------------------------- */
+
+/* The frame to write to s next, or NULL: the newest of its room, once it
+ * has that room's welcome, unless it already has that frame. */
+static struct frame *frame_for(const struct session *s)
+{
+    if (s->state == SESSION_CLOSING || !s->m.room || s->feed.room != s->m.room)
+        return NULL;
+    struct frame *f = *lobby_room_frame(s->m.room);
+    return f && f->seq != s->feed.last_seq ? f : NULL;
+}
+
+static int write_frame(struct session *s, const struct frame *f, int64_t now)
+{
+    int w = lws_write(s->wsi, (unsigned char *)f->data + f->pre, f->len, LWS_WRITE_BINARY);
+    if (w < (int)f->len)
+        return PROTO_E_INTERNAL;
+    if (s->feed.last_seq && f->seq > s->feed.last_seq + 1)
+        atomic_fetch_add_explicit(&g_metrics.snapshots_skipped, f->seq - s->feed.last_seq - 1,
+                                  memory_order_relaxed);
+    s->feed.last_seq = f->seq;
+    s->feed.last_frame_ns = now;
+    atomic_fetch_add_explicit(&g_metrics.snapshots_sent, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&g_metrics.bytes_sent, f->len, memory_order_relaxed);
+    return 0;
+}
+
+/* Holds lr's new frame, if any, and asks every fed member to write it; a
+ * member that has gone without frames for stale_ns is evicted. */
+static void announce_frame(struct lobby_room *lr, int64_t stale_ns, int64_t now)
+{
+    struct frame *f = room_latest(lobby_room_room(lr));
+    struct frame **announced = lobby_room_frame(lr);
+    if (!f || f == *announced) {
+        frame_release(f);
+        return;
+    }
+    frame_release(*announced);
+    *announced = f; /* keeps the reference room_latest took */
+    for (struct lobby_member *m = lobby_room_members(lr); m; m = m->next) {
+        struct session *s = m->session;
+        if (s->state == SESSION_CLOSING || s->feed.room != lr)
+            continue;
+        if (now - s->feed.last_frame_ns > stale_ns) {
+            metrics_limit(LIMIT_STALE);
+            session_evict(s, LWS_CLOSE_STATUS_POLICY_VIOLATION);
+            continue;
+        }
+        session_want_write(s);
+    }
+}
+
+/* ---- replies ---------------------------------------------------------------------- */
+
+static void send_roster(struct sessions *ss, struct session *s, const struct lobby_room *lr)
+{
+    int len = lobby_room_roster(lr, ss->text, SESSIONS_TEXT_MAX);
+    if (len > 0)
+        session_send(s, ss->text, (size_t)len);
+}
+
+/* One reply of lr's room to s. A welcome from its current room starts the
+ * feed of frames (a welcome from a room it has left since starts
+ * nothing); the last reply owed lets a held join run. */
+static void route_reply(struct sessions *ss, struct lobby *l, struct lobby_room *lr,
+                        struct session *s, const struct room_reply *rep, int64_t now)
+{
+    session_replied(s);
+    session_send(s, rep->text, rep->len);
+    if (rep->welcome && s->m.room == lr) {
+        s->feed = (struct session_feed){.room = lr, .last_seq = 0, .last_frame_ns = now};
+        send_roster(ss, s, lr);
+    }
+    struct proto_command join;
+    if (session_take_held_join(s, &join))
+        dispatch_command(s, &join, l, now);
+    session_flow(s);
+}
+
+static void route_replies(struct sessions *ss, struct lobby *l, struct lobby_room *lr, int64_t now)
+{
+    struct room_reply *rep = room_take_replies(lobby_room_room(lr));
+    while (rep) {
+        struct room_reply *next = rep->next;
+        struct session *s = sessions_find(ss, rep->client);
+        if (s) /* else the client has gone meanwhile */
+            route_reply(ss, l, lr, s, rep, now);
+        free(rep);
+        rep = next;
+    }
+}
+
+/* The new roster of lr to every member fed by it. */
+static void send_rosters(struct sessions *ss, struct lobby_room *lr)
+{
+    int len = lobby_room_roster(lr, ss->text, SESSIONS_TEXT_MAX);
+    for (struct lobby_member *m = lobby_room_members(lr); len > 0 && m; m = m->next) {
+        struct session *s = m->session;
+        if (s->feed.room == lr)
+            session_send(s, ss->text, (size_t)len);
+    }
+}
+
+void deliver_rooms(struct sessions *ss, struct lobby *l, int64_t now)
+{
+    int64_t stale_ns = (int64_t)(ss->cfg.stale_timeout * 1e9);
+    for (size_t i = 0; i < lobby_count(l); i++) {
+        struct lobby_room *lr = lobby_at(l, i);
+        if (room_take_dirty(lobby_room_room(lr))) {
+            route_replies(ss, l, lr, now);
+            announce_frame(lr, stale_ns, now);
+        }
+    }
+    for (size_t i = 0; i < lobby_count(l); i++) {
+        struct lobby_room *lr = lobby_at(l, i);
+        if (lobby_room_take_roster_change(lr))
+            send_rosters(ss, lr);
+    }
+}
+
+/* ---- writing -------------------------------------------------------------------------- */
+
+int deliver_writeable(struct session *s, int64_t now)
+{
+    if (session_has_text(s)) {
+        if (session_write_text(s) < 0)
+            return PROTO_E_INTERNAL;
+    } else {
+        /* The frame announced once per snapshot: no lock per client. */
+        struct frame *f = frame_for(s);
+        if (f && write_frame(s, f, now) < 0)
+            return PROTO_E_INTERNAL;
+    }
+    if (session_has_text(s) || frame_for(s))
+        session_want_write(s);
+    return 0;
+}

@@ -1,0 +1,36 @@
+/*
+ * deliver — what the rooms produce, to the clients: replies routed to the
+ * sessions that sent the commands, each room's latest frame to its
+ * members, changed rosters, and the one message a WRITEABLE callback
+ * writes.
+ *
+ * Frames are latest-wins: a new frame of a room is announced to its
+ * members (they are asked to write), and each writes the room's newest
+ * frame when its socket can take it, so a slow client skips frames
+ * instead of queueing them; one that got no frame for stale_timeout is
+ * evicted. Which frame a client gets is decided in one place
+ * (frame_for() in deliver.c): the home of per-client frame choice.
+ *
+ * Never: parses commands or changes membership (a held join is handed to
+ * dispatch.h); reads the clock (`now` comes in). Threading: the service
+ * thread; the rooms' output is taken through room.h's thread-safe calls.
+ */
+#ifndef FLOCKD_DELIVER_H
+#define FLOCKD_DELIVER_H
+
+#include <stdint.h>
+
+#include "lobby.h"
+#include "session.h"
+#include "sessions.h"
+
+/* After a wake-up: every room's new replies and frame, then changed
+ * rosters. */
+void deliver_rooms(struct sessions *ss, struct lobby *l, int64_t now);
+
+/* At WRITEABLE (once session_close_if_due() said no): writes one queued
+ * reply, else the latest frame, and asks for another WRITEABLE while more
+ * waits. 0, or PROTO_E_INTERNAL if the socket took less (close it). */
+int deliver_writeable(struct session *s, int64_t now);
+
+#endif

@@ -1,0 +1,39 @@
+/*
+ * dispatch — what happens to one message a client sent: the straight path
+ * of a command.
+ *
+ *   reassembled message (session.h)
+ *     -> rate limit (the session's bucket.h; abuse closes with 1008)
+ *     -> parse and validate (proto_command.h, against the room's limits)
+ *     -> a join waits while earlier replies are owed (session JOIN_HELD)
+ *     -> lobby_submit(): role check, join, kick, the room's queue
+ *     -> one reply owed, answered by the room at its next tick.
+ *
+ * Every command gets exactly one reply, in the order sent: refusals found
+ * on the way (rate, JSON, role, kick) are queued to the room to be
+ * answered in turn; only a full queue, and a refused join (which runs
+ * when nothing is owed), are answered at once.
+ *
+ * Never: writes to sockets (replies go through the session's queue);
+ * reads the clock (`now` comes in). Threading: the service thread.
+ */
+#ifndef FLOCKD_DISPATCH_H
+#define FLOCKD_DISPATCH_H
+
+#include <stdint.h>
+
+#include "lobby.h"
+#include "proto_command.h"
+#include "session.h"
+
+/* Handles one whole message from s. Only an OPEN session's messages are
+ * handled; one being closed (DRAINING) has what it still sent dropped. */
+void dispatch_message(struct session *s, const struct session_message *msg, struct lobby *l,
+                      int64_t now);
+
+/* Hands a parsed, rate-checked command (also a held join) to the lobby;
+ * the session then owes its reply, or has its refusal answered. */
+void dispatch_command(struct session *s, const struct proto_command *cmd, struct lobby *l,
+                      int64_t now);
+
+#endif

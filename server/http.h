@@ -1,0 +1,48 @@
+/*
+ * http — flockd's HTTP side: static files from the web root at /, and the
+ * endpoints /healthz, /metrics and /api/rooms (PROTOCOL.md §10) with
+ * their bodies (/metrics' from metrics.h).
+ *
+ * net.c puts the mounts into its lws context and http_callback() into its
+ * protocol table under HTTP_PROTOCOL, with a struct http_source as that
+ * protocol's `user` pointer (one per service thread).
+ *
+ * Never: touches WebSocket sessions. Threading: the service thread.
+ */
+#ifndef FLOCKD_HTTP_H
+#define FLOCKD_HTTP_H
+
+#include <stddef.h>
+
+#include <libwebsockets.h>
+
+#include "lobby.h"
+#include "sessions.h"
+
+#define HTTP_PROTOCOL "flockd-http" /* the lws protocol the endpoint mounts name */
+#define HTTP_BODY_MAX (512 * 1024)  /* largest body (the room list) */
+
+/* What the endpoints report on. */
+struct http_source {
+    struct lobby *lobby;
+    const struct sessions *sessions; /* the clients of /healthz */
+};
+
+/* One HTTP transaction, in lws' per-session storage. */
+struct http_session {
+    char *body; /* owned: LWS_PRE headroom, then len bytes */
+    size_t len;
+};
+
+/* The mount chain: the endpoints first, then static files from web_root
+ * (which must outlive the lws context). Lives in caller-owned storage. */
+struct http_mounts {
+    struct lws_http_mount root, health, rooms, metrics;
+};
+const struct lws_http_mount *http_mounts_init(struct http_mounts *hm, const char *web_root);
+
+/* The lws callback of HTTP_PROTOCOL. */
+int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+                  size_t len);
+
+#endif

@@ -1,0 +1,303 @@
+/*
+ * lobby_room.c — one room of the lobby: members, teams' units, roster
+ * (see lobby_room.h).
+ */
+#define _DEFAULT_SOURCE /* M_PI */
+
+#include "lobby_room.h"
+
+#include "metrics.h"
+#include "pool.h"
+#include "secret.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TEAM_SPREAD 60.0f /* radius a team's units are spawned in */
+
+struct lobby_room {
+    struct room *room;
+    char name[PROTO_ROOM_MAX + 1];
+    enum proto_mode mode;
+    char password[PROTO_TOKEN_MAX + 1]; /* "" = none */
+    struct proto_limits limits;
+    uint32_t team_units;
+    struct frame *frame; /* the network's: last frame announced */
+    struct lobby_member *members;
+    uint32_t count[3]; /* members by role */
+    int64_t empty_since_ns;
+    bool roster_changed;
+    struct teams teams;
+};
+
+/* ---- life ---------------------------------------------------------------------- */
+
+struct lobby_room *lobby_room_open(const struct lobby_room_config *c, struct pool *pool,
+                                   int64_t now, const char **err)
+{
+    struct lobby_room *lr = calloc(1, sizeof *lr);
+    if (!lr) {
+        *err = "out of memory";
+        return NULL;
+    }
+    struct room_config rc = *c->tmpl;
+    snprintf(lr->name, sizeof lr->name, "%s", c->name);
+    rc.name = lr->name;
+    rc.mode = c->mode;
+    rc.boids = c->boids;
+    if (c->boids > rc.sim.capacity)
+        rc.sim.capacity = c->boids;
+    lr->room = room_create(&rc, err);
+    if (!lr->room || room_schedule(lr->room, pool) < 0) {
+        if (lr->room)
+            *err = "the server runs its most rooms";
+        room_destroy(lr->room);
+        free(lr);
+        return NULL;
+    }
+    lr->mode = c->mode;
+    snprintf(lr->password, sizeof lr->password, "%s", c->password ? c->password : "");
+    room_limits(lr->room, c->max_message, &lr->limits);
+    lr->team_units = c->team_units;
+    teams_init(&lr->teams, c->max_teams);
+    lr->empty_since_ns = now;
+    atomic_fetch_add_explicit(&g_metrics.rooms, 1, memory_order_relaxed);
+    return lr;
+}
+
+void lobby_room_close(struct lobby_room *lr, struct pool *pool)
+{
+    room_unschedule(lr->room, pool);
+    room_destroy(lr->room);
+    frame_release(lr->frame);
+    free(lr);
+    atomic_fetch_sub_explicit(&g_metrics.rooms, 1, memory_order_relaxed);
+}
+
+const char *lobby_room_name(const struct lobby_room *lr)
+{
+    return lr->name;
+}
+
+enum proto_mode lobby_room_mode(const struct lobby_room *lr)
+{
+    return lr->mode;
+}
+
+struct room *lobby_room_room(const struct lobby_room *lr)
+{
+    return lr->room;
+}
+
+const struct proto_limits *lobby_room_limits(const struct lobby_room *lr)
+{
+    return &lr->limits;
+}
+
+struct teams *lobby_room_teams(struct lobby_room *lr)
+{
+    return &lr->teams;
+}
+
+bool lobby_room_can_play(const struct lobby_room *lr, const char *password)
+{
+    return !lr->password[0] || (password && secret_matches(password, lr->password));
+}
+
+struct frame **lobby_room_frame(struct lobby_room *lr)
+{
+    return &lr->frame;
+}
+
+/* ---- the room's own commands ------------------------------------------------------ */
+
+static void push_internal(struct lobby_room *lr, const struct proto_command *cmd)
+{
+    struct room_actor server = {.client = 0, .role = PROTO_ROLE_ADMIN, .team = -1, .owner = 0};
+    if (room_push(lr->room, &server, cmd) < 0)
+        metrics_reject("internal");
+}
+
+static void clear_target(struct lobby_room *lr, int team)
+{
+    struct proto_command clear = {.kind = PROTO_CMD_SEEK_CLEAR};
+    clear.args.seek_clear.group = team;
+    push_internal(lr, &clear);
+}
+
+/* A new team's units at its base, on an ellipse around the world's centre. */
+void lobby_room_team_start(struct lobby_room *lr, int team)
+{
+    clear_target(lr, team);
+    if (lr->team_units == 0)
+        return;
+    double a = 2.0 * M_PI * (team - 1) / lr->teams.max - M_PI / 2;
+    float w = lr->limits.width, h = lr->limits.height;
+    struct proto_command spawn = {.kind = PROTO_CMD_SPAWN};
+    spawn.args.spawn = (struct proto_spawn_args){
+        .n = lr->team_units,
+        .group = team,
+        .x = (float)(w / 2 + 0.35 * w * cos(a)),
+        .y = (float)(h / 2 + 0.35 * h * sin(a)),
+        .spread = TEAM_SPREAD,
+    };
+    push_internal(lr, &spawn);
+}
+
+/* The team's units go and its group is free again. */
+static void team_end(struct lobby_room *lr, int team)
+{
+    struct proto_command despawn = {.kind = PROTO_CMD_DESPAWN};
+    despawn.args.despawn = (struct proto_despawn_args){.n = UINT32_MAX, .group = team};
+    push_internal(lr, &despawn);
+    clear_target(lr, team);
+    teams_free(&lr->teams, team);
+    lr->roster_changed = true;
+}
+
+void lobby_room_end_expired_teams(struct lobby_room *lr, int64_t now)
+{
+    for (int t; (t = teams_expired(&lr->teams, now)) != 0;)
+        team_end(lr, t);
+}
+
+static struct room_actor actor_of(const struct lobby_member *m)
+{
+    return (struct room_actor){
+        .client = m->client, .role = m->role, .team = m->team, .owner = m->owner};
+}
+
+int lobby_room_push(struct lobby_room *lr, const struct lobby_member *m,
+                    const struct proto_command *cmd)
+{
+    struct room_actor who = actor_of(m);
+    return room_push(lr->room, &who, cmd) < 0 ? PROTO_E_QUEUE_FULL : 0;
+}
+
+int lobby_room_welcome(const struct lobby_room *lr, const struct lobby_member *m, char *buf,
+                       size_t cap)
+{
+    struct room_actor who = actor_of(m);
+    return room_welcome(lr->room, &who, buf, cap);
+}
+
+/* ---- members ----------------------------------------------------------------------- */
+
+/* Players and admins who joined are listed in the roster; viewers and
+ * those who only connected are not. */
+static bool is_listed(const struct lobby_member *m)
+{
+    return m->joined && m->role != PROTO_ROLE_VIEWER;
+}
+
+void lobby_room_attach(struct lobby_room *lr, struct lobby_member *m)
+{
+    m->room = lr;
+    m->prev = NULL;
+    m->next = lr->members;
+    if (lr->members)
+        lr->members->prev = m;
+    lr->members = m;
+    lr->count[m->role]++;
+    if (is_listed(m))
+        lr->roster_changed = true;
+}
+
+void lobby_room_detach(struct lobby_member *m, bool end_team, int64_t grace_end_ns, int64_t now)
+{
+    struct lobby_room *lr = m->room;
+    if (!lr)
+        return;
+    if (m->prev)
+        m->prev->next = m->next;
+    else
+        lr->members = m->next;
+    if (m->next)
+        m->next->prev = m->prev;
+    lr->count[m->role]--;
+    if (is_listed(m))
+        lr->roster_changed = true;
+    if (m->team > 0 && end_team)
+        team_end(lr, m->team);
+    else if (m->team > 0)
+        teams_wait(&lr->teams, m->team, grace_end_ns);
+    if (!lr->members)
+        lr->empty_since_ns = now;
+    m->room = NULL;
+    m->team = -1;
+    m->prev = m->next = NULL;
+}
+
+struct lobby_member *lobby_room_members(const struct lobby_room *lr)
+{
+    return lr->members;
+}
+
+struct lobby_member *lobby_room_find(const struct lobby_room *lr, uint64_t client)
+{
+    for (struct lobby_member *m = lr->members; m; m = m->next)
+        if (m->client == client)
+            return m;
+    return NULL;
+}
+
+bool lobby_room_is_expired(const struct lobby_room *lr, int64_t now, int64_t expiry_ns)
+{
+    return !lr->members && !teams_is_any_waiting(&lr->teams) &&
+           now - lr->empty_since_ns >= expiry_ns;
+}
+
+/* ---- what it shows ------------------------------------------------------------------- */
+
+bool lobby_room_take_roster_change(struct lobby_room *lr)
+{
+    bool changed = lr->roster_changed;
+    lr->roster_changed = false;
+    return changed;
+}
+
+static int roster_order(const void *pa, const void *pb)
+{
+    const struct proto_roster_entry *a = pa, *b = pb;
+    if (a->team != b->team)
+        return a->team < b->team ? -1 : 1;
+    return (a->client > b->client) - (a->client < b->client);
+}
+
+int lobby_room_roster(const struct lobby_room *lr, char *buf, size_t cap)
+{
+    size_t n = 0,
+           max = (size_t)lr->count[PROTO_ROLE_PLAYER] + lr->count[PROTO_ROLE_ADMIN] + SIM_GROUPS;
+    struct proto_roster_entry *e = malloc(max * sizeof *e);
+    if (!e)
+        return PROTO_E_INTERNAL;
+    for (const struct lobby_member *m = lr->members; m; m = m->next)
+        if (is_listed(m))
+            e[n++] = (struct proto_roster_entry){m->client, m->name, m->role, m->team, 1};
+    for (int t = 1; t < SIM_GROUPS; t++) {
+        const struct team *team = &lr->teams.slot[t];
+        if (team->state == TEAM_WAITING)
+            e[n++] = (struct proto_roster_entry){0, team->name, PROTO_ROLE_PLAYER, t, 0};
+    }
+    qsort(e, n, sizeof *e, roster_order);
+    size_t more = n > LOBBY_ROOM_ROSTER_MAX ? n - LOBBY_ROOM_ROSTER_MAX : 0;
+    int len = proto_reply_roster(buf, cap, lr->name, lr->mode, lr->count[PROTO_ROLE_VIEWER], e,
+                                 n - more, more);
+    free(e);
+    return len;
+}
+
+void lobby_room_summary(const struct lobby_room *lr, struct lobby_room_summary *out)
+{
+    *out = (struct lobby_room_summary){
+        .name = lr->name,
+        .mode = lr->mode,
+        .players = lr->count[PROTO_ROLE_PLAYER],
+        .admins = lr->count[PROTO_ROLE_ADMIN],
+        .viewers = lr->count[PROTO_ROLE_VIEWER],
+        .teams = teams_taken(&lr->teams),
+        .has_password = lr->password[0] != '\0',
+    };
+}

@@ -1,0 +1,128 @@
+/*
+ * lobby_room — one room of the lobby: the running room (room.h) with its
+ * name, mode, player password and command limits; who is in it (the
+ * members' records in a list, counted by role); its RTS team slots
+ * (teams.h) and the commands that spawn and remove a team's units; its
+ * roster and what the room list shows of it; and the frame the network
+ * last announced to its members.
+ *
+ * Never: decides joins or permissions (lobby.h, roles.h); sockets; reads
+ * the clock (`now` comes in). Threading: the lobby's thread only.
+ */
+#ifndef FLOCKD_LOBBY_ROOM_H
+#define FLOCKD_LOBBY_ROOM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto_command.h"
+#include "room.h"
+#include "teams.h"
+
+struct lobby_room;
+struct pool;
+
+/* One connection's membership, embedded in the network's session. */
+struct lobby_member {
+    uint64_t client;
+    bool loopback; /* the peer address is a loopback address */
+    void *session;
+    /* Set by the lobby. */
+    struct lobby_room *room; /* NULL once it left (closed or kicked) */
+    enum proto_role role;
+    int team;       /* RTS player's group, -1: none */
+    bool joined;    /* came by a join (listed in the roster), not by connecting */
+    uint64_t owner; /* key of the obstacles it adds */
+    char name[PROTO_NAME_MAX + 1];
+    struct lobby_member *prev, *next; /* in its room */
+};
+
+struct lobby_room_config {
+    const struct room_config *tmpl; /* copied with the fields below */
+    const char *name;
+    enum proto_mode mode;
+    uint32_t boids;
+    const char *password; /* for players; NULL or "": none */
+    uint32_t max_message; /* the command limit */
+    uint32_t max_teams;   /* rts */
+    uint32_t team_units;  /* rts: units a new team gets */
+};
+
+/*
+ * Creates the room and schedules it on the pool. NULL and a static reason
+ * in *err on failure. `now` counts as the time it became empty.
+ * lobby_room_close() unschedules and frees it (members must have left).
+ */
+struct lobby_room *lobby_room_open(const struct lobby_room_config *c, struct pool *pool,
+                                   int64_t now, const char **err);
+void lobby_room_close(struct lobby_room *lr, struct pool *pool);
+
+const char *lobby_room_name(const struct lobby_room *lr);
+enum proto_mode lobby_room_mode(const struct lobby_room *lr);
+struct room *lobby_room_room(const struct lobby_room *lr);
+const struct proto_limits *lobby_room_limits(const struct lobby_room *lr);
+struct teams *lobby_room_teams(struct lobby_room *lr);
+
+/* True if a player may join with this password (NULL: none given); the
+ * comparison takes constant time. */
+bool lobby_room_can_play(const struct lobby_room *lr, const char *password);
+
+/* ---- members ---- */
+
+/* Puts m (its role and team set) into lr. */
+void lobby_room_attach(struct lobby_room *lr, struct lobby_member *m);
+
+/* Takes m out of its room. Its RTS team, if any, ends at once when
+ * end_team, else waits for it until grace_end_ns. */
+void lobby_room_detach(struct lobby_member *m, bool end_team, int64_t grace_end_ns, int64_t now);
+
+struct lobby_member *lobby_room_members(const struct lobby_room *lr);
+/* The member of lr with this client id, or NULL. */
+struct lobby_member *lobby_room_find(const struct lobby_room *lr, uint64_t client);
+
+/* True if nobody is in lr, no team waits, and it has been so since
+ * `expiry_ns` before now. */
+bool lobby_room_is_expired(const struct lobby_room *lr, int64_t now, int64_t expiry_ns);
+
+/* ---- commands ---- */
+
+/* Queues cmd from m to the room. 0, or PROTO_E_QUEUE_FULL. */
+int lobby_room_push(struct lobby_room *lr, const struct lobby_member *m,
+                    const struct proto_command *cmd);
+
+/* The welcome for m (§6.1) into buf: its length, or a negative PROTO_E_*. */
+int lobby_room_welcome(const struct lobby_room *lr, const struct lobby_member *m, char *buf,
+                       size_t cap);
+
+/* A new team's units at its base; its target cleared. */
+void lobby_room_team_start(struct lobby_room *lr, int team);
+
+/* Ends every team whose grace period is over at `now`. */
+void lobby_room_end_expired_teams(struct lobby_room *lr, int64_t now);
+
+/* ---- what it shows ---- */
+
+/* Where the network keeps the frame it last announced to lr's members
+ * (released with the room). */
+struct frame **lobby_room_frame(struct lobby_room *lr);
+
+#define LOBBY_ROOM_ROSTER_MAX 100 /* entries a roster lists; "more" counts the rest */
+
+/* True once if lr's roster changed since the last call. */
+bool lobby_room_take_roster_change(struct lobby_room *lr);
+/* lr's roster message (§6.4) into buf: its length, or a negative
+ * PROTO_E_* (PROTO_E_NOSPACE if cap is too small). */
+int lobby_room_roster(const struct lobby_room *lr, char *buf, size_t cap);
+
+/* What the room list (§10) shows of a room besides its room_info(). */
+struct lobby_room_summary {
+    const char *name; /* valid while the room exists */
+    enum proto_mode mode;
+    uint32_t players, admins, viewers;
+    uint32_t teams; /* RTS teams playing or waiting for their player */
+    bool has_password;
+};
+void lobby_room_summary(const struct lobby_room *lr, struct lobby_room_summary *out);
+
+#endif

@@ -1,0 +1,279 @@
+/*
+ * session.c — one client's life cycle, reassembly and outgoing text queue
+ * (see session.h).
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "session.h"
+
+#include "metrics.h"
+#include "proto_reply.h"
+#include "sessions.h"
+
+#include <libwebsockets.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+/* Seconds a draining client has to read the replies it is owed. */
+#define DRAIN_TIMEOUT_S 5
+
+/* ---- opening and closing ---------------------------------------------------- */
+
+/* The peer's address as 16 bytes (IPv4 mapped into IPv6): 0, or
+ * PROTO_E_NOT_FOUND if the socket has none we count (not IP). */
+static int peer_address(struct lws *wsi, unsigned char *out)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    int fd = lws_get_socket_fd(wsi);
+    memset(out, 0, SESSION_ADDR_LEN);
+    if (fd < 0 || getpeername(fd, (struct sockaddr *)&ss, &len) < 0)
+        return PROTO_E_NOT_FOUND;
+    if (ss.ss_family == AF_INET) {
+        out[10] = out[11] = 0xff;
+        memcpy(out + 12, &((const struct sockaddr_in *)&ss)->sin_addr, 4);
+        return 0;
+    }
+    if (ss.ss_family == AF_INET6) {
+        memcpy(out, &((const struct sockaddr_in6 *)&ss)->sin6_addr, 16);
+        return 0;
+    }
+    return PROTO_E_NOT_FOUND;
+}
+
+/* 127.0.0.0/8 (plain or mapped) and ::1. */
+static bool is_loopback(const unsigned char *a)
+{
+    static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    static const unsigned char one[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+    return (memcmp(a, mapped, 12) == 0 && a[12] == 127) || memcmp(a, one, 16) == 0;
+}
+
+/* Keeps at most about two snapshots queued in the kernel per client: a
+ * lagging client then shows as choked within a frame or two and is handed
+ * the newest frame instead of reading seconds-old ones from its buffer. */
+static void limit_send_buffer(struct lws *wsi, size_t bytes)
+{
+    int fd = lws_get_socket_fd(wsi), b = (int)bytes;
+    if (fd >= 0)
+        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &b, sizeof b);
+}
+
+int session_open(struct session *s, struct lws *wsi, struct sessions *ss, struct lobby *l,
+                 int64_t now)
+{
+    memset(s, 0, sizeof *s);
+    s->wsi = wsi;
+    s->counted = peer_address(wsi, s->addr) == 0;
+    bool local = s->counted && is_loopback(s->addr);
+    int rc = sessions_admit(ss, s);
+    if (rc < 0)
+        return rc;
+    s->rx = malloc(ss->cfg.max_message);
+    if (!s->rx) {
+        sessions_remove(ss, s);
+        return PROTO_E_INTERNAL;
+    }
+    bucket_init(&s->bucket, ss->cfg.rate, ss->cfg.burst, now);
+    limit_send_buffer(wsi, ss->cfg.send_buffer);
+    atomic_fetch_add_explicit(&g_metrics.clients, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&g_metrics.connections_total, 1, memory_order_relaxed);
+    s->m = (struct lobby_member){.client = s->id, .loopback = local, .session = s};
+    lobby_enter(l, &s->m);
+    s->state = SESSION_OPEN;
+    s->reading = true; /* lws reads a new connection */
+    int len = lobby_welcome(&s->m, ss->text, SESSIONS_TEXT_MAX);
+    if (len > 0)
+        session_send(s, ss->text, (size_t)len);
+    s->feed = (struct session_feed){.room = s->m.room, .last_seq = 0, .last_frame_ns = now};
+    return 0;
+}
+
+void session_release(struct session *s, struct sessions *ss, struct lobby *l, int64_t now)
+{
+    if (s->state == SESSION_NONE)
+        return;
+    lobby_leave(l, &s->m, false, now);
+    sessions_remove(ss, s);
+    while (s->out_count) {
+        free(s->outq[s->out_head].buf);
+        s->out_head = (s->out_head + 1) % SESSION_OUTQ;
+        s->out_count--;
+    }
+    free(s->rx);
+    s->rx = NULL;
+    s->state = SESSION_NONE;
+    atomic_fetch_sub_explicit(&g_metrics.clients, 1, memory_order_relaxed);
+}
+
+/* ---- state changes ------------------------------------------------------------ */
+
+void session_want_write(struct session *s)
+{
+    lws_callback_on_writable(s->wsi);
+}
+
+void session_flow(struct session *s)
+{
+    uint32_t owed = s->owed + s->out_count;
+    bool want = s->state == SESSION_OPEN &&
+                (s->reading ? owed < SESSION_RX_PAUSE : owed <= SESSION_RX_RESUME);
+    if (want != s->reading) {
+        s->reading = want;
+        lws_rx_flow_control(s->wsi, want);
+    }
+}
+
+static bool is_ending(const struct session *s)
+{
+    return s->state == SESSION_CLOSING || s->state == SESSION_NONE;
+}
+
+/* Enters DRAINING or CLOSING with the close code to send, and stops
+ * reading. False if the session is already there or past it. */
+static bool end_with(struct session *s, enum session_state to, int status)
+{
+    if (is_ending(s) || s->state == to)
+        return false;
+    s->state = to;
+    s->close_status = status;
+    session_flow(s);
+    return true;
+}
+
+void session_close(struct session *s, int status)
+{
+    if (end_with(s, SESSION_CLOSING, status))
+        session_want_write(s);
+}
+
+void session_close_after_replies(struct session *s, int status)
+{
+    if (!end_with(s, SESSION_DRAINING, status))
+        return;
+    lws_set_timeout(s->wsi, PENDING_TIMEOUT_USER_OK, DRAIN_TIMEOUT_S);
+    session_want_write(s);
+}
+
+void session_evict(struct session *s, int status)
+{
+    if (end_with(s, SESSION_CLOSING, status))
+        lws_set_timeout(s->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+}
+
+void session_hold_join(struct session *s, const struct proto_command *cmd)
+{
+    if (s->state != SESSION_OPEN)
+        return;
+    s->held_join = *cmd;
+    s->state = SESSION_JOIN_HELD;
+    session_flow(s);
+}
+
+bool session_take_held_join(struct session *s, struct proto_command *out)
+{
+    if (s->state != SESSION_JOIN_HELD || s->owed > 0)
+        return false;
+    *out = s->held_join;
+    s->state = SESSION_OPEN;
+    return true;
+}
+
+void session_owe(struct session *s)
+{
+    s->owed++;
+}
+
+void session_replied(struct session *s)
+{
+    if (s->owed)
+        s->owed--;
+    if (s->state == SESSION_DRAINING && s->owed == 0)
+        session_want_write(s); /* it may close once its queue is written */
+}
+
+bool session_close_if_due(struct session *s)
+{
+    if (s->state == SESSION_DRAINING && !s->owed && !s->out_count)
+        s->state = SESSION_CLOSING;
+    if (s->state != SESSION_CLOSING)
+        return false;
+    static const char too_large[] = "message too large";
+    bool big = s->close_status == LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE;
+    lws_close_reason(s->wsi, (enum lws_close_status)s->close_status,
+                     big ? (unsigned char *)too_large : NULL, big ? sizeof too_large - 1 : 0);
+    return true;
+}
+
+/* ---- reading ---------------------------------------------------------------------- */
+
+bool session_receive(struct session *s, const void *in, size_t len, uint32_t max_message,
+                     struct session_message *msg)
+{
+    if (s->rx_len == 0)
+        s->rx_binary = lws_frame_is_binary(s->wsi);
+    if (is_ending(s))
+        return false; /* closing: the rest of what it sent is dropped */
+    if (len > max_message - s->rx_len) {
+        /* Close from WRITEABLE, which sends the 1009 close frame even when
+         * more frames of the burst are still in lws' read buffer. */
+        metrics_limit(LIMIT_MESSAGE_SIZE);
+        session_close(s, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE);
+        return false;
+    }
+    memcpy(s->rx + s->rx_len, in, len);
+    s->rx_len += len;
+    if (!lws_is_final_fragment(s->wsi) || lws_remaining_packet_payload(s->wsi))
+        return false;
+    *msg = (struct session_message){.text = s->rx, .len = s->rx_len, .binary = s->rx_binary};
+    s->rx_len = 0; /* the next fragment starts a new message */
+    return true;
+}
+
+/* ---- writing ------------------------------------------------------------------------ */
+
+void session_send(struct session *s, const char *text, size_t len)
+{
+    if (is_ending(s))
+        return;
+    if (s->out_count == SESSION_OUTQ) {
+        metrics_limit(LIMIT_UNREAD_REPLIES);
+        session_close(s, LWS_CLOSE_STATUS_POLICY_VIOLATION);
+        return;
+    }
+    unsigned char *buf = malloc(LWS_PRE + len);
+    if (!buf)
+        return;
+    memcpy(buf + LWS_PRE, text, len);
+    s->outq[(s->out_head + s->out_count++) % SESSION_OUTQ] = (struct session_text){len, buf};
+    session_want_write(s);
+}
+
+void session_send_error(struct session *s, const char *id, int code, const char *message)
+{
+    char text[PROTO_REPLY_BYTES];
+    int len = proto_reply_error(text, sizeof text, id, code, message);
+    metrics_reject(proto_status_name(code));
+    if (len > 0)
+        session_send(s, text, (size_t)len);
+}
+
+bool session_has_text(const struct session *s)
+{
+    return s->out_count > 0;
+}
+
+int session_write_text(struct session *s)
+{
+    struct session_text *t = &s->outq[s->out_head];
+    int w = lws_write(s->wsi, t->buf + LWS_PRE, t->len, LWS_WRITE_TEXT);
+    free(t->buf);
+    s->out_head = (s->out_head + 1) % SESSION_OUTQ;
+    s->out_count--;
+    if (w < (int)t->len)
+        return PROTO_E_INTERNAL;
+    session_flow(s);
+    return 0;
+}

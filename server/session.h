@@ -1,0 +1,168 @@
+/*
+ * session — one WebSocket client's life cycle, as an explicit state
+ * machine, with what it is owed and what waits to be written to it.
+ *
+ *   NONE --admitted (session_open)--> OPEN
+ *   OPEN --join while replies are owed (session_hold_join)--> JOIN_HELD
+ *   JOIN_HELD --its last owed reply routed (session_take_held_join)--> OPEN
+ *   OPEN --rate abuse (session_close_after_replies)--> DRAINING
+ *   DRAINING --every owed reply written--> CLOSING
+ *   OPEN, JOIN_HELD, DRAINING --message too large, kicked, unread
+ *       replies, shutdown (session_close), stale (session_evict)--> CLOSING
+ *   any --connection gone (session_release)--> NONE
+ *
+ * What each state allows:
+ *   - reading commands: OPEN only, and only while the client is owed fewer
+ *     than SESSION_RX_PAUSE replies (resuming at SESSION_RX_RESUME), so a
+ *     burst waits in its socket rather than here;
+ *   - text out (replies, rosters): every state but CLOSING and NONE;
+ *   - frames: OPEN, JOIN_HELD and DRAINING, of the room whose welcome it
+ *     last got (`feed`), while that is still its room.
+ *
+ * A join waits in JOIN_HELD until every earlier command is answered, so
+ * replies keep their order across rooms. "Owed" counts commands handed to
+ * a room and not yet answered.
+ *
+ * Never: parses commands or decides anything about rooms (dispatch.h,
+ * lobby.h); reads the clock (`now` comes in). Threading: the service
+ * thread owning the connection.
+ */
+#ifndef FLOCKD_SESSION_H
+#define FLOCKD_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bucket.h"
+#include "lobby.h"
+#include "proto_command.h"
+
+struct lws;
+struct sessions;
+
+#define SESSION_OUTQ      512 /* text messages queued for a client before 1008 */
+#define SESSION_RX_PAUSE  128 /* owed replies that stop reading a client... */
+#define SESSION_RX_RESUME 64  /* ...until it is owed this many or fewer */
+#define SESSION_ADDR_LEN  16  /* peer address, IPv4 mapped into IPv6 */
+
+enum session_state {
+    SESSION_NONE = 0, /* not admitted, or gone (lws zeroes a new session) */
+    SESSION_OPEN,
+    SESSION_JOIN_HELD,
+    SESSION_DRAINING,
+    SESSION_CLOSING,
+};
+
+/* The frames a session is fed: delivery's per-client state (deliver.h). */
+struct session_feed {
+    const struct lobby_room *room; /* whose welcome it got; NULL: none yet */
+    uint64_t last_seq;             /* last frame written, 0: none */
+    int64_t last_frame_ns;         /* when (or when the feed started) */
+};
+
+struct session_text {
+    size_t len;
+    unsigned char *buf; /* owned: LWS_PRE headroom, then len bytes */
+};
+
+/* Lives in lws' per-session storage (zeroed by lws). */
+struct session {
+    struct lws *wsi;
+    uint64_t id;
+    enum session_state state;
+    int close_status; /* DRAINING, CLOSING: the close code to send */
+    struct lobby_member m;
+    struct proto_command held_join; /* JOIN_HELD */
+    uint32_t owed;
+    bool reading; /* what lws was last told (rx flow control) */
+    struct bucket bucket;
+    struct session_feed feed;
+    unsigned char addr[SESSION_ADDR_LEN];
+    bool counted; /* addr is counted in the per-address table */
+    char *rx;     /* owned: reassembly, max_message bytes */
+    size_t rx_len;
+    bool rx_binary;
+    struct session_text outq[SESSION_OUTQ];
+    uint32_t out_head, out_count;
+};
+
+/*
+ * Admits a new connection (lws ESTABLISHED): within the limits of `ss`
+ * (counted in /metrics when hit), into the lobby's default room, its
+ * welcome queued and its feed started. 0 and OPEN, or a negative PROTO_E_*
+ * and NONE (refuse the connection; nothing is kept).
+ */
+int session_open(struct session *s, struct lws *wsi, struct sessions *ss, struct lobby *l,
+                 int64_t now);
+
+/* The connection is gone (lws CLOSED): leaves its room, frees what it
+ * holds, back to NONE. Nothing happens for a session never admitted. */
+void session_release(struct session *s, struct sessions *ss, struct lobby *l, int64_t now);
+
+/* A whole message from the client; text points into the session's buffer
+ * and stays valid until the next session_receive(). */
+struct session_message {
+    const char *text;
+    size_t len;
+    bool binary;
+};
+
+/*
+ * Appends a received fragment. True once a whole message is in *msg. A
+ * message past max_message closes the session with 1009; fragments
+ * arriving while CLOSING are dropped.
+ */
+bool session_receive(struct session *s, const void *in, size_t len, uint32_t max_message,
+                     struct session_message *msg);
+
+/* Queues a text message (copied). A client with SESSION_OUTQ messages
+ * unread is closed with 1008; nothing is queued while CLOSING. */
+void session_send(struct session *s, const char *text, size_t len);
+
+/* Sends an error reply now (not in turn) and counts it in /metrics. */
+void session_send_error(struct session *s, const char *id, int code, const char *message);
+
+/* A command was handed to the room: one more reply owed. */
+void session_owe(struct session *s);
+
+/* A reply from the room arrived: one less owed. */
+void session_replied(struct session *s);
+
+/* OPEN -> JOIN_HELD: cmd (a join) runs once nothing is owed. */
+void session_hold_join(struct session *s, const struct proto_command *cmd);
+
+/* JOIN_HELD with nothing owed -> OPEN: true, the held join in *out (run it
+ * now). False otherwise. */
+bool session_take_held_join(struct session *s, struct proto_command *out);
+
+/* -> CLOSING: stops reading, closes with `status` at the next WRITEABLE. */
+void session_close(struct session *s, int status);
+
+/* -> DRAINING: stops reading, closes with `status` once every owed reply
+ * is written (within a few seconds). */
+void session_close_after_replies(struct session *s, int status);
+
+/* -> CLOSING at once, without a close frame (a client that reads nothing). */
+void session_evict(struct session *s, int status);
+
+/* Starts or stops reading by state and owed replies (see above). Call
+ * after anything that changes either. */
+void session_flow(struct session *s);
+
+/* Asks lws for a WRITEABLE callback. */
+void session_want_write(struct session *s);
+
+/* True if a text message waits to be written. */
+bool session_has_text(const struct session *s);
+
+/* Writes the next queued text message: 0, or PROTO_E_INTERNAL if the
+ * socket took less (close the connection). */
+int session_write_text(struct session *s);
+
+/* At WRITEABLE: in CLOSING (DRAINING turns CLOSING here once nothing is
+ * owed or queued) sets the close frame and returns true: the caller then
+ * closes the connection. False otherwise. */
+bool session_close_if_due(struct session *s);
+
+#endif

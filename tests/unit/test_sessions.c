@@ -1,0 +1,131 @@
+/*
+ * test_sessions — admission of a service thread's sessions: ids are given
+ * in order and found until removal, max-clients and max-per-ip refuse (and
+ * count the refusal in /metrics) without keeping anything, a session whose
+ * address is unknown is counted against max-clients only, and removal
+ * frees both the id and the address's count.
+ */
+#include "metrics.h"
+#include "proto.h"
+#include "session.h"
+#include "sessions.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+static struct sessions_config config(uint32_t max_clients, uint32_t max_per_ip)
+{
+    return (struct sessions_config){.max_clients = max_clients,
+                                    .max_per_ip = max_per_ip,
+                                    .max_message = 4096,
+                                    .rate = 100,
+                                    .burst = 200,
+                                    .stale_timeout = 10,
+                                    .send_buffer = 65536};
+}
+
+/* A session about to be admitted from 10.0.0.last (0: address unknown). */
+static void from(struct session *s, int last)
+{
+    memset(s, 0, sizeof *s);
+    if (!last)
+        return;
+    s->addr[10] = s->addr[11] = 0xff;
+    s->addr[12] = 10;
+    s->addr[15] = (unsigned char)last;
+    s->counted = true;
+}
+
+static uint64_t hits(enum metrics_limit which)
+{
+    return atomic_load(&g_metrics.limit_hits[which]);
+}
+
+static void admitted_sessions_get_ids_in_order_and_are_found_until_removed(void **state)
+{
+    (void)state;
+    struct sessions ss;
+    struct sessions_config c = config(4, 4);
+    struct session a, b;
+    assert_int_equal(sessions_init(&ss, &c), 0);
+    from(&a, 1);
+    from(&b, 2);
+    assert_int_equal(sessions_admit(&ss, &a), 0);
+    assert_int_equal(sessions_admit(&ss, &b), 0);
+    assert_int_equal(a.id, 1);
+    assert_int_equal(b.id, 2);
+    assert_ptr_equal(sessions_find(&ss, 1), &a);
+    assert_ptr_equal(sessions_find(&ss, 2), &b);
+    assert_int_equal(sessions_count(&ss), 2);
+    sessions_remove(&ss, &a);
+    assert_null(sessions_find(&ss, 1));
+    assert_int_equal(a.id, 0);
+    assert_int_equal(sessions_count(&ss), 1);
+    size_t cursor = 0;
+    assert_ptr_equal(sessions_next(&ss, &cursor), &b);
+    assert_null(sessions_next(&ss, &cursor));
+    sessions_free(&ss);
+}
+
+static void max_clients_refuses_and_counts_the_hit(void **state)
+{
+    (void)state;
+    struct sessions ss;
+    struct sessions_config c = config(2, 10);
+    struct session s[3];
+    assert_int_equal(sessions_init(&ss, &c), 0);
+    from(&s[0], 1);
+    from(&s[1], 0); /* no address: counts against max-clients only */
+    from(&s[2], 3);
+    assert_int_equal(sessions_admit(&ss, &s[0]), 0);
+    assert_int_equal(sessions_admit(&ss, &s[1]), 0);
+    uint64_t before = hits(LIMIT_CONNECTIONS);
+    assert_int_equal(sessions_admit(&ss, &s[2]), PROTO_E_CAPACITY);
+    assert_int_equal(hits(LIMIT_CONNECTIONS), before + 1);
+    assert_int_equal(s[2].id, 0);
+    assert_int_equal(sessions_count(&ss), 2);
+    sessions_remove(&ss, &s[1]);
+    from(&s[2], 3);
+    assert_int_equal(sessions_admit(&ss, &s[2]), 0); /* room again */
+    sessions_free(&ss);
+}
+
+static void max_per_ip_refuses_an_address_with_its_limit(void **state)
+{
+    (void)state;
+    struct sessions ss;
+    struct sessions_config c = config(10, 2);
+    struct session s[4];
+    assert_int_equal(sessions_init(&ss, &c), 0);
+    for (int i = 0; i < 3; i++)
+        from(&s[i], 7);
+    from(&s[3], 8);
+    assert_int_equal(sessions_admit(&ss, &s[0]), 0);
+    assert_int_equal(sessions_admit(&ss, &s[1]), 0);
+    uint64_t before = hits(LIMIT_CONNECTIONS_IP);
+    assert_int_equal(sessions_admit(&ss, &s[2]), PROTO_E_CAPACITY);
+    assert_int_equal(hits(LIMIT_CONNECTIONS_IP), before + 1);
+    assert_false(s[2].counted); /* refused: its release must count nothing */
+    sessions_remove(&ss, &s[2]);
+    assert_int_equal(sessions_admit(&ss, &s[3]), 0); /* another address may */
+    sessions_remove(&ss, &s[0]);
+    from(&s[2], 7);
+    assert_int_equal(sessions_admit(&ss, &s[2]), 0); /* a slot came free */
+    assert_int_equal(ipcount_of(&ss.ips, s[2].addr), 2);
+    sessions_free(&ss);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(admitted_sessions_get_ids_in_order_and_are_found_until_removed),
+        cmocka_unit_test(max_clients_refuses_and_counts_the_hit),
+        cmocka_unit_test(max_per_ip_refuses_an_address_with_its_limit),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
