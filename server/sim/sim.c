@@ -107,6 +107,13 @@ void sim_default_config(struct sim_config *cfg)
     cfg->brute_force = 0;
 }
 
+void sim_world_for(uint32_t boids, float *width, float *height)
+{
+    double grow = boids > 1000 ? sqrt(boids / 1000.0) : 1.0;
+    *width = (float)round(1600.0 * grow);
+    *height = (float)round(1000.0 * grow);
+}
+
 static const char *config_error(const struct sim_config *c)
 {
     if (!(c->width >= 16.0f && c->width <= 1e6f) || !(c->height >= 16.0f && c->height <= 1e6f))

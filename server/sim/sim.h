@@ -63,6 +63,14 @@ struct sim_config {
 /* Fills *cfg with defaults: 1600 x 1000 world, 60 Hz, 16384 boids, wrap. */
 void sim_default_config(struct sim_config *cfg);
 
+/*
+ * The default world for n boids: 1600 x 1000 up to 1000 boids; beyond, the
+ * same 16:10 shape grown so that every boid keeps 1600 square units (10,000
+ * boids: 5060 x 3162), in whole units. A flock packed denser than that
+ * cannot keep its members half a separation radius apart.
+ */
+void sim_world_for(uint32_t boids, float *width, float *height);
+
 struct sim_world;
 
 /*
