@@ -199,6 +199,7 @@ struct sim_world *sim_create(const struct sim_config *cfg, const char **err)
     grid_init(&w->grid, carve(&cur, grid_bytes(cfg->capacity, (uint32_t)cells)), cfg->capacity,
               (uint32_t)cells);
     sim_reset(w, cfg->seed);
+    w->epoch = 0; /* a new world has changed nothing yet */
     return w;
 }
 
@@ -330,6 +331,19 @@ int sim_scatter(struct sim_world *w, uint32_t n, int group)
         return SIM_EINVAL;
     struct spawn_area area = {.whole = 1};
     return spawn_in(w, n, group, &area);
+}
+
+int sim_reset_scatter(struct sim_world *w, uint64_t seed, uint32_t n, int group)
+{
+    if (!valid_group(group))
+        return SIM_EINVAL;
+    if (n > w->cfg.capacity)
+        return SIM_ECAPACITY;
+    sim_reset(w, seed);
+    uint32_t epoch = w->epoch; /* the scatter is part of the same change */
+    int rc = sim_scatter(w, n, group);
+    w->epoch = epoch;
+    return rc;
 }
 
 int sim_despawn(struct sim_world *w, uint32_t n, int group)

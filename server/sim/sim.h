@@ -112,9 +112,17 @@ int sim_despawn(struct sim_world *w, uint32_t n, int group);
 /*
  * Removes every boid and obstacle, clears every target, restores default
  * parameters, reseeds the PRNG with `seed` and sets tick to 0. Obstacle
- * ids keep counting: an id is never reused within a world's life.
+ * ids keep counting: an id is never reused within a world's life. Advances
+ * the epoch by one.
  */
 void sim_reset(struct sim_world *w, uint64_t seed);
+
+/*
+ * sim_reset(w, seed), then sim_scatter(w, n, group), as one change: the
+ * epoch advances by exactly one. Returns n, or SIM_EINVAL (bad group) or
+ * SIM_ECAPACITY (n above capacity) with nothing changed.
+ */
+int sim_reset_scatter(struct sim_world *w, uint64_t seed, uint32_t n, int group);
 
 /* Sets or clears group's seek/arrive target. Target must lie in the world. */
 int sim_target_set(struct sim_world *w, int group, float x, float y);
@@ -172,7 +180,7 @@ struct sim_target {
 
 struct sim_view {
     uint64_t tick;
-    uint32_t epoch; /* bumped whenever boid order or count changes */
+    uint32_t epoch; /* 0 in a new world; +1 whenever boid order or count changes */
     uint32_t count;
     float width, height;
     const float *x, *y, *vx, *vy;

@@ -1368,6 +1368,44 @@ static void reset_restores_a_freshly_created_world(void **state)
     world_free(fresh);
 }
 
+static uint32_t epoch_of(const struct sim_world *w)
+{
+    struct sim_view v;
+    sim_view(w, &v);
+    return v.epoch;
+}
+
+static void a_new_world_is_at_epoch_0_and_a_reset_with_its_flock_advances_it_by_one(void **state)
+{
+    (void)state;
+    struct sim_config cfg = test_config(SIM_EDGES_WRAP, 100, 3);
+    struct sim_world *w = world_new(&cfg);
+    assert_int_equal(epoch_of(w), 0);
+    assert_int_equal(sim_scatter(w, 50, 0), 50);
+    assert_int_equal(epoch_of(w), 1);
+    step_n(w, 10);
+    assert_int_equal(sim_reset_scatter(w, 9, 80, 2), 80);
+    assert_int_equal(epoch_of(w), 2);
+    /* The same as a fresh world given the same seed and flock. */
+    cfg.seed = 9;
+    struct sim_world *fresh = world_new(&cfg);
+    assert_int_equal(sim_scatter(fresh, 80, 2), 80);
+    assert_true(sim_hash(w) == sim_hash(fresh));
+    /* Refused: nothing changes, not even the epoch. */
+    uint64_t hash = sim_hash(w);
+    assert_int_equal(sim_reset_scatter(w, 1, 101, 0), SIM_ECAPACITY);
+    assert_int_equal(sim_reset_scatter(w, 1, 10, SIM_GROUPS), SIM_EINVAL);
+    assert_int_equal(sim_reset_scatter(w, 1, 10, -1), SIM_EINVAL);
+    assert_true(sim_hash(w) == hash);
+    assert_int_equal(epoch_of(w), 2);
+    sim_reset(w, 1);
+    assert_int_equal(epoch_of(w), 3);
+    assert_int_equal(sim_reset_scatter(w, 1, 0, 0), 0);
+    assert_int_equal(epoch_of(w), 4);
+    world_free(w);
+    world_free(fresh);
+}
+
 static void stats_report_count_speed_and_polarization_of_the_state(void **state)
 {
     (void)state;
@@ -1433,6 +1471,7 @@ int main(void)
         TEST(obstacle_removal_keeps_the_other_obstacles),
         TEST(obstacle_ids_are_not_reused_after_a_reset),
         TEST(reset_restores_a_freshly_created_world),
+        TEST(a_new_world_is_at_epoch_0_and_a_reset_with_its_flock_advances_it_by_one),
         TEST(stats_report_count_speed_and_polarization_of_the_state),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
