@@ -92,8 +92,7 @@ static double uniform(uint64_t *s, double lo, double hi)
 
 /* ---- constructed frames ---------------------------------------------------- */
 
-static void a_lattice_flying_one_way_is_fully_polarized_with_every_neighbour_at_the_spacing(
-    void **state)
+static void a_lattice_flying_one_way_is_polarized_with_neighbours_at_the_spacing(void **state)
 {
     (void)state;
     /* 20 x 20 at spacing 20 fills a 400 x 400 torus: one cluster that wraps. */
@@ -472,7 +471,7 @@ static void a_frame_of_a_world_is_its_state_with_group_0s_perception(void **stat
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        TEST(a_lattice_flying_one_way_is_fully_polarized_with_every_neighbour_at_the_spacing),
+        TEST(a_lattice_flying_one_way_is_polarized_with_neighbours_at_the_spacing),
         TEST(a_perfect_mill_is_a_mill_whichever_way_it_turns),
         TEST(the_same_rings_flying_straight_are_no_mill),
         TEST(a_mill_across_the_torus_corner_measures_as_it_does_in_the_middle),
