@@ -916,13 +916,14 @@ static inline void flock_rules(const struct sim_world *w, uint8_t g, float mc, c
 
 /*
  * Prioritised allocation (Reynolds 1999): adds as much of (fx, fy) as the
- * remaining budget of acceleration allows, and spends that much. Called in
- * priority order, so a pressing rule (an obstacle ahead, a neighbour too
- * close) is never drowned out by the ones after it. Branch-free.
+ * remaining budget of acceleration allows, but no more than `most`, and
+ * spends that much. Called in priority order, so a pressing rule (an
+ * obstacle ahead, a neighbour too close) is never drowned out by the ones
+ * after it. Branch-free.
  */
-static inline void allot(float fx, float fy, float *budget, float *ox, float *oy)
+static inline void allot(float fx, float fy, float most, float *budget, float *ox, float *oy)
 {
-    float l = sqrtf(fx * fx + fy * fy), k = l > *budget ? *budget / l : 1.0f;
+    float cap = fminf(most, *budget), l = sqrtf(fx * fx + fy * fy), k = l > cap ? cap / l : 1.0f;
     *ox += k * fx;
     *oy += k * fy;
     *budget = fmaxf(*budget - k * l, 0.0f);
@@ -930,8 +931,8 @@ static inline void allot(float fx, float fy, float *budget, float *ox, float *oy
 
 /*
  * Steering of sorted slots [begin, end) in a world with no targets,
- * obstacles or walls: separation, then alignment, then cohesion, from a
- * budget of max_force. Runs across boids in SIMD lanes.
+ * obstacles or walls: separation (up to its share), then alignment, then
+ * cohesion, from a budget of max_force. Runs across boids in SIMD lanes.
  */
 SIM_HOT static void flock_forces(struct sim_world *w, uint32_t begin, uint32_t end)
 {
@@ -942,9 +943,9 @@ SIM_HOT static void flock_forces(struct sim_world *w, uint32_t begin, uint32_t e
         struct rules r;
         flock_rules(w, g, w->vmax[g], &s, &r);
         float budget = w->fmax[g], fx = 0.0f, fy = 0.0f;
-        allot(r.sx, r.sy, &budget, &fx, &fy);
-        allot(r.ax, r.ay, &budget, &fx, &fy);
-        allot(r.cx, r.cy, &budget, &fx, &fy);
+        allot(r.sx, r.sy, SIM_SEPARATION_SHARE * budget, &budget, &fx, &fy);
+        allot(r.ax, r.ay, budget, &budget, &fx, &fy);
+        allot(r.cx, r.cy, budget, &budget, &fx, &fy);
         out_x[k] = fx;
         out_y[k] = fy;
     }
@@ -952,12 +953,11 @@ SIM_HOT static void flock_forces(struct sim_world *w, uint32_t begin, uint32_t e
 
 /*
  * Steering of sorted slots [begin, end) when the world has targets,
- * obstacles or walls, in priority order: avoidance, separation, seek,
- * alignment, cohesion. A group with a target flies at the pace seek sets:
- * alignment only turns its boids, keeping their own speed. Inside the
- * arrive radius cohesion stops, the target gathers the group: cohesion
- * toward the neighbours in view, all ahead, would keep a settled group
- * walking.
+ * obstacles or walls, in priority order: avoidance, separation (up to its
+ * share of max_force), seek, alignment, cohesion. A group with a target flies at the pace seek
+ * sets: alignment only turns its boids, keeping their own speed. Inside the arrive radius cohesion
+ * stops, the target gathers the group: cohesion toward the neighbours in view, all ahead, would
+ * keep a settled group walking.
  */
 static void extra_forces(struct sim_world *w, uint32_t begin, uint32_t end)
 {
@@ -973,11 +973,11 @@ static void extra_forces(struct sim_world *w, uint32_t begin, uint32_t end)
         if (w->targets[g].active && steer_seek(w, pp, &w->targets[g], px, py, s.vx, s.vy, &tx, &ty))
             r.cx = r.cy = 0.0f;
         float budget = pp->max_force, fx = 0.0f, fy = 0.0f;
-        allot(ax, ay, &budget, &fx, &fy);
-        allot(r.sx, r.sy, &budget, &fx, &fy);
-        allot(tx, ty, &budget, &fx, &fy);
-        allot(r.ax, r.ay, &budget, &fx, &fy);
-        allot(r.cx, r.cy, &budget, &fx, &fy);
+        allot(ax, ay, budget, &budget, &fx, &fy);
+        allot(r.sx, r.sy, SIM_SEPARATION_SHARE * pp->max_force, &budget, &fx, &fy);
+        allot(tx, ty, budget, &budget, &fx, &fy);
+        allot(r.ax, r.ay, budget, &budget, &fx, &fy);
+        allot(r.cx, r.cy, budget, &budget, &fx, &fy);
         w->sfx[k] = fx;
         w->sfy[k] = fy;
     }

@@ -47,7 +47,12 @@ enum sim_edges {
 };
 
 #define SIM_GROUPS 256 /* group ids are 0..255 */
-#define SIM_LANES  8   /* concurrent sim_steer_range() callers */
+
+/* Separation spends at most this share of a boid's max_force; the rest is
+ * kept for the rules after it, so a crowd packed tighter than separation
+ * allows still aligns instead of jittering in place. */
+#define SIM_SEPARATION_SHARE 0.75f
+#define SIM_LANES            8 /* concurrent sim_steer_range() callers */
 
 struct sim_config {
     float width, height;    /* world size in units, each in [16, 1e6] */
