@@ -56,8 +56,8 @@ struct sim_world {
 
     float cos_sq[SIM_GROUPS];                 /* per group: c*|c|, c = cos(fov/2); -1: sees all */
     float vmax[SIM_GROUPS], vmin[SIM_GROUPS]; /* per group speed limits */
-    float fmax[SIM_GROUPS], wsep[SIM_GROUPS], wali[SIM_GROUPS], wcoh[SIM_GROUPS];
-    float rsep[SIM_GROUPS], rper[SIM_GROUPS]; /* per group separation and perception radii */
+    float fmax[SIM_GROUPS], wali[SIM_GROUPS];
+    float ksep[SIM_GROUPS], kcoh[SIM_GROUPS]; /* per group rule gains (flock_rules) */
     int extras;           /* targets, obstacles or walls: steering needs the scalar pass */
     struct gather *lanes; /* SIM_LANES gather buffers for sim_steer_range */
 
@@ -782,11 +782,9 @@ void sim_prepare(struct sim_world *w)
         w->vmax[k] = pp->max_speed;
         w->vmin[k] = fminf(pp->min_speed, pp->max_speed);
         w->fmax[k] = pp->max_force;
-        w->wsep[k] = pp->w_separation;
         w->wali[k] = pp->w_alignment;
-        w->wcoh[k] = pp->w_cohesion;
-        w->rsep[k] = pp->separation_radius;
-        w->rper[k] = pp->perception;
+        w->ksep[k] = pp->w_separation * pp->max_force * pp->separation_radius;
+        w->kcoh[k] = pp->w_cohesion * pp->max_force / pp->perception; /* perception >= 1 */
     }
     int targets = 0;
     for (int k = 0; k < SIM_GROUPS; k++)
@@ -881,6 +879,19 @@ static inline struct slot slot_at(const struct sim_world *w, uint32_t k)
     };
 }
 
+/* A group's constants as the rules use them (sim_prepare fills them). */
+struct gains {
+    float mf;   /* max_force */
+    float ksep; /* w_separation x max_force x separation_radius */
+    float wali; /* w_alignment */
+    float kcoh; /* w_cohesion x max_force / perception */
+};
+
+static inline struct gains gains_of(const struct sim_world *w, uint8_t g)
+{
+    return (struct gains){w->fmax[g], w->ksep[g], w->wali[g], w->kcoh[g]};
+}
+
 /* The three flocking forces of one boid, each weighted, in units/s^2. */
 struct rules {
     float sx, sy, ax, ay, cx, cy;
@@ -897,19 +908,18 @@ struct rules {
  * max_force at one perception radius. None of them brakes a boid that flies
  * with its neighbours. Branch-free for SIMD lanes.
  */
-static inline void flock_rules(const struct sim_world *w, uint8_t g, float mc, const struct slot *s,
+static inline void flock_rules(const struct gains *c, float mc, const struct slot *s,
                                struct rules *r)
 {
-    float mf = w->fmax[g], ks = w->wsep[g] * mf * w->rsep[g];
-    r->sx = ks * s->sep_x;
-    r->sy = ks * s->sep_y;
+    r->sx = c->ksep * s->sep_x;
+    r->sy = c->ksep * s->sep_y;
     float hx = s->ali_x + s->ux, hy = s->ali_y + s->uy, l = sqrtf(hx * hx + hy * hy);
     float ka = l > 0.0f ? mc / l : 0.0f;
     float dx = hx * ka - s->vx, dy = hy * ka - s->vy, l2 = dx * dx + dy * dy;
-    float kt = w->wali[g] * (l2 > mf * mf ? mf / sqrtf(l2) : 1.0f);
+    float kt = c->wali * (l2 > c->mf * c->mf ? c->mf / sqrtf(l2) : 1.0f);
     r->ax = kt * dx;
     r->ay = kt * dy;
-    float kc = s->n > 0.0f ? w->wcoh[g] * mf / (s->n * w->rper[g]) : 0.0f;
+    float kc = s->n > 0.0f ? c->kcoh / s->n : 0.0f;
     r->cx = kc * s->coh_x;
     r->cy = kc * s->coh_y;
 }
@@ -932,17 +942,30 @@ static inline void allot(float fx, float fy, float most, float *budget, float *o
 /*
  * Steering of sorted slots [begin, end) in a world with no targets,
  * obstacles or walls: separation (up to its share), then alignment, then
- * cohesion, from a budget of max_force. Runs across boids in SIMD lanes.
+ * cohesion, from a budget of max_force. Every array is read through its
+ * own restrict pointer so the loop runs across boids in SIMD lanes.
  */
 SIM_HOT static void flock_forces(struct sim_world *w, uint32_t begin, uint32_t end)
 {
+    const float *restrict sep_x = w->sum[SUM_SEP_X], *restrict sep_y = w->sum[SUM_SEP_Y];
+    const float *restrict ali_x = w->sum[SUM_ALI_X], *restrict ali_y = w->sum[SUM_ALI_Y];
+    const float *restrict coh_x = w->sum[SUM_COH_X], *restrict coh_y = w->sum[SUM_COH_Y];
+    const float *restrict n_all = w->sum[SUM_NALL];
+    const float *restrict sux = w->sux, *restrict suy = w->suy;
+    const float *restrict svx = w->svx, *restrict svy = w->svy;
+    const float *restrict fmax = w->fmax, *restrict ksep = w->ksep, *restrict wali = w->wali;
+    const float *restrict kcoh = w->kcoh, *restrict vmax = w->vmax;
+    const uint8_t *restrict sg = w->sg;
     float *restrict out_x = w->sfx, *restrict out_y = w->sfy;
+#pragma omp simd
     for (uint32_t k = begin; k < end; k++) {
-        uint8_t g = w->sg[k];
-        struct slot s = slot_at(w, k);
+        uint8_t g = sg[k];
+        struct gains c = {fmax[g], ksep[g], wali[g], kcoh[g]};
+        struct slot s = {sep_x[k], sep_y[k], ali_x[k], ali_y[k], coh_x[k], coh_y[k],
+                         n_all[k], sux[k],   suy[k],   svx[k],   svy[k]};
         struct rules r;
-        flock_rules(w, g, w->vmax[g], &s, &r);
-        float budget = w->fmax[g], fx = 0.0f, fy = 0.0f;
+        flock_rules(&c, vmax[g], &s, &r);
+        float budget = c.mf, fx = 0.0f, fy = 0.0f;
         allot(r.sx, r.sy, SIM_SEPARATION_SHARE * budget, &budget, &fx, &fy);
         allot(r.ax, r.ay, budget, &budget, &fx, &fy);
         allot(r.cx, r.cy, budget, &budget, &fx, &fy);
@@ -954,10 +977,11 @@ SIM_HOT static void flock_forces(struct sim_world *w, uint32_t begin, uint32_t e
 /*
  * Steering of sorted slots [begin, end) when the world has targets,
  * obstacles or walls, in priority order: avoidance, separation (up to its
- * share of max_force), seek, alignment, cohesion. A group with a target flies at the pace seek
- * sets: alignment only turns its boids, keeping their own speed. Inside the arrive radius cohesion
- * stops, the target gathers the group: cohesion toward the neighbours in view, all ahead, would
- * keep a settled group walking.
+ * share of max_force), seek, alignment, cohesion. A group with a target
+ * flies at the pace seek sets: alignment only turns its boids, keeping
+ * their own speed. Inside the arrive radius cohesion stops and the target
+ * gathers the group: cohesion toward the neighbours in view, all ahead,
+ * would keep a settled group walking.
  */
 static void extra_forces(struct sim_world *w, uint32_t begin, uint32_t end)
 {
@@ -967,7 +991,8 @@ static void extra_forces(struct sim_world *w, uint32_t begin, uint32_t end)
         struct slot s = slot_at(w, k);
         struct rules r;
         float own = sqrtf(s.vx * s.vx + s.vy * s.vy);
-        flock_rules(w, g, w->targets[g].active ? own : w->vmax[g], &s, &r);
+        struct gains c = gains_of(w, g);
+        flock_rules(&c, w->targets[g].active ? own : w->vmax[g], &s, &r);
         float px = w->sx[k], py = w->sy[k], ax = 0.0f, ay = 0.0f, tx = 0.0f, ty = 0.0f;
         steer_avoid(w, pp, px, py, s.vx, s.vy, &ax, &ay);
         if (w->targets[g].active && steer_seek(w, pp, &w->targets[g], px, py, s.vx, s.vy, &tx, &ty))
