@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "flockstats.h"
+#include "splitmix.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -76,18 +77,9 @@ static void put(uint32_t i, double x, double y, double angle, double speed, floa
     vys[i] = (float)(speed * sin(angle));
 }
 
-/* splitmix64 */
-static uint64_t next_u64(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 static double uniform(uint64_t *s, double lo, double hi)
 {
-    return lo + (double)(next_u64(s) >> 11) * (1.0 / 9007199254740992.0) * (hi - lo);
+    return lo + (double)(splitmix_next(s) >> 11) * (1.0 / 9007199254740992.0) * (hi - lo);
 }
 
 /* ---- constructed frames ---------------------------------------------------- */
@@ -355,7 +347,7 @@ static void reference(const struct flockstats_frame *f, struct reference *r)
 static void random_frame(uint64_t *seed, uint32_t n, float w, float h, int clumps)
 {
     for (uint32_t i = 0; i < n; i++) {
-        int k = clumps ? (int)(next_u64(seed) % (uint64_t)(clumps + 1)) : clumps;
+        int k = clumps ? (int)(splitmix_next(seed) % (uint64_t)(clumps + 1)) : clumps;
         double x, y, a;
         if (k < clumps) {
             double cx = w * (k + 0.5) / clumps, cy = h * 0.5;

@@ -18,6 +18,7 @@
 
 #include "flockstats.h"
 #include "sim.h"
+#include "splitmix.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -101,19 +102,10 @@ static void step_n(struct sim_world *w, int ticks)
         sim_step(w);
 }
 
-/* splitmix64: the tests' own deterministic randomness. */
-static uint64_t next_u64(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 /* Uniform float in [lo, hi). */
 static float uniform(uint64_t *s, float lo, float hi)
 {
-    float v = lo + (float)(next_u64(s) >> 40) * (1.0f / 16777216.0f) * (hi - lo);
+    float v = lo + (float)(splitmix_next(s) >> 40) * (1.0f / 16777216.0f) * (hi - lo);
     return v < hi ? v : lo;
 }
 
@@ -334,7 +326,7 @@ static float on_line(uint64_t *s, float cell, float size, int beside)
     float k = floorf(uniform(s, 0.0f, cells + 1.0f));
     float v = snap(k >= cells ? size : k * cell);
     if (beside)
-        v += next_u64(s) & 1 ? 1.0f / 4096.0f : -1.0f / 4096.0f;
+        v += splitmix_next(s) & 1 ? 1.0f / 4096.0f : -1.0f / 4096.0f;
     return fminf(fmaxf(v, 0.0f), size);
 }
 
@@ -342,7 +334,7 @@ static float on_line(uint64_t *s, float cell, float size, int beside)
 static float near_seam(uint64_t *s, float size, float band)
 {
     float d = uniform(s, 0.0f, band);
-    return next_u64(s) & 1 ? d : size - d;
+    return splitmix_next(s) & 1 ? d : size - d;
 }
 
 /*
@@ -703,6 +695,23 @@ static struct sim_world *probe_world(uint32_t n)
     return w;
 }
 
+/* A boid's position and velocity: x, y, vx, vy. */
+typedef float boid_state[4];
+
+/* Two boids placed as given, with the separation, alignment and cohesion
+ * weights given (a negative weight keeps the default). */
+static struct sim_world *pair_world(const float weights[3], const boid_state a, const boid_state b)
+{
+    static const char *const names[3] = {"w_separation", "w_alignment", "w_cohesion"};
+    struct sim_world *w = probe_world(2);
+    for (int k = 0; k < 3; k++)
+        if (weights[k] >= 0.0f)
+            set_param(w, -1, names[k], weights[k]);
+    assert_int_equal(sim_boid_set(w, 0, a[0], a[1], a[2], a[3]), SIM_OK);
+    assert_int_equal(sim_boid_set(w, 1, b[0], b[1], b[2], b[3]), SIM_OK);
+    return w;
+}
+
 /* The steering boid i got from one step, and its length. */
 static double force_after_step(struct sim_world *w, uint32_t i, double *fx, double *fy)
 {
@@ -718,20 +727,15 @@ static void separation_acts_all_around_while_alignment_and_cohesion_see_only_ahe
     /* Boid 0 flies +x; boid 1 is 10 units straight behind it, in the
      * 90-degree blind cone of the default field of view. */
     double fx, fy;
-    struct sim_world *w = probe_world(2);
-    set_param(w, -1, "w_alignment", 0.0f);
-    set_param(w, -1, "w_cohesion", 0.0f);
-    assert_int_equal(sim_boid_set(w, 0, 500.0f, 500.0f, 50.0f, 0.0f), SIM_OK);
-    assert_int_equal(sim_boid_set(w, 1, 490.0f, 500.0f, 50.0f, 0.0f), SIM_OK);
+    const float separation_only[3] = {-1.0f, 0.0f, 0.0f}, cohesion_only[3] = {0.0f, 0.0f, -1.0f};
+    struct sim_world *w = pair_world(separation_only, (boid_state){500.0f, 500.0f, 50.0f, 0.0f},
+                                     (boid_state){490.0f, 500.0f, 50.0f, 0.0f});
     assert_true(force_after_step(w, 0, &fx, &fy) > 0.0);
     assert_true(fx > 0.0 && fabs(fy) < 1e-3 * fx); /* pushed forward, away from it */
     world_free(w);
 
-    w = probe_world(2);
-    set_param(w, -1, "w_separation", 0.0f);
-    set_param(w, -1, "w_alignment", 0.0f);
-    assert_int_equal(sim_boid_set(w, 0, 500.0f, 500.0f, 50.0f, 0.0f), SIM_OK);
-    assert_int_equal(sim_boid_set(w, 1, 470.0f, 500.0f, 50.0f, 0.0f), SIM_OK);
+    w = pair_world(cohesion_only, (boid_state){500.0f, 500.0f, 50.0f, 0.0f},
+                   (boid_state){470.0f, 500.0f, 50.0f, 0.0f});
     assert_true(force_after_step(w, 0, &fx, &fy) == 0.0); /* cohesion does not see it */
     assert_true(force_after_step(w, 1, &fx, &fy) > 0.0);  /* but the one behind sees boid 0 */
     assert_true(fx > 0.0);
@@ -742,9 +746,9 @@ static void separation_acts_all_around_while_alignment_and_cohesion_see_only_ahe
 static double push_at(double d)
 {
     double fx, fy;
-    struct sim_world *w = probe_world(2);
-    set_param(w, -1, "w_cohesion", 0.0f);
-    assert_int_equal(sim_boid_set(w, 1, (float)(800.0 + d), 500.0f, 0.0f, 0.0f), SIM_OK);
+    const float no_cohesion[3] = {-1.0f, -1.0f, 0.0f};
+    struct sim_world *w = pair_world(no_cohesion, (boid_state){800.0f, 500.0f, 0.0f, 0.0f},
+                                     (boid_state){(float)(800.0 + d), 500.0f, 0.0f, 0.0f});
     double f = force_after_step(w, 0, &fx, &fy);
     assert_true(f == 0.0 || (fx < 0.0 && fabs(fy) <= 1e-4 * f)); /* straight away from it */
     world_free(w);
@@ -773,11 +777,9 @@ static void a_close_neighbour_takes_its_share_of_the_budget_before_alignment(voi
      * opposite headings, so it wants the boid to stop, and gets the rest;
      * nothing is left for cohesion. */
     double fx, fy;
-    struct sim_world *w = probe_world(2);
-    set_param(w, -1, "w_cohesion", 10.0f);
-    set_param(w, -1, "w_alignment", 10.0f);
-    assert_int_equal(sim_boid_set(w, 0, 500.0f, 500.0f, 50.0f, 0.0f), SIM_OK);
-    assert_int_equal(sim_boid_set(w, 1, 500.0f, 505.0f, -50.0f, 0.0f), SIM_OK);
+    const float strong_pulls[3] = {-1.0f, 10.0f, 10.0f};
+    struct sim_world *w = pair_world(strong_pulls, (boid_state){500.0f, 500.0f, 50.0f, 0.0f},
+                                     (boid_state){500.0f, 505.0f, -50.0f, 0.0f});
     float max_force = get_param(w, 0, "max_force");
     assert_true(force_after_step(w, 0, &fx, &fy) > 0.0);
     assert_float_equal(fy, -SIM_SEPARATION_SHARE * max_force, 1e-3 * max_force);
