@@ -223,7 +223,8 @@ static const struct option options[] = {
 static void usage(FILE *out)
 {
     fprintf(out, "usage: flockbench [options]\n\n"
-                 "Runs the flocking core headless from a random start and prints its speed.\n");
+                 "Runs the flocking core headless from a random start and prints its speed\n"
+                 "and, with --metrics, the flock's measures.\n");
     for (size_t i = 0; i < OPTION_COUNT; i++) {
         char flag[32];
         snprintf(flag, sizeof flag, "%s %s", options[i].name,
