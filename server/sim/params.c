@@ -6,13 +6,13 @@
  * each from a `flockbench --metrics` command):
  *  - max_force 400 units/s^2: boids that converge need the agility to part
  *    within the separation radius; at 200 a 10,000-boid flock's nearest-
- *    neighbour p5 falls to 0.48 of the separation radius (0.65 at 400);
+ *    neighbour p5 falls to 0.50 of the separation radius (0.66 at 400);
  *  - weights separation 1.5 : alignment 2 : cohesion 0.3. Separation comes
- *    first in the force budget anyway; alignment is the strongest pull: it
- *    halves the disorder left 10 s after a scattered start (compared with
- *    1); cohesion is the weakest (000 damps it to 0.1, 002 uses
+ *    first in the force budget anyway; alignment is the strongest pull: 10 s
+ *    after a scattered start it leaves little more than half the disorder
+ *    it leaves at 1; cohesion is the weakest (000 damps it to 0.1, 002 uses
  *    1 : 0.4 : 0.2): enough to gather stragglers into distinct flocks,
- *    weak enough not to pack them;
+ *    weak enough not to pack them into mills;
  *  - separation radius about half the perception radius (002's "neighbour
  *    circle vs separation circle");
  *  - field of view 270 degrees: alignment and cohesion follow neighbours in
