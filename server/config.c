@@ -13,6 +13,8 @@
  */
 #include "config.h"
 
+#include "sim.h"
+
 #include <assert.h>
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -70,7 +72,9 @@ static const struct cfg_row rows[] = {
      "snapshots sent to each client per second (at most --tick-hz)"},
     {"seed", T_U64, FIELD(seed), "1", 0, EXACT_MAX, NULL, "N", 0,
      "random seed of the starting flock"},
-    {"width", T_DOUBLE, FIELD(width), "1600", 100, 100000, NULL, "UNITS", 0, "world width"},
+    {"width", T_DOUBLE, FIELD(width), "1600", 100, 100000, NULL, "UNITS", 0,
+     "world width; with neither width nor height given, the world grows past 1000 boids to "
+     "keep 1600 square units per boid"},
     {"height", T_DOUBLE, FIELD(height), "1000", 100, 100000, NULL, "UNITS", 0, "world height"},
     {"edges", T_STRING, FIELD(edges), "wrap", 1, LEN(edges), edge_modes, "MODE", 0,
      "at the world's edges boids wrap around or are contained"},
@@ -466,10 +470,30 @@ static int apply_args(struct cfg *c, int argc, char **argv, int config_pass, cha
     return 0;
 }
 
+/*
+ * A world packed denser than 1600 square units per boid cannot keep its
+ * boids half a separation radius apart, so when neither width nor height
+ * was set the world follows --boids (sim_world_for). 0 marks "not set":
+ * it is below every valid size.
+ */
 int cfg_parse_args(struct cfg *c, int argc, char **argv, char *err, size_t errlen)
 {
+    double width = c->width, height = c->height;
+    c->width = c->height = 0.0;
     int rc = apply_args(c, argc, argv, 1, err, errlen);
-    return rc != 0 ? rc : apply_args(c, argc, argv, 0, err, errlen);
+    if (rc == 0)
+        rc = apply_args(c, argc, argv, 0, err, errlen);
+    if (rc == 0 && c->width == 0.0 && c->height == 0.0 && c->boids > 1000) {
+        float w, h;
+        sim_world_for(c->boids, &w, &h);
+        c->width = w;
+        c->height = h;
+    }
+    if (c->width == 0.0)
+        c->width = width;
+    if (c->height == 0.0)
+        c->height = height;
+    return rc;
 }
 
 /*

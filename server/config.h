@@ -7,7 +7,8 @@
  * setting is added in exactly one place. Precedence: defaults, then the
  * file named by --config, then the other flags.
  *
- * Never: touches the network or the simulation. Threading: fill a
+ * Never: touches the network or a world (it only asks the flocking core
+ * for the default world size, sim_world_for()). Threading: fill a
  * struct cfg once at start-up; afterwards it is read-only.
  * Errors: functions return 0 on success, CFG_HELP when --help was given,
  * or a negative CFG_E* code with a message naming the setting in err.
@@ -31,7 +32,8 @@ struct cfg {
     double tick_hz;            /* "tick-hz": 1..240, default 60 */
     double snapshot_hz;        /* "snapshot-hz": 1..60 (<= tick-hz), default 20 */
     uint64_t seed;             /* "seed": 0..2^53, default 1 */
-    double width, height;      /* "width", "height": 100..100000, default 1600 x 1000 */
+    double width, height;      /* "width", "height": 100..100000, default 1600 x 1000, */
+                               /* larger for more than 1000 boids (cfg_parse_args) */
     char edges[16];            /* "edges": "wrap" or "contain", default "wrap" */
     uint32_t max_obstacles;    /* "max-obstacles": 0..4096, default 64 */
     char web_root[1024];       /* "web-root": directory served at /, default "client/web" */
@@ -65,6 +67,9 @@ void cfg_default(struct cfg *c);
 /*
  * Applies argv (argv[0] is skipped): --config FILE first, then every other
  * flag in order. Flags take the form "--NAME VALUE" or "--NAME=VALUE".
+ * When neither file nor flags set width or height and boids exceeds 1000,
+ * the world is sized for the boids instead (sim_world_for(): 1600 square
+ * units per boid, 16:10).
  * Returns 0, CFG_HELP (caller prints cfg_help and exits 0) or CFG_E*;
  * on error err (errlen bytes) holds a one-line message.
  */

@@ -198,9 +198,9 @@ static int apply_reset(struct room *r, const struct proto_command *c, struct out
         metrics_limit(LIMIT_ROOM_CAPACITY);
         return PROTO_E_CAPACITY;
     }
-    sim_reset(r->world, a->has_seed ? a->seed : r->cfg.sim.seed);
+    sim_reset_scatter(r->world, a->has_seed ? a->seed : r->cfg.sim.seed, boids, 0);
     r->nowners = 0;
-    room__populate(r, boids);
+    room__populate(r, 0); /* the mode's parameters; the boids are in */
     o->count = boids;
     return 0;
 }

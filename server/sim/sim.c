@@ -24,6 +24,8 @@
 
 #define SIM_GATHER_PAD 16 /* gathers are padded to a multiple of this */
 
+#define SIM_SUMS 7 /* neighbourhood sums per boid: enum sum_field */
+
 /* Padding slots sit this far away: never neighbours, and every product in
  * the scan stays finite (1e18^2 < FLT_MAX) so masks zero them exactly. */
 #define SIM_FAR 1e18f
@@ -54,15 +56,14 @@ struct sim_world {
 
     float cos_sq[SIM_GROUPS];                 /* per group: c*|c|, c = cos(fov/2); -1: sees all */
     float vmax[SIM_GROUPS], vmin[SIM_GROUPS]; /* per group speed limits */
-    float fmax[SIM_GROUPS], wsep[SIM_GROUPS], wali[SIM_GROUPS], wcoh[SIM_GROUPS];
+    float fmax[SIM_GROUPS], wali[SIM_GROUPS];
+    float ksep[SIM_GROUPS], kcoh[SIM_GROUPS]; /* per group rule gains (flock_rules) */
     int extras;           /* targets, obstacles or walls: steering needs the scalar pass */
     struct gather *lanes; /* SIM_LANES gather buffers for sim_steer_range */
 
     /* Per sorted slot: velocity, neighbourhood sums, flocking force. */
     float *svx, *svy;
-    float *sum[8];  /* indexed by enum sum_field */
-    float *cruise;  /* arrive: factor on alignment/cohesion speed, if targets */
-    int any_target; /* some group has a target */
+    float *sum[SIM_SUMS]; /* indexed by enum sum_field */
     float *sfx, *sfy;
 
     struct sim_obstacle *obstacles;
@@ -105,6 +106,13 @@ void sim_default_config(struct sim_config *cfg)
     cfg->edge_margin = 50.0f;
     cfg->seed = 1;
     cfg->brute_force = 0;
+}
+
+void sim_world_for(uint32_t boids, float *width, float *height)
+{
+    double grow = boids > 1000 ? sqrt(boids / 1000.0) : 1.0;
+    *width = (float)round(1600.0 * grow);
+    *height = (float)round(1000.0 * grow);
 }
 
 static const char *config_error(const struct sim_config *c)
@@ -151,7 +159,7 @@ struct sim_world *sim_create(const struct sim_config *cfg, const char **err)
     size_t n = cfg->capacity, cells = max_cells_for(cfg->capacity);
     size_t f = (n * sizeof(float) + 15) & ~(size_t)15;
     size_t b = (n + 15) & ~(size_t)15;
-    size_t total = ((sizeof(struct sim_world) + 15) & ~(size_t)15) + 24 * f + 2 * b +
+    size_t total = ((sizeof(struct sim_world) + 15) & ~(size_t)15) + (15 + SIM_SUMS) * f + 2 * b +
                    ((n * sizeof(uint16_t) + 15) & ~(size_t)15) +
                    ((cfg->max_obstacles * sizeof(struct sim_obstacle) + 15) & ~(size_t)15) +
                    ((grid_bytes(cfg->capacity, (uint32_t)cells) + 15) & ~(size_t)15) +
@@ -181,9 +189,8 @@ struct sim_world *sim_create(const struct sim_config *cfg, const char **err)
     w->svy = carve(&cur, f);
     w->sfx = carve(&cur, f);
     w->sfy = carve(&cur, f);
-    for (int k = 0; k < 8; k++)
+    for (int k = 0; k < SIM_SUMS; k++)
         w->sum[k] = carve(&cur, f);
-    w->cruise = carve(&cur, f);
     w->group = carve(&cur, b);
     w->sg = carve(&cur, b);
     w->neighbours = carve(&cur, n * sizeof(uint16_t));
@@ -192,6 +199,7 @@ struct sim_world *sim_create(const struct sim_config *cfg, const char **err)
     grid_init(&w->grid, carve(&cur, grid_bytes(cfg->capacity, (uint32_t)cells)), cfg->capacity,
               (uint32_t)cells);
     sim_reset(w, cfg->seed);
+    w->epoch = 0; /* a new world has changed nothing yet */
     return w;
 }
 
@@ -325,6 +333,19 @@ int sim_scatter(struct sim_world *w, uint32_t n, int group)
     return spawn_in(w, n, group, &area);
 }
 
+int sim_reset_scatter(struct sim_world *w, uint64_t seed, uint32_t n, int group)
+{
+    if (!valid_group(group))
+        return SIM_EINVAL;
+    if (n > w->cfg.capacity)
+        return SIM_ECAPACITY;
+    sim_reset(w, seed);
+    uint32_t epoch = w->epoch; /* the scatter is part of the same change */
+    int rc = sim_scatter(w, n, group);
+    w->epoch = epoch;
+    return rc;
+}
+
 int sim_despawn(struct sim_world *w, uint32_t n, int group)
 {
     if (group >= SIM_GROUPS)
@@ -455,7 +476,7 @@ int sim_boid_set(struct sim_world *w, uint32_t i, float x, float y, float vx, fl
  * self, so cohesion's centre of mass needs no wrap handling. */
 struct nsum {
     float sep_x, sep_y, ali_x, ali_y, coh_x, coh_y;
-    float n_sep, n_all;
+    float n_all;
 };
 
 /* Per-boid constants of the neighbour test. */
@@ -463,6 +484,7 @@ struct probe {
     float px, py, hx, hy;
     float cos_sq;     /* c*|c| with c = cos(fov/2); -1 sees everything */
     float per2, sep2; /* squared radii */
+    float inv_sep2;   /* 1 / sep2, 0 without separation */
     uint8_t group;
     int own_only;
 };
@@ -482,31 +504,42 @@ static inline void scan(const struct cands *c, const struct probe *p, uint32_t a
     const float *restrict sx = c->x, *restrict sy = c->y;
     const float *restrict ux = c->ux, *restrict uy = c->uy;
     const float *restrict sg = c->g;
-    float sep_x = 0, sep_y = 0, ali_x = 0, ali_y = 0, coh_x = 0, coh_y = 0, n_sep = 0, n_all = 0;
+    float sep_x = 0, sep_y = 0, ali_x = 0, ali_y = 0, coh_x = 0, coh_y = 0, n_all = 0;
     float bx = ox - p->px, by = oy - p->py;
     float hx = p->hx, hy = p->hy, cos_sq = p->cos_sq, per2 = p->per2, sep2 = p->sep2;
+    float inv_sep2 = p->inv_sep2;
     float any_group = p->own_only ? 0.0f : 1.0f, group = (float)p->group;
     /* Reassociating these sums is fine: the order is fixed per build, so
      * results stay deterministic; it lets the loop run in SIMD lanes. */
-#pragma omp simd reduction(+ : sep_x, sep_y, ali_x, ali_y, coh_x, coh_y, n_sep, n_all)
+#pragma omp simd reduction(+ : sep_x, sep_y, ali_x, ali_y, coh_x, coh_y, n_all)
+#if defined(__clang__)
+    /* One vector per iteration: gathers are padded to 16, and interleaving
+     * four vectors of 8 left them a scalar tail that made a 100k-boid tick
+     * 1.7 times as long. */
+#pragma clang loop interleave_count(1)
+#endif
     for (uint32_t j = a; j < b; j++) {
         float dx = sx[j] + bx, dy = sy[j] + by;
         float d2 = dx * dx + dy * dy;
         float dot = hx * dx + hy * dy;
-        /* Separation keeps clear of every boid seen; alignment and
-         * cohesion follow only the own group when own_group_only is set. */
+        /* Alignment and cohesion follow the boids in view (of the own
+         * group only, with own_group_only); separation keeps clear of
+         * every boid all around: blind behind, it would push a boid back
+         * from those ahead and never forward from those behind, which
+         * brakes a crowd. */
         int seen = (d2 > 0.0f) & (dot * fabsf(dot) >= cos_sq * d2);
         int kin = (any_group + (sg[j] == group ? 1.0f : 0.0f)) > 0.0f;
         float in_p = (seen & kin & (d2 < per2)) ? 1.0f : 0.0f;
-        float in_s = (seen & (d2 < sep2)) ? 1.0f : 0.0f;
-        float inv = in_s != 0.0f ? 1.0f / d2 : 0.0f; /* in_s implies d2 > 0 */
+        float in_s = ((d2 > 0.0f) & (d2 < sep2)) ? 1.0f : 0.0f;
+        /* 1/d - d/r_s along the unit offset, over r_s: grows like 1/d up
+         * close and fades to 0 at the radius. in_s implies d2 > 0. */
+        float inv = in_s != 0.0f ? 1.0f / d2 - inv_sep2 : 0.0f;
         sep_x += -dx * inv;
         sep_y += -dy * inv;
         ali_x += in_p * ux[j];
         ali_y += in_p * uy[j];
         coh_x += in_p * dx;
         coh_y += in_p * dy;
-        n_sep += in_s;
         n_all += in_p;
     }
     s->sep_x += sep_x;
@@ -515,7 +548,6 @@ static inline void scan(const struct cands *c, const struct probe *p, uint32_t a
     s->ali_y += ali_y;
     s->coh_x += coh_x;
     s->coh_y += coh_y;
-    s->n_sep += n_sep;
     s->n_all += n_all;
 }
 
@@ -673,18 +705,21 @@ static inline void set_length(float *x, float *y, float len)
     *y *= k;
 }
 
-static void steer_seek(const struct sim_world *w, const struct sim_params *pp,
-                       const struct sim_target *t, float px, float py, float vx, float vy,
-                       float *fx, float *fy)
+/* Adds seek/arrive toward t to (*fx, *fy); returns 1 inside the arrive radius. */
+static int steer_seek(const struct sim_world *w, const struct sim_params *pp,
+                      const struct sim_target *t, float px, float py, float vx, float vy, float *fx,
+                      float *fy)
 {
     float dx = t->x - px, dy = t->y - py;
     world_offset(w, &dx, &dy);
     float dist = sqrtf(dx * dx + dy * dy);
     float speed = pp->max_speed;
-    if (dist < pp->arrive_radius)
+    int arriving = dist < pp->arrive_radius;
+    if (arriving)
         speed *= dist / pp->arrive_radius;
     set_length(&dx, &dy, speed);
     steer_toward(dx, dy, vx, vy, pp->max_force, pp->w_seek, fx, fy);
+    return arriving;
 }
 
 /* Obstacles repel within one perception radius of their surface, growing
@@ -750,14 +785,13 @@ void sim_prepare(struct sim_world *w)
         w->vmax[k] = pp->max_speed;
         w->vmin[k] = fminf(pp->min_speed, pp->max_speed);
         w->fmax[k] = pp->max_force;
-        w->wsep[k] = pp->w_separation;
         w->wali[k] = pp->w_alignment;
-        w->wcoh[k] = pp->w_cohesion;
+        w->ksep[k] = pp->w_separation * pp->max_force * pp->separation_radius;
+        w->kcoh[k] = pp->w_cohesion * pp->max_force / pp->perception; /* perception >= 1 */
     }
     int targets = 0;
     for (int k = 0; k < SIM_GROUPS; k++)
         targets |= w->targets[k].active;
-    w->any_target = targets;
     w->extras = targets || w->obstacle_count > 0 || w->cfg.edges != SIM_EDGES_WRAP;
     for (uint32_t k = 0; k < w->count; k++) {
         uint32_t i = g->order[k];
@@ -795,6 +829,9 @@ static void probe_init(const struct sim_world *w, uint32_t k, struct probe *p)
         .cos_sq = blind ? -1.0f : w->cos_sq[g],
         .per2 = pp->perception * pp->perception,
         .sep2 = pp->separation_radius * pp->separation_radius,
+        .inv_sep2 = pp->separation_radius > 0.0f
+                        ? 1.0f / (pp->separation_radius * pp->separation_radius)
+                        : 0.0f,
         .group = g,
         .own_only = pp->own_group_only != 0.0f,
     };
@@ -809,16 +846,7 @@ static void probe_init(const struct sim_world *w, uint32_t k, struct probe *p)
 #define SIM_HOT
 #endif
 
-enum sum_field {
-    SUM_SEP_X,
-    SUM_SEP_Y,
-    SUM_ALI_X,
-    SUM_ALI_Y,
-    SUM_COH_X,
-    SUM_COH_Y,
-    SUM_NSEP,
-    SUM_NALL
-};
+enum sum_field { SUM_SEP_X, SUM_SEP_Y, SUM_ALI_X, SUM_ALI_Y, SUM_COH_X, SUM_COH_Y, SUM_NALL };
 
 static void store_sums(struct sim_world *w, uint32_t k, const struct nsum *s)
 {
@@ -828,102 +856,169 @@ static void store_sums(struct sim_world *w, uint32_t k, const struct nsum *s)
     w->sum[SUM_ALI_Y][k] = s->ali_y;
     w->sum[SUM_COH_X][k] = s->coh_x;
     w->sum[SUM_COH_Y][k] = s->coh_y;
-    w->sum[SUM_NSEP][k] = s->n_sep;
     w->sum[SUM_NALL][k] = s->n_all;
 }
 
-/* Adds on * weight * truncate(desired - v, max) to (*fx, *fy); branch-free. */
-static inline void add_rule(float dvx, float dvy, float vx, float vy, float max, float weight,
-                            float on, float *fx, float *fy)
+/* One slot's neighbourhood sums and motion, as the rules read them. */
+struct slot {
+    float sep_x, sep_y, ali_x, ali_y, coh_x, coh_y, n; /* sums of the scan */
+    float ux, uy, vx, vy;                              /* own heading and velocity */
+};
+
+static inline struct slot slot_at(const struct sim_world *w, uint32_t k)
 {
-    float sx = dvx - vx, sy = dvy - vy, l2 = sx * sx + sy * sy;
-    float k = on * weight * (l2 > max * max ? max / sqrtf(l2) : 1.0f);
-    *fx += k * sx;
-    *fy += k * sy;
+    return (struct slot){
+        w->sum[SUM_SEP_X][k],
+        w->sum[SUM_SEP_Y][k],
+        w->sum[SUM_ALI_X][k],
+        w->sum[SUM_ALI_Y][k],
+        w->sum[SUM_COH_X][k],
+        w->sum[SUM_COH_Y][k],
+        w->sum[SUM_NALL][k],
+        w->sux[k],
+        w->suy[k],
+        w->svx[k],
+        w->svy[k],
+    };
 }
 
-/* Distance from (px, py) to group g's target (minimal image on a torus). */
-static float target_distance(const struct sim_world *w, uint8_t g, float px, float py)
+/* A group's constants as the rules use them (sim_prepare fills them). */
+struct gains {
+    float mf;   /* max_force */
+    float ksep; /* w_separation x max_force x separation_radius */
+    float wali; /* w_alignment */
+    float kcoh; /* w_cohesion x max_force / perception */
+};
+
+static inline struct gains gains_of(const struct sim_world *w, uint8_t g)
 {
-    float dx = w->targets[g].x - px, dy = w->targets[g].y - py;
-    world_offset(w, &dx, &dy);
-    return sqrtf(dx * dx + dy * dy);
+    return (struct gains){w->fmax[g], w->ksep[g], w->wali[g], w->kcoh[g]};
 }
 
-/* Arrive slows the whole group, not only its seek: inside the arrive radius
- * alignment and cohesion aim at the same reduced speed as seek, so a group
- * settles on its target instead of cruising around it. */
-static void cruise_factors(struct sim_world *w, uint32_t begin, uint32_t end)
+/* The three flocking forces of one boid, each weighted, in units/s^2. */
+struct rules {
+    float sx, sy, ax, ay, cx, cy;
+};
+
+/*
+ * Separation pushes away from every boid closer than r_s with w_separation
+ * x max_force x (r_s / d - d / r_s), summed: nothing at the radius, one
+ * max_force (times the weight) at 0.62 r_s, without bound closer in.
+ * Alignment steers toward the mean heading of the neighbours in view and
+ * the boid itself at speed `mc` (desired - velocity, truncated to max_force
+ * and weighted): its own heading keeps a lone boid cruising. Cohesion pulls
+ * toward the centre of the neighbours in view like a spring, w_cohesion x
+ * max_force at one perception radius. None of them brakes a boid that flies
+ * with its neighbours. Branch-free for SIMD lanes.
+ */
+static inline void flock_rules(const struct gains *c, float mc, const struct slot *s,
+                               struct rules *r)
 {
-    for (uint32_t k = begin; k < end; k++) {
-        uint8_t g = w->sg[k];
-        float r = w->params[g].arrive_radius, f = 1.0f;
-        if (w->targets[g].active && r > 0.0f)
-            f = fminf(1.0f, target_distance(w, g, w->sx[k], w->sy[k]) / r);
-        w->cruise[k] = f;
-    }
+    r->sx = c->ksep * s->sep_x;
+    r->sy = c->ksep * s->sep_y;
+    float hx = s->ali_x + s->ux, hy = s->ali_y + s->uy, l = sqrtf(hx * hx + hy * hy);
+    float ka = l > 0.0f ? mc / l : 0.0f;
+    float dx = hx * ka - s->vx, dy = hy * ka - s->vy, l2 = dx * dx + dy * dy;
+    float kt = c->wali * (l2 > c->mf * c->mf ? c->mf / sqrtf(l2) : 1.0f);
+    r->ax = kt * dx;
+    r->ay = kt * dy;
+    float kc = s->n > 0.0f ? c->kcoh / s->n : 0.0f;
+    r->cx = kc * s->coh_x;
+    r->cy = kc * s->coh_y;
 }
 
 /*
- * The three flocking rules for sorted slots [begin, end), from the sums the
- * scan stored, into sfx/sfy: separation steers along the 1/distance-weighted
- * push at full speed, alignment toward the mean heading times max speed,
- * cohesion toward the centre of mass at full speed. Each rule is truncated
- * to max force and weighted; without extras the sum is truncated here too.
- * Runs across boids in SIMD lanes.
+ * Prioritised allocation (Reynolds 1999): adds as much of (fx, fy) as the
+ * remaining budget of acceleration allows, but no more than `most`, and
+ * spends that much. Called in priority order, so a pressing rule (an
+ * obstacle ahead, a neighbour too close) is never drowned out by the ones
+ * after it. Branch-free.
+ */
+static inline void allot(float fx, float fy, float most, float *budget, float *ox, float *oy)
+{
+    float cap = fminf(most, *budget), l = sqrtf(fx * fx + fy * fy), k = l > cap ? cap / l : 1.0f;
+    *ox += k * fx;
+    *oy += k * fy;
+    *budget = fmaxf(*budget - k * l, 0.0f);
+}
+
+/*
+ * Steering of sorted slots [begin, end) in a world with no targets,
+ * obstacles or walls: separation (up to its share), then alignment, then
+ * cohesion, from a budget of max_force. Every array is read through its
+ * own restrict pointer so the loop runs across boids in SIMD lanes.
  */
 SIM_HOT static void flock_forces(struct sim_world *w, uint32_t begin, uint32_t end)
 {
     const float *restrict sep_x = w->sum[SUM_SEP_X], *restrict sep_y = w->sum[SUM_SEP_Y];
     const float *restrict ali_x = w->sum[SUM_ALI_X], *restrict ali_y = w->sum[SUM_ALI_Y];
     const float *restrict coh_x = w->sum[SUM_COH_X], *restrict coh_y = w->sum[SUM_COH_Y];
-    const float *restrict n_sep = w->sum[SUM_NSEP], *restrict n_all = w->sum[SUM_NALL];
+    const float *restrict n_all = w->sum[SUM_NALL];
+    const float *restrict sux = w->sux, *restrict suy = w->suy;
     const float *restrict svx = w->svx, *restrict svy = w->svy;
+    const float *restrict fmax = w->fmax, *restrict ksep = w->ksep, *restrict wali = w->wali;
+    const float *restrict kcoh = w->kcoh, *restrict vmax = w->vmax;
     const uint8_t *restrict sg = w->sg;
     float *restrict out_x = w->sfx, *restrict out_y = w->sfy;
-    const float *restrict cruise = w->cruise;
-    const int total = !w->extras, arrive = w->any_target;
+#pragma omp simd
     for (uint32_t k = begin; k < end; k++) {
         uint8_t g = sg[k];
-        float ms = w->vmax[g], mf = w->fmax[g], vx = svx[k], vy = svy[k], fx = 0.0f, fy = 0.0f;
-        float mc = arrive ? ms * cruise[k] : ms; /* alignment and cohesion speed */
-        float sx = sep_x[k], sy = sep_y[k], l = sqrtf(sx * sx + sy * sy);
-        float kk = l > 0.0f ? ms / l : 0.0f;
-        add_rule(sx * kk, sy * kk, vx, vy, mf, w->wsep[g], n_sep[k] > 0.0f ? kk != 0.0f : 0.0f, &fx,
-                 &fy);
-        float n = n_all[k], on = n > 0.0f ? 1.0f : 0.0f, inv = n > 0.0f ? mc / n : 0.0f;
-        add_rule(ali_x[k] * inv, ali_y[k] * inv, vx, vy, mf, w->wali[g], on, &fx, &fy);
-        float cx = coh_x[k], cy = coh_y[k], lc = sqrtf(cx * cx + cy * cy);
-        float kc = lc > 0.0f ? mc / lc : 0.0f;
-        add_rule(cx * kc, cy * kc, vx, vy, mf, w->wcoh[g], on, &fx, &fy);
-        if (total) {
-            float l2 = fx * fx + fy * fy, kt = l2 > mf * mf ? mf / sqrtf(l2) : 1.0f;
-            fx *= kt;
-            fy *= kt;
-        }
+        struct gains c = {fmax[g], ksep[g], wali[g], kcoh[g]};
+        struct slot s = {sep_x[k], sep_y[k], ali_x[k], ali_y[k], coh_x[k], coh_y[k],
+                         n_all[k], sux[k],   suy[k],   svx[k],   svy[k]};
+        struct rules r;
+        flock_rules(&c, vmax[g], &s, &r);
+        float budget = c.mf, fx = 0.0f, fy = 0.0f;
+        allot(r.sx, r.sy, SIM_SEPARATION_SHARE * budget, &budget, &fx, &fy);
+        allot(r.ax, r.ay, budget, &budget, &fx, &fy);
+        allot(r.cx, r.cy, budget, &budget, &fx, &fy);
         out_x[k] = fx;
         out_y[k] = fy;
     }
 }
 
-/* Adds seek, obstacle and wall steering where the world has them, caps the
- * sum, and stores each slot's force in boid order. */
+/*
+ * Steering of sorted slots [begin, end) when the world has targets,
+ * obstacles or walls, in priority order: avoidance, separation (up to its
+ * share of max_force), seek, alignment, cohesion. A group with a target
+ * flies at the pace seek sets: alignment only turns its boids, keeping
+ * their own speed. Inside the arrive radius cohesion stops and the target
+ * gathers the group: cohesion toward the neighbours in view, all ahead,
+ * would keep a settled group walking.
+ */
+static void extra_forces(struct sim_world *w, uint32_t begin, uint32_t end)
+{
+    for (uint32_t k = begin; k < end; k++) {
+        uint8_t g = w->sg[k];
+        const struct sim_params *pp = &w->params[g];
+        struct slot s = slot_at(w, k);
+        struct rules r;
+        float own = sqrtf(s.vx * s.vx + s.vy * s.vy);
+        struct gains c = gains_of(w, g);
+        flock_rules(&c, w->targets[g].active ? own : w->vmax[g], &s, &r);
+        float px = w->sx[k], py = w->sy[k], ax = 0.0f, ay = 0.0f, tx = 0.0f, ty = 0.0f;
+        steer_avoid(w, pp, px, py, s.vx, s.vy, &ax, &ay);
+        if (w->targets[g].active && steer_seek(w, pp, &w->targets[g], px, py, s.vx, s.vy, &tx, &ty))
+            r.cx = r.cy = 0.0f;
+        float budget = pp->max_force, fx = 0.0f, fy = 0.0f;
+        allot(ax, ay, budget, &budget, &fx, &fy);
+        allot(r.sx, r.sy, SIM_SEPARATION_SHARE * pp->max_force, &budget, &fx, &fy);
+        allot(tx, ty, budget, &budget, &fx, &fy);
+        allot(r.ax, r.ay, budget, &budget, &fx, &fy);
+        allot(r.cx, r.cy, budget, &budget, &fx, &fy);
+        w->sfx[k] = fx;
+        w->sfy[k] = fy;
+    }
+}
+
+/* Stores each slot's force in boid order. */
 static void finish_forces(struct sim_world *w, uint32_t begin, uint32_t end)
 {
     const uint32_t *order = w->grid.order;
     for (uint32_t k = begin; k < end; k++) {
         uint32_t i = order[k];
-        float fx = w->sfx[k], fy = w->sfy[k];
-        if (w->extras) {
-            const struct sim_params *pp = &w->params[w->sg[k]];
-            float px = w->sx[k], py = w->sy[k], vx = w->svx[k], vy = w->svy[k];
-            if (w->targets[w->sg[k]].active)
-                steer_seek(w, pp, &w->targets[w->sg[k]], px, py, vx, vy, &fx, &fy);
-            steer_avoid(w, pp, px, py, vx, vy, &fx, &fy);
-            truncate2(&fx, &fy, pp->max_force);
-        }
-        w->fx[i] = fx;
-        w->fy[i] = fy;
+        w->fx[i] = w->sfx[k];
+        w->fy[i] = w->sfy[k];
         w->neighbours[i] = (uint16_t)fminf(w->sum[SUM_NALL][k], 65535.0f);
     }
 }
@@ -962,9 +1057,10 @@ SIM_HOT static void steer_range(struct sim_world *w, unsigned lane, uint32_t beg
         store_sums(w, k, &s);
     }
     if (begin < end) {
-        if (w->any_target)
-            cruise_factors(w, begin, end);
-        flock_forces(w, begin, end);
+        if (w->extras)
+            extra_forces(w, begin, end);
+        else
+            flock_forces(w, begin, end);
         finish_forces(w, begin, end);
     }
 }

@@ -47,7 +47,12 @@ enum sim_edges {
 };
 
 #define SIM_GROUPS 256 /* group ids are 0..255 */
-#define SIM_LANES  8   /* concurrent sim_steer_range() callers */
+
+/* Separation spends at most this share of a boid's max_force; the rest is
+ * kept for the rules after it, so a crowd packed tighter than separation
+ * allows still aligns instead of jittering in place. */
+#define SIM_SEPARATION_SHARE 0.75f
+#define SIM_LANES            8 /* concurrent sim_steer_range() callers */
 
 struct sim_config {
     float width, height;    /* world size in units, each in [16, 1e6] */
@@ -62,6 +67,14 @@ struct sim_config {
 
 /* Fills *cfg with defaults: 1600 x 1000 world, 60 Hz, 16384 boids, wrap. */
 void sim_default_config(struct sim_config *cfg);
+
+/*
+ * The default world for n boids: 1600 x 1000 up to 1000 boids; beyond, the
+ * same 16:10 shape grown so that every boid keeps 1600 square units (10,000
+ * boids: 5060 x 3162), in whole units. A flock packed denser than that
+ * cannot keep its members half a separation radius apart.
+ */
+void sim_world_for(uint32_t boids, float *width, float *height);
 
 struct sim_world;
 
@@ -104,9 +117,17 @@ int sim_despawn(struct sim_world *w, uint32_t n, int group);
 /*
  * Removes every boid and obstacle, clears every target, restores default
  * parameters, reseeds the PRNG with `seed` and sets tick to 0. Obstacle
- * ids keep counting: an id is never reused within a world's life.
+ * ids keep counting: an id is never reused within a world's life. Advances
+ * the epoch by one.
  */
 void sim_reset(struct sim_world *w, uint64_t seed);
+
+/*
+ * sim_reset(w, seed), then sim_scatter(w, n, group), as one change: the
+ * epoch advances by exactly one. Returns n, or SIM_EINVAL (bad group) or
+ * SIM_ECAPACITY (n above capacity) with nothing changed.
+ */
+int sim_reset_scatter(struct sim_world *w, uint64_t seed, uint32_t n, int group);
 
 /* Sets or clears group's seek/arrive target. Target must lie in the world. */
 int sim_target_set(struct sim_world *w, int group, float x, float y);
@@ -164,7 +185,7 @@ struct sim_target {
 
 struct sim_view {
     uint64_t tick;
-    uint32_t epoch; /* bumped whenever boid order or count changes */
+    uint32_t epoch; /* 0 in a new world; +1 whenever boid order or count changes */
     uint32_t count;
     float width, height;
     const float *x, *y, *vx, *vy;

@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -523,6 +524,37 @@ static void help_should_describe_every_setting(void **state)
     free(text);
 }
 
+static void
+more_than_1000_boids_without_a_size_should_grow_the_world_at_1600_units_per_boid(void **state)
+{
+    struct cfg c;
+    char err[256];
+    char *thousand[] = {"flockd", "--boids", "1000"};
+    char *ten_thousand[] = {"flockd", "--boids", "10000", "--capacity", "20000"};
+    assert_int_equal(parse(&c, ARGC(thousand), thousand, err, sizeof err), 0);
+    assert_true(c.width == 1600.0 && c.height == 1000.0);
+    assert_int_equal(parse(&c, ARGC(ten_thousand), ten_thousand, err, sizeof err), 0);
+    assert_true(c.width == 5060.0 && c.height == 3162.0);
+    assert_true(fabs(c.width * c.height / 10000 - 1600.0) < 2.0);
+    assert_int_equal(cfg_validate(&c, err, sizeof err), 0);
+}
+
+static void a_size_given_by_flag_or_file_should_be_kept_whatever_the_boids(void **state)
+{
+    struct cfg c;
+    char err[256];
+    char *width_only[] = {"flockd", "--boids", "10000", "--capacity", "20000", "--width", "2000"};
+    assert_int_equal(parse(&c, ARGC(width_only), width_only, err, sizeof err), 0);
+    assert_true(c.width == 2000.0 && c.height == 1000.0);
+    const char *path = write_json(state, "{\"height\": 900, \"boids\": 4000}");
+    char *from_file[] = {"flockd", "--config", (char *)path};
+    assert_int_equal(parse(&c, ARGC(from_file), from_file, err, sizeof err), 0);
+    assert_true(c.width == 1600.0 && c.height == 900.0);
+    char *refused[] = {"flockd", "--boids", "4000", "--width", "50"};
+    assert_int_equal(parse(&c, ARGC(refused), refused, err, sizeof err), CFG_EINVAL);
+    assert_true(c.width == 1600.0 && c.height == 1000.0);
+}
+
 /* A test that gets a fresh scratch directory as its state. */
 #define FILE_TEST(f) cmocka_unit_test_setup_teardown(f, scratch_setup, scratch_teardown)
 
@@ -542,6 +574,9 @@ int main(void)
         cmocka_unit_test(flag_missing_its_value_should_be_refused),
         cmocka_unit_test(unknown_flag_should_be_refused),
         cmocka_unit_test(help_flag_should_return_cfg_help),
+        cmocka_unit_test(
+            more_than_1000_boids_without_a_size_should_grow_the_world_at_1600_units_per_boid),
+        FILE_TEST(a_size_given_by_flag_or_file_should_be_kept_whatever_the_boids),
         FILE_TEST(config_file_should_apply_and_flags_override_it_wherever_config_appears),
         FILE_TEST(bad_config_file_should_fail_parse_args),
         FILE_TEST(config_file_with_unknown_key_should_be_refused_unchanged),

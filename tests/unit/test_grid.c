@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "grid.h"
+#include "splitmix.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -41,19 +42,10 @@ static int free_grid_memory(void **state)
     return 0;
 }
 
-/* splitmix64: a small deterministic source of test positions. */
-static uint64_t next_u64(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 /* Uniform float in [0, size). */
 static float uniform(uint64_t *s, float size)
 {
-    float v = (float)(next_u64(s) >> 40) * (1.0f / 16777216.0f) * size;
+    float v = (float)(splitmix_next(s) >> 40) * (1.0f / 16777216.0f) * size;
     return v < size ? v : 0.0f;
 }
 

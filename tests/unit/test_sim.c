@@ -2,12 +2,13 @@
  * Unit tests for the flocking core (sim.h): the grid neighbour search gives
  * the same steering as brute force (random worlds, cell borders, the wrap
  * seam, crowds, tiny worlds) in both edge modes; the same seed gives the
- * same hash; each rule does what it is for when it acts alone; a group
- * told to seek a point arrives and settles; boids never end a tick inside
- * an obstacle; speed and force caps hold and nothing turns NaN at extreme
- * valid parameters; invalid arguments are refused without side effects;
- * and spawn, scatter, despawn, obstacles and reset keep their bookkeeping
- * promises.
+ * same hash; each rule does what it is for when it acts alone; separation
+ * acts all around, fades out at its radius and comes first in the force
+ * budget; a lone boid cruises; a group told to seek a point arrives and
+ * settles; boids never end a tick inside an obstacle; speed and force caps
+ * hold and nothing turns NaN at extreme valid parameters; invalid
+ * arguments are refused without side effects; and spawn, scatter,
+ * despawn, obstacles, reset and the epoch keep their bookkeeping promises.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,7 +16,9 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "flockstats.h"
 #include "sim.h"
+#include "splitmix.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -99,19 +102,10 @@ static void step_n(struct sim_world *w, int ticks)
         sim_step(w);
 }
 
-/* splitmix64: the tests' own deterministic randomness. */
-static uint64_t next_u64(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 /* Uniform float in [lo, hi). */
 static float uniform(uint64_t *s, float lo, float hi)
 {
-    float v = lo + (float)(next_u64(s) >> 40) * (1.0f / 16777216.0f) * (hi - lo);
+    float v = lo + (float)(splitmix_next(s) >> 40) * (1.0f / 16777216.0f) * (hi - lo);
     return v < hi ? v : lo;
 }
 
@@ -146,17 +140,6 @@ static double rms_spread(const struct sim_world *w)
     for (uint32_t i = 0; i < v.count; i++)
         s += (v.x[i] - cx) * (v.x[i] - cx) + (v.y[i] - cy) * (v.y[i] - cy);
     return sqrt(s / v.count);
-}
-
-static double min_pair_distance(const struct sim_world *w)
-{
-    struct sim_view v;
-    sim_view(w, &v);
-    double best = INFINITY;
-    for (uint32_t i = 0; i < v.count; i++)
-        for (uint32_t j = i + 1; j < v.count; j++)
-            best = fmin(best, hypot((double)v.x[i] - v.x[j], (double)v.y[i] - v.y[j]));
-    return best;
 }
 
 static float polarization(const struct sim_world *w)
@@ -343,7 +326,7 @@ static float on_line(uint64_t *s, float cell, float size, int beside)
     float k = floorf(uniform(s, 0.0f, cells + 1.0f));
     float v = snap(k >= cells ? size : k * cell);
     if (beside)
-        v += next_u64(s) & 1 ? 1.0f / 4096.0f : -1.0f / 4096.0f;
+        v += splitmix_next(s) & 1 ? 1.0f / 4096.0f : -1.0f / 4096.0f;
     return fminf(fmaxf(v, 0.0f), size);
 }
 
@@ -351,7 +334,7 @@ static float on_line(uint64_t *s, float cell, float size, int beside)
 static float near_seam(uint64_t *s, float size, float band)
 {
     float d = uniform(s, 0.0f, band);
-    return next_u64(s) & 1 ? d : size - d;
+    return splitmix_next(s) & 1 ? d : size - d;
 }
 
 /*
@@ -644,7 +627,7 @@ static void without_alignment_the_default_flock_stays_unpolarized(void **state)
     world_free(w);
 }
 
-static void cohesion_alone_shrinks_a_groups_spread(void **state)
+static void cohesion_alone_pulls_a_resting_group_together(void **state)
 {
     (void)state;
     struct sim_config cfg = test_config(SIM_EDGES_CONTAIN, 150, 5);
@@ -652,15 +635,36 @@ static void cohesion_alone_shrinks_a_groups_spread(void **state)
     set_param(w, -1, "w_separation", 0.0f);
     set_param(w, -1, "w_alignment", 0.0f);
     spawn(w, 150, 0, 800.0f, 500.0f, 40.0f);
-    double before = rms_spread(w);
-    step_n(w, 60 * 5);
-    double after = rms_spread(w);
-    if (!(after < 0.5 * before))
-        fail_msg("RMS spread %g -> %g after 5 s of cohesion alone", before, after);
+    struct sim_view v;
+    sim_view(w, &v);
+    for (uint32_t i = 0; i < v.count; i++)
+        assert_int_equal(sim_boid_set(w, i, v.x[i], v.y[i], 0.0f, 0.0f), SIM_OK);
+    /* Cohesion is a spring toward the neighbours' centre: it gathers a
+     * resting group within about a second (nothing damps it after). */
+    double before = rms_spread(w), least = before;
+    for (int t = 0; t < 60; t++) {
+        sim_step(w);
+        least = fmin(least, rms_spread(w));
+    }
+    if (!(least < 0.5 * before))
+        fail_msg("RMS spread %g -> at least %g in 1 s of cohesion alone", before, least);
     world_free(w);
 }
 
-static void separation_alone_raises_the_minimum_pairwise_distance(void **state)
+/* Nearest-neighbour p5 and median of w's boids. */
+static struct flockstats_result measure(const struct sim_world *w)
+{
+    struct flockstats_frame f;
+    struct flockstats_result r;
+    flockstats_frame_of(w, &f);
+    struct flockstats *fs = flockstats_create(f.count, NULL);
+    assert_non_null(fs);
+    assert_int_equal(flockstats_measure(fs, &f, &r), SIM_OK);
+    flockstats_destroy(fs);
+    return r;
+}
+
+static void separation_alone_spreads_an_overlapping_crowd_past_the_separation_radius(void **state)
 {
     (void)state;
     struct sim_config cfg = test_config(SIM_EDGES_CONTAIN, 60, 5);
@@ -668,13 +672,132 @@ static void separation_alone_raises_the_minimum_pairwise_distance(void **state)
     set_param(w, -1, "w_cohesion", 0.0f);
     set_param(w, -1, "w_alignment", 0.0f);
     spawn(w, 60, 0, 800.0f, 500.0f, 100.0f);
-    double before = min_pair_distance(w);
     float radius = get_param(w, 0, "separation_radius");
-    assert_true(before < 0.5 * radius);
+    struct flockstats_result before = measure(w);
+    assert_true(before.nn_p5 < 0.5f * radius && before.nn_median < radius);
     step_n(w, 60 * 6);
-    double after = min_pair_distance(w);
-    if (!(after > 0.9 * radius))
-        fail_msg("minimum pairwise distance %g -> %g after 6 s of separation alone", before, after);
+    struct flockstats_result after = measure(w);
+    if (!(after.nn_p5 > 0.6f * radius && after.nn_median > radius))
+        fail_msg("nearest-neighbour p5 %g -> %g, median %g -> %g after 6 s of separation alone",
+                 (double)before.nn_p5, (double)after.nn_p5, (double)before.nn_median,
+                 (double)after.nn_median);
+    world_free(w);
+}
+
+/* A wrapping world of n boids at rest, for probing one step's steering. */
+static struct sim_world *probe_world(uint32_t n)
+{
+    struct sim_config cfg = test_config(SIM_EDGES_WRAP, n, 1);
+    struct sim_world *w = world_new(&cfg);
+    spawn(w, n, 0, 800.0f, 500.0f, 0.0f);
+    for (uint32_t i = 0; i < n; i++)
+        assert_int_equal(sim_boid_set(w, i, 800.0f, 500.0f, 0.0f, 0.0f), SIM_OK);
+    return w;
+}
+
+/* A boid's position and velocity: x, y, vx, vy. */
+typedef float boid_state[4];
+
+/* Two boids placed as given, with the separation, alignment and cohesion
+ * weights given (a negative weight keeps the default). */
+static struct sim_world *pair_world(const float weights[3], const boid_state a, const boid_state b)
+{
+    static const char *const names[3] = {"w_separation", "w_alignment", "w_cohesion"};
+    struct sim_world *w = probe_world(2);
+    for (int k = 0; k < 3; k++)
+        if (weights[k] >= 0.0f)
+            set_param(w, -1, names[k], weights[k]);
+    assert_int_equal(sim_boid_set(w, 0, a[0], a[1], a[2], a[3]), SIM_OK);
+    assert_int_equal(sim_boid_set(w, 1, b[0], b[1], b[2], b[3]), SIM_OK);
+    return w;
+}
+
+/* The steering boid i got from one step, and its length. */
+static double force_after_step(struct sim_world *w, uint32_t i, double *fx, double *fy)
+{
+    sim_step(w);
+    *fx = sim_last_force_x(w)[i];
+    *fy = sim_last_force_y(w)[i];
+    return hypot(*fx, *fy);
+}
+
+static void separation_acts_all_around_while_alignment_and_cohesion_see_only_ahead(void **state)
+{
+    (void)state;
+    /* Boid 0 flies +x; boid 1 is 10 units straight behind it, in the
+     * 90-degree blind cone of the default field of view. */
+    double fx, fy;
+    const float separation_only[3] = {-1.0f, 0.0f, 0.0f}, cohesion_only[3] = {0.0f, 0.0f, -1.0f};
+    struct sim_world *w = pair_world(separation_only, (boid_state){500.0f, 500.0f, 50.0f, 0.0f},
+                                     (boid_state){490.0f, 500.0f, 50.0f, 0.0f});
+    assert_true(force_after_step(w, 0, &fx, &fy) > 0.0);
+    assert_true(fx > 0.0 && fabs(fy) < 1e-3 * fx); /* pushed forward, away from it */
+    world_free(w);
+
+    w = pair_world(cohesion_only, (boid_state){500.0f, 500.0f, 50.0f, 0.0f},
+                   (boid_state){470.0f, 500.0f, 50.0f, 0.0f});
+    assert_true(force_after_step(w, 0, &fx, &fy) == 0.0); /* cohesion does not see it */
+    assert_true(force_after_step(w, 1, &fx, &fy) > 0.0);  /* but the one behind sees boid 0 */
+    assert_true(fx > 0.0);
+    world_free(w);
+}
+
+/* Steering of a resting boid with one resting neighbour d units away. */
+static double push_at(double d)
+{
+    double fx, fy;
+    const float no_cohesion[3] = {-1.0f, -1.0f, 0.0f};
+    struct sim_world *w = pair_world(no_cohesion, (boid_state){800.0f, 500.0f, 0.0f, 0.0f},
+                                     (boid_state){(float)(800.0 + d), 500.0f, 0.0f, 0.0f});
+    double f = force_after_step(w, 0, &fx, &fy);
+    assert_true(f == 0.0 || (fx < 0.0 && fabs(fy) <= 1e-4 * f)); /* straight away from it */
+    world_free(w);
+    return f;
+}
+
+static void separation_fades_out_at_its_radius_and_takes_its_whole_share_up_close(void **state)
+{
+    (void)state;
+    struct sim_params p;
+    sim_params_default(&p);
+    double r = p.separation_radius, edge = push_at(0.999 * r), near = push_at(0.9 * r);
+    double mid = push_at(0.8 * r), close = push_at(0.5 * r), share = SIM_SEPARATION_SHARE;
+    assert_true(push_at(1.01 * r) == 0.0);
+    if (!(edge < 0.01 * p.max_force && edge < near && near < mid && mid < close))
+        fail_msg("push at 0.999, 0.9, 0.8, 0.5 r: %g, %g, %g, %g", edge, near, mid, close);
+    assert_float_equal(close, share * p.max_force, 1e-3 * p.max_force);
+}
+
+static void a_close_neighbour_takes_its_share_of_the_budget_before_alignment(void **state)
+{
+    (void)state;
+    /* Boid 0 flies +x with boid 1 5 units to its side flying -x.
+     * Separation comes first and wants more than max_force: it gets its
+     * whole share, straight away from boid 1. Alignment, next, sees two
+     * opposite headings, so it wants the boid to stop, and gets the rest;
+     * nothing is left for cohesion. */
+    double fx, fy;
+    const float strong_pulls[3] = {-1.0f, 10.0f, 10.0f};
+    struct sim_world *w = pair_world(strong_pulls, (boid_state){500.0f, 500.0f, 50.0f, 0.0f},
+                                     (boid_state){500.0f, 505.0f, -50.0f, 0.0f});
+    float max_force = get_param(w, 0, "max_force");
+    assert_true(force_after_step(w, 0, &fx, &fy) > 0.0);
+    assert_float_equal(fy, -SIM_SEPARATION_SHARE * max_force, 1e-3 * max_force);
+    assert_float_equal(fx, -(1.0 - SIM_SEPARATION_SHARE) * max_force, 1e-3 * max_force);
+    world_free(w);
+}
+
+static void a_lone_boid_cruises_up_to_max_speed(void **state)
+{
+    (void)state;
+    struct sim_world *w = probe_world(1);
+    assert_int_equal(sim_boid_set(w, 0, 500.0f, 500.0f, 0.0f, 10.0f), SIM_OK);
+    step_n(w, 120);
+    struct sim_view v;
+    sim_view(w, &v);
+    double max_speed = get_param(w, 0, "max_speed");
+    if (!(speed_of(&v, 0) > 0.95 * max_speed && fabs(v.vx[0]) < 1e-3 * max_speed))
+        fail_msg("a lone boid's speed after 2 s: %g (vx %g)", speed_of(&v, 0), (double)v.vx[0]);
     world_free(w);
 }
 
@@ -1368,6 +1491,44 @@ static void reset_restores_a_freshly_created_world(void **state)
     world_free(fresh);
 }
 
+static uint32_t epoch_of(const struct sim_world *w)
+{
+    struct sim_view v;
+    sim_view(w, &v);
+    return v.epoch;
+}
+
+static void a_new_world_is_at_epoch_0_and_a_reset_with_its_flock_advances_it_by_one(void **state)
+{
+    (void)state;
+    struct sim_config cfg = test_config(SIM_EDGES_WRAP, 100, 3);
+    struct sim_world *w = world_new(&cfg);
+    assert_int_equal(epoch_of(w), 0);
+    assert_int_equal(sim_scatter(w, 50, 0), 50);
+    assert_int_equal(epoch_of(w), 1);
+    step_n(w, 10);
+    assert_int_equal(sim_reset_scatter(w, 9, 80, 2), 80);
+    assert_int_equal(epoch_of(w), 2);
+    /* The same as a fresh world given the same seed and flock. */
+    cfg.seed = 9;
+    struct sim_world *fresh = world_new(&cfg);
+    assert_int_equal(sim_scatter(fresh, 80, 2), 80);
+    assert_true(sim_hash(w) == sim_hash(fresh));
+    /* Refused: nothing changes, not even the epoch. */
+    uint64_t hash = sim_hash(w);
+    assert_int_equal(sim_reset_scatter(w, 1, 101, 0), SIM_ECAPACITY);
+    assert_int_equal(sim_reset_scatter(w, 1, 10, SIM_GROUPS), SIM_EINVAL);
+    assert_int_equal(sim_reset_scatter(w, 1, 10, -1), SIM_EINVAL);
+    assert_true(sim_hash(w) == hash);
+    assert_int_equal(epoch_of(w), 2);
+    sim_reset(w, 1);
+    assert_int_equal(epoch_of(w), 3);
+    assert_int_equal(sim_reset_scatter(w, 1, 0, 0), 0);
+    assert_int_equal(epoch_of(w), 4);
+    world_free(w);
+    world_free(fresh);
+}
+
 static void stats_report_count_speed_and_polarization_of_the_state(void **state)
 {
     (void)state;
@@ -1408,8 +1569,12 @@ int main(void)
         TEST(the_hash_covers_state_not_leftover_memory),
         TEST(alignment_alone_takes_polarization_from_below_0_2_to_above_0_9),
         TEST(without_alignment_the_default_flock_stays_unpolarized),
-        TEST(cohesion_alone_shrinks_a_groups_spread),
-        TEST(separation_alone_raises_the_minimum_pairwise_distance),
+        TEST(cohesion_alone_pulls_a_resting_group_together),
+        TEST(separation_alone_spreads_an_overlapping_crowd_past_the_separation_radius),
+        TEST(separation_acts_all_around_while_alignment_and_cohesion_see_only_ahead),
+        TEST(separation_fades_out_at_its_radius_and_takes_its_whole_share_up_close),
+        TEST(a_close_neighbour_takes_its_share_of_the_budget_before_alignment),
+        TEST(a_lone_boid_cruises_up_to_max_speed),
         TEST(a_group_told_to_seek_a_point_arrives_and_settles_without_orbiting),
         TEST(boids_never_enter_obstacles_on_a_long_run_past_them),
         TEST(an_obstacle_dropped_onto_a_flock_pushes_every_boid_out_in_one_step),
@@ -1433,6 +1598,7 @@ int main(void)
         TEST(obstacle_removal_keeps_the_other_obstacles),
         TEST(obstacle_ids_are_not_reused_after_a_reset),
         TEST(reset_restores_a_freshly_created_world),
+        TEST(a_new_world_is_at_epoch_0_and_a_reset_with_its_flock_advances_it_by_one),
         TEST(stats_report_count_speed_and_polarization_of_the_state),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
