@@ -1,19 +1,24 @@
 # flockd — thin front door over CMake. `make run` and `make test` are the
-# two commands a new user needs; everything they depend on is installed by
-# `make deps` from Debian's packages.
+# two commands a new user needs, `make check` the one a developer runs after
+# each change (README, "Developing"); everything they depend on is installed
+# by `make deps` from Debian's packages.
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
 FUZZ_BUILD ?= build-fuzz
-# Seconds per fuzz target: `make fuzz` runs long, `make test` briefly.
+# Seconds per fuzz target for `make fuzz`; `make test` fuzzes each for
+# FLOCKD_FUZZ_SECONDS (20 s, tests/fuzz/CMakeLists.txt), two at a time.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := command snapshot snapshot_v2 join config
+FUZZ_TARGETS := command snapshot snapshot_v2 join config store
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+# Tests that do not measure time mostly wait on the clock: run twice as
+# many at a time as there are cores.
+TEST_JOBS  ?= $(shell echo $$(( $(JOBS) * 2 )))
 
 # Debian packages the build, the tests and the tools need.
 DEB_PACKAGES := build-essential cmake pkg-config clang clang-format \
-                libwebsockets-dev libcjson-dev libcmocka-dev \
+                libwebsockets-dev libcjson-dev libcmocka-dev zlib1g-dev libssl-dev \
                 python3 python3-websockets nodejs chromium libclang-rt-14-dev
 
 # npm packages for the browser and Node tests, pinned by their lock files.
@@ -23,14 +28,20 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # clang vectorises the flocking kernel markedly better than gcc-12 (see README).
 CC_PICK = $$(command -v clang || command -v cc)
 
-.PHONY: all deps build run test unit-test asan-test tsan-test fuzz fuzz-test format format-check \
-        bench bench-rooms clean help
+.PHONY: all deps build run check test release-test asan-test tsan-test fuzz fuzz-test \
+        asan-build tsan-build fuzz-build gate-light gate-load release-light asan-light \
+        tsan-light browser-lane churn-lane fuzz-parallel \
+        format format-check bench bench-rooms clean help
 
 all: build
 
 help:
 	@echo "make run      install deps, build, start flockd on http://localhost:8080 (ARGS=... for flags)"
-	@echo "make test     install deps, build, run every test (also under ASan+UBSan and TSan)"
+	@echo "make check    after each change: build, format check, unit and web tests, the"
+	@echo "              integration tests that do not measure time (Release build)"
+	@echo "make test     the full gate: every test in Release, again under ASan+UBSan, the server's"
+	@echo "              threaded tests under TSan, each fuzz target briefly"
+	@echo "make release-test / asan-test / tsan-test / fuzz-test   one build's part of make test"
 	@echo "make bench    flockbench at 1k, 10k, 100k and 300k boids"
 	@echo "make bench-rooms  how many 1k-boid rooms flockd runs before ticks run late"
 	@echo "              (BENCH_ARGS=... e.g. \"--beside 100000 -- --workers 2\")"
@@ -55,72 +66,177 @@ deps:
 	  fi; \
 	done
 
+# ---- builds ---------------------------------------------------------------------
+
 $(BUILD)/CMakeCache.txt:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=$(CC_PICK)
 
 build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j$(JOBS)
 
-run: build
-	$(BUILD)/server/flockd --port 8080 --web-root client/web $(ARGS)
-
-# Unit tests (test_*) run in parallel; tests that start flockd and measure
-# rates run one at a time so they do not compete for the CPU.
-CTEST_PHASES = ctest --output-on-failure -j$(JOBS) -R '^test_' && \
-               ctest --output-on-failure -E '^test_'
-
-unit-test: build
-	cd $(BUILD) && $(CTEST_PHASES)
-
-asan-test: deps
+$(ASAN_BUILD)/CMakeCache.txt:
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLOCKD_SANITIZE=ON \
 	      -DCMAKE_C_COMPILER=$(CC_PICK)
+
+asan-build: deps $(ASAN_BUILD)/CMakeCache.txt
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
-	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 sh -c "$(CTEST_PHASES)"
 
-# ThreadSanitizer on the tests that start flockd and drive its threads: the
-# integration tests of the server itself (flockd, hostile, rooms, churn),
-# whole (under TSan they take about as long as in Release because they
-# mostly wait on the clock), integration_flockctl and the unit tests that
-# start threads (TSAN_UNITS). They run JOBS at a time, since finding races
-# needs no quiet machine; the tests marked RUN_SERIAL for their timing
-# bounds (hostile, rooms, churn) still run alone, so flockctl and the units
-# cost no time beside integration_flockd. Left out, to keep `make test`
-# within 15 minutes: integration_examples (its clients take the same server
-# paths as integration_flockd; it runs in Release and under ASan), the other
-# unit tests (single-threaded), the browser and node tests (e2e_*, web_*).
-# A race is reported on flockd's stderr, not fatal at once (halt_on_error=0),
-# so one run shows every race; flockd then exits 66 when it stops, and the
-# harness fails the test and prints that stderr. tests/tsan.supp holds the
-# suppressions.
-TSAN_OPTS := exitcode=66:halt_on_error=0:second_deadlock_stack=1:history_size=4
-TSAN_OPTS := $(TSAN_OPTS):suppressions=$(CURDIR)/tests/tsan.supp
-TSAN_UNITS := test_pool|test_lobby
+# ThreadSanitizer runs the tests that start flockd and drive its threads:
+# the integration tests of the server itself (flockd, hostile, rooms,
+# churn), integration_flockctl and the unit tests that start threads
+# (TSAN_UNITS); only what they need is built. Left out: integration_examples
+# (its clients take the same server paths as integration_flockd; it runs in
+# Release and under ASan), integration_flockd_timing (why: at TREES
+# below), the other unit tests (single-threaded), the browser and node
+# tests (e2e_*, web_*). The build's tests carry TSAN_OPTIONS
+# (tests/CMakeLists.txt): a race fails the test, and tests/tsan.supp holds
+# the suppressions.
+TSAN_UNITS := test_pool test_lobby
+space := $(subst ,, )
+TSAN_SELECT = -R '^(integration_.+|$(subst $(space),|,$(TSAN_UNITS)))$$' \
+               -E '^(integration_examples(_.+)?|integration_flockd_timing)$$'
 
-tsan-test: deps
+$(TSAN_BUILD)/CMakeCache.txt:
 	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLOCKD_TSAN=ON \
 	      -DCMAKE_C_COMPILER=$(CC_PICK)
-	cmake --build $(TSAN_BUILD) -j$(JOBS)
-	cd $(TSAN_BUILD) && TSAN_OPTIONS=$(TSAN_OPTS) \
-	  ctest --output-on-failure -j$(JOBS) -R '^(integration_.+|$(TSAN_UNITS))$$' \
-	        -E '^integration_examples$$'
+
+tsan-build: deps $(TSAN_BUILD)/CMakeCache.txt
+	cmake --build $(TSAN_BUILD) -j$(JOBS) --target flockd flockctl $(TSAN_UNITS)
 
 $(FUZZ_BUILD)/CMakeCache.txt:
 	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLOCKD_SANITIZE=ON \
 	      -DFLOCKD_FUZZ=ON -DCMAKE_C_COMPILER=clang
 
-fuzz: deps $(FUZZ_BUILD)/CMakeCache.txt
+fuzz-build: deps $(FUZZ_BUILD)/CMakeCache.txt
 	cmake --build $(FUZZ_BUILD) -j$(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
+
+run: build
+	$(BUILD)/server/flockd --port 8080 --web-root client/web $(ARGS)
+
+# ---- tests ----------------------------------------------------------------------
+#
+# ctest labels (tests/CMakeLists.txt): unit, web, integration, e2e, fuzz;
+# serial for the tests that must run alone (they measure time or rates, or,
+# e2e_viewer, fail on a busy machine), heavy for those that keep about a
+# core busy throughout (a browser, 100,000 connections). A build's tests
+# run in two parts: everything not serial, TEST_JOBS at a time (it waits
+# on the clock rather than measuring it; ctest runs the heavy ones one at a
+# time), then the serial tests one at a time. An empty selection is an
+# error, so a renamed test or label cannot pass unnoticed.
+
+CTEST := ctest --output-on-failure --no-tests=error
+T0 := $(shell date +%s)
+SINCE_T0 = $$(( $$(date +%s) - $(T0) )) s
+# $(call phase,TITLE,COMMAND): COMMAND, framed by TITLE and how long it took.
+phase = @echo "== $(1)"; t0=$$(date +%s); $(2) && \
+        echo "== $(1): passed in $$(( $$(date +%s) - t0 )) s"
+
+# The builds whose tests run (TREE: release, asan or tsan): folder, name and
+# which of its tests. Left out, to keep `make test` within ten minutes:
+# - under ASan, e2e_viewer and e2e_viewer_timing (50 s alone): they drive
+#   and time the page, which ASan does not instrument; what a browser makes
+#   flockd do (static files, Chromium's WebSocket, commands, joins, a
+#   restart) runs under ASan in e2e_lobby and the integration tests;
+# - under TSan, integration_flockd_timing (18 s alone): its snapshot rate,
+#   20 clients that never read and 1009 close take paths that
+#   integration_hostile_timing drives harder there (a viewer throughout,
+#   100 clients that never read, 10 MB frames, fragments past the limit).
+TREES := release asan tsan
+dir_release := $(BUILD)
+dir_asan := $(ASAN_BUILD)
+dir_tsan := $(TSAN_BUILD)
+name_release := Release
+name_asan := ASan+UBSan
+name_tsan := TSan
+tests_asan := -E '^e2e_viewer(_timing)?$$'
+tests_tsan = $(TSAN_SELECT)
+# $(call part,TREE,TITLE,CTEST OPTIONS): some of TREE's tests.
+part = $(call phase,$(name_$(1)): $(2),cd $(dir_$(1)) && $(CTEST) $(3) $(tests_$(1)))
+parallel_part = $(call part,$(1),tests that may run in parallel,-j$(TEST_JOBS) -LE '^serial$$')
+serial_part = $(call part,$(1),serial tests (one at a time),-L '^serial$$')
+# Fuzzers are single-threaded: two at a time on the usual two cores.
+FUZZ_TESTS = $(call phase,fuzz targets (two at a time),cd $(FUZZ_BUILD) && $(CTEST) -j2 -L '^fuzz$$')
+
+# After each change: the Release build, the format check (quick, so first),
+# the unit and web tests, and the integration tests that do not measure
+# time. Not here: the serial tests, e2e, sanitizers and fuzzing (make test).
+CHECK_UNITS = cd $(BUILD) && $(CTEST) -j$(TEST_JOBS) -L '^(unit|web)$$'
+CHECK_INTEGRATION = cd $(BUILD) && $(CTEST) -j$(TEST_JOBS) -L '^integration$$' -LE '^serial$$'
+check: build format-check
+	$(call phase,unit and web tests,$(CHECK_UNITS))
+	$(call phase,integration tests that do not measure time,$(CHECK_INTEGRATION))
+	@echo "make check: passed in $(SINCE_T0)"
+
+# One build's share of `make test`, on its own.
+release-test: build
+	$(call parallel_part,release)
+	$(call serial_part,release)
+
+asan-test: asan-build
+	$(call parallel_part,asan)
+	$(call serial_part,asan)
+
+tsan-test: tsan-build
+	$(call parallel_part,tsan)
+	$(call serial_part,tsan)
+
+fuzz-test: fuzz-build
+	$(FUZZ_TESTS)
+
+# The full gate (CI runs this), ordered so that what is sensitive to load
+# never shares the machine with what loads it:
+# 1. the Release build; then, as a graph `make -j` runs, the other builds
+#    (one after another, ASan first) and the format check, each build's
+#    light tests (neither serial nor heavy, GATE_JOBS at a time per build)
+#    as soon as that build is done, and, once all compiling is done, the
+#    heavy browser test (e2e_lobby) of Release then ASan;
+# 2. the fuzz targets, two at a time, beside the churn tests of every build
+#    (neither measures time: fuzzers only fuzz less, and churn checks
+#    memory, while both load the machine);
+# 3. the serial tests, one at a time, build after build.
+# Each part prints its output when it is done, and how long it took.
+GATE_JOBS ?= 3
+test: build
+	@echo "== make test: Release build done after $(SINCE_T0)"
+	@$(MAKE) --no-print-directory -j6 --output-sync=target GATE_ORDER=1 gate-light
+	@echo "== make test: builds and light tests done after $(SINCE_T0)"
+	@$(MAKE) --no-print-directory -j2 --output-sync=target gate-load
+	@echo "== make test: fuzz and churn done after $(SINCE_T0)"
+	$(call serial_part,release)
+	$(call serial_part,asan)
+	$(call serial_part,tsan)
+	@echo "make test: all suites passed in $(SINCE_T0)"
+
+ALL_BUILDS := build asan-build tsan-build fuzz-build
+gate-light: $(TREES:%=%-light) browser-lane format-check
+# In that graph the sanitizer builds run one after another, ASan first
+# (its light tests take longest), rather than all three at once.
+ifdef GATE_ORDER
+tsan-build: | asan-build
+fuzz-build: | tsan-build
+endif
+gate-load: fuzz-parallel churn-lane
+$(TREES:%=%-light): %-light:
+	$(call part,$*,light tests,-j$(GATE_JOBS) -LE '^(serial|heavy)$$')
+release-light: build
+asan-light: asan-build
+tsan-light: tsan-build
+lane_part = $(call part,$(1),heavy $(2) tests (one at a time),-L '^heavy$$' -L '^$(2)$$')
+browser-lane: $(ALL_BUILDS)
+	$(call lane_part,release,e2e)
+	$(call lane_part,asan,e2e)
+churn-lane:
+	$(call lane_part,release,integration)
+	$(call lane_part,asan,integration)
+	$(call lane_part,tsan,integration)
+fuzz-parallel:
+	$(FUZZ_TESTS)
+
+fuzz: fuzz-build
 	@for t in $(FUZZ_TARGETS); do \
 	  echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
 	  BUILD_DIR=$(FUZZ_BUILD) tests/fuzz/run.sh $$t $(FUZZ_SECONDS) || exit 1; \
 	done
-
-# Each fuzz target briefly, as ctest tests (FLOCKD_FUZZ_SECONDS, 20 s each).
-fuzz-test: deps $(FUZZ_BUILD)/CMakeCache.txt
-	cmake --build $(FUZZ_BUILD) -j$(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
-	cd $(FUZZ_BUILD) && ctest --output-on-failure -R '^fuzz_'
 
 SOURCES = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find server proto client tests -name '*.[ch]')
 
@@ -129,9 +245,6 @@ format-check: deps
 
 format:
 	clang-format -i $(SOURCES)
-
-test: unit-test format-check asan-test tsan-test fuzz-test
-	@echo "make test: all suites passed"
 
 bench: build
 	@for n in 1000 10000 100000 300000; do $(BUILD)/server/flockbench --boids $$n --ticks 100 | tail -1; done

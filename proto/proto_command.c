@@ -389,6 +389,14 @@ static int parse_kick(struct ctx *c, struct proto_command *out)
     return rc;
 }
 
+static int parse_goto(struct ctx *c, struct proto_command *out)
+{
+    double tick = 0.0;
+    int rc = read_num(c, "tick", 1, 0.0, PROTO_MAX_SEED, 1, &tick);
+    out->args.go.tick = (uint64_t)tick;
+    return rc;
+}
+
 /* ---- per-command formatters --------------------------------------------- */
 
 static void format_none(struct proto_json_writer *w, const struct proto_command *cmd)
@@ -486,6 +494,11 @@ static void format_kick(struct proto_json_writer *w, const struct proto_command 
     proto_json_member_u64(w, "client", cmd->args.kick.client);
 }
 
+static void format_goto(struct proto_json_writer *w, const struct proto_command *cmd)
+{
+    proto_json_member_u64(w, "tick", cmd->args.go.tick);
+}
+
 /* ---- the command table -------------------------------------------------- */
 
 static const char *const no_fields[] = {NULL};
@@ -500,6 +513,7 @@ static const char *const reset_fields[] = {"seed", "boids", NULL};
 static const char *const join_fields[] = {"room",     "role",   "mode",  "name", "token",
                                           "password", "rejoin", "boids", NULL};
 static const char *const kick_fields[] = {"client", NULL};
+static const char *const goto_fields[] = {"tick", NULL};
 
 static const struct cmd_entry commands[] = {
     [PROTO_CMD_PING] = {"ping", no_fields, 0, parse_none, format_none},
@@ -519,6 +533,8 @@ static const struct cmd_entry commands[] = {
     [PROTO_CMD_RESET] = {"reset", reset_fields, 0, parse_reset, format_reset},
     [PROTO_CMD_JOIN] = {"join", join_fields, 0, parse_join, format_join},
     [PROTO_CMD_KICK] = {"kick", kick_fields, 0, parse_kick, format_kick},
+    [PROTO_CMD_KEYFRAME] = {"keyframe", no_fields, 0, parse_none, format_none},
+    [PROTO_CMD_GOTO] = {"goto", goto_fields, 0, parse_goto, format_goto},
 };
 
 _Static_assert(sizeof commands / sizeof commands[0] == PROTO_CMD_COUNT,

@@ -65,6 +65,8 @@ enum proto_cmd {
     PROTO_CMD_RESET,
     PROTO_CMD_JOIN,
     PROTO_CMD_KICK,
+    PROTO_CMD_KEYFRAME,
+    PROTO_CMD_GOTO,
     PROTO_CMD_COUNT
 };
 
@@ -143,6 +145,10 @@ struct proto_kick_args {
     uint64_t client; /* 1..2^53 */
 };
 
+struct proto_goto_args {
+    uint64_t tick; /* 0..2^53: where a recording's playback goes */
+};
+
 struct proto_command {
     enum proto_cmd kind;
     /* The id exactly as the client wrote it (JSON text), "" if absent. */
@@ -159,7 +165,8 @@ struct proto_command {
         struct proto_reset_args reset;
         struct proto_join_args join;
         struct proto_kick_args kick;
-    } args; /* ping, obstacle_clear, pause, resume: none */
+        struct proto_goto_args go;
+    } args; /* ping, obstacle_clear, pause, resume, keyframe: none */
 };
 
 /* Why a message was refused. */

@@ -86,7 +86,7 @@ int proto_reply_welcome(char *buf, size_t cap, const struct proto_welcome *in)
     proto_json_init(&w, buf, cap);
     proto_json_open(&w, '{');
     proto_json_member_str(&w, "type", "welcome");
-    proto_json_member_u64(&w, "protocol", PROTO_VERSION);
+    proto_json_member_u64(&w, "protocol", in->protocol ? in->protocol : PROTO_VERSION);
     proto_json_member_str(&w, "server", PROTO_SERVER_NAME);
     proto_json_member_str(&w, "version", in->version ? in->version : FLOCKD_VERSION);
     proto_json_member_u64(&w, "client", in->client);
@@ -105,6 +105,13 @@ int proto_reply_welcome(char *buf, size_t cap, const struct proto_welcome *in)
     put_world(&w, in);
     put_param_list(&w);
     put_values(&w, in->values);
+    if (in->replay) {
+        proto_json_key(&w, "replay");
+        proto_json_open(&w, '{');
+        proto_json_member_u64(&w, "first_tick", in->replay_first);
+        proto_json_member_u64(&w, "last_tick", in->replay_last);
+        proto_json_close(&w, '}');
+    }
     proto_json_close(&w, '}');
     return proto_json_finish(&w);
 }

@@ -29,6 +29,7 @@
 
 /* Everything the welcome tells a new client. */
 struct proto_welcome {
+    unsigned protocol;           /* the version the connection speaks (§2); 0: PROTO_VERSION */
     uint64_t client;             /* connection id assigned by the server */
     uint64_t tick;               /* the room's current tick */
     double tick_hz, snapshot_hz; /* simulation and broadcast rates */
@@ -45,6 +46,10 @@ struct proto_welcome {
     double rate;               /* commands per second; 0: left out with burst */
     uint32_t burst;            /* commands */
     uint32_t player_obstacles; /* obstacles per player or team */
+
+    /* A room that plays a recording: "replay" with its lowest and highest tick. */
+    int replay;
+    uint64_t replay_first, replay_last;
 };
 
 /* One extra member of an ack: an integer, e.g. {"obstacle", 7}, or a

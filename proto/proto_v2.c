@@ -1,6 +1,7 @@
 /*
  * proto_v2.c — snapshot frames of version 2 (layout in PROTOCOL.md §11):
- * what encoder and decoder share (header, sections, prediction, hash),
+ * what encoder and decoder share (header, prediction, hash; the sections
+ * of both versions are in proto_sections.c),
  * the encoder, and the frame plan for many clients. The decoder is in
  * proto_v2_decode.c.
  *
@@ -15,38 +16,8 @@
 #include <string.h>
 
 #include "proto_deflate.h"
+#include "proto_sections.h"
 #include "proto_v2_impl.h"
-
-/* ---- little-endian bytes ------------------------------------------------ */
-
-void pv2_put_le(uint8_t *p, uint64_t v, int n)
-{
-    for (int i = 0; i < n; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-uint64_t pv2_get_le(const uint8_t *p, int n)
-{
-    uint64_t v = 0;
-    for (int i = n - 1; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
-void pv2_put_f32(uint8_t *p, float v)
-{
-    uint32_t bits;
-    memcpy(&bits, &v, sizeof bits);
-    pv2_put_le(p, bits, 4);
-}
-
-float pv2_get_f32(const uint8_t *p)
-{
-    uint32_t bits = (uint32_t)pv2_get_le(p, 4);
-    float v;
-    memcpy(&v, &bits, sizeof v);
-    return v;
-}
 
 /* ---- state hash (§11.6) ------------------------------------------------- */
 
@@ -157,13 +128,6 @@ void pv2_aspect(float width, float height, int32_t *ax, int32_t *ay)
 
 /* ---- header and sections (§11.2, §11.3) ---------------------------------- */
 
-size_t pv2_sections_size(uint32_t runs, uint32_t obstacles, uint32_t targets)
-{
-    return (size_t)runs * PROTO_SNAPSHOT_RUN_SIZE +
-           (size_t)obstacles * PROTO_SNAPSHOT_OBSTACLE_SIZE +
-           (size_t)targets * PROTO_SNAPSHOT_TARGET_SIZE;
-}
-
 size_t pv2_packed_bound(size_t plain)
 {
     return proto_deflate_bound(plain, PV2_PLANES + 1);
@@ -172,7 +136,7 @@ size_t pv2_packed_bound(size_t plain)
 size_t proto_v2_frame_max_size(uint32_t boids, uint32_t runs, uint32_t obstacles, uint32_t targets)
 {
     uint64_t plain = (uint64_t)boids * PV2_DELTA_MAX_PER_BOID;
-    uint64_t total = PROTO_V2_HEADER_SIZE + pv2_sections_size(runs, obstacles, targets) +
+    uint64_t total = PROTO_V2_HEADER_SIZE + proto_sections_size(runs, obstacles, targets) +
                      pv2_packed_bound((size_t)plain);
     return total > SIZE_MAX ? SIZE_MAX : (size_t)total;
 }
@@ -185,82 +149,40 @@ void pv2_put_header(uint8_t *p, const struct proto_v2_header *h)
     p[PV2_OFF_VERSION] = PROTO_V2_VERSION;
     p[PV2_OFF_KIND] = h->kind;
     p[PV2_OFF_FLAGS] = h->flags;
-    pv2_put_le(p + PV2_OFF_RUNS, h->run_count, 2);
-    pv2_put_le(p + PV2_OFF_TICK, h->tick, 8);
-    pv2_put_le(p + PV2_OFF_TIME, h->server_time_us, 8);
-    pv2_put_f32(p + PV2_OFF_WIDTH, h->width);
-    pv2_put_f32(p + PV2_OFF_HEIGHT, h->height);
-    pv2_put_le(p + PV2_OFF_EPOCH, h->epoch, 4);
-    pv2_put_le(p + PV2_OFF_BOIDS, h->boid_count, 4);
-    pv2_put_le(p + PV2_OFF_OBSTACLES, h->obstacle_count, 2);
-    pv2_put_le(p + PV2_OFF_TARGETS, h->target_count, 2);
-    pv2_put_le(p + PV2_OFF_SEQ, h->seq, 4);
+    proto_put_le(p + PV2_OFF_RUNS, h->run_count, 2);
+    proto_put_le(p + PV2_OFF_TICK, h->tick, 8);
+    proto_put_le(p + PV2_OFF_TIME, h->server_time_us, 8);
+    proto_put_f32(p + PV2_OFF_WIDTH, h->width);
+    proto_put_f32(p + PV2_OFF_HEIGHT, h->height);
+    proto_put_le(p + PV2_OFF_EPOCH, h->epoch, 4);
+    proto_put_le(p + PV2_OFF_BOIDS, h->boid_count, 4);
+    proto_put_le(p + PV2_OFF_OBSTACLES, h->obstacle_count, 2);
+    proto_put_le(p + PV2_OFF_TARGETS, h->target_count, 2);
+    proto_put_le(p + PV2_OFF_SEQ, h->seq, 4);
     p[PV2_OFF_GAP1] = h->gap1;
     p[PV2_OFF_GAP0] = h->gap0;
-    pv2_put_le(p + PV2_OFF_PACKED, h->packed_len, 4);
-    pv2_put_le(p + PV2_OFF_PLAIN, h->plain_len, 4);
-    pv2_put_le(p + PV2_OFF_SIM_HASH, h->sim_hash, 8);
-    pv2_put_le(p + PV2_OFF_STATE_HASH, h->state_hash, 8);
+    proto_put_le(p + PV2_OFF_PACKED, h->packed_len, 4);
+    proto_put_le(p + PV2_OFF_PLAIN, h->plain_len, 4);
+    proto_put_le(p + PV2_OFF_SIM_HASH, h->sim_hash, 8);
+    proto_put_le(p + PV2_OFF_STATE_HASH, h->state_hash, 8);
 }
 
-/* Writes runs, obstacles and targets of s at p; returns the end. */
-static uint8_t *put_sections(uint8_t *p, const struct proto_v2_state *s)
+/* Writes runs, obstacles and targets of s at p. */
+static void put_sections(uint8_t *p, const struct proto_v2_state *s)
 {
-    for (uint32_t i = 0; i < s->count;) {
-        uint32_t end = i + 1;
-        while (end < s->count && s->group[end] == s->group[i])
-            end++;
-        *p++ = s->group[i];
-        pv2_put_le(p, end - i, 4);
-        p += 4;
-        i = end;
-    }
-    for (uint32_t k = 0; k < s->obstacle_count; k++, p += PROTO_SNAPSHOT_OBSTACLE_SIZE) {
-        const struct proto_obstacle *o = &s->obstacles[k];
-        pv2_put_le(p, o->id, 4);
-        pv2_put_f32(p + 4, o->x);
-        pv2_put_f32(p + 8, o->y);
-        pv2_put_f32(p + 12, o->r);
-    }
-    for (uint32_t k = 0; k < s->target_count; k++, p += PROTO_SNAPSHOT_TARGET_SIZE) {
-        p[0] = s->targets[k].group;
-        pv2_put_f32(p + 1, s->targets[k].x);
-        pv2_put_f32(p + 5, s->targets[k].y);
-    }
-    return p;
-}
-
-bool pv2_obstacle_ok(const struct proto_obstacle *o, uint32_t prev_id)
-{
-    return o->id > prev_id && isfinite(o->x) && isfinite(o->y) && isfinite(o->r) && o->r > 0.0f;
-}
-
-bool pv2_target_ok(const struct proto_target *t, int prev_group)
-{
-    return (int)t->group > prev_group && isfinite(t->x) && isfinite(t->y);
+    p = proto_sections_put_runs(p, s->group, s->count);
+    p = proto_sections_put_obstacles(p, s->obstacles, s->obstacle_count);
+    proto_sections_put_targets(p, s->targets, s->target_count);
 }
 
 /* Counts the group runs of s and checks every rule the format puts on it. */
 static int plan_state(const struct proto_v2_state *s, uint32_t max_boids, uint32_t *runs)
 {
     if (!(s->width > 0.0f) || !isfinite(s->width) || !(s->height > 0.0f) || !isfinite(s->height) ||
-        (s->flags & ~PV2_KNOWN_FLAGS) || s->count > max_boids ||
-        s->obstacle_count > PROTO_SNAPSHOT_MAX_OBSTACLES ||
-        s->target_count > PROTO_SNAPSHOT_MAX_TARGETS)
+        (s->flags & ~PV2_KNOWN_FLAGS) || s->count > max_boids)
         return PROTO_E_UNENCODABLE;
-    *runs = s->count > 0;
-    for (uint32_t i = 1; i < s->count; i++) {
-        if (s->group[i] < s->group[i - 1])
-            return PROTO_E_UNENCODABLE;
-        *runs += s->group[i] != s->group[i - 1];
-    }
-    for (uint32_t k = 0; k < s->obstacle_count; k++)
-        if (!pv2_obstacle_ok(&s->obstacles[k], k ? s->obstacles[k - 1].id : 0))
-            return PROTO_E_UNENCODABLE;
-    for (uint32_t k = 0; k < s->target_count; k++)
-        if (!pv2_target_ok(&s->targets[k], k ? s->targets[k - 1].group : -1))
-            return PROTO_E_UNENCODABLE;
-    return 0;
+    return proto_sections_check(s->group, s->count, s->obstacles, s->obstacle_count, s->targets,
+                                s->target_count, runs);
 }
 
 /* Base gaps of a delta, or PROTO_E_UNENCODABLE if the bases do not fit s. */
@@ -450,8 +372,8 @@ ptrdiff_t proto_v2_encode(struct proto_v2_encoder *e, const struct proto_v2_stat
         rc = base_gaps(s, base1, base0, &h.gap1, &h.gap0);
     if (rc)
         return rc;
-    size_t head =
-        PROTO_V2_HEADER_SIZE + pv2_sections_size(runs, s->obstacle_count, s->target_count);
+    size_t head = PROTO_V2_HEADER_SIZE +
+                  (size_t)proto_sections_size(runs, s->obstacle_count, s->target_count);
     if (!buf || cap < head)
         return PROTO_E_NOSPACE;
     if (base1) {

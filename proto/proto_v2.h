@@ -123,6 +123,11 @@ size_t proto_v2_frame_max_size(uint32_t boids, uint32_t runs, uint32_t obstacles
  */
 int proto_v2_decode_header(const uint8_t *buf, size_t len, struct proto_v2_header *h);
 
+/* The fields h shares with version 1's header (§11.2: its first 44 bytes
+ * are laid out alike), as a struct proto_snapshot_header: version 2, type
+ * the frame's kind. */
+struct proto_snapshot_header proto_v2_common_header(const struct proto_v2_header *h);
+
 /* ---- encoding (server) -------------------------------------------------- */
 
 struct proto_v2_encoder;

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "proto_sections.h"
 #include "proto_v2_impl.h"
 
 #define SLOTS (PROTO_V2_HISTORY + 1)
@@ -40,22 +41,22 @@ static void read_header(const uint8_t *p, struct proto_v2_header *h)
 {
     h->kind = p[PV2_OFF_KIND];
     h->flags = p[PV2_OFF_FLAGS];
-    h->run_count = (uint16_t)pv2_get_le(p + PV2_OFF_RUNS, 2);
-    h->tick = pv2_get_le(p + PV2_OFF_TICK, 8);
-    h->server_time_us = pv2_get_le(p + PV2_OFF_TIME, 8);
-    h->width = pv2_get_f32(p + PV2_OFF_WIDTH);
-    h->height = pv2_get_f32(p + PV2_OFF_HEIGHT);
-    h->epoch = (uint32_t)pv2_get_le(p + PV2_OFF_EPOCH, 4);
-    h->boid_count = (uint32_t)pv2_get_le(p + PV2_OFF_BOIDS, 4);
-    h->obstacle_count = (uint16_t)pv2_get_le(p + PV2_OFF_OBSTACLES, 2);
-    h->target_count = (uint16_t)pv2_get_le(p + PV2_OFF_TARGETS, 2);
-    h->seq = (uint32_t)pv2_get_le(p + PV2_OFF_SEQ, 4);
+    h->run_count = (uint16_t)proto_get_le(p + PV2_OFF_RUNS, 2);
+    h->tick = proto_get_le(p + PV2_OFF_TICK, 8);
+    h->server_time_us = proto_get_le(p + PV2_OFF_TIME, 8);
+    h->width = proto_get_f32(p + PV2_OFF_WIDTH);
+    h->height = proto_get_f32(p + PV2_OFF_HEIGHT);
+    h->epoch = (uint32_t)proto_get_le(p + PV2_OFF_EPOCH, 4);
+    h->boid_count = (uint32_t)proto_get_le(p + PV2_OFF_BOIDS, 4);
+    h->obstacle_count = (uint16_t)proto_get_le(p + PV2_OFF_OBSTACLES, 2);
+    h->target_count = (uint16_t)proto_get_le(p + PV2_OFF_TARGETS, 2);
+    h->seq = (uint32_t)proto_get_le(p + PV2_OFF_SEQ, 4);
     h->gap1 = p[PV2_OFF_GAP1];
     h->gap0 = p[PV2_OFF_GAP0];
-    h->packed_len = (uint32_t)pv2_get_le(p + PV2_OFF_PACKED, 4);
-    h->plain_len = (uint32_t)pv2_get_le(p + PV2_OFF_PLAIN, 4);
-    h->sim_hash = pv2_get_le(p + PV2_OFF_SIM_HASH, 8);
-    h->state_hash = pv2_get_le(p + PV2_OFF_STATE_HASH, 8);
+    h->packed_len = (uint32_t)proto_get_le(p + PV2_OFF_PACKED, 4);
+    h->plain_len = (uint32_t)proto_get_le(p + PV2_OFF_PLAIN, 4);
+    h->sim_hash = proto_get_le(p + PV2_OFF_SIM_HASH, 8);
+    h->state_hash = proto_get_le(p + PV2_OFF_STATE_HASH, 8);
 }
 
 /* The body sizes the kind allows (§11.7 step 6). */
@@ -73,9 +74,25 @@ static bool body_sizes_ok(const struct proto_v2_header *h)
 static bool header_values_ok(const uint8_t *p, const struct proto_v2_header *h)
 {
     return (h->flags & ~PV2_KNOWN_FLAGS) == 0 && p[5] == 0 && p[50] == 0 && p[51] == 0 &&
-           pv2_get_le(p + 60, 4) == 0 && h->width > 0.0f && isfinite(h->width) &&
+           proto_get_le(p + 60, 4) == 0 && h->width > 0.0f && isfinite(h->width) &&
            h->height > 0.0f && isfinite(h->height) && h->run_count <= PROTO_SNAPSHOT_MAX_RUNS &&
            h->target_count <= PROTO_SNAPSHOT_MAX_TARGETS && body_sizes_ok(h);
+}
+
+struct proto_snapshot_header proto_v2_common_header(const struct proto_v2_header *h)
+{
+    return (struct proto_snapshot_header){.version = PROTO_V2_VERSION,
+                                          .type = h->kind,
+                                          .flags = h->flags,
+                                          .tick = h->tick,
+                                          .server_time_us = h->server_time_us,
+                                          .width = h->width,
+                                          .height = h->height,
+                                          .epoch = h->epoch,
+                                          .boid_count = h->boid_count,
+                                          .run_count = h->run_count,
+                                          .obstacle_count = h->obstacle_count,
+                                          .target_count = h->target_count};
 }
 
 int proto_v2_decode_header(const uint8_t *buf, size_t len, struct proto_v2_header *h)
@@ -95,9 +112,7 @@ int proto_v2_decode_header(const uint8_t *buf, size_t len, struct proto_v2_heade
         return PROTO_E_BAD_VALUE;
     /* In 64 bits: hostile counts must not wrap a 32-bit size_t. */
     uint64_t want = PROTO_V2_HEADER_SIZE + (uint64_t)h->packed_len +
-                    (uint64_t)h->run_count * PROTO_SNAPSHOT_RUN_SIZE +
-                    (uint64_t)h->obstacle_count * PROTO_SNAPSHOT_OBSTACLE_SIZE +
-                    (uint64_t)h->target_count * PROTO_SNAPSHOT_TARGET_SIZE;
+                    proto_sections_size(h->run_count, h->obstacle_count, h->target_count);
     if (len < want)
         return PROTO_E_TRUNCATED;
     return len > want ? PROTO_E_BAD_LENGTH : 0;
@@ -225,51 +240,6 @@ static void keep(struct proto_v2_decoder *d, struct slot *s)
 
 /* ---- sections ----------------------------------------------------------- */
 
-/* Runs into one group per boid: non-empty, strictly ascending, summing to N. */
-static const uint8_t *read_runs(const uint8_t *p, const struct proto_v2_header *h, uint8_t *group,
-                                int *rc)
-{
-    uint64_t at = 0;
-    for (uint32_t k = 0; k < h->run_count; k++, p += PROTO_SNAPSHOT_RUN_SIZE) {
-        uint32_t count = (uint32_t)pv2_get_le(p + 1, 4);
-        if (count == 0 || (k && p[0] <= p[-PROTO_SNAPSHOT_RUN_SIZE]) ||
-            at + count > h->boid_count) {
-            *rc = PROTO_E_BAD_VALUE;
-            return p;
-        }
-        memset(group + at, p[0], count);
-        at += count;
-    }
-    if (at != h->boid_count)
-        *rc = PROTO_E_BAD_VALUE;
-    return p;
-}
-
-static const uint8_t *read_obstacles(const uint8_t *p, struct proto_v2_state *st, int *rc)
-{
-    for (uint32_t k = 0; k < st->obstacle_count; k++, p += PROTO_SNAPSHOT_OBSTACLE_SIZE) {
-        struct proto_obstacle *o = &st->obstacles[k];
-        *o = (struct proto_obstacle){.id = (uint32_t)pv2_get_le(p, 4),
-                                     .x = pv2_get_f32(p + 4),
-                                     .y = pv2_get_f32(p + 8),
-                                     .r = pv2_get_f32(p + 12)};
-        if (!pv2_obstacle_ok(o, k ? st->obstacles[k - 1].id : 0))
-            *rc = PROTO_E_BAD_VALUE;
-    }
-    return p;
-}
-
-static const uint8_t *read_targets(const uint8_t *p, struct proto_v2_state *st, int *rc)
-{
-    for (uint32_t k = 0; k < st->target_count; k++, p += PROTO_SNAPSHOT_TARGET_SIZE) {
-        struct proto_target *t = &st->targets[k];
-        *t = (struct proto_target){.group = p[0], .x = pv2_get_f32(p + 1), .y = pv2_get_f32(p + 5)};
-        if (!pv2_target_ok(t, k ? st->targets[k - 1].group : -1))
-            *rc = PROTO_E_BAD_VALUE;
-    }
-    return p;
-}
-
 /* Copies the header into st and reads the sections; returns the body. */
 static const uint8_t *read_sections(const uint8_t *buf, const struct proto_v2_header *h,
                                     struct proto_v2_state *st, int *rc)
@@ -286,11 +256,15 @@ static const uint8_t *read_sections(const uint8_t *buf, const struct proto_v2_he
     st->count = h->boid_count;
     st->obstacle_count = h->obstacle_count;
     st->target_count = h->target_count;
-    const uint8_t *p = read_runs(buf + PROTO_V2_HEADER_SIZE, h, st->group, rc);
-    if (*rc)
-        return p;
-    p = read_obstacles(p, st, rc);
-    return read_targets(p, st, rc);
+    const uint8_t *runs = buf + PROTO_V2_HEADER_SIZE;
+    const uint8_t *obstacles = runs + (size_t)h->run_count * PROTO_SNAPSHOT_RUN_SIZE;
+    const uint8_t *targets = obstacles + (size_t)h->obstacle_count * PROTO_SNAPSHOT_OBSTACLE_SIZE;
+    *rc = proto_sections_get_runs(runs, h->run_count, h->boid_count, NULL, st->group);
+    if (*rc == 0)
+        *rc = proto_sections_get_obstacles(obstacles, h->obstacle_count, st->obstacles);
+    if (*rc == 0)
+        *rc = proto_sections_get_targets(targets, h->target_count, st->targets);
+    return targets + (size_t)h->target_count * PROTO_SNAPSHOT_TARGET_SIZE;
 }
 
 /* ---- body --------------------------------------------------------------- */

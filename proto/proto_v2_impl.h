@@ -57,20 +57,9 @@ enum {
 #define PV2_INLINE static inline
 #endif
 
-/* Little-endian fields, byte by byte (host order and alignment do not matter). */
-void pv2_put_le(uint8_t *p, uint64_t v, int n);
-uint64_t pv2_get_le(const uint8_t *p, int n);
-void pv2_put_f32(uint8_t *p, float v);
-float pv2_get_f32(const uint8_t *p);
-
 void pv2_put_header(uint8_t *p, const struct proto_v2_header *h);
-/* Bytes of the runs, obstacles and targets sections. */
-size_t pv2_sections_size(uint32_t runs, uint32_t obstacles, uint32_t targets);
 /* Upper bound of the deflated size of plain body bytes as the encoder writes them. */
 size_t pv2_packed_bound(size_t plain);
-/* The section rules (§4.6 step 9), shared with the encoder's checks. */
-bool pv2_obstacle_ok(const struct proto_obstacle *o, uint32_t prev_id);
-bool pv2_target_ok(const struct proto_target *t, int prev_group);
 /* Entry t (0..256) of the octant table (for the tests). */
 uint16_t pv2_octant_turns(unsigned t);
 /* Aspect weights of §11.4: round(256 * size / max(width, height)), at least 1. */

@@ -54,12 +54,14 @@ struct cfg_row {
 #define LEN(f) ((double)sizeof(((struct cfg *)0)->f) - 1)
 
 static const char *const edge_modes[] = {"wrap", "contain", NULL};
+static const char *const fsync_modes[] = {"never", "interval", "always", NULL};
 
 static const struct cfg_row rows[] = {
     {"config", T_STRING, FIELD(config_path), "", 0, LEN(config_path), NULL, "FILE", ROW_CONFIG_FILE,
      "JSON file of settings, applied before every other flag"},
     {"host", T_STRING, FIELD(host), "0.0.0.0", 1, LEN(host), NULL, "ADDR", 0,
-     "address to listen on"},
+     "numeric address of this machine to listen on: 0.0.0.0 is every IPv4 address, :: every "
+     "IPv4 and IPv6 address"},
     {"port", T_INT, FIELD(port), "8080", 0, 65535, NULL, "PORT", 0,
      "TCP port for HTTP and WebSocket; 0 picks a free one"},
     {"boids", T_UINT, FIELD(boids), "1000", 0, 1048576, NULL, "N", 0,
@@ -126,6 +128,19 @@ static const struct cfg_row rows[] = {
      "a connection silent this long is pinged"},
     {"idle-timeout", T_UINT, FIELD(idle_timeout), "60", 2, 7200, NULL, "SECONDS", 0,
      "a connection silent this long (no pong either) is closed"},
+    {"record", T_STRING, FIELD(record_dir), "", 0, LEN(record_dir), NULL, "DIR", 0,
+     "directory where every room appends its command log, ROOM.flog, for --replay; empty: none"},
+    {"record-fsync", T_STRING, FIELD(record_fsync), "interval", 1, LEN(record_fsync), fsync_modes,
+     "MODE", 0,
+     "when the logs reach the disk: never (the kernel decides), interval (at most a second "
+     "behind), always (every tick that logged something; costs a disk flush per tick)"},
+    {"record-hash-every", T_UINT, FIELD(log_hash_every), "60", 1, 1000000, NULL, "TICKS", 0,
+     "a log records the room's state hash every this many ticks, for --replay --verify"},
+    {"checkpoint-dir", T_STRING, FIELD(checkpoint_dir), "", 0, LEN(checkpoint_dir), NULL, "DIR", 0,
+     "directory of the rooms' checkpoints, ROOM.ckpt, restored at start; empty: none"},
+    {"checkpoint-every", T_DOUBLE, FIELD(checkpoint_every), "5", 0, 86400, NULL, "SECONDS", 0,
+     "with --checkpoint-dir, seconds between checkpoints of every room; 0: only when flockd "
+     "stops (SIGTERM)"},
 };
 
 #define ROW_COUNT (sizeof rows / sizeof rows[0])
@@ -670,4 +685,12 @@ void cfg_help(FILE *out, const char *prog)
     fprintf(out, "Flags take the form --name VALUE or --name=VALUE. The --config file is a JSON "
                  "object\nwhose keys are the same names without \"--\", e.g. {\"port\": 9000, "
                  "\"edges\": \"contain\"};\nflags on the command line override it.\n");
+    fprintf(out,
+            "\nReplaying a command log (--record) instead of running rooms:\n"
+            "  %s --replay FILE [--until TICK] [--verify]\n"
+            "      runs it headless as fast as it can; the last line is one JSON object\n"
+            "      {\"ticks\":N,\"hash\":\"...\",\"verified\":K,\"first_divergence\":null|TICK}\n"
+            "  %s --replay FILE --serve [--port PORT --host ADDR --web-root DIR ...]\n"
+            "      plays it to browsers at http://HOST:PORT/ (pause, step, go to a tick)\n",
+            prog ? prog : "flockd", prog ? prog : "flockd");
 }

@@ -25,7 +25,7 @@
 #define CFG_EIO    (-2) /* config file missing or unreadable */
 
 struct cfg {
-    char host[256];            /* "host": bind address, default "0.0.0.0" */
+    char host[256];            /* "host": numeric address to listen on, default "0.0.0.0" */
     int port;                  /* "port": 0..65535, 0 = ephemeral, default 8080 */
     uint32_t boids;            /* "boids": boids at start, 0..capacity, default 1000 */
     uint32_t capacity;         /* "capacity": max boids per room, 1..1048576, default 16384 */
@@ -59,6 +59,11 @@ struct cfg {
     uint32_t ping_interval;    /* "ping-interval": seconds of silence before a ping */
     uint32_t idle_timeout;     /* "idle-timeout": seconds of silence before closing */
     char config_path[1024];    /* "config": file the settings came from, "" if none */
+    char record_dir[1024];     /* "record": the rooms' command logs go here; "" = none */
+    char record_fsync[16];     /* "record-fsync": never, interval (default) or always */
+    uint32_t log_hash_every;   /* "record-hash-every": ticks between logged hashes */
+    char checkpoint_dir[1024]; /* "checkpoint-dir": the rooms' checkpoints; "" = none */
+    double checkpoint_every;   /* "checkpoint-every": seconds between them, default 5 */
 };
 
 /* Fills *c with every default from the table. */

@@ -9,31 +9,76 @@
 
 #include <libwebsockets.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* ---- frames ------------------------------------------------------------------- */
 
-/* The frame to write to s next, or NULL: the newest of its room, once it
- * has that room's welcome, unless it already has that frame. */
-static struct frame *frame_for(const struct session *s)
+/*
+ * The version 2 frame of f for a client that was sent `feed`'s frames
+ * (snapenc_pick()). The kind it ideally takes is asked for from the room, so
+ * that it is there from the next snapshot on if not now, and so is the key
+ * frame when that is all that fits (a client that waits falls behind its
+ * bases). -1: none fits now.
+ */
+static int pick_v2(struct room *r, const struct frame *f, const struct session_feed *feed)
+{
+    unsigned ideal;
+    int kind = snapenc_pick(f, feed->sent, feed->nsent, &ideal);
+    room_want(r, ideal, f->seq);
+    if (kind <= SNAPENC_KEY && ideal != SNAPENC_KEY)
+        room_want(r, SNAPENC_KEY, f->seq);
+    return kind;
+}
+
+/* The frame to write to s next and which of its parts, or NULL: the newest
+ * of its room, once it has that room's welcome, unless it already has that
+ * frame or none of its parts is for s. */
+static struct frame *frame_for(const struct session *s, unsigned *kind)
 {
     if (s->state == SESSION_CLOSING || !s->m.room || s->feed.room != s->m.room)
         return NULL;
     struct frame *f = *lobby_room_frame(s->m.room);
-    return f && f->seq != s->feed.last_seq ? f : NULL;
+    if (!f || f->seq == s->feed.last_seq)
+        return NULL;
+    struct room *r = lobby_room_room(s->m.room);
+    int k = SNAPENC_V1;
+    if (s->m.protocol == PROTO_V2_VERSION) {
+        k = pick_v2(r, f, &s->feed);
+    } else {
+        room_want(r, SNAPENC_V1, f->seq);
+        k = f->part[SNAPENC_V1].len ? SNAPENC_V1 : -1;
+    }
+    if (k < 0)
+        return NULL;
+    *kind = (unsigned)k;
+    return f;
 }
 
-static int write_frame(struct session *s, const struct frame *f, int64_t now)
+/* Remembers a version 2 frame written: the newest base the client holds. */
+static void note_sent(struct session_feed *feed, uint32_t seq)
 {
-    int w = lws_write(s->wsi, (unsigned char *)f->data + f->pre, f->len, LWS_WRITE_BINARY);
-    if (w < (int)f->len)
+    memmove(feed->sent + 1, feed->sent, (PROTO_V2_HISTORY - 1) * sizeof feed->sent[0]);
+    feed->sent[0] = seq;
+    if (feed->nsent < PROTO_V2_HISTORY)
+        feed->nsent++;
+}
+
+static int write_frame(struct session *s, struct frame *f, unsigned kind, int64_t now)
+{
+    size_t len = f->part[kind].len;
+    int w = lws_write(s->wsi, frame_payload(f, kind), len, LWS_WRITE_BINARY);
+    if (w < (int)len)
         return PROTO_E_INTERNAL;
     if (s->feed.last_seq && f->seq > s->feed.last_seq + 1)
         atomic_fetch_add_explicit(&g_metrics.snapshots_skipped, f->seq - s->feed.last_seq - 1,
                                   memory_order_relaxed);
+    if (kind != SNAPENC_V1)
+        note_sent(&s->feed, (uint32_t)f->seq);
     s->feed.last_seq = f->seq;
     s->feed.last_frame_ns = now;
     atomic_fetch_add_explicit(&g_metrics.snapshots_sent, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&g_metrics.bytes_sent, f->len, memory_order_relaxed);
+    atomic_fetch_add_explicit(&g_metrics.bytes_sent, len, memory_order_relaxed);
+    metrics_frame_sent(kind, len);
     return 0;
 }
 
@@ -73,16 +118,19 @@ static void send_roster(struct sessions *ss, struct session *s, const struct lob
 
 /* One reply of lr's room to s. A welcome from its current room starts the
  * feed of frames (a welcome from a room it has left since starts
- * nothing); the last reply owed lets a held join run. */
+ * nothing), the ack of keyframe restarts its version 2 stream on a key
+ * frame (no base held); the last reply owed lets a held join run. */
 static void route_reply(struct sessions *ss, struct lobby *l, struct lobby_room *lr,
                         struct session *s, const struct room_reply *rep, int64_t now)
 {
     session_replied(s);
     session_send(s, rep->text, rep->len);
-    if (rep->welcome && s->m.room == lr) {
+    if (rep->kind == ROOM_REPLY_WELCOME && s->m.room == lr) {
         s->feed = (struct session_feed){.room = lr, .last_seq = 0, .last_frame_ns = now};
         send_roster(ss, s, lr);
     }
+    if (rep->kind == ROOM_REPLY_KEYFRAME)
+        s->feed.nsent = 0;
     struct proto_command join;
     if (session_take_held_join(s, &join))
         dispatch_command(s, &join, l, now);
@@ -139,11 +187,13 @@ int deliver_writeable(struct session *s, int64_t now)
             return PROTO_E_INTERNAL;
     } else {
         /* The frame announced once per snapshot: no lock per client. */
-        struct frame *f = frame_for(s);
-        if (f && write_frame(s, f, now) < 0)
+        unsigned kind;
+        struct frame *f = frame_for(s, &kind);
+        if (f && write_frame(s, f, kind, now) < 0)
             return PROTO_E_INTERNAL;
     }
-    if (session_has_text(s) || frame_for(s))
+    unsigned kind;
+    if (session_has_text(s) || frame_for(s, &kind))
         session_want_write(s);
     return 0;
 }

@@ -9,7 +9,13 @@
  * frame when its socket can take it, so a slow client skips frames
  * instead of queueing them; one that got no frame for stale_timeout is
  * evicted. Which frame a client gets is decided in one place
- * (frame_for() in deliver.c): the home of per-client frame choice.
+ * (frame_for() in deliver.c): the home of per-client frame choice. A
+ * version 1 client gets the frame's version 1 part; a version 2 client the
+ * part proto_v2_pick() chooses from the frames it was sent since its
+ * stream started (its welcome, or the ack of its keyframe command), kept
+ * in its session's feed. Each choice tells the room which kind the client
+ * takes (room_want()), so the room encodes the kinds its clients take and
+ * no other; no frame is ever encoded for one client.
  *
  * Never: parses commands or changes membership (a held join is handed to
  * dispatch.h); reads the clock (`now` comes in). Threading: the service

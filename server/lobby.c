@@ -9,6 +9,7 @@
 #include "lobby.h"
 
 #include "metrics.h"
+#include "persist.h"
 #include "pool.h"
 #include "roles.h"
 
@@ -34,7 +35,7 @@ static int64_t seconds_ns(double s)
 
 static struct lobby_room *room_open(struct lobby *l, const char *name, enum proto_mode mode,
                                     uint32_t boids, const char *password, int64_t now,
-                                    const char **err)
+                                    const struct ckpt *restore, const char **err)
 {
     struct lobby_room_config c = {
         .tmpl = &l->tmpl,
@@ -45,11 +46,62 @@ static struct lobby_room *room_open(struct lobby *l, const char *name, enum prot
         .max_message = l->cfg.max_message,
         .max_teams = l->cfg.max_teams,
         .team_units = l->cfg.team_units,
+        .restore = restore,
+        .grace_ns = seconds_ns(l->cfg.grace),
     };
     struct lobby_room *lr = lobby_room_open(&c, l->pool, now, err);
     if (lr)
         l->rooms[l->nrooms++] = lr;
     return lr;
+}
+
+/* Owner keys handed out from now on come after every restored one. */
+static void owners_after(struct lobby *l, const struct ckpt *c)
+{
+    uint64_t most = 0;
+    for (uint32_t k = 0; k < c->owner_count; k++) {
+        struct ckpt_owner o;
+        ckpt_owner(c, k, &o);
+        most = o.owner > most ? o.owner : most;
+    }
+    for (uint32_t t = 1; t <= c->max_teams; t++)
+        most = c->teams[t].owner > most ? c->teams[t].owner : most;
+    if (most >= l->next_owner)
+        l->next_owner = most + 1;
+}
+
+/* Opens the room a loaded checkpoint holds and says how it went; NULL if
+ * it could not be restored. */
+static struct lobby_room *room_reopen(struct lobby *l, const struct ckpt *c, int64_t now)
+{
+    struct persist *p = l->tmpl.persist;
+    const char *err = "the server runs its most rooms (--max-rooms)";
+    struct lobby_room *lr = l->nrooms < l->cfg.max_rooms ? room_open(l, c->room, c->mode, c->boids,
+                                                                     c->password, now, c, &err)
+                                                         : NULL;
+    if (!lr) {
+        persist_say(p, "room \"%s\" not restored from its checkpoint: %s; %s", c->room, err,
+                    strcmp(c->room, "default") == 0 ? "it starts fresh" : "a join creates it anew");
+        return NULL;
+    }
+    struct room_info info;
+    room_info(lobby_room_room(lr), &info);
+    persist_say(p, "room \"%s\" restored at tick %llu from checkpoint %u (by %s)", c->room,
+                (unsigned long long)info.tick, c->seq, c->build);
+    owners_after(l, c);
+    return lr;
+}
+
+/* Every room the checkpoint directory held but the default room, which
+ * lobby_create() opened first. */
+static void restore_rooms(struct lobby *l, int64_t now)
+{
+    struct persist *p = l->tmpl.persist;
+    const struct ckpt *c;
+    for (size_t i = 0; (c = persist_restored_at(p, i)) != NULL; i++)
+        if (strcmp(c->room, "default") != 0)
+            room_reopen(l, c, now);
+    persist_restored_done(p);
 }
 
 static void room_close(struct lobby *l, size_t i)
@@ -67,7 +119,7 @@ static struct lobby_room *room_find(const struct lobby *l, const char *name)
 }
 
 struct lobby *lobby_create(const struct cfg *cfg, const struct room_config *tmpl, struct pool *pool,
-                           const char **err)
+                           int64_t now, const char **err)
 {
     struct lobby *l = calloc(1, sizeof *l);
     if (l)
@@ -82,11 +134,16 @@ struct lobby *lobby_create(const struct cfg *cfg, const struct room_config *tmpl
     l->tmpl.name = NULL;
     l->pool = pool;
     l->next_owner = 1;
-    /* The default room never expires: when it became empty never matters. */
-    if (!room_open(l, "default", PROTO_MODE_SANDBOX, tmpl->boids, NULL, 0, err)) {
+    /* The default room never expires: when it became empty never matters.
+     * It comes back from its checkpoint if there is one, else starts anew. */
+    const struct ckpt *saved = tmpl->persist ? persist_restored(tmpl->persist, "default") : NULL;
+    if (!(saved && room_reopen(l, saved, now)) &&
+        !room_open(l, "default", PROTO_MODE_SANDBOX, tmpl->boids, NULL, 0, NULL, err)) {
         lobby_destroy(l);
         return NULL;
     }
+    if (tmpl->persist)
+        restore_rooms(l, now);
     return l;
 }
 
@@ -125,11 +182,23 @@ bool lobby_can_create(const struct lobby *l)
     return l->cfg.allow_create && l->nrooms < l->cfg.max_rooms;
 }
 
+void lobby_checkpoint(struct lobby *l, int64_t now, bool stopped)
+{
+    if (!persist_has_checkpoints(l->tmpl.persist))
+        return;
+    for (size_t i = 0; i < l->nrooms; i++)
+        lobby_room_checkpoint(l->rooms[i], now, stopped);
+}
+
 void lobby_housekeep(struct lobby *l, int64_t now)
 {
+    if (l->tmpl.persist && persist_checkpoint_due(l->tmpl.persist, now))
+        lobby_checkpoint(l, now, false);
     for (size_t i = l->nrooms; i-- > 0;) {
         lobby_room_end_expired_teams(l->rooms[i], now);
         if (i > 0 && lobby_room_is_expired(l->rooms[i], now, seconds_ns(l->cfg.room_expiry))) {
+            if (persist_has_checkpoints(l->tmpl.persist)) /* gone for good */
+                persist_remove(l->tmpl.persist, lobby_room_name(l->rooms[i]));
             room_close(l, i);
             atomic_fetch_add_explicit(&g_metrics.rooms_expired, 1, memory_order_relaxed);
         }
@@ -194,7 +263,7 @@ static struct lobby_room *room_create_for(struct lobby *l, const struct proto_jo
     }
     const char *err = "";
     struct lobby_room *lr =
-        room_open(l, a->room, mode, boids, a->has_password ? a->password : NULL, now, &err);
+        room_open(l, a->room, mode, boids, a->has_password ? a->password : NULL, now, NULL, &err);
     if (!lr) {
         *code = PROTO_E_INTERNAL;
         *why = err;

@@ -39,9 +39,13 @@ struct lobby;
  * Creates the lobby and its default room (from `tmpl`, named "default",
  * sandbox) and schedules it on the pool. NULL and a static *err on failure.
  * Rooms created later copy tmpl with their own name, mode and boid count.
+ * With tmpl->persist holding checkpoints, every room comes back from its
+ * checkpoint (the default room too), its waiting teams counting their
+ * grace from `now`; each one that cannot is said on stderr and starts
+ * fresh (default) or is left to a join.
  */
 struct lobby *lobby_create(const struct cfg *cfg, const struct room_config *tmpl, struct pool *pool,
-                           const char **err);
+                           int64_t now, const char **err);
 /* Unschedules and frees every room. Members must have left. */
 void lobby_destroy(struct lobby *l);
 
@@ -99,9 +103,18 @@ void lobby_leave(struct lobby *l, struct lobby_member *m, bool kicked, int64_t n
  * with the reason in *why (ownership of obstacles is the room's to check). */
 int lobby_allowed(const struct lobby_member *m, const struct proto_command *cmd, const char **why);
 
-/* Ends grace periods over at `now` and removes rooms empty for longer than
- * the expiry. */
+/* Ends grace periods over at `now`, removes rooms empty for longer than
+ * the expiry (and their checkpoints) and, every --checkpoint-every
+ * seconds, asks every room for a checkpoint. */
 void lobby_housekeep(struct lobby *l, int64_t now);
+
+/*
+ * A checkpoint of every room (when the server keeps checkpoints): queued
+ * behind each room's commands, or, with `stopped` (no worker ticks the
+ * rooms any more), taken at once after the commands still queued. Then
+ * persist_flush() waits for the files.
+ */
+void lobby_checkpoint(struct lobby *l, int64_t now, bool stopped);
 
 /* Rooms, for the network side to route frames and replies. */
 size_t lobby_count(const struct lobby *l);

@@ -34,6 +34,50 @@ struct lobby_room {
 
 /* ---- life ---------------------------------------------------------------------- */
 
+/* Team slots as a checkpoint left them: every taken team now waits for
+ * its player, a playing one for grace_ns from now. */
+static void teams_restore(struct teams *ts, const struct ckpt *c, int64_t now, int64_t grace_ns)
+{
+    teams_init(ts, c->max_teams);
+    for (uint32_t t = 1; t <= ts->max; t++) {
+        const struct ckpt_team *k = &c->teams[t];
+        if (k->state == CKPT_TEAM_FREE)
+            continue;
+        struct team *team = &ts->slot[t];
+        *team = (struct team){.state = TEAM_WAITING, .owner = k->owner};
+        snprintf(team->rejoin, sizeof team->rejoin, "%s", k->rejoin);
+        snprintf(team->name, sizeof team->name, "%s", k->name);
+        team->grace_end_ns = now + (k->state == CKPT_TEAM_PLAYING ? grace_ns : k->grace_left_ns);
+    }
+}
+
+/* The room of lr as c says: created, restored from c->restore if given,
+ * recording. NULL and *err on failure, with nothing left. */
+static struct room *room_for(struct lobby_room *lr, const struct lobby_room_config *c, int64_t now,
+                             const char **err)
+{
+    struct room_config rc = *c->tmpl;
+    rc.name = lr->name;
+    rc.mode = c->mode;
+    rc.boids = c->boids;
+    if (c->boids > rc.sim.capacity)
+        rc.sim.capacity = c->boids;
+    if (c->restore && room_config_restoring(&rc, c->restore, err) < 0)
+        return NULL;
+    struct room *room = room_create(&rc, err);
+    if (room && c->restore && room_restore(room, c->restore, err) < 0) {
+        room_destroy(room);
+        room = NULL;
+    }
+    if (room) {
+        struct ckpt id;
+        lr->room = room;
+        lobby_room_identity(lr, now, &id);
+        room_record_begin(room, &id, c->restore != NULL);
+    }
+    return room;
+}
+
 struct lobby_room *lobby_room_open(const struct lobby_room_config *c, struct pool *pool,
                                    int64_t now, const char **err)
 {
@@ -42,14 +86,18 @@ struct lobby_room *lobby_room_open(const struct lobby_room_config *c, struct poo
         *err = "out of memory";
         return NULL;
     }
-    struct room_config rc = *c->tmpl;
-    snprintf(lr->name, sizeof lr->name, "%s", c->name);
-    rc.name = lr->name;
-    rc.mode = c->mode;
-    rc.boids = c->boids;
-    if (c->boids > rc.sim.capacity)
-        rc.sim.capacity = c->boids;
-    lr->room = room_create(&rc, err);
+    const struct ckpt *k = c->restore;
+    snprintf(lr->name, sizeof lr->name, "%s", k ? k->room : c->name);
+    lr->mode = k ? k->mode : c->mode;
+    const char *password = k ? k->password : c->password;
+    snprintf(lr->password, sizeof lr->password, "%s", password ? password : "");
+    lr->team_units = c->team_units;
+    if (k)
+        teams_restore(&lr->teams, k, now, c->grace_ns);
+    else
+        teams_init(&lr->teams, c->max_teams);
+    lr->empty_since_ns = now;
+    lr->room = room_for(lr, c, now, err);
     if (!lr->room || room_schedule(lr->room, pool) < 0) {
         if (lr->room)
             *err = "the server runs its most rooms";
@@ -57,12 +105,7 @@ struct lobby_room *lobby_room_open(const struct lobby_room_config *c, struct poo
         free(lr);
         return NULL;
     }
-    lr->mode = c->mode;
-    snprintf(lr->password, sizeof lr->password, "%s", c->password ? c->password : "");
     room_limits(lr->room, c->max_message, &lr->limits);
-    lr->team_units = c->team_units;
-    teams_init(&lr->teams, c->max_teams);
-    lr->empty_since_ns = now;
     atomic_fetch_add_explicit(&g_metrics.rooms, 1, memory_order_relaxed);
     return lr;
 }
@@ -165,8 +208,11 @@ void lobby_room_end_expired_teams(struct lobby_room *lr, int64_t now)
 
 static struct room_actor actor_of(const struct lobby_member *m)
 {
-    return (struct room_actor){
-        .client = m->client, .role = m->role, .team = m->team, .owner = m->owner};
+    return (struct room_actor){.client = m->client,
+                               .protocol = m->protocol,
+                               .role = m->role,
+                               .team = m->team,
+                               .owner = m->owner};
 }
 
 int lobby_room_push(struct lobby_room *lr, const struct lobby_member *m,
@@ -247,6 +293,39 @@ bool lobby_room_is_expired(const struct lobby_room *lr, int64_t now, int64_t exp
 {
     return !lr->members && !teams_is_any_waiting(&lr->teams) &&
            now - lr->empty_since_ns >= expiry_ns;
+}
+
+/* ---- checkpoints ------------------------------------------------------------------- */
+
+void lobby_room_identity(const struct lobby_room *lr, int64_t now, struct ckpt *id)
+{
+    memset(id, 0, sizeof *id);
+    snprintf(id->room, sizeof id->room, "%s", lr->name);
+    id->mode = lr->mode;
+    snprintf(id->password, sizeof id->password, "%s", lr->password);
+    id->max_teams = lr->teams.max;
+    for (uint32_t t = 1; t <= lr->teams.max; t++) {
+        const struct team *team = &lr->teams.slot[t];
+        struct ckpt_team *k = &id->teams[t];
+        if (team->state == TEAM_FREE)
+            continue;
+        k->state = team->state == TEAM_PLAYING ? CKPT_TEAM_PLAYING : CKPT_TEAM_WAITING;
+        k->owner = team->owner;
+        snprintf(k->rejoin, sizeof k->rejoin, "%s", team->rejoin);
+        snprintf(k->name, sizeof k->name, "%s", team->name);
+        if (team->state == TEAM_WAITING)
+            k->grace_left_ns = team->grace_end_ns > now ? team->grace_end_ns - now : 0;
+    }
+}
+
+void lobby_room_checkpoint(struct lobby_room *lr, int64_t now, bool now_stopped)
+{
+    struct ckpt id;
+    lobby_room_identity(lr, now, &id);
+    if (now_stopped)
+        room_checkpoint_now(lr->room, &id);
+    else if (room_checkpoint(lr->room, &id) < 0)
+        metrics_reject("internal");
 }
 
 /* ---- what it shows ------------------------------------------------------------------- */

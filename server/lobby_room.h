@@ -26,7 +26,8 @@ struct pool;
 /* One connection's membership, embedded in the network's session. */
 struct lobby_member {
     uint64_t client;
-    bool loopback; /* the peer address is a loopback address */
+    bool loopback;     /* the peer address is a loopback address */
+    unsigned protocol; /* the version its connection speaks (its welcomes say so); 0: 1 */
     void *session;
     /* Set by the lobby. */
     struct lobby_room *room; /* NULL once it left (closed or kicked) */
@@ -47,11 +48,18 @@ struct lobby_room_config {
     uint32_t max_message; /* the command limit */
     uint32_t max_teams;   /* rts */
     uint32_t team_units;  /* rts: units a new team gets */
+    /* Restoring: the room carries on from this checkpoint (its name, mode,
+     * password, world and teams win over the fields above); a team whose
+     * player was playing waits for it grace_ns from now. NULL: a new room. */
+    const struct ckpt *restore;
+    int64_t grace_ns;
 };
 
 /*
- * Creates the room and schedules it on the pool. NULL and a static reason
- * in *err on failure. `now` counts as the time it became empty.
+ * Creates the room (or restores it, c->restore), starts its command log
+ * if the server records, and schedules it on the pool. NULL and a static
+ * reason in *err on failure; nothing is left of a room that failed to
+ * restore. `now` counts as the time it became empty.
  * lobby_room_close() unschedules and frees it (members must have left).
  */
 struct lobby_room *lobby_room_open(const struct lobby_room_config *c, struct pool *pool,
@@ -100,6 +108,16 @@ void lobby_room_team_start(struct lobby_room *lr, int team);
 
 /* Ends every team whose grace period is over at `now`. */
 void lobby_room_end_expired_teams(struct lobby_room *lr, int64_t now);
+
+/* ---- checkpoints ---- */
+
+/* What the lobby knows of lr at `now`, as a checkpoint's identity: name,
+ * mode, password, teams (a waiting team with what is left of its grace). */
+void lobby_room_identity(const struct lobby_room *lr, int64_t now, struct ckpt *id);
+
+/* Asks lr's room for a checkpoint (queued behind its commands); with
+ * `now_stopped`, the room is no longer ticked and it is taken at once. */
+void lobby_room_checkpoint(struct lobby_room *lr, int64_t now, bool now_stopped);
 
 /* ---- what it shows ---- */
 

@@ -5,17 +5,22 @@
  *
  * Signals are blocked before any thread starts; one small thread waits for
  * them with sigwait() and asks the service loop to stop. The service loop
- * closes clients with 1001, then the tick threads are joined and everything
- * is freed before exit(0).
+ * closes clients with 1001, then the tick threads are joined, every room
+ * is checkpointed (with --checkpoint-dir) and everything is freed before
+ * exit(0). `flockd --replay` runs replay_main() instead (replay_main.h).
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include "buildid.h"
+#include "clock.h"
 #include "config.h"
 #include "lobby.h"
 #include "metrics.h"
 #include "net.h"
+#include "persist.h"
 #include "pool.h"
 #include "proto.h"
+#include "replay_main.h"
 #include "room.h"
 
 #include <libwebsockets.h>
@@ -141,7 +146,9 @@ static struct net_config net_config_from(const struct cfg *c)
 static void print_banner(const struct cfg *c, const struct net *net, const struct pool *pool,
                          const struct lobby *lobby)
 {
-    printf("flockd listening on http://%s:%d\n", c->host, net_port(net));
+    bool v6 = strchr(c->host, ':') != NULL; /* an IPv6 address goes in brackets in a URL */
+    printf("flockd listening on http://%s%s%s:%d\n", v6 ? "[" : "", c->host, v6 ? "]" : "",
+           net_port(net));
     printf("flockd: room \"default\": %u boids, %.0f x %.0f %s, %g Hz ticks, %g Hz snapshots\n",
            c->boids, c->width, c->height, c->edges, c->tick_hz, c->snapshot_hz);
     printf("flockd: %u tick threads; up to %u rooms%s\n", pool_workers(pool), c->max_rooms,
@@ -155,23 +162,76 @@ static void print_banner(const struct cfg *c, const struct net *net, const struc
 }
 
 /* Stops the tick threads first: no tick runs, and so nothing wakes the
- * network, once they are joined. Any argument may be NULL. */
-static void tear_down(struct pool *pool, struct net *net, struct lobby *lobby)
+ * network, once they are joined. The rooms close their logs before the
+ * writer thread stops. Any argument may be NULL. */
+static void tear_down(struct pool *pool, struct net *net, struct lobby *lobby,
+                      struct persist *persist)
 {
     if (pool)
         pool_stop(pool);
     net_destroy(net);
     lobby_destroy(lobby);
     pool_destroy(pool);
+    persist_destroy(persist);
 }
 
-int main(int argc, char **argv)
+/* The command logs and checkpoints the settings ask for: true with *out
+ * (NULL if neither), false if a directory cannot be used (said). */
+static bool start_persist(const struct cfg *c, struct persist **out)
 {
-    struct cfg c;
-    int code = 0;
-    if (!read_settings(argc, argv, &c, &code))
-        return code;
+    *out = NULL;
+    if (!c->record_dir[0] && !c->checkpoint_dir[0])
+        return true;
+    struct persist_config pc = {
+        .record_dir = c->record_dir,
+        .fsync = strcmp(c->record_fsync, "never") == 0    ? PERSIST_FSYNC_NEVER
+                 : strcmp(c->record_fsync, "always") == 0 ? PERSIST_FSYNC_ALWAYS
+                                                          : PERSIST_FSYNC_INTERVAL,
+        .hash_every = c->log_hash_every,
+        .checkpoint_dir = c->checkpoint_dir,
+        .checkpoint_every = c->checkpoint_every,
+        .build = buildid(),
+        .max_capacity = c->capacity > c->max_room_boids ? c->capacity : c->max_room_boids,
+        .max_obstacles = c->max_obstacles,
+    };
+    const char *err = NULL;
+    *out = persist_create(&pc, &err);
+    if (!*out)
+        fprintf(stderr, "flockd: %s\n", err);
+    return *out != NULL;
+}
 
+static void print_persist(const struct cfg *c)
+{
+    if (c->record_dir[0])
+        printf("flockd: recording every room's commands in %s/ROOM.flog (fsync %s, a hash every "
+               "%u ticks); %s\n",
+               c->record_dir, c->record_fsync, c->log_hash_every, buildid());
+    if (c->checkpoint_dir[0] && c->checkpoint_every > 0)
+        printf("flockd: checkpoints of every room in %s every %g s and when stopped\n",
+               c->checkpoint_dir, c->checkpoint_every);
+    else if (c->checkpoint_dir[0])
+        printf("flockd: checkpoints of every room in %s when stopped\n", c->checkpoint_dir);
+}
+
+/* After the service loop: every room checkpointed once no tick runs. */
+static void final_checkpoints(const struct cfg *c, struct pool *pool, struct lobby *lobby,
+                              struct persist *persist)
+{
+    if (!persist_has_checkpoints(persist))
+        return;
+    pool_stop(pool);
+    lobby_checkpoint(lobby, clock_mono_ns(), true);
+    persist_flush(persist);
+    printf("flockd: checkpoints of %zu rooms written to %s\n", lobby_count(lobby),
+           c->checkpoint_dir);
+}
+
+/* Runs flockd with settings c (playing the recording rp in its one room,
+ * if not NULL) until a signal; returns the exit status. */
+static int serve_and_stop(const struct cfg *cfg, struct replay *rp)
+{
+    struct cfg c = *cfg;
     static struct app app;
     sigemptyset(&app.signals);
     sigaddset(&app.signals, SIGINT);
@@ -184,28 +244,36 @@ int main(int argc, char **argv)
     struct room_config rc;
     room_config_from(&c, &rc, &app);
     const char *err = NULL;
+    if (rp && replay_serve_room(&rc, rp, &err) < 0) {
+        fprintf(stderr, "flockd: the recording cannot be served: %s\n", err);
+        return 1;
+    }
+    if (!start_persist(&c, &rc.persist))
+        return 1;
     struct pool *pool = pool_create(c.workers, &err);
-    struct lobby *lobby = pool ? lobby_create(&c, &rc, pool, &err) : NULL;
+    struct lobby *lobby = pool ? lobby_create(&c, &rc, pool, clock_mono_ns(), &err) : NULL;
     if (!lobby) {
         fprintf(stderr, "flockd: cannot start the rooms: %s\n", err);
-        tear_down(pool, NULL, NULL);
+        tear_down(pool, NULL, NULL, rc.persist);
         return 1;
     }
     struct net_config nc = net_config_from(&c);
     struct net *net = net_create(&nc, lobby, &err);
     if (!net) {
-        fprintf(stderr, "flockd: %s\n", err);
-        tear_down(pool, NULL, lobby);
+        fprintf(stderr, "flockd: cannot serve on %s port %d: %s\n", c.host, c.port, err);
+        tear_down(pool, NULL, lobby, rc.persist);
         return 1;
     }
     atomic_store_explicit(&app.net, net, memory_order_release);
     pthread_t sig_thread;
     if (pthread_create(&sig_thread, NULL, signal_main, &app) != 0) {
         fprintf(stderr, "flockd: cannot start threads\n");
-        tear_down(pool, net, lobby);
+        tear_down(pool, net, lobby, rc.persist);
         return 1;
     }
     print_banner(&c, net, pool, lobby);
+    print_persist(&c);
+    fflush(stdout);
 
     net_run(net);
 
@@ -213,7 +281,29 @@ int main(int argc, char **argv)
     atomic_store(&app.done, 1);
     pthread_kill(sig_thread, SIGTERM);
     pthread_join(sig_thread, NULL);
-    tear_down(pool, net, lobby);
+    final_checkpoints(&c, pool, lobby, rc.persist);
+    tear_down(pool, net, lobby, rc.persist);
     printf("flockd: stopped\n");
     return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct replay_serve serve = {0};
+    if (replay_is_asked(argc, argv)) {
+        int code = replay_main(argc, argv, &serve);
+        if (code >= 0)
+            return code;
+        argc = serve.argc; /* --serve: flockd's settings follow */
+        argv = serve.argv;
+    }
+    struct cfg c;
+    int code = 0;
+    bool run = read_settings(argc, argv, &c, &code);
+    if (run && serve.replay)
+        replay_serve_settings(&c, serve.replay);
+    code = run ? serve_and_stop(&c, serve.replay) : code;
+    replay_destroy(serve.replay);
+    free(serve.argv);
+    return code;
 }

@@ -3,6 +3,8 @@
  */
 #include "metrics.h"
 
+#include "snapenc.h"
+
 #include "textbuf.h"
 
 #include <string.h>
@@ -67,6 +69,9 @@ static void render_counters(struct textbuf *t)
          offsetof(struct metrics, bytes_sent)},
         {"commands_accepted_total", "counter", "Commands applied.",
          offsetof(struct metrics, commands_accepted)},
+        {"keyframes_requested_total", "counter",
+         "keyframe commands applied (a client's decoder refused a frame).",
+         offsetof(struct metrics, keyframes_requested)},
         {"admin_denied_total", "counter", "Joins as admin refused for a wrong or missing token.",
          offsetof(struct metrics, admin_denied)},
         {"kicked_total", "counter", "Clients kicked by an admin.",
@@ -109,6 +114,24 @@ void metrics_limit(enum metrics_limit which)
         atomic_fetch_add_explicit(&g_metrics.limit_hits[which], 1, memory_order_relaxed);
 }
 
+_Static_assert(METRICS_FRAME_KINDS == SNAPENC_KINDS, "one counter per kind of frame");
+
+void metrics_frames_encoded(unsigned kind, uint64_t frames, uint64_t ns)
+{
+    if (kind >= METRICS_FRAME_KINDS)
+        return;
+    atomic_fetch_add_explicit(&g_metrics.frames_encoded[kind], frames, memory_order_relaxed);
+    atomic_fetch_add_explicit(&g_metrics.encode_ns[kind], ns, memory_order_relaxed);
+}
+
+void metrics_frame_sent(unsigned kind, size_t bytes)
+{
+    if (kind >= METRICS_FRAME_KINDS)
+        return;
+    atomic_fetch_add_explicit(&g_metrics.frames_sent[kind], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&g_metrics.frame_bytes_sent[kind], bytes, memory_order_relaxed);
+}
+
 static void render_gauges(struct textbuf *t)
 {
     textbuf_printf(t,
@@ -137,6 +160,34 @@ static void render_labelled(struct textbuf *t)
                        (unsigned long long)get(&g_metrics.limit_hits[i]));
 }
 
+/* One counter per frame kind, from a metrics array of METRICS_FRAME_KINDS. */
+static void render_by_kind(struct textbuf *t, const char *name, const char *help,
+                           atomic_uint_fast64_t *v, double scale)
+{
+    textbuf_printf(t, "# HELP flockd_%s %s\n# TYPE flockd_%s counter\n", name, help, name);
+    for (unsigned k = 0; k < METRICS_FRAME_KINDS; k++)
+        textbuf_printf(t, "flockd_%s{kind=\"%s\"} %.12g\n", name, snapenc_kind_name(k),
+                       (double)get(&v[k]) * scale);
+}
+
+static void render_frames(struct textbuf *t)
+{
+    render_by_kind(t, "frames_encoded_total", "Snapshot frames encoded, by kind (once per room).",
+                   g_metrics.frames_encoded, 1);
+    render_by_kind(t, "frame_encode_seconds_total", "Time spent encoding frames, by kind.",
+                   g_metrics.encode_ns, 1e-9);
+    textbuf_printf(t,
+                   "# HELP flockd_v2_state_seconds_total Time spent quantizing and hashing "
+                   "snapshots for version 2 frames.\n"
+                   "# TYPE flockd_v2_state_seconds_total counter\n"
+                   "flockd_v2_state_seconds_total %.12g\n",
+                   (double)get(&g_metrics.v2_state_ns) * 1e-9);
+    render_by_kind(t, "frames_sent_total", "Snapshot frames written to clients, by kind.",
+                   g_metrics.frames_sent, 1);
+    render_by_kind(t, "frame_bytes_sent_total", "Snapshot bytes written to clients, by kind.",
+                   g_metrics.frame_bytes_sent, 1);
+}
+
 static void render_tick_histogram(struct textbuf *t)
 {
     textbuf_printf(t, "# HELP flockd_tick_duration_seconds Time to run one tick.\n"
@@ -162,6 +213,7 @@ int metrics_render(char *buf, size_t cap)
     render_counters(&t);
     render_gauges(&t);
     render_labelled(&t);
+    render_frames(&t);
     render_tick_histogram(&t);
     return textbuf_finish(&t);
 }

@@ -17,6 +17,7 @@
 
 #define METRICS_TICK_BUCKETS 10
 #define METRICS_MAX_CODES    24
+#define METRICS_FRAME_KINDS  6 /* SNAPENC_KINDS: version 1, key, four deltas (snapenc.h) */
 
 /* Every limit of the limits table whose hits are counted, by name in
  * /metrics as flockd_limit_hits_total{limit="NAME"}. */
@@ -52,13 +53,21 @@ struct metrics {
     atomic_uint_fast64_t snapshots_skipped;
     atomic_uint_fast64_t bytes_sent;
     atomic_uint_fast64_t commands_accepted;
-    atomic_uint_fast64_t admin_denied; /* joins as admin refused (bad or no token) */
+    atomic_uint_fast64_t keyframes_requested; /* keyframe commands applied */
+    atomic_uint_fast64_t admin_denied;        /* joins as admin refused (bad or no token) */
     atomic_uint_fast64_t limit_hits[LIMIT_COUNT];
     atomic_uint_fast64_t kicked;
     atomic_uint_fast64_t rooms_created; /* by joins */
     atomic_uint_fast64_t rooms_expired;
     atomic_int_fast64_t rooms; /* gauge */
     atomic_uint_fast64_t commands_rejected[METRICS_MAX_CODES];
+    /* Snapshot frames by kind (snapenc.h): encoded (once per room and
+     * snapshot), the time that took, written to clients and their bytes. */
+    atomic_uint_fast64_t frames_encoded[METRICS_FRAME_KINDS];
+    atomic_uint_fast64_t encode_ns[METRICS_FRAME_KINDS];
+    atomic_uint_fast64_t v2_state_ns; /* quantizing and hashing for version 2 */
+    atomic_uint_fast64_t frames_sent[METRICS_FRAME_KINDS];
+    atomic_uint_fast64_t frame_bytes_sent[METRICS_FRAME_KINDS];
 };
 
 /* The one metrics block of the process (zero-initialised static). */
@@ -72,6 +81,12 @@ void metrics_limit(enum metrics_limit which);
 
 /* Counts a refused command under its stable error code. */
 void metrics_reject(const char *code);
+
+/* Counts `frames` frames of a kind encoded in `ns` nanoseconds. */
+void metrics_frames_encoded(unsigned kind, uint64_t frames, uint64_t ns);
+
+/* Counts one frame of a kind written to a client. */
+void metrics_frame_sent(unsigned kind, size_t bytes);
 
 /*
  * Renders every metric as Prometheus text exposition into buf (cap bytes).

@@ -16,9 +16,11 @@
 #include "deliver.h"
 #include "dispatch.h"
 #include "http.h"
+#include "listener.h"
 #include "lobby.h"
 #include "metrics.h"
 #include "proto.h"
+#include "proto_v2.h"
 #include "session.h"
 #include "sessions.h"
 
@@ -28,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define HOUSEKEEP_NS 100000000LL  /* grace periods and room expiry, every 100 ms */
 #define GOODBYE_NS   2000000000LL /* clients get this long for their 1001 close */
@@ -39,7 +42,7 @@ struct net {
     struct sessions sessions;
     struct http_source http;
     struct http_mounts mounts;
-    struct lws_protocols protocols[3];
+    struct lws_protocols protocols[5];
     lws_retry_bo_t retry;
     struct lws_context *ctx;
     struct lws_vhost *vhost;
@@ -102,6 +105,13 @@ static void on_wake(struct net *n, int64_t now)
     }
 }
 
+/* The version the connection speaks: the id of the subprotocol it took. */
+static unsigned protocol_of(struct lws *wsi)
+{
+    const struct lws_protocols *p = lws_get_protocol(wsi);
+    return p && p->id ? p->id : PROTO_VERSION;
+}
+
 static int callback_ws(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
                        size_t len)
 {
@@ -120,7 +130,9 @@ static int callback_ws(struct lws *wsi, enum lws_callback_reasons reason, void *
     case LWS_CALLBACK_ESTABLISHED:
         if (atomic_load(&n->stop))
             return -1;
-        return session_open(s, wsi, &n->sessions, n->lobby, clock_mono_ns()) < 0 ? -1 : 0;
+        return session_open(s, wsi, &n->sessions, n->lobby, protocol_of(wsi), clock_mono_ns()) < 0
+                   ? -1
+                   : 0;
     case LWS_CALLBACK_RECEIVE:
         if (session_receive(s, in, len, n->cfg.max_message, &msg))
             dispatch_message(s, &msg, n->lobby, clock_mono_ns());
@@ -148,22 +160,43 @@ static const struct lws_protocol_vhost_options pvo_default = {NULL, NULL, "defau
 /* Browsers that name no subprotocol get PROTO_SUBPROTOCOL (the "default"). */
 static const struct lws_protocol_vhost_options pvo = {NULL, &pvo_default, PROTO_SUBPROTOCOL, ""};
 
-static void protocols_init(struct net *n)
+/* A snapshot subprotocol: the same callback and sessions for every
+ * version; `id` tells session_open() which version a connection took. */
+static struct lws_protocols ws_protocol(const struct net *n, const char *name, unsigned version)
 {
-    n->protocols[0] = (struct lws_protocols){
-        .name = PROTO_SUBPROTOCOL,
+    return (struct lws_protocols){
+        .name = name,
         .callback = callback_ws,
         .per_session_data_size = sizeof(struct session),
         .rx_buffer_size = 4096,
-        .tx_packet_size = n->cfg.max_frame + 64, /* a frame goes out in one piece */
+        .id = version,
+        /* A frame goes out in one piece (version 2 frames are smaller than
+         * version 1's in all but freak cases; a bigger one is sent in
+         * pieces, which lws copies). */
+        .tx_packet_size = n->cfg.max_frame + 64,
     };
-    n->protocols[1] = (struct lws_protocols){
+}
+
+/*
+ * lws takes the first subprotocol of the client's list (its order of
+ * preference, RFC 6455) that the table has, so a client offering
+ * "flock.v2, flock.v1" speaks version 2 and one offering only flock.v1,
+ * or nothing, version 1. flock.v1 stays first: lws' protocols[0] also
+ * serves plain HTTP without a mount.
+ */
+static void protocols_init(struct net *n)
+{
+    n->protocols[0] = ws_protocol(n, PROTO_SUBPROTOCOL, PROTO_VERSION);
+    n->protocols[1] = ws_protocol(n, PROTO_V2_SUBPROTOCOL, PROTO_V2_VERSION);
+    n->protocols[2] = (struct lws_protocols){
         .name = HTTP_PROTOCOL,
         .callback = http_callback,
         .per_session_data_size = sizeof(struct http_session),
         .user = &n->http,
     };
-    n->protocols[2] = (struct lws_protocols){0};
+    n->protocols[3] =
+        (struct lws_protocols){.name = LISTENER_PROTOCOL, .callback = listener_callback};
+    n->protocols[4] = (struct lws_protocols){0};
 }
 
 static int sessions_config_init(struct net *n)
@@ -185,8 +218,7 @@ static struct lws_context *context_create(struct net *n)
 {
     struct lws_context_creation_info info;
     memset(&info, 0, sizeof info);
-    info.port = n->cfg.port;
-    info.iface = (n->host[0] && strcmp(n->host, "0.0.0.0") != 0) ? n->host : NULL;
+    info.port = CONTEXT_PORT_NO_LISTEN_SERVER; /* flockd listens itself (listener.h) */
     info.protocols = n->protocols;
     info.pvo = &pvo;
     info.mounts = http_mounts_init(&n->mounts, n->web_root);
@@ -197,6 +229,28 @@ static struct lws_context *context_create(struct net *n)
     info.vhost_name = "flockd";
     info.timeout_secs = 10;
     return lws_create_context(&info);
+}
+
+/* Opens the listening socket, creates the context and hands it the
+ * socket: true, or false with a static reason in *err. */
+static bool listen_and_serve(struct net *n, const char **err)
+{
+    int fd = listener_open(n->host, n->cfg.port, err);
+    if (fd < 0)
+        return false;
+    n->port = listener_port(fd);
+    n->ctx = context_create(n);
+    n->vhost = n->ctx ? lws_get_vhost_by_name(n->ctx, "flockd") : NULL;
+    if (!n->vhost) {
+        close(fd);
+        *err = "cannot create the server";
+        return false;
+    }
+    if (listener_adopt(n->vhost, fd) < 0) { /* lws closed fd */
+        *err = "cannot watch the listening socket";
+        return false;
+    }
+    return true;
 }
 
 struct net *net_create(const struct net_config *cfg, struct lobby *lobby, const char **err)
@@ -219,14 +273,10 @@ struct net *net_create(const struct net_config *cfg, struct lobby *lobby, const 
     };
     n->http = (struct http_source){.lobby = lobby, .sessions = &n->sessions};
     protocols_init(n);
-    n->ctx = context_create(n);
-    if (!n->ctx) {
-        *err = "cannot create the server (is the port in use?)";
+    if (!listen_and_serve(n, err)) {
         net_destroy(n);
         return NULL;
     }
-    n->vhost = lws_get_vhost_by_name(n->ctx, "flockd");
-    n->port = n->vhost ? lws_get_vhost_listen_port(n->vhost) : cfg->port;
     return n;
 }
 

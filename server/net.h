@@ -22,7 +22,7 @@
 struct lobby;
 
 struct net_config {
-    const char *host;     /* bind address; "0.0.0.0" or "" for all */
+    const char *host;     /* numeric address to listen on (listener.h); "::" for all */
     int port;             /* 0: an ephemeral port */
     const char *web_root; /* directory served at / */
     uint32_t max_message; /* bytes; larger messages close with 1009 */
@@ -38,7 +38,8 @@ struct net_config {
 
 struct net;
 
-/* Creates the lws context and listens. NULL and a static reason on error. */
+/* Listens on cfg->host and cfg->port (listener.h) and creates the lws
+ * context serving that socket. NULL and a static reason on error. */
 struct net *net_create(const struct net_config *cfg, struct lobby *lobby, const char **err);
 
 /* The port actually bound (useful with port 0). */

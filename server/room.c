@@ -10,33 +10,21 @@
 
 #include "room_internal.h"
 
+#include "clock.h"
 #include "metrics.h"
+#include "replay.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-_Static_assert(PROTO_GROUPS == SIM_GROUPS, "the wire's group ids are the world's");
-
 #define RESERVE 256 /* queue slots only the server's own commands may use */
-
-struct frame *frame_ref(struct frame *f)
-{
-    if (f)
-        atomic_fetch_add_explicit(&f->refs, 1, memory_order_relaxed);
-    return f;
-}
-
-void frame_release(struct frame *f)
-{
-    if (f && atomic_fetch_sub_explicit(&f->refs, 1, memory_order_acq_rel) == 1)
-        free(f);
-}
 
 /* ---- replies -------------------------------------------------------------- */
 
-void room__add_reply(struct room *r, uint64_t client, int welcome, const char *text, size_t len)
+void room__add_reply(struct room *r, uint64_t client, enum room_reply_kind kind, const char *text,
+                     size_t len)
 {
     if (client == 0) /* the server's own command: nobody to answer */
         return;
@@ -47,7 +35,7 @@ void room__add_reply(struct room *r, uint64_t client, int welcome, const char *t
     }
     rep->next = NULL;
     rep->client = client;
-    rep->welcome = welcome;
+    rep->kind = kind;
     rep->len = len;
     memcpy(rep->text, text, len);
     rep->text[len] = '\0';
@@ -96,8 +84,28 @@ int room_push(struct room *r, const struct room_actor *who, const struct proto_c
         q->who = *who;
         q->refused = 0;
         q->cmd = *cmd;
+        q->checkpoint = NULL;
     }
     pthread_mutex_unlock(&r->lock);
+    return q ? 0 : PROTO_E_QUEUE_FULL;
+}
+
+int room_checkpoint(struct room *r, const struct ckpt *id)
+{
+    struct ckpt *copy = malloc(sizeof *copy);
+    if (!copy)
+        return PROTO_E_INTERNAL;
+    *copy = *id;
+    pthread_mutex_lock(&r->lock);
+    struct queued *q = ring_slot(r, 1);
+    if (q) {
+        q->who = (struct room_actor){.client = 0, .role = PROTO_ROLE_ADMIN, .team = -1};
+        q->refused = 0;
+        q->checkpoint = copy;
+    }
+    pthread_mutex_unlock(&r->lock);
+    if (!q)
+        free(copy);
     return q ? 0 : PROTO_E_QUEUE_FULL;
 }
 
@@ -109,6 +117,7 @@ int room_push_refusal(struct room *r, uint64_t client, const char *id, int code,
     if (q) {
         q->who = (struct room_actor){.client = client, .role = PROTO_ROLE_VIEWER, .team = -1};
         q->refused = code;
+        q->checkpoint = NULL;
         snprintf(q->cmd.id, sizeof q->cmd.id, "%s", id ? id : "");
         snprintf(q->message, sizeof q->message, "%s", message);
     }
@@ -116,8 +125,7 @@ int room_push_refusal(struct room *r, uint64_t client, const char *id, int code,
     return q ? 0 : PROTO_E_QUEUE_FULL;
 }
 
-/* Moves every queued command into r->batch; returns how many. */
-static uint32_t take_batch(struct room *r)
+uint32_t room__take_batch(struct room *r)
 {
     pthread_mutex_lock(&r->lock);
     uint32_t n = r->count;
@@ -129,10 +137,15 @@ static uint32_t take_batch(struct room *r)
     return n;
 }
 
+void room_mode_params(struct sim_world *w, enum proto_mode mode)
+{
+    if (mode == PROTO_MODE_RTS) /* every group flocks with its own kind only */
+        sim_param_set(w, -1, "own_group_only", 1.0f);
+}
+
 void room__populate(struct room *r, uint32_t n)
 {
-    if (r->cfg.mode == PROTO_MODE_RTS) /* every group flocks with its own kind only */
-        sim_param_set(r->world, -1, "own_group_only", 1.0f);
+    room_mode_params(r->world, r->cfg.mode);
     sim_scatter(r->world, n, 0);
 }
 
@@ -148,64 +161,49 @@ void room__refresh_welcome(struct room *r)
 
 /* ---- snapshots ---------------------------------------------------------------- */
 
-/*
- * The world as the snapshot codec sees it: the boids' arrays as they are,
- * obstacles and active targets copied into the room's arrays (the codec
- * has types of its own). Valid until the world or those arrays change.
- */
-static void snapshot_view(struct room *r, const struct sim_view *v, uint64_t wall_us,
-                          struct proto_snapshot_view *out)
+/* The kinds some client took within the last r->linger snapshots. */
+static unsigned wanted_kinds(struct room *r, uint64_t seq)
 {
-    uint32_t targets = 0;
-    for (uint32_t k = 0; k < v->obstacle_count; k++) {
-        const struct sim_obstacle *o = &v->obstacles[k];
-        r->view_obstacles[k] = (struct proto_obstacle){o->id, o->x, o->y, o->r};
+    unsigned want = 0;
+    for (unsigned k = 0; k < SNAPENC_KINDS; k++) {
+        uint64_t at = atomic_load_explicit(&r->wanted[k], memory_order_relaxed);
+        if (at && seq - at <= r->linger)
+            want |= 1u << k;
     }
-    for (int g = 0; g < SIM_GROUPS; g++)
-        if (v->targets[g].active)
-            r->view_targets[targets++] =
-                (struct proto_target){(uint8_t)g, v->targets[g].x, v->targets[g].y};
-    *out = (struct proto_snapshot_view){
-        .tick = v->tick,
-        .server_time_us = wall_us,
-        .epoch = v->epoch,
-        .width = v->width,
-        .height = v->height,
-        .paused = r->paused,
-        .wrap = r->cfg.sim.edges == SIM_EDGES_WRAP,
-        .count = v->count,
-        .x = v->x,
-        .y = v->y,
-        .vx = v->vx,
-        .vy = v->vy,
-        .group = v->group,
-        .obstacle_count = v->obstacle_count,
-        .obstacles = r->view_obstacles,
-        .target_count = targets,
-        .targets = r->view_targets,
-    };
+    return want;
+}
+
+void room_want(struct room *r, unsigned kind, uint64_t seq)
+{
+    if (kind < SNAPENC_KINDS && atomic_load_explicit(&r->wanted[kind], memory_order_relaxed) < seq)
+        atomic_store_explicit(&r->wanted[kind], seq, memory_order_relaxed);
+}
+
+/* What this snapshot's encodings cost, into /metrics. */
+static void count_encodings(struct room *r)
+{
+    struct snapenc_stats now;
+    snapenc_stats(r->enc, &now);
+    for (unsigned k = 0; k < SNAPENC_KINDS; k++)
+        metrics_frames_encoded(k, now.frames[k] - r->stats.frames[k], now.ns[k] - r->stats.ns[k]);
+    atomic_fetch_add_explicit(&g_metrics.v2_state_ns, now.prepare_ns - r->stats.prepare_ns,
+                              memory_order_relaxed);
+    r->stats = now;
 }
 
 /* Encodes the world into a new latest frame stamped with wall_us. */
 static void publish(struct room *r, int64_t wall_us)
 {
-    struct sim_view v;
-    struct proto_snapshot_view view;
-    sim_view(r->world, &v);
-    snapshot_view(r, &v, (uint64_t)wall_us, &view);
-    ptrdiff_t len = proto_snapshot_encode(&view, r->scratch, r->scratch_cap);
-    if (len < 0)
-        return;
-    struct frame *f = malloc(sizeof *f + r->cfg.frame_pre + (size_t)len);
+    uint64_t seq = ++r->frame_seq;
+    struct snapenc_input in = {.world = r->world,
+                               .seq = seq,
+                               .wall_us = wall_us,
+                               .paused = r->paused,
+                               .want = wanted_kinds(r, seq)};
+    struct frame *f = snapenc_encode(r->enc, &in);
+    count_encodings(r);
     if (!f)
         return;
-    atomic_init(&f->refs, 1);
-    f->seq = ++r->frame_seq;
-    f->tick = v.tick;
-    f->time_us = (int64_t)view.server_time_us;
-    f->pre = r->cfg.frame_pre;
-    f->len = (size_t)len;
-    memcpy(f->data + f->pre, r->scratch, (size_t)len);
     pthread_mutex_lock(&r->lock);
     struct frame *old = r->latest;
     r->latest = f;
@@ -298,6 +296,7 @@ int room_welcome(struct room *r, const struct room_actor *who, char *buf, size_t
     pthread_mutex_lock(&r->lock);
     struct sim_params values = r->values;
     struct proto_welcome w = {
+        .protocol = who->protocol,
         .client = who->client,
         .room = r->name,
         .mode = r->cfg.mode,
@@ -306,6 +305,7 @@ int room_welcome(struct room *r, const struct room_actor *who, char *buf, size_t
         .rate = r->cfg.rate,
         .burst = r->cfg.burst,
         .player_obstacles = r->cfg.player_obstacles,
+        .replay = r->cfg.replay != NULL,
         .tick = r->info.tick,
         .tick_hz = r->info.tick_hz,
         .snapshot_hz = r->info.snapshot_hz,
@@ -318,6 +318,8 @@ int room_welcome(struct room *r, const struct room_actor *who, char *buf, size_t
         .values = &values,
     };
     pthread_mutex_unlock(&r->lock);
+    if (w.replay)
+        replay_tick_range(r->cfg.replay, &w.replay_first, &w.replay_last);
     return proto_reply_welcome(buf, cap, &w);
 }
 
@@ -336,15 +338,17 @@ static void record_lateness(struct room *r, int64_t late_ns)
 
 void room_tick(struct room *r, const struct pool_time *t)
 {
-    uint32_t n = take_batch(r);
+    uint32_t n = room__take_batch(r);
+    room__hash_for_pings(r, n);
     for (uint32_t k = 0; k < n; k++)
         room__apply_command(r, &r->batch[k]);
     int stepping = !r->paused || r->steps_pending > 0;
     if (stepping) {
-        sim_step(r->world);
-        if (r->paused)
+        room__step(r);
+        if (r->paused && r->steps_pending > 0)
             r->steps_pending--;
     }
+    room__record_tick(r, stepping, t->now_ns);
     int notify = n > 0;
     if (++r->since_snapshot >= r->snapshot_every) {
         r->since_snapshot = 0;
@@ -382,15 +386,17 @@ struct room *room_create(const struct room_config *cfg, const char **err)
     r->cfg = *cfg;
     snprintf(r->name, sizeof r->name, "%s", cfg->name ? cfg->name : "default");
     r->cfg.name = r->name;
-    r->world = sim_create(&cfg->sim, err);
-    r->scratch_cap = proto_snapshot_max_size(cfg->sim.capacity, cfg->sim.max_obstacles);
-    r->scratch = malloc(r->scratch_cap);
+    r->world = cfg->replay ? replay_world(cfg->replay) : sim_create(&cfg->sim, err);
+    struct snapenc_config ec = {.capacity = cfg->sim.capacity,
+                                .max_obstacles = cfg->sim.max_obstacles,
+                                .pre = cfg->frame_pre,
+                                .clock_ns = clock_mono_ns}; /* durations for /metrics only */
+    r->enc = r->world ? snapenc_create(&ec, err) : NULL;
     r->ring = calloc(cfg->queue_len + RESERVE, sizeof *r->ring);
     r->batch = calloc(cfg->queue_len + RESERVE, sizeof *r->batch);
     r->owners = calloc(cfg->sim.max_obstacles + 1, sizeof *r->owners);
-    r->view_obstacles = calloc(cfg->sim.max_obstacles + 1, sizeof *r->view_obstacles);
-    if (!r->world || !r->scratch || !r->ring || !r->batch || !r->owners || !r->view_obstacles) {
-        if (r->world)
+    if (!r->world || !r->enc || !r->ring || !r->batch || !r->owners) {
+        if (r->world && r->enc)
             *err = "out of memory";
         room_destroy(r);
         return NULL;
@@ -401,7 +407,10 @@ struct room *room_create(const struct room_config *cfg, const char **err)
     if (r->snapshot_every < 1)
         r->snapshot_every = 1;
     r->since_snapshot = r->snapshot_every - 1; /* first tick publishes */
-    room__populate(r, cfg->boids);
+    r->linger = (uint64_t)ceil(ROOM_WANT_LINGER_S * cfg->tick_hz / (double)r->snapshot_every);
+    if (!cfg->replay)
+        room__populate(r, cfg->boids);
+    r->paused = cfg->replay != NULL; /* a recording waits for a viewer's resume */
     r->values = *sim_group_params(r->world, 0);
     r->task =
         (struct pool_task){.run = run_tick, .arg = r, .period_ns = (int64_t)(1e9 / cfg->tick_hz)};
@@ -445,13 +454,14 @@ void room_destroy(struct room *r)
         rep = next;
     }
     frame_release(r->latest);
+    room__store_close(r);
     if (r->replies_tail)
         pthread_mutex_destroy(&r->lock);
-    sim_destroy(r->world);
-    free(r->scratch);
+    if (!r->cfg.replay) /* a recording's world is the replay's */
+        sim_destroy(r->world);
+    snapenc_destroy(r->enc);
     free(r->ring);
     free(r->batch);
     free(r->owners);
-    free(r->view_obstacles);
     free(r);
 }

@@ -6,10 +6,13 @@
  * each tick boundary it drains the command queue in
  * arrival order, applies every command, queues one reply per command,
  * steps the world unless paused, and every tick_hz/snapshot_hz ticks
- * encodes ONE snapshot into a refcounted frame that replaces the previous
- * "latest" frame. Then it calls the notify hook so the network thread can
- * hand the frame to clients. The room never reads the clock: the time of
- * each tick comes from the pool (struct pool_time), or from a test.
+ * encodes ONE snapshot into a refcounted frame (snapenc.h) that replaces
+ * the previous "latest" frame: in each kind of frame its clients took
+ * within the last ROOM_WANT_LINGER_S seconds (room_want()), each kind
+ * once, whatever the number of clients. Then it calls the notify hook so
+ * the network thread can hand the frame to clients. The room never reads
+ * the clock for its logic: the time of each tick comes from the pool
+ * (struct pool_time), or from a test.
  *
  * The room is where the simulation meets the protocol, which know nothing
  * of each other: it hands the codec plain views of its world (snapshot,
@@ -17,7 +20,7 @@
  *
  * Never: sockets or lws calls (the network side owns those); membership
  * and roles (the lobby decides those and tells the room who sent what).
- * Threading: room_push*(), room_latest(), room_take_replies(),
+ * Threading: room_push*(), room_latest(), room_want(), room_take_replies(),
  * room_take_dirty(), room_info() and room_welcome() are safe from any
  * thread; the world is touched only by the tick, one worker at a time.
  */
@@ -25,36 +28,31 @@
 #define FLOCKD_ROOM_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "checkpoint.h"
 #include "pool.h"
 #include "proto.h"
 #include "proto_command.h"
 #include "proto_reply.h"
 #include "proto_snapshot.h"
 #include "sim.h"
+#include "snapenc.h"
 
-/* An encoded snapshot shared by every client; free when refs drop to 0. */
-struct frame {
-    atomic_uint refs;
-    uint64_t seq; /* 1, 2, 3 ... per room */
-    uint64_t tick;
-    int64_t time_us;      /* server time stamped into the snapshot */
-    size_t pre;           /* headroom before the payload (LWS_PRE) */
-    size_t len;           /* payload bytes */
-    unsigned char data[]; /* pre bytes of headroom, then the payload */
+/* What a reply starts or restarts on the client's side besides being sent. */
+enum room_reply_kind {
+    ROOM_REPLY_PLAIN,    /* an ack or an error */
+    ROOM_REPLY_WELCOME,  /* the welcome after a join: the client's stream starts */
+    ROOM_REPLY_KEYFRAME, /* the ack of keyframe: its next frame is a key frame */
 };
-
-/* Takes another reference / drops one (frees at zero). NULL is ignored. */
-struct frame *frame_ref(struct frame *f);
-void frame_release(struct frame *f);
 
 /* A reply for one client, produced by the room thread. */
 struct room_reply {
     struct room_reply *next;
     uint64_t client;
-    int welcome; /* this is the welcome after a join: the client's stream starts */
+    enum room_reply_kind kind;
     size_t len;
     char text[];
 };
@@ -75,12 +73,15 @@ struct room_config {
     uint32_t player_obstacles; /*   obstacles per owner */
     void (*notify)(void *arg); /* called after a new frame or new replies */
     void *notify_arg;
+    struct persist *persist; /* command logs and checkpoints (persist.h); NULL: none */
+    struct replay *replay;   /* not NULL: the room plays this recording (room_replay.c) */
 };
 
 /* Who sent a command, as the room's members table at the network side
  * knows it. The room checks ownership and quotas with it. */
 struct room_actor {
-    uint64_t client; /* 0: the server itself (no reply) */
+    uint64_t client;   /* 0: the server itself (no reply) */
+    unsigned protocol; /* the version its connection speaks (its welcome says so); 0: 1 */
     enum proto_role role;
     int team;       /* rts player's group; -1: none */
     uint64_t owner; /* obstacles added are owned by this key */
@@ -128,6 +129,17 @@ int room_push_refusal(struct room *r, uint64_t client, const char *id, int code,
 /* The latest frame with a reference taken for the caller, or NULL. */
 struct frame *room_latest(struct room *r);
 
+/* Seconds a kind of frame is still encoded after a client last took it. */
+#define ROOM_WANT_LINGER_S 2.0
+
+/*
+ * A client takes (or would have taken) a frame of this kind (SNAPENC_*)
+ * of the frame with sequence number seq: the room encodes that kind in
+ * its snapshots for the next ROOM_WANT_LINGER_S seconds. A kind it did not
+ * encode is there from its next snapshot on. Any thread.
+ */
+void room_want(struct room *r, unsigned kind, uint64_t seq);
+
 /* Detaches every pending reply (a list the caller frees with free()). */
 struct room_reply *room_take_replies(struct room *r);
 
@@ -167,5 +179,57 @@ enum proto_mode room_mode(const struct room *r);
 /* Writes the welcome message for `who` into buf; returns its length or a
  * negative proto status if cap is too small. Safe from any thread. */
 int room_welcome(struct room *r, const struct room_actor *who, char *buf, size_t cap);
+
+/* ---- a room that plays a recording (cfg.replay; room_replay.c) ------------
+ * Its world is the replay's (replay_world(), borrowed, at the state the
+ * replay is at when the room is created); it starts paused, each step
+ * plays the recording on by one tick, and it pauses itself at the end. It takes ping,
+ * pause, resume, step and goto (jump to a tick); every other command that
+ * would change the world is refused forbidden. */
+
+/* What a world starts with in a room of this mode and a reset restores
+ * (rts: every group flocks with its own kind only). */
+void room_mode_params(struct sim_world *w, enum proto_mode mode);
+
+/* ---- command log and checkpoints (room_persist.c) -------------------------
+ * `id` is the lobby's part of a checkpoint (checkpoint.h): the room's name,
+ * mode, password and teams; the room adds its own state and its world. */
+
+/*
+ * Sets cfg's world, tick rate and reset boid count to the checkpoint's,
+ * so that room_create() makes the room c restores into. 0, or
+ * PROTO_E_BAD_VALUE with *why.
+ */
+int room_config_restoring(struct room_config *cfg, const struct ckpt *c, const char **why);
+
+/*
+ * Restores a room just created by room_config_restoring()'s config, not yet
+ * scheduled: world, pause, steps still to run, obstacle owners and the
+ * checkpoint sequence. 0, or a negative code and *why: the room is then
+ * half-restored and must be destroyed.
+ */
+int room_restore(struct room *r, const struct ckpt *c, const char **why);
+
+/*
+ * Starts the room's command log if its persist records: opens
+ * DIR/NAME.flog and writes BEGIN with the room as it is now. Before the
+ * room is scheduled. A log that cannot be opened is said on stderr and the
+ * room runs unrecorded.
+ */
+void room_record_begin(struct room *r, const struct ckpt *id, bool restored);
+
+/*
+ * Asks a scheduled room for a checkpoint (any thread): queued like a
+ * command of the server, so it reflects every command queued before it.
+ * At its turn the tick copies the room and hands the copy to the writer
+ * thread. `id` is copied. 0, PROTO_E_QUEUE_FULL or PROTO_E_INTERNAL.
+ */
+int room_checkpoint(struct room *r, const struct ckpt *id);
+
+/*
+ * The same at once, for a room no worker ticks (flockd stopping): applies
+ * the commands still queued, then copies the room for the writer.
+ */
+void room_checkpoint_now(struct room *r, const struct ckpt *id);
 
 #endif

@@ -13,9 +13,12 @@
 
 #include "metrics.h"
 
+#include <inttypes.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct outcome {
     const struct room_actor *who; /* the sender */
@@ -24,14 +27,29 @@ struct outcome {
     int64_t count;                /* spawn/despawn: boids added or removed; -1: none */
     int64_t until;                /* step: the tick the steps end at; -1: none */
     const char *message;          /* refusal text, if more specific than the code */
+    char hash[17];                /* ping: the tick's sim_hash, 16 hex digits; "": none */
 };
 
 typedef int (*apply_fn)(struct room *r, const struct proto_command *c, struct outcome *o);
 
+/* The ack carries the hash of the state this tick's commands started
+ * from: what a replay of the room's log reaches at that tick. */
 static int apply_ping(struct room *r, const struct proto_command *c, struct outcome *o)
 {
-    (void)r, (void)c, (void)o;
+    (void)c;
+    snprintf(o->hash, sizeof o->hash, "%016" PRIx64, r->start_hash);
     return 0;
+}
+
+void room__hash_for_pings(struct room *r, uint32_t n)
+{
+    for (uint32_t k = 0; k < n; k++) {
+        const struct queued *q = &r->batch[k];
+        if (!q->checkpoint && !q->refused && q->cmd.kind == PROTO_CMD_PING) {
+            r->start_hash = sim_hash(r->world);
+            return;
+        }
+    }
 }
 
 static int apply_seek(struct room *r, const struct proto_command *c, struct outcome *o)
@@ -214,10 +232,24 @@ static int apply_join(struct room *r, const struct proto_command *c, struct outc
     return 0;
 }
 
+static int apply_goto(struct room *r, const struct proto_command *c, struct outcome *o)
+{
+    return room__goto(r, c->args.go.tick, &o->message);
+}
+
 /* The network side closed the client already; the ack reports it. */
 static int apply_kick(struct room *r, const struct proto_command *c, struct outcome *o)
 {
     (void)r, (void)c, (void)o;
+    return 0;
+}
+
+/* Counted here; its ack restarts the client's frames on a key frame
+ * (ROOM_REPLY_KEYFRAME, deliver.h). */
+static int apply_keyframe(struct room *r, const struct proto_command *c, struct outcome *o)
+{
+    (void)r, (void)c, (void)o;
+    atomic_fetch_add_explicit(&g_metrics.keyframes_requested, 1, memory_order_relaxed);
     return 0;
 }
 
@@ -237,6 +269,8 @@ static const apply_fn handlers[PROTO_CMD_COUNT] = {
     [PROTO_CMD_RESET] = apply_reset,
     [PROTO_CMD_JOIN] = apply_join,
     [PROTO_CMD_KICK] = apply_kick,
+    [PROTO_CMD_KEYFRAME] = apply_keyframe,
+    [PROTO_CMD_GOTO] = apply_goto,
 };
 
 static size_t reply_error(char *buf, size_t cap, const char *id, int code, const char *message)
@@ -251,6 +285,8 @@ static size_t reply_ack(char *buf, size_t cap, const struct proto_command *c, ui
 {
     struct proto_ack_field extra[6];
     size_t n = 0;
+    if (o->hash[0])
+        extra[n++] = (struct proto_ack_field){"hash", 0, o->hash};
     if (c->kind == PROTO_CMD_OBSTACLE_ADD)
         extra[n++] = (struct proto_ack_field){"obstacle", o->obstacle, NULL};
     if (o->count >= 0)
@@ -274,24 +310,36 @@ static size_t reply_ack(char *buf, size_t cap, const struct proto_command *c, ui
 
 void room__apply_command(struct room *r, const struct queued *q)
 {
+    if (q->checkpoint) { /* a checkpoint's turn: it reflects every command before it */
+        room__take_checkpoint(r, q->checkpoint);
+        return;
+    }
     if (q->refused) { /* refused while parsing: its turn to be answered */
         char text[PROTO_REPLY_BYTES];
         size_t len = reply_error(text, sizeof text, q->cmd.id, q->refused, q->message);
         if (len)
-            room__add_reply(r, q->who.client, 0, text, len);
+            room__add_reply(r, q->who.client, ROOM_REPLY_PLAIN, text, len);
         return;
     }
-    struct outcome o = {
-        .who = &q->who, .room = NULL, .obstacle = 0, .count = -1, .until = -1, .message = NULL};
+    struct outcome o = {.who = &q->who,
+                        .room = NULL,
+                        .obstacle = 0,
+                        .count = -1,
+                        .until = -1,
+                        .message = NULL,
+                        .hash = ""};
     struct sim_view v;
     sim_view(r->world, &v);
     uint64_t tick = v.tick; /* the tick the command takes effect at */
     apply_fn fn = (unsigned)q->cmd.kind < PROTO_CMD_COUNT ? handlers[q->cmd.kind] : NULL;
-    int rc = fn ? fn(r, &q->cmd, &o) : PROTO_E_INTERNAL;
+    int rc = room__replay_allows(r, q->cmd.kind, &o.message);
+    if (rc == 0)
+        rc = fn ? fn(r, &q->cmd, &o) : PROTO_E_INTERNAL;
     char text[PROTO_REPLY_BYTES];
     size_t len;
     if (rc == 0) {
         atomic_fetch_add_explicit(&g_metrics.commands_accepted, 1, memory_order_relaxed);
+        room__record_command(r, q, tick, (uint32_t)o.obstacle);
         len = reply_ack(text, sizeof text, &q->cmd, tick, &o);
     } else {
         const char *code = proto_status_name(rc);
@@ -299,8 +347,10 @@ void room__apply_command(struct room *r, const struct queued *q)
         len = reply_error(text, sizeof text, q->cmd.id, rc,
                           o.message ? o.message : "refused by the room");
     }
+    bool keyframe = rc == 0 && q->cmd.kind == PROTO_CMD_KEYFRAME;
     if (len)
-        room__add_reply(r, q->who.client, 0, text, len);
+        room__add_reply(r, q->who.client, keyframe ? ROOM_REPLY_KEYFRAME : ROOM_REPLY_PLAIN, text,
+                        len);
     if (rc == 0 && (q->cmd.kind == PROTO_CMD_PARAMS || q->cmd.kind == PROTO_CMD_RESET))
         room__refresh_welcome(r); /* later welcomes show the new values at once */
     if (rc == 0 && q->cmd.kind == PROTO_CMD_JOIN) {
@@ -308,6 +358,6 @@ void room__apply_command(struct room *r, const struct queued *q)
         room__refresh_welcome(r);
         int wlen = room_welcome(r, &q->who, welcome, sizeof welcome);
         if (wlen > 0)
-            room__add_reply(r, q->who.client, 1, welcome, (size_t)wlen);
+            room__add_reply(r, q->who.client, ROOM_REPLY_WELCOME, welcome, (size_t)wlen);
     }
 }

@@ -16,6 +16,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,6 +27,7 @@ struct queued {
     int refused; /* a PROTO_E_* code, 0 for a command */
     struct proto_command cmd;
     char message[PROTO_MESSAGE_MAX];
+    struct ckpt *checkpoint; /* not NULL: take a checkpoint with this id here (no command) */
 };
 
 #define LATE_SAMPLES 1024 /* recent tick start delays kept for the p99 */
@@ -50,13 +52,15 @@ struct room {
     uint64_t snapshot_every; /* ticks per snapshot */
     uint64_t since_snapshot;
     uint64_t frame_seq;
-    unsigned char *scratch; /* snapshot encode buffer */
-    size_t scratch_cap;
-    struct proto_obstacle *view_obstacles;          /* the world's, for the codec */
-    struct proto_target view_targets[PROTO_GROUPS]; /* its active targets, for the codec */
-    struct queued *batch;                           /* commands taken off the ring this tick */
-    struct obstacle_owner *owners;                  /* one per obstacle, max_obstacles */
+    uint64_t linger;            /* snapshots a kind is encoded after it was wanted */
+    struct snapenc *enc;        /* the snapshots' encodings */
+    struct snapenc_stats stats; /* what it had cost at the last snapshot */
+    atomic_uint_fast64_t wanted[SNAPENC_KINDS]; /* seq a kind was last wanted at; 0: never */
+    struct queued *batch;                       /* commands taken off the ring this tick */
+    struct obstacle_owner *owners;              /* one per obstacle, max_obstacles */
     uint32_t nowners;
+    struct room_store *store; /* command log and checkpoints (room_persist.c); NULL: neither */
+    uint64_t start_hash;      /* sim_hash as this tick's commands began, for pings */
 
     pthread_mutex_t lock;
     struct queued *ring; /* bounded command queue */
@@ -72,11 +76,12 @@ struct room {
 /* ---- room.c ---- */
 
 /*
- * Queues text[0..len) as a reply for client (dropped for client 0, the
- * server's own commands; counted as internal if memory runs out). welcome:
- * it is the welcome after a join. Takes the lock.
+ * Queues text[0..len) as a reply of that kind for client (dropped for
+ * client 0, the server's own commands; counted as internal if memory runs
+ * out). Takes the lock.
  */
-void room__add_reply(struct room *r, uint64_t client, int welcome, const char *text, size_t len);
+void room__add_reply(struct room *r, uint64_t client, enum room_reply_kind kind, const char *text,
+                     size_t len);
 
 /* Brings what a welcome reports up to now: the tick and group 0's
  * parameters. Tick thread; takes the lock. */
@@ -86,7 +91,43 @@ void room__refresh_welcome(struct room *r);
  * reset: its mode's parameters and n boids of group 0 spread over it. */
 void room__populate(struct room *r, uint32_t n);
 
+/* Moves every queued command into r->batch; returns how many. */
+uint32_t room__take_batch(struct room *r);
+
+/* ---- room_persist.c ---- */
+
+/* After a command was applied at `tick`: logs it if it changed the room
+ * (obstacle: the id an obstacle_add gave). Tick thread. */
+void room__record_command(struct room *r, const struct queued *q, uint64_t tick, uint32_t obstacle);
+
+/* At the end of a tick that stepped (or not): the tick's hash every N
+ * ticks, then this tick's records to the file. Tick thread. */
+void room__record_tick(struct room *r, bool stepped, int64_t now_ns);
+
+/* The checkpoint a queued request asks for, taken now; frees id. */
+void room__take_checkpoint(struct room *r, struct ckpt *id);
+
+/* Closes the log with END; frees checkpoint requests still queued. */
+void room__store_close(struct room *r);
+
+/* ---- room_replay.c ---- */
+
+/* One step of the world: the simulation's, or the recording's next tick
+ * (which pauses the room at the recording's end). Tick thread. */
+void room__step(struct room *r);
+
+/* 0 if the room may apply a command of this kind: any, unless it plays a
+ * recording; else PROTO_E_FORBIDDEN with *message. */
+int room__replay_allows(const struct room *r, enum proto_cmd kind, const char **message);
+
+/* goto: the recording's playback jumps to the first point at `tick`.
+ * 0, or a wire code with *message. Tick thread. */
+int room__goto(struct room *r, uint64_t tick, const char **message);
+
 /* ---- room_apply.c ---- */
+
+/* Before the batch's commands: the hash a ping among them reports. */
+void room__hash_for_pings(struct room *r, uint32_t n);
 
 /* Applies one queued command (or answers a refusal queued in its turn) and
  * queues its ack or error, plus the welcome after a join. Tick thread. */

@@ -62,7 +62,7 @@ static void limit_send_buffer(struct lws *wsi, size_t bytes)
 }
 
 int session_open(struct session *s, struct lws *wsi, struct sessions *ss, struct lobby *l,
-                 int64_t now)
+                 unsigned protocol, int64_t now)
 {
     memset(s, 0, sizeof *s);
     s->wsi = wsi;
@@ -80,7 +80,8 @@ int session_open(struct session *s, struct lws *wsi, struct sessions *ss, struct
     limit_send_buffer(wsi, ss->cfg.send_buffer);
     atomic_fetch_add_explicit(&g_metrics.clients, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&g_metrics.connections_total, 1, memory_order_relaxed);
-    s->m = (struct lobby_member){.client = s->id, .loopback = local, .session = s};
+    s->m = (struct lobby_member){
+        .client = s->id, .loopback = local, .protocol = protocol, .session = s};
     lobby_enter(l, &s->m);
     s->state = SESSION_OPEN;
     s->reading = true; /* lws reads a new connection */

@@ -37,6 +37,7 @@
 #include "bucket.h"
 #include "lobby.h"
 #include "proto_command.h"
+#include "proto_v2.h"
 
 struct lws;
 struct sessions;
@@ -59,6 +60,10 @@ struct session_feed {
     const struct lobby_room *room; /* whose welcome it got; NULL: none yet */
     uint64_t last_seq;             /* last frame written, 0: none */
     int64_t last_frame_ns;         /* when (or when the feed started) */
+    /* Version 2: the frames written since the stream (re)started, newest
+     * first: the bases its decoder holds (proto_v2_pick()). */
+    uint32_t sent[PROTO_V2_HISTORY];
+    uint32_t nsent;
 };
 
 struct session_text {
@@ -88,13 +93,14 @@ struct session {
 };
 
 /*
- * Admits a new connection (lws ESTABLISHED): within the limits of `ss`
- * (counted in /metrics when hit), into the lobby's default room, its
- * welcome queued and its feed started. 0 and OPEN, or a negative PROTO_E_*
- * and NONE (refuse the connection; nothing is kept).
+ * Admits a new connection (lws ESTABLISHED) speaking `protocol` (1 or 2,
+ * the subprotocol it took): within the limits of `ss` (counted in
+ * /metrics when hit), into the lobby's default room, its welcome queued
+ * and its feed started. 0 and OPEN, or a negative PROTO_E_* and NONE
+ * (refuse the connection; nothing is kept).
  */
 int session_open(struct session *s, struct lws *wsi, struct sessions *ss, struct lobby *l,
-                 int64_t now);
+                 unsigned protocol, int64_t now);
 
 /* The connection is gone (lws CLOSED): leaves its room, frees what it
  * holds, back to NONE. Nothing happens for a session never admitted. */

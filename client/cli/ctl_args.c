@@ -40,6 +40,8 @@ static const struct flag flags[] = {
      "each client pauses D ms after every read (a slow reader)"},
     {"--connect-rate", "N", FLAG_INT, 1, 10000, "20", F(connect_batch),
      "connections started per millisecond at most (staggered connects)"},
+    {"--protocol", "V", FLAG_INT, 1, 2, "2", F(protocol),
+     "snapshot version to ask for: 2 (offered before 1, which a server without it takes) or 1"},
 };
 
 #define NFLAGS (sizeof flags / sizeof flags[0])

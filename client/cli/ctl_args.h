@@ -36,6 +36,7 @@ struct ctl_args {
     int threads;       /* load: epoll worker threads */
     int read_delay_ms; /* load: pause after each read */
     int connect_batch; /* load: connections started per millisecond */
+    int protocol; /* snapshot version to ask for: 2 (falls back to 1 on servers without it) or 1 */
     const char *pos[CTL_MAX_POS];
     int npos;
 };

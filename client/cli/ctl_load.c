@@ -6,10 +6,13 @@
  * process at about a thousand busy viewers; this subcommand therefore speaks
  * WebSocket itself (ws_wire.h) over non-blocking sockets. A few worker
  * threads (--threads) each own a slice of the connections and one epoll
- * set. Only the 44-byte snapshot header is looked at (tick, epoch and
- * server_time_us); the rest of each snapshot is discarded in the kernel
- * with recv(MSG_TRUNC), one call per snapshot, so a viewer costs two small
- * system calls per frame and no copy (read_some()).
+ * set. Only the first 44 bytes of a snapshot are looked at (tick, epoch,
+ * server_time_us and boid count, laid out alike in both versions, and for
+ * version 2 the frame kind); the rest is discarded in the kernel with
+ * recv(MSG_TRUNC), one call per snapshot, so a viewer costs two small
+ * system calls per frame and no copy (read_some()). Every client offers
+ * flock.v2 before flock.v1 (--protocol 2) or flock.v1 alone, and checks
+ * its snapshots against the version its welcome names.
  *
  * Run: a connect phase (staggered: at most MAX_PENDING handshakes in flight
  * and --connect-rate new connections per millisecond; a failed attempt is
@@ -21,6 +24,7 @@
 
 #include "ctl_commands.h"
 #include "proto_snapshot.h"
+#include "proto_v2.h"
 #include "ws_wire.h"
 
 #include <cjson/cJSON.h>
@@ -31,6 +35,7 @@
 #include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +73,8 @@ struct conn {
     char *buf; /* response head during the handshake, then the welcome text */
     uint32_t buf_len;
     uint32_t ticks_per_snapshot; /* from the welcome; 0 = unknown */
+    uint8_t version;             /* the snapshot version the welcome names */
+    uint64_t payload;            /* bytes of the snapshot being received */
     struct ws_rx rx;
     uint8_t snap[PROTO_SNAPSHOT_HEADER_SIZE];
     double deadline; /* handshake timeout or retry time, monotonic s */
@@ -94,6 +101,7 @@ struct worker {
     struct conn *paused_head, *paused_tail;
     uint32_t *age_bins;
     uint64_t age_count, bytes, bad_frames;
+    uint64_t payload, boids, keys; /* measured snapshots: payload bytes, boids, v2 key frames */
     int connected, failures, dropped, retries;
     char first_error[160];
 };
@@ -138,12 +146,23 @@ static void send_frame(struct conn *c, int opcode, const uint8_t *payload, size_
         note_error(c->w, "write", strerror(errno));
 }
 
+/* A snapshot of the version its welcome named: version 1 of type 1, or a
+ * version 2 key or delta frame (the first 44 bytes are alike). */
+static bool is_snapshot(const struct conn *c, const uint8_t *h)
+{
+    if (c->snap_have < PROTO_SNAPSHOT_HEADER_SIZE || h[0] != 'F' || h[1] != 'K' ||
+        h[2] != c->version)
+        return false;
+    if (c->version == PROTO_V2_VERSION)
+        return h[3] == PROTO_V2_KIND_KEY || h[3] == PROTO_V2_KIND_DELTA;
+    return h[3] == PROTO_SNAPSHOT_TYPE;
+}
+
 static void on_snapshot(struct conn *c)
 {
     struct worker *w = c->w;
     const uint8_t *h = c->snap;
-    if (c->snap_have < PROTO_SNAPSHOT_HEADER_SIZE || h[0] != 'F' || h[1] != 'K' ||
-        h[2] != PROTO_VERSION || h[3] != PROTO_SNAPSHOT_TYPE) {
+    if (!is_snapshot(c, h)) {
         w->bad_frames++;
         return;
     }
@@ -151,6 +170,9 @@ static void on_snapshot(struct conn *c)
     uint32_t epoch = (uint32_t)proto_get_le(h + 32, 4);
     if (w->measuring) {
         c->frames++;
+        w->payload += c->payload;
+        w->boids += proto_get_le(h + 36, 4);
+        w->keys += c->version == PROTO_V2_VERSION && h[3] == PROTO_V2_KIND_KEY;
         /* Ticks only compare within one epoch; a reset restarts them. */
         if (c->have_tick && epoch == c->last_epoch && c->ticks_per_snapshot &&
             tick > c->last_tick + c->ticks_per_snapshot)
@@ -173,6 +195,8 @@ static void on_welcome(struct conn *c)
         double snap_hz = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(msg, "snapshot_hz"));
         if (tick_hz > 0 && snap_hz > 0 && tick_hz / snap_hz < 1e6)
             c->ticks_per_snapshot = (uint32_t)ceil(tick_hz / snap_hz - 1e-9);
+        double version = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(msg, "protocol"));
+        c->version = version == PROTO_V2_VERSION ? PROTO_V2_VERSION : PROTO_VERSION;
         c->welcomed = 1;
         c->w->connected++;
         c->w->settled++;
@@ -198,9 +222,11 @@ static void on_data(void *user, int opcode, const uint8_t *p, size_t n, int last
         else
             memcpy(c->snap + c->snap_have, p, k);
         c->snap_have = (uint8_t)(c->snap_have + k);
+        c->payload += n;
         if (last) {
             on_snapshot(c);
             c->snap_have = 0;
+            c->payload = 0;
         }
         return;
     }
@@ -294,6 +320,7 @@ static void start_connect(struct worker *w, struct conn *c)
     c->attempts++;
     c->rx = (struct ws_rx){0};
     c->snap_have = 0;
+    c->payload = 0;
     w->pending++;
     c->fd = socket(ld->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (c->fd < 0) {
@@ -326,7 +353,10 @@ static void on_connected(struct conn *c)
     }
     ws_make_key(rnd, c->key);
     char req[1024];
-    int n = ws_request(req, sizeof req, u->host, u->port, u->path, c->key, PROTO_SUBPROTOCOL);
+    const char *offer = c->w->ld->a->protocol >= PROTO_V2_VERSION ? PROTO_V2_SUBPROTOCOL
+                            ", " PROTO_SUBPROTOCOL
+                                                                  : PROTO_SUBPROTOCOL;
+    int n = ws_request(req, sizeof req, u->host, u->port, u->path, c->key, offer);
     c->buf = malloc(HS_BUF);
     if (n < 0 || !c->buf || write(c->fd, req, (size_t)n) != n || arm(c, EPOLL_CTL_MOD, EPOLLIN)) {
         attempt_failed(c, "sending the upgrade request", strerror(errno));
@@ -667,9 +697,9 @@ static void sleep_until(double t)
 }
 
 struct results {
-    int clients, connected, failures, dropped, retries;
+    int clients, connected, failures, dropped, retries, protocol;
     double connect_s, window_s;
-    uint64_t frames, bytes, skipped, bad_frames, age_count;
+    uint64_t frames, bytes, skipped, bad_frames, age_count, payload, boids, keys;
     double rate_p50, rate_p1, age_p50, age_p99;
     char first_error[160];
 };
@@ -723,6 +753,9 @@ static void collect(const struct load *ld, const struct conn *conns, struct resu
         r->retries += w->retries;
         r->bytes += w->bytes;
         r->bad_frames += w->bad_frames;
+        r->payload += w->payload;
+        r->boids += w->boids;
+        r->keys += w->keys;
         r->age_count += w->age_count;
         if (!r->first_error[0] && w->first_error[0])
             snprintf(r->first_error, sizeof r->first_error, "%s", w->first_error);
@@ -730,6 +763,8 @@ static void collect(const struct load *ld, const struct conn *conns, struct resu
     for (int i = 0; i < r->clients; i++) {
         r->frames += conns[i].frames;
         r->skipped += conns[i].skipped;
+        if (conns[i].welcomed && !r->protocol)
+            r->protocol = conns[i].version;
     }
     rate_percentiles(conns, r->clients, r);
     r->age_p50 = age_percentile(ld, r->age_count, 0.50);
@@ -764,7 +799,12 @@ static void report(const struct results *r)
            (unsigned long long)r->skipped, r->failures + r->dropped, r->dropped, r->retries,
            (unsigned long long)r->bad_frames);
     print_number("connect_s", r->connect_s, ",");
-    print_number("seconds", r->window_s, "}\n");
+    print_number("seconds", r->window_s, ",");
+    printf("\"protocol\":%d,\"key_frames\":%llu,", r->protocol, (unsigned long long)r->keys);
+    if (r->boids)
+        printf("\"bytes_per_boid\":%.4f}\n", (double)r->payload / (double)r->boids);
+    else
+        printf("\"bytes_per_boid\":null}\n");
     fflush(stdout);
 }
 
@@ -778,6 +818,10 @@ static void run_phases(struct load *ld, struct results *r)
         sleep_until(ctl_mono_s() + 0.005);
     double window = ctl_mono_s();
     r->connect_s = window - start;
+    /* Progress for a person watching, and the mark a benchmark script
+     * starts its own measurements at. */
+    fprintf(stderr, "flockctl load: connecting took %.2f s; measuring for %g s\n", r->connect_s,
+            ld->a->seconds);
     atomic_store(&ld->phase, PHASE_MEASURE);
     sleep_until(window + ld->a->seconds);
     atomic_store(&ld->phase, PHASE_STOP);

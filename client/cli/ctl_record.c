@@ -1,8 +1,10 @@
 /*
  * ctl_record.c — `flockctl record` writes every message flockd sends (the
- * welcome, then snapshots) with its arrival time to a file; `flockctl dump`
- * prints such a file as JSON lines, snapshots decoded. The file format is
- * documented in RECORDING.md; the constants below follow it.
+ * welcome, then snapshots of either version) with its arrival time to a
+ * file; `flockctl dump` prints such a file as JSON lines, snapshots
+ * decoded (version 2 frames in order, with the bases they name; a welcome
+ * record starts a new stream). The file format is documented in
+ * RECORDING.md; the constants below follow it.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -12,6 +14,8 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,12 +64,22 @@ static FILE *create_file(const char *path)
     uint8_t hdr[REC_FILE_HEADER] = {0};
     memcpy(hdr, REC_MAGIC, 8);
     proto_put_le(hdr + 8, REC_VERSION, 2);
-    proto_put_le(hdr + 10, PROTO_VERSION, 2);
     if (fwrite(hdr, 1, sizeof hdr, f) != sizeof hdr) {
         fclose(f);
         return NULL;
     }
     return f;
+}
+
+/* The file header's protocol version: the one the server took. */
+static int write_protocol(FILE *f, int protocol)
+{
+    uint8_t v[2];
+    proto_put_le(v, (uint64_t)protocol, 2);
+    long end = ftell(f);
+    return end < 0 || fseek(f, 10, SEEK_SET) || fwrite(v, 1, 2, f) != 2 || fseek(f, end, SEEK_SET)
+               ? -1
+               : 0;
 }
 
 int ctl_record_run(const struct ctl_args *a)
@@ -78,13 +92,16 @@ int ctl_record_run(const struct ctl_args *a)
         return CTL_EXIT_FAILED;
     }
     char err[256];
-    struct ctl_session *s = ctl_session_open(a->url, a->timeout, on_message, &r, err, sizeof err);
+    struct ctl_session *s =
+        ctl_session_open(a->url, a->timeout, a->protocol, on_message, &r, err, sizeof err);
     if (!s) {
         fprintf(stderr, "flockctl record: %s\n", err);
         fclose(r.f);
         return CTL_EXIT_CONNECT;
     }
     int rc = CTL_EXIT_OK;
+    if (write_protocol(r.f, ctl_session_protocol(s)))
+        r.failed = 1;
     double end = ctl_mono_s() + a->seconds;
     while (!ctl_stop && !r.failed && (a->seconds <= 0 || ctl_mono_s() < end)) {
         if (ctl_session_service(s)) {
@@ -105,19 +122,40 @@ int ctl_record_run(const struct ctl_args *a)
 
 /* ---- dump ------------------------------------------------------------------ */
 
-/* Prints one snapshot as a JSON line (fields in RECORDING.md). */
-static void print_snapshot(uint64_t arrival, const struct proto_snapshot *s, size_t len)
+/* The version 2 fields of a frame's header, after its common fields. */
+static void print_v2_fields(const struct proto_v2_header *h)
 {
+    printf("\"frame\":\"%s\",\"seq\":%" PRIu32 ",", h->kind == PROTO_V2_KIND_KEY ? "key" : "delta",
+           h->seq);
+    if (h->gap1)
+        printf("\"base1\":%" PRIu32 ",", h->seq - h->gap1);
+    else
+        printf("\"base1\":null,");
+    if (h->gap0)
+        printf("\"base0\":%" PRIu32 ",", h->seq - h->gap1 - h->gap0);
+    else
+        printf("\"base0\":null,");
+    printf("\"sim_hash\":\"%016" PRIx64 "\",\"state_hash\":\"%016" PRIx64 "\",", h->sim_hash,
+           h->state_hash);
+}
+
+/* Prints one snapshot as a JSON line (fields in RECORDING.md). */
+static void print_snapshot(uint64_t arrival, const struct ctl_snap *cs, size_t len)
+{
+    const struct proto_snapshot *s = &cs->s;
     const struct proto_snapshot_header *h = &s->h;
     printf("{\"arrival_us\":%llu,\"kind\":\"snapshot\",\"size\":%zu,\"version\":%u,\"type\":%u,"
            "\"flags\":%u,\"paused\":%s,\"wrap\":%s,\"tick\":%llu,\"server_time_us\":%llu,"
            "\"width\":%.9g,\"height\":%.9g,\"epoch\":%u,\"boid_count\":%u,\"run_count\":%u,"
-           "\"obstacle_count\":%u,\"target_count\":%u,\"runs\":[",
+           "\"obstacle_count\":%u,\"target_count\":%u,",
            (unsigned long long)arrival, len, h->version, h->type, h->flags,
            (h->flags & PROTO_SNAPSHOT_FLAG_PAUSED) ? "true" : "false",
            (h->flags & PROTO_SNAPSHOT_FLAG_WRAP) ? "true" : "false", (unsigned long long)h->tick,
            (unsigned long long)h->server_time_us, h->width, h->height, h->epoch, h->boid_count,
            h->run_count, h->obstacle_count, h->target_count);
+    if (cs->version == PROTO_V2_VERSION)
+        print_v2_fields(&cs->v2);
+    printf("\"runs\":[");
     for (uint32_t i = 0; i < h->run_count; i++)
         printf("%s[%u,%u]", i ? "," : "", s->runs[i].group, s->runs[i].count);
     printf("],\"boids\":[");
@@ -138,17 +176,21 @@ static void print_snapshot(uint64_t arrival, const struct proto_snapshot *s, siz
     printf("]}\n");
 }
 
-/* Prints a text record: the message itself if it is JSON, else a string. */
-static void print_text(uint64_t arrival, const uint8_t *data, size_t len)
+/* Prints a text record: the message itself if it is JSON, else a string.
+ * True if it is a welcome. */
+static bool print_text(uint64_t arrival, const uint8_t *data, size_t len)
 {
     cJSON *msg = cJSON_ParseWithLength((const char *)data, len);
     if (!msg)
         msg = cJSON_CreateString("");
+    const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(msg, "type"));
+    bool welcome = type && !strcmp(type, "welcome");
     char *text = cJSON_PrintUnformatted(msg);
     printf("{\"arrival_us\":%llu,\"kind\":\"text\",\"size\":%zu,\"message\":%s}\n",
            (unsigned long long)arrival, len, text ? text : "null");
     free(text);
     cJSON_Delete(msg);
+    return welcome;
 }
 
 /* Reads and prints every record; 0, or -1 after reporting a broken file. */
@@ -171,11 +213,14 @@ static int dump_records(FILE *f, const char *path, uint64_t *bad)
             rc = -1;
             break;
         }
-        int st = hdr[12] == REC_SNAPSHOT ? ctl_snap_decode(&snap, buf, len) : 0;
-        if (hdr[12] == REC_TEXT)
-            print_text(arrival, buf, len);
-        else if (st == 0)
-            print_snapshot(arrival, &snap.s, len);
+        if (hdr[12] == REC_TEXT) {
+            if (print_text(arrival, buf, len))
+                ctl_snap_forget(&snap); /* a welcome: a new stream */
+            continue;
+        }
+        int st = ctl_snap_decode(&snap, buf, len);
+        if (st == 0)
+            print_snapshot(arrival, &snap, len);
         else
             printf("{\"arrival_us\":%llu,\"kind\":\"snapshot\",\"size\":%zu,\"error\":\"%s\"}\n",
                    (unsigned long long)arrival, len, proto_status_name(st));

@@ -14,7 +14,9 @@
 
 #include "ctl_args.h"
 #include "proto.h"
+#include "proto_v2.h"
 
+#include <cjson/cJSON.h>
 #include <libwebsockets.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +41,7 @@ struct ctl_session {
     lws_sorted_usec_list_t wake;
     enum state state;
     int closing;
+    int protocol; /* offered up to, then the welcome's */
     ctl_message_fn fn;
     void *user;
     char *welcome; /* NULL until it arrived */
@@ -82,16 +85,26 @@ static int append_rx(struct ctl_session *s, const void *in, size_t len)
     return 0;
 }
 
+/* The first message is the welcome: kept, and its protocol is the
+ * version the server took (1 when it names none). */
+static void keep_welcome(struct ctl_session *s)
+{
+    s->welcome = malloc(s->rx_len + 1);
+    if (!s->welcome)
+        return;
+    memcpy(s->welcome, s->rx, s->rx_len);
+    s->welcome[s->rx_len] = '\0';
+    s->welcome_len = s->rx_len;
+    cJSON *msg = cJSON_ParseWithLength(s->welcome, s->welcome_len);
+    double v = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(msg, "protocol"));
+    s->protocol = v == PROTO_V2_VERSION ? PROTO_V2_VERSION : PROTO_VERSION;
+    cJSON_Delete(msg);
+}
+
 static void deliver(struct ctl_session *s)
 {
-    if (!s->welcome && !s->rx_binary) {
-        s->welcome = malloc(s->rx_len + 1);
-        if (s->welcome) {
-            memcpy(s->welcome, s->rx, s->rx_len);
-            s->welcome[s->rx_len] = '\0';
-            s->welcome_len = s->rx_len;
-        }
-    }
+    if (!s->welcome && !s->rx_binary)
+        keep_welcome(s);
     if (!s->rx_binary)
         s->rx[s->rx_len] = '\0'; /* rx has one spare byte */
     s->fn(s->user, s->rx_binary, s->rx, s->rx_len);
@@ -182,8 +195,11 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
     return lws_callback_http_dummy(wsi, reason, user, in, len);
 }
 
+/* Every version this client decodes, by name (lws checks the server's
+ * answer against its list). */
 static const struct lws_protocols protocols[] = {
     {PROTO_SUBPROTOCOL, callback, 0, RX_CHUNK, 0, NULL, 0},
+    {PROTO_V2_SUBPROTOCOL, callback, 0, RX_CHUNK, 0, NULL, 0},
     {NULL, NULL, 0, 0, 0, NULL, 0},
 };
 
@@ -215,7 +231,8 @@ static int start(struct ctl_session *s)
     ci.path = s->url.path;
     ci.host = s->url.host;
     ci.origin = s->url.host;
-    ci.protocol = PROTO_SUBPROTOCOL;
+    ci.protocol = s->protocol >= PROTO_V2_VERSION ? PROTO_V2_SUBPROTOCOL "," PROTO_SUBPROTOCOL
+                                                  : PROTO_SUBPROTOCOL;
     ci.opaque_user_data = s;
     s->state = ST_CONNECTING;
     if (!lws_client_connect_via_info(&ci) && s->state == ST_CONNECTING) {
@@ -225,14 +242,15 @@ static int start(struct ctl_session *s)
     return s->state == ST_CLOSED ? -1 : 0;
 }
 
-struct ctl_session *ctl_session_open(const char *url, double timeout_s, ctl_message_fn fn,
-                                     void *user, char *err, size_t errcap)
+struct ctl_session *ctl_session_open(const char *url, double timeout_s, int protocol,
+                                     ctl_message_fn fn, void *user, char *err, size_t errcap)
 {
     struct ctl_session *s = calloc(1, sizeof *s);
     if (!s) {
         snprintf(err, errcap, "out of memory");
         return NULL;
     }
+    s->protocol = protocol;
     s->fn = fn;
     s->user = user;
     if (ctl_url_parse(url, &s->url)) {
@@ -253,6 +271,11 @@ struct ctl_session *ctl_session_open(const char *url, double timeout_s, ctl_mess
     snprintf(err, errcap, "%s", s->error[0] ? s->error : "cannot connect");
     ctl_session_close(s);
     return NULL;
+}
+
+int ctl_session_protocol(const struct ctl_session *s)
+{
+    return s->protocol;
 }
 
 const char *ctl_session_welcome(const struct ctl_session *s, size_t *len)

@@ -3,10 +3,10 @@
  * subcommands that talk to the server as a single client (send, watch,
  * record).
  *
- * Opening connects to a ws:// URL with the flock.v1 subprotocol and waits
- * for the welcome (PROTOCOL.md §6.1). Every whole message, text or binary,
- * reassembled from its fragments, is handed to the callback given at open,
- * the welcome included; text to send is queued and written when the socket can take it.
+ * Opening connects to a ws:// URL offering flock.v2 and flock.v1 (or
+ * flock.v1 alone) and waits for the welcome (PROTOCOL.md §6.1). Every whole message, text or
+ * binary, reassembled from its fragments, is handed to the callback given at open, the welcome
+ * included; text to send is queued and written when the socket can take it.
  *
  * Never: decoding or interpreting messages (that is the caller's and
  * proto/'s business), more than one connection, threads.
@@ -27,13 +27,18 @@ struct ctl_session;
 typedef void (*ctl_message_fn)(void *user, int binary, const uint8_t *data, size_t len);
 
 /*
- * Connects to url and waits up to timeout_s seconds for the welcome.
- * Returns the session, or NULL with a reason in err[0..errcap) if the
- * server could not be reached, refused the upgrade, or sent no welcome in
- * time (or ctl_stop was set). Free with ctl_session_close().
+ * Connects to url offering the snapshot versions up to `protocol` (2:
+ * flock.v2 first, then flock.v1; 1: flock.v1) and waits up to timeout_s
+ * seconds for the welcome. Returns the session, or NULL with a reason in
+ * err[0..errcap) if the server could not be reached, refused the upgrade,
+ * or sent no welcome in time (or ctl_stop was set). Free with
+ * ctl_session_close().
  */
-struct ctl_session *ctl_session_open(const char *url, double timeout_s, ctl_message_fn fn,
-                                     void *user, char *err, size_t errcap);
+struct ctl_session *ctl_session_open(const char *url, double timeout_s, int protocol,
+                                     ctl_message_fn fn, void *user, char *err, size_t errcap);
+
+/* The snapshot version the server took (its welcome's protocol): 1 or 2. */
+int ctl_session_protocol(const struct ctl_session *s);
 
 /* The welcome's JSON text, NUL-terminated, owned by the session. */
 const char *ctl_session_welcome(const struct ctl_session *s, size_t *len);

@@ -1,8 +1,15 @@
 /*
  * ctl_watch.c — `flockctl watch`: one JSON line per second about the
  * snapshots that arrived in that second: the newest tick and boid count,
- * how many snapshots and bytes came, and the flock's polarization computed
- * from the decoded headings of the newest snapshot.
+ * how many snapshots and bytes came and their bytes per boid, version 2
+ * key frames, and the flock's polarization computed from the decoded
+ * headings of the newest snapshot; since the start, snapshots refused and
+ * among them version 2 hash mismatches.
+ *
+ * A refused version 2 frame shows nothing and asks for a key frame
+ * (keyframe, PROTOCOL.md §5.4) once; decoding resumes at the key frame. A
+ * welcome (after a join elsewhere) starts a new stream: the bases are
+ * forgotten.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -10,60 +17,109 @@
 #include "ctl_session.h"
 #include "ctl_snap.h"
 
+#include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 struct watcher {
+    struct ctl_session *session; /* NULL until open returned */
     struct ctl_snap snap;
-    int have;               /* snap holds a decoded snapshot */
-    uint64_t frames, bytes; /* this second */
-    uint64_t bad;           /* snapshots that failed to decode, whole run */
+    int have;                      /* snap holds a decoded snapshot */
+    uint64_t frames, bytes, boids; /* this second */
+    uint64_t keys;                 /* this second: version 2 key frames */
+    uint64_t refused, mismatches;  /* whole run */
+    bool awaiting_key;             /* a keyframe was asked for and no key came yet */
     double polarization;
 };
+
+static bool is_welcome(const uint8_t *data, size_t len)
+{
+    cJSON *msg = cJSON_ParseWithLength((const char *)data, len);
+    const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(msg, "type"));
+    bool yes = type && !strcmp(type, "welcome");
+    cJSON_Delete(msg);
+    return yes;
+}
+
+/* A refused frame: counted; a version 2 stream restarts on a key frame. */
+static void refused(struct watcher *w, int rc, const uint8_t *data, size_t len)
+{
+    if (!w->refused++)
+        fprintf(stderr, "flockctl watch: a snapshot does not decode: %s\n", proto_status_name(rc));
+    w->mismatches += rc == PROTO_E_HASH_MISMATCH;
+    bool v2 = len >= 3 && data[2] == PROTO_V2_VERSION;
+    static const char ask[] = "{\"cmd\":\"keyframe\"}";
+    if (v2 && !w->awaiting_key && w->session &&
+        ctl_session_send(w->session, ask, sizeof ask - 1) == 0)
+        w->awaiting_key = true;
+}
 
 static void on_message(void *user, int binary, const uint8_t *data, size_t len)
 {
     struct watcher *w = user;
-    if (!binary)
-        return;
-    int rc = ctl_snap_decode(&w->snap, data, len);
-    if (rc < 0) {
-        if (!w->bad++)
-            fprintf(stderr, "flockctl watch: a snapshot does not decode: %s\n",
-                    proto_status_name(rc));
+    if (!binary) {
+        if (is_welcome(data, len)) {
+            ctl_snap_forget(&w->snap);
+            w->awaiting_key = false;
+        }
         return;
     }
+    int rc = ctl_snap_decode(&w->snap, data, len);
+    if (rc < 0) {
+        refused(w, rc, data, len);
+        return;
+    }
+    bool key = w->snap.version == PROTO_V2_VERSION && w->snap.v2.kind == PROTO_V2_KIND_KEY;
+    w->awaiting_key = w->awaiting_key && !key;
     w->have = 1;
     w->frames++;
     w->bytes += len;
+    w->boids += w->snap.s.h.boid_count;
+    w->keys += key;
     w->polarization = ctl_snap_polarization(&w->snap.s);
 }
 
 static void print_line(struct watcher *w, double t, double span)
 {
     const struct proto_snapshot_header *h = &w->snap.s.h;
+    int protocol = w->session ? ctl_session_protocol(w->session) : 0;
+    printf("{\"t\":%.0f,\"protocol\":%d,", t, protocol);
     if (w->have)
-        printf("{\"t\":%.0f,\"tick\":%llu,\"boids\":%u,\"obstacles\":%u,\"paused\":%s,"
-               "\"snapshots_per_s\":%.1f,\"bytes_per_s\":%.0f,\"polarization\":%.3f}\n",
-               t, (unsigned long long)h->tick, h->boid_count, h->obstacle_count,
-               (h->flags & PROTO_SNAPSHOT_FLAG_PAUSED) ? "true" : "false", (double)w->frames / span,
-               (double)w->bytes / span, w->polarization);
+        printf("\"tick\":%llu,\"boids\":%u,\"obstacles\":%u,\"paused\":%s,",
+               (unsigned long long)h->tick, h->boid_count, h->obstacle_count,
+               (h->flags & PROTO_SNAPSHOT_FLAG_PAUSED) ? "true" : "false");
     else
-        printf("{\"t\":%.0f,\"tick\":null,\"boids\":null,\"obstacles\":null,\"paused\":null,"
-               "\"snapshots_per_s\":0,\"bytes_per_s\":0,\"polarization\":null}\n",
-               t);
+        printf("\"tick\":null,\"boids\":null,\"obstacles\":null,\"paused\":null,");
+    printf("\"snapshots_per_s\":%.1f,\"bytes_per_s\":%.0f,", (double)w->frames / span,
+           (double)w->bytes / span);
+    if (w->boids)
+        printf("\"bytes_per_boid\":%.3f,", (double)w->bytes / (double)w->boids);
+    else
+        printf("\"bytes_per_boid\":null,");
+    printf("\"key_frames\":%llu,", (unsigned long long)w->keys);
+    if (w->have)
+        printf("\"polarization\":%.3f,", w->polarization);
+    else
+        printf("\"polarization\":null,");
+    printf("\"refused\":%llu,\"hash_mismatches\":%llu}\n", (unsigned long long)w->refused,
+           (unsigned long long)w->mismatches);
     fflush(stdout);
-    w->frames = w->bytes = 0;
+    w->frames = w->bytes = w->boids = w->keys = 0;
 }
 
 int ctl_watch_run(const struct ctl_args *a)
 {
     struct watcher w = {0};
     char err[256];
-    struct ctl_session *s = ctl_session_open(a->url, a->timeout, on_message, &w, err, sizeof err);
+    struct ctl_session *s =
+        ctl_session_open(a->url, a->timeout, a->protocol, on_message, &w, err, sizeof err);
     if (!s) {
         fprintf(stderr, "flockctl watch: %s\n", err);
+        ctl_snap_free(&w.snap);
         return CTL_EXIT_CONNECT;
     }
+    w.session = s;
     double start = ctl_mono_s(), last = start;
     int rc = CTL_EXIT_OK, line = 0;
     while (!ctl_stop) {
@@ -83,7 +139,7 @@ int ctl_watch_run(const struct ctl_args *a)
     }
     ctl_session_close(s);
     ctl_snap_free(&w.snap);
-    if (w.bad)
+    if (w.refused)
         rc = CTL_EXIT_FAILED;
     return rc;
 }

@@ -12,13 +12,13 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const send_flags[] = {"--url", "--timeout", NULL};
-static const char *const watch_flags[] = {"--url", "--seconds", "--timeout", NULL};
-static const char *const record_flags[] = {"--url", "--seconds", "--timeout", NULL};
+static const char *const send_flags[] = {"--url", "--timeout", "--protocol", NULL};
+static const char *const watch_flags[] = {"--url", "--seconds", "--timeout", "--protocol", NULL};
+static const char *const record_flags[] = {"--url", "--seconds", "--timeout", "--protocol", NULL};
 static const char *const dump_flags[] = {NULL};
-static const char *const load_flags[] = {
-    "--url",           "--clients",      "--seconds", "--threads",
-    "--read-delay-ms", "--connect-rate", "--timeout", NULL};
+static const char *const load_flags[] = {"--url",     "--clients",       "--seconds",
+                                         "--threads", "--read-delay-ms", "--connect-rate",
+                                         "--timeout", "--protocol",      NULL};
 
 static const struct ctl_command commands[] = {
     {"send", "JSON...", 0, CTL_MAX_POS, send_flags,
@@ -31,11 +31,17 @@ static const struct ctl_command commands[] = {
      ctl_send_run},
     {"watch", "", 0, 0, watch_flags,
      "Prints one JSON line per second: tick, boids, snapshots and bytes per second, "
-     "polarization.",
-     "Fields: t (seconds since start), tick and boids/obstacles/paused of the newest\n"
-     "snapshot, snapshots_per_s, bytes_per_s, and polarization: the length of the mean\n"
-     "unit heading of all boids (decoded headings), 0 disordered .. 1 aligned.\n"
-     "Without --seconds it runs until interrupted (Ctrl-C).\n",
+     "bytes per boid, polarization, refused frames.",
+     "Fields: t (seconds since start), protocol (the snapshot version the server took),\n"
+     "tick and boids/obstacles/paused of the newest snapshot, snapshots_per_s,\n"
+     "bytes_per_s, bytes_per_boid (bytes of the snapshots of that second divided by\n"
+     "their boids), key_frames (version 2 key frames that second), polarization: the\n"
+     "length of the mean unit heading of all boids (decoded headings), 0 disordered\n"
+     ".. 1 aligned, and, since the start, refused (snapshots the decoder refused) and\n"
+     "hash_mismatches (version 2 frames whose decoded boids did not hash to the\n"
+     "frame's state_hash). After a refused version 2 frame watch sends keyframe and\n"
+     "decodes again from the next key frame. Without --seconds it runs until\n"
+     "interrupted (Ctrl-C). The exit status is 1 if any snapshot was refused.\n",
      ctl_watch_run},
     {"record", "FILE", 1, 1, record_flags,
      "Records every message the server sends (welcome, snapshots) with its arrival time.",
@@ -46,8 +52,9 @@ static const struct ctl_command commands[] = {
      "Prints a recording as JSON lines, one per message, snapshots decoded.",
      "Snapshot lines: arrival_us, every header field, runs [[group,count]], boids\n"
      "[[x,y,heading_rad,group]] (decoded per PROTOCOL.md 4.4), obstacles [[id,x,y,r]],\n"
-     "targets [[group,x,y]]. Text lines: arrival_us and the message. The exit status\n"
-     "is 1 if the file is damaged or a snapshot does not decode.\n",
+     "targets [[group,x,y]]; version 2 frames also kind, seq, base1, base0, sim_hash\n"
+     "and state_hash. Text lines: arrival_us and the message. The exit status is 1 if\n"
+     "the file is damaged or a snapshot does not decode.\n",
      ctl_dump_run},
     {"load", "", 0, 0, load_flags,
      "Opens N concurrent viewer connections and measures what each receives.",
@@ -58,7 +65,10 @@ static const struct ctl_command commands[] = {
      "  and slowest percent), age_ms_p50 / age_ms_p99 (arrival time minus the\n"
      "  snapshot's server_time_us), skipped (snapshots missed, from tick gaps),\n"
      "  failures (clients that never connected plus connections lost while\n"
-     "  measuring), dropped, retries, bad_frames, connect_s, seconds.\n"
+     "  measuring), dropped, retries, bad_frames, connect_s, seconds, protocol,\n"
+     "  key_frames (version 2 key frames received) and bytes_per_boid (snapshot\n"
+     "  payload bytes / (frames x boids)).\n"
+     "Every client offers --protocol (default 2, flock.v2 before flock.v1).\n"
      "Uses its own WebSocket client over non-blocking sockets and epoll (not\n"
      "libwebsockets): payload is skipped in bulk, only snapshot headers are read.\n"
      "The exit status is 1 if any client failed or no snapshot arrived.\n",

@@ -4,7 +4,11 @@
 // A scripting example for the flockd wire protocol (proto/PROTOCOL.md) on
 // Node.js with the `ws` package (npm ci in this folder):
 //
-//   1. connect to /ws with the flock.v1 subprotocol and read the welcome;
+//   1. connect to /ws offering the flock.v2 and flock.v1 subprotocols and
+//      read the welcome; snapshots of either version are decoded with the
+//      viewer's decoders (client/web/js, plain ES modules that run in node
+//      too), which check every version 2 frame; a frame they refuse is
+//      skipped and a key frame asked for (the `keyframe` command);
 //   2. give one group its own parameters and spawn boids into it;
 //   3. for each lap, place an obstacle in the middle of the circle, seek each
 //      waypoint in turn and move on once the group's centroid (wrap-aware on
@@ -21,70 +25,11 @@ import process from "node:process";
 import { parseArgs } from "node:util";
 import WebSocket from "ws";
 
-const HEADER_SIZE = 44; // PROTOCOL.md 4.2
+import { decodeAnySnapshot, SUBPROTOCOL } from "../web/js/decoder.js";
+import { FrameDecoderV2, SUBPROTOCOL_V2 } from "../web/js/decoder_v2.js";
 
-/** Decodes a binary snapshot (PROTOCOL.md 4); throws on an invalid one. */
-export function decodeSnapshot(buf) {
-  const v = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  if (buf.byteLength < HEADER_SIZE) throw new Error("truncated");
-  if (v.getUint8(0) !== 0x46 || v.getUint8(1) !== 0x4b || v.getUint8(2) !== 1 ||
-      v.getUint8(3) !== 1) {
-    throw new Error("not a version 1 snapshot");
-  }
-  const flags = v.getUint8(4);
-  const nruns = v.getUint16(6, true);
-  const tick = Number(v.getBigUint64(8, true));
-  const serverTimeUs = Number(v.getBigUint64(16, true));
-  const width = v.getFloat32(24, true);
-  const height = v.getFloat32(28, true);
-  const epoch = v.getUint32(32, true);
-  const nboids = v.getUint32(36, true);
-  const nobst = v.getUint16(40, true);
-  const ntarg = v.getUint16(42, true);
-  if (buf.byteLength !== HEADER_SIZE + 5 * nruns + 5 * nboids + 16 * nobst + 9 * ntarg) {
-    throw new Error("bad length");
-  }
-  let off = HEADER_SIZE;
-  const groups = new Uint8Array(nboids);
-  for (let r = 0, i = 0; r < nruns; r++, off += 5) {
-    const group = v.getUint8(off);
-    const count = v.getUint32(off + 1, true);
-    if (i + count > nboids) throw new Error("bad runs");
-    groups.fill(group, i, i + count);
-    i += count;
-  }
-  const boids = [];
-  for (let i = 0; i < nboids; i++, off += 5) {
-    // Centre of the quantum (4.4); heading in radians.
-    boids.push({
-      x: ((v.getUint16(off, true) + 0.5) * width) / 65536,
-      y: ((v.getUint16(off + 2, true) + 0.5) * height) / 65536,
-      heading: (v.getUint8(off + 4) * Math.PI) / 128,
-      group: groups[i],
-    });
-  }
-  const obstacles = [];
-  for (let i = 0; i < nobst; i++, off += 16) {
-    obstacles.push({
-      id: v.getUint32(off, true),
-      x: v.getFloat32(off + 4, true),
-      y: v.getFloat32(off + 8, true),
-      r: v.getFloat32(off + 12, true),
-    });
-  }
-  const targets = [];
-  for (let i = 0; i < ntarg; i++, off += 9) {
-    targets.push({
-      group: v.getUint8(off),
-      x: v.getFloat32(off + 1, true),
-      y: v.getFloat32(off + 5, true),
-    });
-  }
-  return {
-    tick, serverTimeUs, width, height, epoch, paused: (flags & 1) !== 0,
-    wrap: (flags & 2) !== 0, boids, obstacles, targets,
-  };
-}
+// After a refused frame, ask for a key frame at most this often.
+const KEYFRAME_EVERY_MS = 500;
 
 /** Mean of coordinates on one axis; on a torus the circular mean. */
 function axisMean(values, size, wrap) {
@@ -104,7 +49,10 @@ function axisDistance(a, b, size, wrap) {
 }
 
 function centroid(snap, group) {
-  const pts = snap.boids.filter((b) => b.group === group);
+  const pts = [];
+  for (let i = 0; i < snap.boidCount; i++) {
+    if (snap.group[i] === group) pts.push({ x: snap.x[i], y: snap.y[i] });
+  }
   if (pts.length === 0) return null;
   return {
     x: axisMean(pts.map((p) => p.x), snap.width, snap.wrap),
@@ -123,13 +71,15 @@ class Flock {
     this.pending = new Map();
     this.snapshotWaiters = [];
     this.closed = false;
+    this.decoder = new FrameDecoderV2();
+    this.keyframeAt = -Infinity;
     ws.on("message", (data, isBinary) => this.onMessage(data, isBinary));
     ws.on("close", () => this.onClose());
   }
 
   static connect(url, timeoutS) {
     return new Promise((resolve, reject) => {
-      const ws = new WebSocket(url, "flock.v1", { perMessageDeflate: false });
+      const ws = new WebSocket(url, [SUBPROTOCOL_V2, SUBPROTOCOL], { perMessageDeflate: false });
       const timer = setTimeout(() => {
         ws.terminate();
         reject(new Failure(`no welcome within ${timeoutS} s`));
@@ -141,9 +91,9 @@ class Flock {
       ws.once("message", (data, isBinary) => {
         clearTimeout(timer);
         const welcome = isBinary ? null : JSON.parse(data.toString());
-        if (!welcome || welcome.type !== "welcome" || welcome.protocol !== 1) {
+        if (!welcome || welcome.type !== "welcome" || ![1, 2].includes(welcome.protocol)) {
           ws.terminate();
-          reject(new Failure("the first message was not a version 1 welcome"));
+          reject(new Failure("the first message was not a welcome of version 1 or 2"));
           return;
         }
         ws.on("error", () => {}); // reported through "close"
@@ -154,16 +104,27 @@ class Flock {
 
   onMessage(data, isBinary) {
     if (isBinary) {
-      const snap = decodeSnapshot(data);
-      for (const w of this.snapshotWaiters.splice(0)) w.resolve(snap);
+      decodeAnySnapshot(data, this.decoder).then((snap) => {
+        for (const w of this.snapshotWaiters.splice(0)) w.resolve(snap);
+      }, (e) => this.refused(e));
       return;
     }
     const reply = JSON.parse(data.toString());
+    if (reply.type === "welcome") this.decoder.forget(); // a new stream starts on a key frame
     const p = this.pending.get(reply.id);
     if (p && (reply.type === "ack" || reply.type === "error")) {
       this.pending.delete(reply.id);
       p.resolve(reply);
     }
+  }
+
+  /** A frame the decoder refused is skipped; a key frame is asked for. */
+  refused(e) {
+    console.error(`snapshot refused (${e.code ?? e.message}); asking for a key frame`);
+    const now = performance.now();
+    if (this.closed || now - this.keyframeAt < KEYFRAME_EVERY_MS) return;
+    this.keyframeAt = now;
+    this.command("keyframe").catch(() => {}); // its reply or a lost connection: nothing to do
   }
 
   onClose() {
@@ -243,7 +204,7 @@ async function tour(flock, opt) {
   const w = flock.welcome.world;
   const g = opt.group;
   console.log(`connected to ${opt.url}: world ${w.width} x ${w.height} ${w.edges}, ` +
-              `${flock.welcome.snapshot_hz} snapshots/s`);
+              `${flock.welcome.snapshot_hz} snapshots/s of version ${flock.welcome.protocol}`);
   await flock.command("params", { group: g, own_group_only: 1, max_speed: opt.speed,
                                   arrive_radius: 40 });
   console.log(`group ${g}: flocks only with itself, max_speed ${opt.speed}, arrive_radius 40`);

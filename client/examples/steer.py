@@ -4,7 +4,10 @@
 A scripting example for the flockd wire protocol (proto/PROTOCOL.md), using
 Debian's python3-websockets and asyncio:
 
-  1. connect to /ws with the flock.v1 subprotocol and read the welcome;
+  1. connect to /ws offering the flock.v2 and flock.v1 subprotocols and read
+     the welcome; snapshots of either version are decoded with flocksnap.py
+     (beside this script), which checks every version 2 frame; a frame it
+     refuses is skipped and a key frame asked for (the `keyframe` command);
   2. give one group its own parameters and spawn boids into it;
   3. for each lap, place an obstacle in the middle of the circle, seek each
      waypoint in turn and move on once the group's centroid (wrap-aware on
@@ -22,44 +25,15 @@ import argparse
 import asyncio
 import json
 import math
-import struct
 import sys
 import time
 
 import websockets
 
-HEADER = struct.Struct("<2sBBBBHQQffIIHH")  # PROTOCOL.md 4.2, 44 bytes
+import flocksnap
 
-
-def decode_snapshot(buf):
-    """Decodes a binary snapshot (PROTOCOL.md 4) into a dict; ValueError if invalid."""
-    if len(buf) < HEADER.size:
-        raise ValueError("truncated")
-    (magic, version, typ, flags, _reserved, nruns, tick, time_us, width, height,
-     epoch, nboids, nobst, ntarg) = HEADER.unpack_from(buf, 0)
-    if magic != b"FK" or version != 1 or typ != 1:
-        raise ValueError("not a version 1 snapshot")
-    if len(buf) != HEADER.size + 5 * nruns + 5 * nboids + 16 * nobst + 9 * ntarg:
-        raise ValueError("bad length")
-    off = HEADER.size
-    groups = []
-    for _ in range(nruns):
-        group, count = struct.unpack_from("<BI", buf, off)
-        groups += [group] * count
-        off += 5
-    boids = []
-    for i in range(nboids):
-        qx, qy, heading = struct.unpack_from("<HHB", buf, off)
-        off += 5
-        # Centre of the quantum (4.4); heading in radians.
-        boids.append(((qx + 0.5) * width / 65536, (qy + 0.5) * height / 65536,
-                      heading * math.pi / 128, groups[i]))
-    obstacles = [struct.unpack_from("<Ifff", buf, off + 16 * i) for i in range(nobst)]
-    off += 16 * nobst
-    targets = [struct.unpack_from("<Bff", buf, off + 9 * i) for i in range(ntarg)]
-    return {"tick": tick, "server_time_us": time_us, "width": width, "height": height,
-            "epoch": epoch, "paused": bool(flags & 1), "wrap": bool(flags & 2),
-            "boids": boids, "obstacles": obstacles, "targets": targets}
+# Asking for a key frame at most this often after a refused frame.
+KEYFRAME_EVERY_S = 0.5
 
 
 def axis_mean(values, size, wrap):
@@ -78,11 +52,11 @@ def axis_distance(a, b, size, wrap):
 
 def centroid(snap, group):
     """The group's centroid (x, y), or None if it has no boids."""
-    pts = [(x, y) for x, y, _, g in snap["boids"] if g == group]
+    pts = [p for p, g in zip(snap.positions(), snap.group) if g == group]
     if not pts:
         return None
-    return (axis_mean([p[0] for p in pts], snap["width"], snap["wrap"]),
-            axis_mean([p[1] for p in pts], snap["height"], snap["wrap"]))
+    return (axis_mean([p[0] for p in pts], snap.width, snap.wrap),
+            axis_mean([p[1] for p in pts], snap.height, snap.wrap))
 
 
 class Failure(Exception):
@@ -99,14 +73,18 @@ class Flock:
         self.pending = {}
         self.snapshot = None
         self.snapshot_seen = asyncio.Event()
+        self.decoder = flocksnap.Decoder()
+        self.refused = 0
+        self.keyframe_at = -KEYFRAME_EVERY_S
         self.reader = asyncio.ensure_future(self._read())
 
     @classmethod
     async def connect(cls, url, timeout):
         ws = await asyncio.wait_for(
-            websockets.connect(url, subprotocols=["flock.v1"], max_size=None), timeout)
+            websockets.connect(url, subprotocols=["flock.v2", "flock.v1"], max_size=None),
+            timeout)
         welcome = json.loads(await asyncio.wait_for(ws.recv(), timeout))
-        if welcome.get("type") != "welcome" or welcome.get("protocol") != 1:
+        if welcome.get("type") != "welcome" or welcome.get("protocol") not in (1, 2):
             raise Failure(f"unexpected first message: {welcome}")
         return cls(ws, welcome)
 
@@ -114,10 +92,11 @@ class Flock:
         try:
             async for msg in self.ws:
                 if isinstance(msg, bytes):
-                    self.snapshot = decode_snapshot(msg)
-                    self.snapshot_seen.set()
+                    self.take(msg)
                     continue
                 reply = json.loads(msg)
+                if reply.get("type") == "welcome":
+                    self.decoder.forget()  # a new stream starts on a key frame
                 fut = self.pending.pop(reply.get("id"), None)
                 if fut and reply.get("type") in ("ack", "error"):
                     fut.set_result(reply)
@@ -127,6 +106,20 @@ class Flock:
             for fut in self.pending.values():
                 fut.set_exception(Failure("connection closed"))
             self.snapshot_seen.set()
+
+    def take(self, msg):
+        """Decodes a snapshot; a refused one is skipped, and a key frame asked for."""
+        try:
+            self.snapshot = self.decoder.decode(msg)
+            self.snapshot_seen.set()
+        except flocksnap.SnapshotError as e:
+            self.refused += 1
+            print(f"snapshot refused ({e.code}); asking for a key frame", file=sys.stderr)
+            now = time.monotonic()
+            if now - self.keyframe_at >= KEYFRAME_EVERY_S:
+                self.keyframe_at = now
+                asyncio.ensure_future(self.command("keyframe")).add_done_callback(
+                    lambda f: f.exception())  # its reply or a lost connection: nothing to do
 
     async def command(self, cmd, timeout=5.0, **args):
         """Sends a command and returns its ack; raises Failure on an error reply."""
@@ -171,11 +164,11 @@ async def reach(flock, group, point, radius, timeout):
         c = centroid(snap, group)
         if c is None:
             continue
-        d = math.hypot(axis_distance(c[0], point[0], snap["width"], snap["wrap"]),
-                       axis_distance(c[1], point[1], snap["height"], snap["wrap"]))
+        d = math.hypot(axis_distance(c[0], point[0], snap.width, snap.wrap),
+                       axis_distance(c[1], point[1], snap.height, snap.wrap))
         best = min(best, d)
         if d <= radius:
-            return snap["tick"], d
+            return snap.tick, d
     raise Failure(f"waypoint ({point[0]:.0f}, {point[1]:.0f}) not reached in {timeout} s "
                   f"(closest {best:.1f} units)")
 
@@ -184,7 +177,8 @@ async def tour(flock, opt):
     w = flock.welcome["world"]
     width, height, g = w["width"], w["height"], opt.group
     print(f"connected to {opt.url}: world {width:g} x {height:g} {w['edges']}, "
-          f"{flock.welcome['snapshot_hz']:g} snapshots/s", flush=True)
+          f"{flock.welcome['snapshot_hz']:g} snapshots/s of version {flock.welcome['protocol']}",
+          flush=True)
     await flock.command("params", group=g, own_group_only=1, max_speed=opt.speed,
                         arrive_radius=40)
     print(f"group {g}: flocks only with itself, max_speed {opt.speed:g}, arrive_radius 40",

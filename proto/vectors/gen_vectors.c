@@ -12,9 +12,9 @@
  * and review the diff: the vectors are the format's contract.
  */
 #include "proto_snapshot.h"
+#include "vecjson.h"
 
 #include <cjson/cJSON.h>
-#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,73 +93,14 @@ static const struct vspec specs[] = {
      N(edges_boids), edges_obstacles, N(edges_obstacles), edges_targets, N(edges_targets)},
 };
 
-static void die(const char *what, const char *detail)
-{
-    fprintf(stderr, "gen_vectors: %s: %s\n", what, detail);
-    exit(1);
-}
-
-/* cJSON prints numbers to 15 digits when they compare equal within an
- * epsilon, which loses integers near 2^53 and float bits: write them
- * ourselves, exact (integers) or shortest round-trip (doubles). */
-static void add_num(cJSON *o, const char *key, double v)
-{
-    char t[32];
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf(t, sizeof t, "%.*g", prec, v);
-        if (strtod(t, NULL) == v)
-            break;
-    }
-    cJSON_AddRawToObject(o, key, t);
-}
-
-static void add_u64(cJSON *o, const char *key, uint64_t v)
-{
-    char t[24];
-    snprintf(t, sizeof t, "%" PRIu64, v);
-    cJSON_AddRawToObject(o, key, t);
-}
-
-static void write_file(const char *dir, const char *name, const void *data, size_t len)
-{
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "wb");
-    if (!f || fwrite(data, 1, len, f) != len || fclose(f) != 0)
-        die("cannot write", path);
-}
-
-static void write_json(const char *dir, const char *name, cJSON *doc)
-{
-    char *text = cJSON_Print(doc);
-    if (!text)
-        die("cJSON_Print", name);
-    size_t n = strlen(text);
-    text[n] = '\n';
-    write_file(dir, name, text, n + 1);
-    free(text);
-    cJSON_Delete(doc);
-}
-
 static cJSON *header_json(const struct proto_snapshot_header *h, size_t size)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "magic", "FK");
-    add_num(o, "version", h->version);
-    add_num(o, "type", h->type);
-    add_num(o, "flags", h->flags);
-    cJSON_AddBoolToObject(o, "paused", (h->flags & PROTO_SNAPSHOT_FLAG_PAUSED) != 0);
-    cJSON_AddBoolToObject(o, "wrap", (h->flags & PROTO_SNAPSHOT_FLAG_WRAP) != 0);
-    add_u64(o, "tick", h->tick);
-    add_u64(o, "server_time_us", h->server_time_us);
-    add_num(o, "width", h->width);
-    add_num(o, "height", h->height);
-    add_num(o, "epoch", h->epoch);
-    add_num(o, "boid_count", h->boid_count);
-    add_num(o, "group_run_count", h->run_count);
-    add_num(o, "obstacle_count", h->obstacle_count);
-    add_num(o, "target_count", h->target_count);
-    add_num(o, "size", (double)size);
+    vecjson_add_num(o, "version", h->version);
+    vecjson_add_num(o, "type", h->type);
+    vecjson_add_header_fields(o, h);
+    vecjson_add_num(o, "size", (double)size);
     return o;
 }
 
@@ -171,55 +112,21 @@ static cJSON *boids_json(const struct vspec *s)
         uint16_t qx = proto_quantize_pos(b->x, s->width), qy = proto_quantize_pos(b->y, s->height);
         uint8_t h = proto_quantize_heading(b->vx, b->vy);
         cJSON *o = cJSON_CreateObject(), *src = cJSON_CreateObject();
-        add_num(o, "group", b->group);
-        add_num(o, "qx", qx);
-        add_num(o, "qy", qy);
-        add_num(o, "heading", h);
-        add_num(o, "x", proto_dequantize_pos(qx, s->width));
-        add_num(o, "y", proto_dequantize_pos(qy, s->height));
-        add_num(o, "heading_rad", proto_dequantize_heading(h));
-        add_num(src, "x", b->x);
-        add_num(src, "y", b->y);
-        add_num(src, "vx", b->vx);
-        add_num(src, "vy", b->vy);
+        vecjson_add_num(o, "group", b->group);
+        vecjson_add_num(o, "qx", qx);
+        vecjson_add_num(o, "qy", qy);
+        vecjson_add_num(o, "heading", h);
+        vecjson_add_num(o, "x", proto_dequantize_pos(qx, s->width));
+        vecjson_add_num(o, "y", proto_dequantize_pos(qy, s->height));
+        vecjson_add_num(o, "heading_rad", proto_dequantize_heading(h));
+        vecjson_add_num(src, "x", b->x);
+        vecjson_add_num(src, "y", b->y);
+        vecjson_add_num(src, "vx", b->vx);
+        vecjson_add_num(src, "vy", b->vy);
         cJSON_AddItemToObject(o, "source", src);
         cJSON_AddItemToArray(a, o);
     }
     return a;
-}
-
-static cJSON *runs_json(const struct proto_snapshot *snap)
-{
-    cJSON *a = cJSON_CreateArray();
-    for (size_t k = 0; k < snap->h.run_count; k++) {
-        cJSON *o = cJSON_CreateObject();
-        add_num(o, "group", snap->runs[k].group);
-        add_num(o, "count", snap->runs[k].count);
-        cJSON_AddItemToArray(a, o);
-    }
-    return a;
-}
-
-static cJSON *obstacles_targets_json(const struct vspec *s, cJSON *doc)
-{
-    cJSON *obs = cJSON_AddArrayToObject(doc, "obstacles");
-    for (size_t k = 0; k < s->n_obstacles; k++) {
-        cJSON *o = cJSON_CreateObject();
-        add_num(o, "id", s->obstacles[k].id);
-        add_num(o, "x", s->obstacles[k].x);
-        add_num(o, "y", s->obstacles[k].y);
-        add_num(o, "r", s->obstacles[k].r);
-        cJSON_AddItemToArray(obs, o);
-    }
-    cJSON *tgt = cJSON_AddArrayToObject(doc, "targets");
-    for (size_t k = 0; k < s->n_targets; k++) {
-        cJSON *o = cJSON_CreateObject();
-        add_num(o, "group", s->targets[k].group);
-        add_num(o, "x", s->targets[k].x);
-        add_num(o, "y", s->targets[k].y);
-        cJSON_AddItemToArray(tgt, o);
-    }
-    return doc;
 }
 
 /* Encodes one spec; returns the malloc'd bytes (caller frees) and their length. */
@@ -232,7 +139,7 @@ static uint8_t *encode_spec(const struct vspec *s, size_t *len)
     size_t cap = proto_snapshot_max_size((uint32_t)s->n_boids, (uint32_t)s->n_obstacles);
     uint8_t *buf = malloc(cap);
     if (!x || !y || !vx || !vy || !group || !buf)
-        die(s->name, "out of memory");
+        vecjson_die(s->name, "out of memory");
     for (size_t i = 0; i < s->n_boids; i++) {
         x[i] = s->boids[i].x;
         y[i] = s->boids[i].y;
@@ -264,7 +171,7 @@ static uint8_t *encode_spec(const struct vspec *s, size_t *len)
     free(vy);
     free(group);
     if (len_or_err < 0)
-        die(s->name, proto_status_name((int)len_or_err));
+        vecjson_die(s->name, proto_status_name((int)len_or_err));
     *len = (size_t)len_or_err;
     return buf;
 }
@@ -276,7 +183,7 @@ static void write_spec(const char *dir, const struct vspec *s)
     struct proto_run runs[PROTO_SNAPSHOT_MAX_RUNS];
     struct proto_snapshot snap = {.runs = runs, .runs_cap = PROTO_SNAPSHOT_MAX_RUNS};
     if (proto_snapshot_decode_header(bin, len, &snap.h) != 0)
-        die(s->name, "does not decode");
+        vecjson_die(s->name, "does not decode");
     snap.boids = calloc(s->n_boids + 1, sizeof *snap.boids);
     snap.boids_cap = s->n_boids;
     snap.obstacles = calloc(s->n_obstacles + 1, sizeof *snap.obstacles);
@@ -284,24 +191,30 @@ static void write_spec(const char *dir, const struct vspec *s)
     snap.targets = calloc(s->n_targets + 1, sizeof *snap.targets);
     snap.targets_cap = s->n_targets;
     if (proto_snapshot_decode(bin, len, &snap) != 0)
-        die(s->name, "does not decode");
+        vecjson_die(s->name, "does not decode");
     char file[256];
     snprintf(file, sizeof file, "%s.bin", s->name);
-    write_file(dir, file, bin, len);
+    vecjson_write_file(dir, file, bin, len);
     cJSON *doc = cJSON_CreateObject();
     cJSON_AddStringToObject(doc, "name", s->name);
     cJSON_AddStringToObject(doc, "description", s->description);
     cJSON_AddStringToObject(doc, "bin", file);
     cJSON *world = cJSON_AddObjectToObject(doc, "world");
-    add_num(world, "width", s->width);
-    add_num(world, "height", s->height);
+    vecjson_add_num(world, "width", s->width);
+    vecjson_add_num(world, "height", s->height);
     cJSON_AddStringToObject(world, "edges", s->wrap ? "wrap" : "contain");
     cJSON_AddItemToObject(doc, "header", header_json(&snap.h, len));
-    cJSON_AddItemToObject(doc, "runs", runs_json(&snap));
+    uint8_t *group = calloc(s->n_boids + 1, 1);
+    if (!group)
+        vecjson_die(s->name, "out of memory");
+    for (size_t i = 0; i < s->n_boids; i++)
+        group[i] = s->boids[i].group;
+    cJSON_AddItemToObject(doc, "runs", vecjson_runs(group, (uint32_t)s->n_boids));
+    free(group);
     cJSON_AddItemToObject(doc, "boids", boids_json(s));
-    obstacles_targets_json(s, doc);
+    vecjson_add_obstacles_targets(doc, s->obstacles, s->n_obstacles, s->targets, s->n_targets);
     snprintf(file, sizeof file, "%s.json", s->name);
-    write_json(dir, file, doc);
+    vecjson_write_json(dir, file, doc);
     free(snap.boids);
     free(snap.obstacles);
     free(snap.targets);
@@ -343,13 +256,6 @@ static const struct mutation mutations[] = {
     {"targets_not_ascending", "second target's group is 0", PROTO_E_BAD_VALUE, 125, 0, 0},
 };
 
-static void hex(const uint8_t *p, size_t n, char *out)
-{
-    for (size_t i = 0; i < n; i++)
-        snprintf(out + 2 * i, 3, "%02x", p[i]);
-    out[2 * n] = '\0';
-}
-
 /* Applies m to a copy of base; returns the mutated length. */
 static size_t mutate(const uint8_t *base, size_t len, const struct mutation *m, uint8_t *out)
 {
@@ -365,13 +271,12 @@ static void write_invalid(const char *dir)
 {
     size_t len;
     uint8_t *base = encode_spec(&specs[1], &len), buf[512];
-    char text[1100];
     struct proto_run runs[PROTO_SNAPSHOT_MAX_RUNS];
     struct proto_boid boids[16];
     struct proto_obstacle obstacles[4];
     struct proto_target targets[4];
     if (len != 143)
-        die("invalid.json", "two_groups.bin changed size: update the offsets");
+        vecjson_die("invalid.json", "two_groups.bin changed size: update the offsets");
     cJSON *doc = cJSON_CreateArray();
     for (size_t k = 0; k < N(mutations); k++) {
         const struct mutation *m = &mutations[k];
@@ -379,29 +284,28 @@ static void write_invalid(const char *dir)
         struct proto_snapshot s = {{0},       runs,         N(runs), boids,     N(boids),
                                    obstacles, N(obstacles), targets, N(targets)};
         if (proto_snapshot_decode(buf, n, &s) != m->error)
-            die(m->name, "decoder disagrees with the expected code");
-        hex(buf, n, text);
+            vecjson_die(m->name, "decoder disagrees with the expected code");
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "name", m->name);
         cJSON_AddStringToObject(o, "description", m->description);
-        cJSON_AddStringToObject(o, "hex", text);
+        cJSON_AddItemToObject(o, "hex", vecjson_hex(buf, n));
         cJSON_AddStringToObject(o, "error", proto_status_name(m->error));
         cJSON_AddItemToArray(doc, o);
     }
     free(base);
-    write_json(dir, "invalid.json", doc);
+    vecjson_write_json(dir, "invalid.json", doc);
 }
 
 static void write_index(const char *dir)
 {
     cJSON *doc = cJSON_CreateObject();
-    add_num(doc, "protocol", PROTO_VERSION);
+    vecjson_add_num(doc, "protocol", PROTO_VERSION);
     cJSON *list = cJSON_AddArrayToObject(doc, "snapshots");
     for (size_t i = 0; i < N(specs); i++)
         cJSON_AddItemToArray(list, cJSON_CreateString(specs[i].name));
     cJSON_AddStringToObject(doc, "invalid_snapshots", "invalid.json");
     cJSON_AddStringToObject(doc, "commands", "commands.json");
-    write_json(dir, "index.json", doc);
+    vecjson_write_json(dir, "index.json", doc);
 }
 
 int main(int argc, char **argv)
@@ -410,6 +314,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: gen_vectors DIR\n");
         return 2;
     }
+    vecjson_set_program("gen_vectors");
     for (size_t i = 0; i < N(specs); i++)
         write_spec(argv[1], &specs[i]);
     write_invalid(argv[1]);

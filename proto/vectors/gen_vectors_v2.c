@@ -21,6 +21,7 @@
 #include "proto_deflate.h"
 #include "proto_v2.h"
 #include "proto_v2_impl.h"
+#include "vecjson.h"
 
 #include <cjson/cJSON.h>
 #include <inttypes.h>
@@ -148,49 +149,6 @@ static void fill_states(struct vstream *s, void (*make)(struct vstate *, uint32_
 
 /* ---- output ------------------------------------------------------------- */
 
-static void die(const char *what, const char *why)
-{
-    fprintf(stderr, "gen_vectors_v2: %s: %s\n", what, why);
-    exit(1);
-}
-
-static void write_file(const char *dir, const char *name, const void *data, size_t len)
-{
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "wb");
-    if (!f || fwrite(data, 1, len, f) != len || fclose(f) != 0)
-        die(path, "cannot write");
-}
-
-static void write_json(const char *dir, const char *name, cJSON *json)
-{
-    char *text = cJSON_Print(json);
-    size_t n = text ? strlen(text) : 0;
-    char *line = text ? malloc(n + 2) : NULL;
-    if (!line)
-        die(name, "out of memory");
-    memcpy(line, text, n);
-    line[n] = '\n';
-    write_file(dir, name, line, n + 1);
-    free(line);
-    free(text);
-    cJSON_Delete(json);
-}
-
-static cJSON *hex_string(const uint8_t *p, size_t n)
-{
-    char *s = malloc(2 * n + 1);
-    if (!s)
-        die("hex", "out of memory");
-    s[0] = 0;
-    for (size_t i = 0; i < n; i++)
-        snprintf(s + 2 * i, 3, "%02x", p[i]);
-    cJSON *j = cJSON_CreateString(s);
-    free(s);
-    return j;
-}
-
 static cJSON *hash_string(uint64_t h)
 {
     char s[17];
@@ -202,46 +160,20 @@ static cJSON *header_json(const struct proto_v2_header *h, size_t size)
 {
     cJSON *j = cJSON_CreateObject();
     uint32_t base1 = h->seq - h->gap1, base0 = base1 - h->gap0;
+    struct proto_snapshot_header common = proto_v2_common_header(h);
     cJSON_AddStringToObject(j, "kind", h->kind == PROTO_V2_KIND_KEY ? "key" : "delta");
-    cJSON_AddNumberToObject(j, "seq", h->seq);
-    cJSON_AddNumberToObject(j, "gap1", h->gap1);
-    cJSON_AddNumberToObject(j, "gap0", h->gap0);
+    vecjson_add_num(j, "seq", h->seq);
+    vecjson_add_num(j, "gap1", h->gap1);
+    vecjson_add_num(j, "gap0", h->gap0);
     cJSON_AddItemToObject(j, "base1", h->gap1 ? cJSON_CreateNumber(base1) : cJSON_CreateNull());
     cJSON_AddItemToObject(j, "base0", h->gap0 ? cJSON_CreateNumber(base0) : cJSON_CreateNull());
-    cJSON_AddNumberToObject(j, "flags", h->flags);
-    cJSON_AddBoolToObject(j, "paused", h->flags & PROTO_SNAPSHOT_FLAG_PAUSED);
-    cJSON_AddBoolToObject(j, "wrap", h->flags & PROTO_SNAPSHOT_FLAG_WRAP);
-    cJSON_AddNumberToObject(j, "tick", (double)h->tick);
-    cJSON_AddNumberToObject(j, "server_time_us", (double)h->server_time_us);
-    cJSON_AddNumberToObject(j, "width", h->width);
-    cJSON_AddNumberToObject(j, "height", h->height);
-    cJSON_AddNumberToObject(j, "epoch", h->epoch);
-    cJSON_AddNumberToObject(j, "boid_count", h->boid_count);
-    cJSON_AddNumberToObject(j, "group_run_count", h->run_count);
-    cJSON_AddNumberToObject(j, "obstacle_count", h->obstacle_count);
-    cJSON_AddNumberToObject(j, "target_count", h->target_count);
-    cJSON_AddNumberToObject(j, "packed_len", h->packed_len);
-    cJSON_AddNumberToObject(j, "plain_len", h->plain_len);
+    vecjson_add_header_fields(j, &common);
+    vecjson_add_num(j, "packed_len", h->packed_len);
+    vecjson_add_num(j, "plain_len", h->plain_len);
     cJSON_AddItemToObject(j, "sim_hash", hash_string(h->sim_hash));
     cJSON_AddItemToObject(j, "state_hash", hash_string(h->state_hash));
-    cJSON_AddNumberToObject(j, "size", (double)size);
+    vecjson_add_num(j, "size", (double)size);
     return j;
-}
-
-static cJSON *runs_json(const struct proto_v2_state *s)
-{
-    cJSON *a = cJSON_CreateArray();
-    for (uint32_t i = 0; i < s->count;) {
-        uint32_t end = i + 1;
-        while (end < s->count && s->group[end] == s->group[i])
-            end++;
-        cJSON *r = cJSON_CreateObject();
-        cJSON_AddNumberToObject(r, "group", s->group[i]);
-        cJSON_AddNumberToObject(r, "count", end - i);
-        cJSON_AddItemToArray(a, r);
-        i = end;
-    }
-    return a;
 }
 
 static cJSON *boids_json(const struct proto_v2_state *s)
@@ -256,28 +188,6 @@ static cJSON *boids_json(const struct proto_v2_state *s)
         cJSON_AddItemToArray(a, b);
     }
     return a;
-}
-
-static cJSON *extras_json(const struct proto_v2_state *s, cJSON *frame)
-{
-    cJSON *obs = cJSON_AddArrayToObject(frame, "obstacles");
-    for (uint32_t k = 0; k < s->obstacle_count; k++) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddNumberToObject(o, "id", s->obstacles[k].id);
-        cJSON_AddNumberToObject(o, "x", s->obstacles[k].x);
-        cJSON_AddNumberToObject(o, "y", s->obstacles[k].y);
-        cJSON_AddNumberToObject(o, "r", s->obstacles[k].r);
-        cJSON_AddItemToArray(obs, o);
-    }
-    cJSON *tgt = cJSON_AddArrayToObject(frame, "targets");
-    for (uint32_t k = 0; k < s->target_count; k++) {
-        cJSON *t = cJSON_CreateObject();
-        cJSON_AddNumberToObject(t, "group", s->targets[k].group);
-        cJSON_AddNumberToObject(t, "x", s->targets[k].x);
-        cJSON_AddNumberToObject(t, "y", s->targets[k].y);
-        cJSON_AddItemToArray(tgt, t);
-    }
-    return frame;
 }
 
 /* Per boid of a delta: its context and what the bases predict (§11.4). */
@@ -309,15 +219,15 @@ static cJSON *plain_json(const uint8_t *frame, const struct proto_v2_header *h)
                   (size_t)h->target_count * PROTO_SNAPSHOT_TARGET_SIZE + PROTO_V2_HEADER_SIZE;
     z_stream z = {0};
     if (inflateInit2(&z, -15) != Z_OK)
-        die("zlib", "inflateInit2");
+        vecjson_die("zlib", "inflateInit2");
     z.next_in = (Bytef *)(uintptr_t)(frame + head);
     z.avail_in = h->packed_len;
     z.next_out = plain;
     z.avail_out = sizeof plain;
     if (inflate(&z, Z_FINISH) != Z_STREAM_END || z.total_out != h->plain_len)
-        die("zlib", "the body does not inflate to plain_len");
+        vecjson_die("zlib", "the body does not inflate to plain_len");
     inflateEnd(&z);
-    return hex_string(plain, h->plain_len);
+    return vecjson_hex(plain, h->plain_len);
 }
 
 /* ---- streams ------------------------------------------------------------- */
@@ -329,7 +239,7 @@ static size_t encode(struct proto_v2_encoder *e, struct vstream *s, const struct
     const struct proto_v2_state *b0 = f->base0 ? &s->states[f->base0].st : NULL;
     ptrdiff_t n = proto_v2_encode(e, &s->states[f->seq].st, b1, b0, buf, MAX_FRAME);
     if (n < 0)
-        die(s->name, proto_status_name((int)n));
+        vecjson_die(s->name, proto_status_name((int)n));
     return (size_t)n;
 }
 
@@ -340,12 +250,12 @@ static void check_decodes(struct proto_v2_decoder *d, const uint8_t *buf, size_t
     const struct proto_v2_state *got;
     int rc = proto_v2_decode(d, buf, n, &got);
     if (rc)
-        die(what, proto_status_name(rc));
+        vecjson_die(what, proto_status_name(rc));
     if (got->count != want->count || memcmp(got->qx, want->qx, 2 * want->count) ||
         memcmp(got->qy, want->qy, 2 * want->count) ||
         memcmp(got->heading, want->heading, want->count) ||
         memcmp(got->group, want->group, want->count))
-        die(what, "decodes to another state");
+        vecjson_die(what, "decodes to another state");
 }
 
 static cJSON *frame_json(struct vstream *s, const struct vframe *f, const uint8_t *buf, size_t n,
@@ -353,14 +263,15 @@ static cJSON *frame_json(struct vstream *s, const struct vframe *f, const uint8_
 {
     struct proto_v2_header h;
     if (proto_v2_decode_header(buf, n, &h))
-        die(bin, "header");
+        vecjson_die(bin, "header");
     const struct proto_v2_state *st = &s->states[f->seq].st;
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "bin", bin);
     cJSON_AddItemToObject(j, "header", header_json(&h, n));
-    cJSON_AddItemToObject(j, "runs", runs_json(st));
+    cJSON_AddItemToObject(j, "runs", vecjson_runs(st->group, st->count));
     cJSON_AddItemToObject(j, "boids", boids_json(st));
-    extras_json(st, j);
+    vecjson_add_obstacles_targets(j, st->obstacles, st->obstacle_count, st->targets,
+                                  st->target_count);
     cJSON_AddItemToObject(j, "plain", plain_json(buf, &h));
     if (f->base1)
         cJSON_AddItemToObject(j, "prediction",
@@ -374,7 +285,7 @@ static void write_stream(const char *dir, struct proto_v2_encoder *e, struct vst
     const char *err = NULL;
     struct proto_v2_decoder *d = proto_v2_decoder_create(MAX_BOIDS, 16, &err);
     if (!d)
-        die("decoder", err);
+        vecjson_die("decoder", err);
     cJSON *json = cJSON_CreateObject(), *frames = cJSON_CreateArray();
     cJSON_AddStringToObject(json, "name", s->name);
     cJSON_AddStringToObject(json, "description", s->description);
@@ -384,13 +295,13 @@ static void write_stream(const char *dir, struct proto_v2_encoder *e, struct vst
         size_t n = encode(e, s, &s->frames[k], buf);
         snprintf(bin, sizeof bin, "%s_%u.bin", s->name, s->frames[k].seq);
         check_decodes(d, buf, n, &s->states[s->frames[k].seq].st, bin);
-        write_file(dir, bin, buf, n);
+        vecjson_write_file(dir, bin, buf, n);
         cJSON_AddItemToArray(frames, frame_json(s, &s->frames[k], buf, n, bin));
     }
     cJSON_AddItemToObject(json, "frames", frames);
     char name[64];
     snprintf(name, sizeof name, "%s.json", s->name);
-    write_json(dir, name, json);
+    vecjson_write_json(dir, name, json);
     proto_v2_decoder_destroy(d);
 }
 
@@ -409,7 +320,7 @@ static void set_body(struct vinvalid *v, const uint8_t *plain, size_t plain_len,
 {
     struct proto_v2_header h;
     if (proto_v2_decode_header(v->buf, v->len, &h))
-        die(v->name, "base frame");
+        vecjson_die(v->name, "base frame");
     size_t head = v->len - h.packed_len;
     struct proto_deflate d;
     struct proto_deflate_span span = {plain, plain_len};
@@ -417,9 +328,9 @@ static void set_body(struct vinvalid *v, const uint8_t *plain, size_t plain_len,
     proto_deflate_block(&d, &span, 1, true);
     ptrdiff_t packed = proto_deflate_end(&d);
     if (packed < 0)
-        die(v->name, "deflate");
-    pv2_put_le(v->buf + PV2_OFF_PACKED, (uint64_t)packed, 4);
-    pv2_put_le(v->buf + PV2_OFF_PLAIN, claimed_plain, 4);
+        vecjson_die(v->name, "deflate");
+    proto_put_le(v->buf + PV2_OFF_PACKED, (uint64_t)packed, 4);
+    proto_put_le(v->buf + PV2_OFF_PLAIN, claimed_plain, 4);
     v->len = head + (size_t)packed;
 }
 
@@ -463,16 +374,16 @@ static size_t make_invalid(struct vinvalid *out, struct proto_v2_encoder *e, str
     CASE("delta_without_base", "a delta whose gap1 is 0", "bad_value");
     basic_delta(v, e, basic), v->buf[PV2_OFF_GAP1] = 0;
     CASE("key_plain_len", "a key frame whose plain_len is not 5 per boid", "bad_value");
-    from_frame(v, e, basic, 0), pv2_put_le(v->buf + PV2_OFF_PLAIN, 29, 4);
+    from_frame(v, e, basic, 0), proto_put_le(v->buf + PV2_OFF_PLAIN, 29, 4);
     CASE("delta_plain_len_odd", "a delta whose exceptions would be half a code", "bad_value");
-    basic_delta(v, e, basic), pv2_put_le(v->buf + PV2_OFF_PLAIN, 19, 4);
+    basic_delta(v, e, basic), proto_put_le(v->buf + PV2_OFF_PLAIN, 19, 4);
     CASE("ratio", "plain_len more than 1032 times packed_len", "bad_value");
     from_frame(v, e, basic, 0);
     {
         uint8_t plain[30] = {0};
         set_body(v, plain, sizeof plain, 30);
-        pv2_put_le(v->buf + PV2_OFF_BOIDS, 200000, 4);
-        pv2_put_le(v->buf + PV2_OFF_PLAIN, 1000000, 4);
+        proto_put_le(v->buf + PV2_OFF_BOIDS, 200000, 4);
+        proto_put_le(v->buf + PV2_OFF_PLAIN, 1000000, 4);
     }
     CASE("extra_byte", "a key frame with one byte after its body", "bad_length");
     from_frame(v, e, basic, 0), v->buf[v->len++] = 0;
@@ -492,7 +403,7 @@ static size_t make_invalid(struct vinvalid *out, struct proto_v2_encoder *e, str
         v->buf[PV2_OFF_GAP0] = 0;
     }
     CASE("not_deflate", "a body of a reserved deflate block type", "bad_body");
-    from_frame(v, e, basic, 0), v->buf[v->len - pv2_get_le(v->buf + PV2_OFF_PACKED, 4)] = 0x07;
+    from_frame(v, e, basic, 0), v->buf[v->len - proto_get_le(v->buf + PV2_OFF_PACKED, 4)] = 0x07;
     CASE("inflates_longer", "a body inflating past plain_len (the bound of a bomb)", "bad_body");
     from_frame(v, e, basic, 0);
     {
@@ -508,7 +419,7 @@ static size_t make_invalid(struct vinvalid *out, struct proto_v2_encoder *e, str
     CASE("bytes_after_stream", "packed_len counts a byte after the deflate stream", "bad_body");
     from_frame(v, e, basic, 0);
     v->buf[v->len++] = 0;
-    pv2_put_le(v->buf + PV2_OFF_PACKED, pv2_get_le(v->buf + PV2_OFF_PACKED, 4) + 1, 4);
+    proto_put_le(v->buf + PV2_OFF_PACKED, proto_get_le(v->buf + PV2_OFF_PACKED, 4) + 1, 4);
     CASE("escape_without_exception", "a residual byte 255 and no exceptions", "bad_body");
     basic_delta(v, e, basic);
     {
@@ -533,7 +444,7 @@ static void check_invalid(const char *dir, const struct vinvalid *v)
     const char *err = NULL;
     struct proto_v2_decoder *d = proto_v2_decoder_create(MAX_BOIDS, 16, &err);
     if (!d)
-        die("decoder", err);
+        vecjson_die("decoder", err);
     for (size_t k = 0; k < N(v->before) && v->before[k]; k++) {
         char path[1024];
         uint8_t buf[MAX_FRAME];
@@ -542,12 +453,12 @@ static void check_invalid(const char *dir, const struct vinvalid *v)
         FILE *f = fopen(path, "rb");
         size_t n = f ? fread(buf, 1, sizeof buf, f) : 0;
         if (!f || fclose(f) || proto_v2_decode(d, buf, n, &st))
-            die(v->name, "a frame before it does not decode");
+            vecjson_die(v->name, "a frame before it does not decode");
     }
     const struct proto_v2_state *st;
     int rc = proto_v2_decode(d, v->buf, v->len, &st);
     if (strcmp(proto_status_name(rc), v->error) != 0)
-        die(v->name, proto_status_name(rc));
+        vecjson_die(v->name, proto_status_name(rc));
     proto_v2_decoder_destroy(d);
 }
 
@@ -565,11 +476,11 @@ static void write_invalid(const char *dir, struct proto_v2_encoder *e, struct vs
         for (size_t b = 0; b < N(cases[k].before) && cases[k].before[b]; b++)
             cJSON_AddItemToArray(before, cJSON_CreateString(cases[k].before[b]));
         cJSON_AddItemToObject(c, "before", before);
-        cJSON_AddItemToObject(c, "hex", hex_string(cases[k].buf, cases[k].len));
+        cJSON_AddItemToObject(c, "hex", vecjson_hex(cases[k].buf, cases[k].len));
         cJSON_AddStringToObject(c, "error", cases[k].error);
         cJSON_AddItemToArray(a, c);
     }
-    write_json(dir, "invalid.json", a);
+    vecjson_write_json(dir, "invalid.json", a);
 }
 
 /* ---- index: file list, octant table, heading cases ----------------------- */
@@ -604,7 +515,7 @@ static void write_index(const char *dir)
         cJSON_AddNumberToObject(c, "heading", proto_v2_heading_of(cases[k][0], cases[k][1]));
         cJSON_AddItemToArray(heading, c);
     }
-    write_json(dir, "index.json", j);
+    vecjson_write_json(dir, "index.json", j);
 }
 
 int main(int argc, char **argv)
@@ -613,6 +524,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: gen_vectors_v2 DIR   (normally proto/vectors/v2)\n");
         return 2;
     }
+    vecjson_set_program("gen_vectors_v2");
     static struct vstream basic = {
         .name = "basic",
         .description =
@@ -633,7 +545,7 @@ int main(int argc, char **argv)
     const char *err = NULL;
     struct proto_v2_encoder *e = proto_v2_encoder_create(MAX_BOIDS, &err);
     if (!e)
-        die("encoder", err);
+        vecjson_die("encoder", err);
     write_stream(argv[1], e, &basic);
     write_stream(argv[1], e, &epoch);
     write_invalid(argv[1], e, &basic, &epoch);

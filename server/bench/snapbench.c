@@ -4,12 +4,14 @@
  * encode (and decode) them.
  *
  * A world is stepped by the simulation core at --tick-hz; every
- * tick_hz / snapshot_hz ticks its state is quantized as flockd does
- * (PROTOCOL.md §4.4) and the frames proto_v2_plan() asks for are encoded
- * once each, as a room would. Two simulated clients take them: one that
- * keeps up and one that takes every other snapshot; each gets the frame
- * proto_v2_pick() chooses for it and, with --verify, decodes it with its
- * own decoder and must reconstruct the state exactly. With --dump FILE
+ * tick_hz / snapshot_hz ticks its snapshot is encoded by snapenc.h, the
+ * code a room encodes with, as the key frame and the first --deltas
+ * deltas of proto_v2_plan() (as a room whose clients take those). Two
+ * simulated clients take them: one that keeps up and one that takes every
+ * other snapshot; each gets the frame snapenc_pick() chooses for it, as
+ * a room would, and, with --verify, decodes it with its own decoder and must
+ * reconstruct the world's boids exactly (quantized here, independently of
+ * the encoder). With --dump FILE
  * the keeping-up client's frames are written for decoders in other
  * languages (tests/bench/decode_v2_bench.mjs): each frame as a u32
  * little-endian length and the frame.
@@ -22,6 +24,7 @@
 #include "proto_snapshot.h"
 #include "proto_v2.h"
 #include "sim.h"
+#include "snapenc.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -32,7 +35,6 @@
 #include <time.h>
 
 #define MAX_PARAMS 16
-#define RING       (PROTO_V2_HISTORY + 1) /* this snapshot and the bases it may name */
 #define CLIENTS    2
 
 struct opts {
@@ -45,13 +47,6 @@ struct opts {
     int nparams;
     const char *param_name[MAX_PARAMS];
     float param_value[MAX_PARAMS];
-};
-
-/* One frame kind of the plan, by its gaps, and what it cost. */
-struct kind {
-    uint8_t gap1, gap0;
-    uint64_t frames, bytes;
-    int64_t cpu_ns;
 };
 
 struct client {
@@ -67,16 +62,11 @@ struct client {
 struct bench {
     struct opts o;
     struct sim_world *w;
-    struct proto_v2_encoder *enc;
-    struct proto_v2_state ring[RING];
-    uint8_t *out[PROTO_V2_PLAN_MAX];
-    size_t out_cap;
-    ptrdiff_t out_len[PROTO_V2_PLAN_MAX];
-    struct kind kinds[8];
-    unsigned nkinds;
+    struct snapenc *enc;
+    uint16_t *qx, *qy; /* --verify: the world's boids, quantized here */
+    uint8_t *heading;
     struct client clients[CLIENTS];
-    uint32_t run; /* previous snapshots held with the current epoch */
-    int64_t encode_cpu_ns, encode_wall_ns, quantize_ns, max_encode_cpu_ns, hash_ns;
+    int64_t encode_cpu_ns, encode_wall_ns, max_encode_cpu_ns;
     uint64_t snapshots;
     FILE *dump;
 };
@@ -220,26 +210,20 @@ static int make_buffers(struct bench *b)
 {
     uint32_t n = (uint32_t)b->o.boids;
     const char *err = NULL;
-    b->enc = proto_v2_encoder_create(n, &err);
-    b->out_cap = proto_v2_frame_max_size(n, 1, 0, 0);
-    for (int k = 0; k < RING; k++) {
-        struct proto_v2_state *s = &b->ring[k];
-        s->qx = malloc(n * sizeof *s->qx);
-        s->qy = malloc(n * sizeof *s->qy);
-        s->heading = malloc(n);
-        s->group = malloc(n);
-        if (!s->qx || !s->qy || !s->heading || !s->group)
-            return -1;
-    }
-    for (int k = 0; k < PROTO_V2_PLAN_MAX; k++)
-        if (!(b->out[k] = malloc(b->out_cap)))
-            return -1;
+    struct snapenc_config ec = {.capacity = n, .clock_ns = cpu_ns};
+    b->enc = snapenc_create(&ec, &err);
     b->clients[0] = (struct client){.name = "keeps_up", .stride = 1};
     b->clients[1] = (struct client){.name = "every_other", .stride = 2};
     for (int c = 0; c < CLIENTS && b->o.verify; c++)
         if (!(b->clients[c].dec = proto_v2_decoder_create(n, 0, &err)))
             break;
-    if (!b->enc || (b->o.verify && !b->clients[CLIENTS - 1].dec)) {
+    if (b->o.verify) {
+        b->qx = malloc(n * sizeof *b->qx);
+        b->qy = malloc(n * sizeof *b->qy);
+        b->heading = malloc(n);
+    }
+    if (!b->enc ||
+        (b->o.verify && (!b->clients[CLIENTS - 1].dec || !b->qx || !b->qy || !b->heading))) {
         fprintf(stderr, "snapbench: %s\n", err ? err : "out of memory");
         return -1;
     }
@@ -248,17 +232,12 @@ static int make_buffers(struct bench *b)
 
 static void free_bench(struct bench *b)
 {
-    for (int k = 0; k < RING; k++) {
-        free(b->ring[k].qx);
-        free(b->ring[k].qy);
-        free(b->ring[k].heading);
-        free(b->ring[k].group);
-    }
-    for (int k = 0; k < PROTO_V2_PLAN_MAX; k++)
-        free(b->out[k]);
     for (int c = 0; c < CLIENTS; c++)
         proto_v2_decoder_destroy(b->clients[c].dec);
-    proto_v2_encoder_destroy(b->enc);
+    snapenc_destroy(b->enc);
+    free(b->qx);
+    free(b->qy);
+    free(b->heading);
     sim_destroy(b->w);
     if (b->dump)
         fclose(b->dump);
@@ -266,141 +245,103 @@ static void free_bench(struct bench *b)
 
 /* ---- one snapshot ------------------------------------------------------- */
 
-/* Quantizes the world into the ring slot of seq, as a room would. */
-static struct proto_v2_state *quantize(struct bench *b, uint32_t seq)
+/* The kinds a room whose clients take the key and the first --deltas
+ * deltas encodes. */
+static unsigned wanted(const struct bench *b)
+{
+    unsigned want = 1u << SNAPENC_KEY;
+    for (long k = 1; k <= b->o.deltas; k++)
+        want |= 1u << (SNAPENC_KEY + k);
+    return want;
+}
+
+/* The world's boids as PROTOCOL.md §4.4 quantizes them, for --verify. */
+static void quantize_world(struct bench *b)
 {
     struct sim_view v;
     sim_view(b->w, &v);
-    struct proto_v2_state *s = &b->ring[seq % RING];
-    uint32_t prev_epoch = b->ring[(seq + RING - 1) % RING].epoch;
     for (uint32_t i = 0; i < v.count; i++) {
-        s->qx[i] = proto_quantize_pos(v.x[i], v.width);
-        s->qy[i] = proto_quantize_pos(v.y[i], v.height);
-        s->heading[i] = proto_quantize_heading(v.vx[i], v.vy[i]);
+        b->qx[i] = proto_quantize_pos(v.x[i], v.width);
+        b->qy[i] = proto_quantize_pos(v.y[i], v.height);
+        b->heading[i] = proto_quantize_heading(v.vx[i], v.vy[i]);
     }
-    memcpy(s->group, v.group, v.count);
-    s->seq = seq;
-    s->tick = v.tick;
-    s->server_time_us = (uint64_t)clock_wall_us();
-    s->sim_hash = sim_hash(b->w);
-    s->width = v.width;
-    s->height = v.height;
-    s->epoch = v.epoch;
-    s->flags = PROTO_SNAPSHOT_FLAG_WRAP;
-    s->count = v.count;
-    b->run = seq > 1 && prev_epoch == v.epoch ? (b->run < RING - 1 ? b->run + 1 : b->run) : 0;
-    return s;
 }
 
-static struct kind *kind_of(struct bench *b, struct proto_v2_plan_frame f)
+static bool same_boids(const struct bench *b, const struct proto_v2_state *got)
 {
-    for (unsigned k = 0; k < b->nkinds; k++)
-        if (b->kinds[k].gap1 == f.gap1 && b->kinds[k].gap0 == f.gap0)
-            return &b->kinds[k];
-    b->kinds[b->nkinds] = (struct kind){.gap1 = f.gap1, .gap0 = f.gap0};
-    return &b->kinds[b->nkinds++];
+    uint32_t n = got->count;
+    return n == (uint32_t)b->o.boids && !memcmp(got->qx, b->qx, n * sizeof *b->qx) &&
+           !memcmp(got->qy, b->qy, n * sizeof *b->qy) && !memcmp(got->heading, b->heading, n);
 }
 
-/* Seals s and encodes every frame of the plan once; times all of it. */
-static int encode_all(struct bench *b, struct proto_v2_state *s, const struct proto_v2_plan *p)
+static void dump_frame(FILE *out, const uint8_t *p, size_t len)
 {
+    uint8_t head[4] = {(uint8_t)len, (uint8_t)(len >> 8), (uint8_t)(len >> 16),
+                       (uint8_t)(len >> 24)};
+    fwrite(head, 1, 4, out);
+    fwrite(p, 1, len, out);
+}
+
+/* The client takes its frame (the one a room would send it: snapenc_pick()
+ * among the kinds encoded): counts it, decodes and checks it if asked. */
+static int deliver(struct bench *b, struct client *c, struct frame *f)
+{
+    unsigned ideal;
+    int picked = snapenc_pick(f, c->sent, c->nsent, &ideal);
+    if (picked < 0)
+        return 0; /* cannot happen: the key frame is always encoded here */
+    unsigned kind = (unsigned)picked;
+    const uint8_t *p = frame_payload(f, kind);
+    size_t len = f->part[kind].len;
+    c->frames++;
+    c->bytes += len;
+    c->keys += kind == SNAPENC_KEY;
+    memmove(c->sent + 1, c->sent, (PROTO_V2_HISTORY - 1) * sizeof c->sent[0]);
+    c->sent[0] = (uint32_t)f->seq;
+    c->nsent += c->nsent < PROTO_V2_HISTORY;
+    if (c == &b->clients[0] && b->dump)
+        dump_frame(b->dump, p, len);
+    if (!c->dec)
+        return 0;
+    const struct proto_v2_state *got = NULL;
+    int64_t t0 = cpu_ns();
+    int rc = proto_v2_decode(c->dec, p, len, &got);
+    c->decode_ns += cpu_ns() - t0;
+    if (rc || !same_boids(b, got)) {
+        fprintf(stderr, "snapbench: client %s: frame %" PRIu64 " (%s) %s\n", c->name, f->seq,
+                snapenc_kind_name(kind), rc ? proto_status_name(rc) : "decoded to another state");
+        return -1;
+    }
+    return 0;
+}
+
+static int snapshot(struct bench *b, uint64_t seq)
+{
+    struct snapenc_input in = {
+        .world = b->w, .seq = seq, .wall_us = clock_wall_us(), .want = wanted(b)};
     int64_t c0 = cpu_ns(), w0 = clock_mono_ns();
-    proto_v2_state_seal(s);
-    b->hash_ns += cpu_ns() - c0;
-    for (unsigned k = 0; k < p->count; k++) {
-        int64_t k0 = cpu_ns();
-        const struct proto_v2_plan_frame *f = &p->frame[k];
-        const struct proto_v2_state *b1 = f->gap1 ? &b->ring[(s->seq - f->gap1) % RING] : NULL;
-        const struct proto_v2_state *b0 =
-            f->gap0 ? &b->ring[(s->seq - f->gap1 - f->gap0) % RING] : NULL;
-        b->out_len[k] = proto_v2_encode(b->enc, s, b1, b0, b->out[k], b->out_cap);
-        if (b->out_len[k] < 0) {
-            fprintf(stderr, "snapbench: encode failed: %s\n",
-                    proto_status_name((int)b->out_len[k]));
-            return -1;
-        }
-        kind_of(b, p->frame[k])->cpu_ns += cpu_ns() - k0;
-    }
+    struct frame *f = snapenc_encode(b->enc, &in);
     int64_t cpu = cpu_ns() - c0;
     b->encode_cpu_ns += cpu;
     b->encode_wall_ns += clock_mono_ns() - w0;
     if (cpu > b->max_encode_cpu_ns)
         b->max_encode_cpu_ns = cpu;
-    for (unsigned k = 0; k < p->count; k++) {
-        struct kind *kd = kind_of(b, p->frame[k]);
-        kd->frames++;
-        kd->bytes += (uint64_t)b->out_len[k];
-    }
-    return 0;
-}
-
-static bool same_boids(const struct proto_v2_state *a, const struct proto_v2_state *b)
-{
-    return a->count == b->count && a->seq == b->seq &&
-           !memcmp(a->qx, b->qx, a->count * sizeof *a->qx) &&
-           !memcmp(a->qy, b->qy, a->count * sizeof *a->qy) &&
-           !memcmp(a->heading, b->heading, a->count) && !memcmp(a->group, b->group, a->count);
-}
-
-/* The client takes its frame: counts it, decodes and checks it if asked. */
-static int deliver(struct bench *b, struct client *c, const struct proto_v2_plan *p,
-                   const struct proto_v2_state *s)
-{
-    unsigned k = proto_v2_pick(p, c->sent, c->nsent);
-    c->frames++;
-    c->bytes += (uint64_t)b->out_len[k];
-    c->keys += k == 0;
-    memmove(c->sent + 1, c->sent, (PROTO_V2_HISTORY - 1) * sizeof c->sent[0]);
-    c->sent[0] = s->seq;
-    c->nsent += c->nsent < PROTO_V2_HISTORY;
-    if (c == &b->clients[0] && b->dump) {
-        uint8_t len[4] = {(uint8_t)b->out_len[k], (uint8_t)(b->out_len[k] >> 8),
-                          (uint8_t)(b->out_len[k] >> 16), (uint8_t)(b->out_len[k] >> 24)};
-        fwrite(len, 1, 4, b->dump);
-        fwrite(b->out[k], 1, (size_t)b->out_len[k], b->dump);
-    }
-    if (!c->dec)
-        return 0;
-    const struct proto_v2_state *got = NULL;
-    int64_t t0 = cpu_ns();
-    int rc = proto_v2_decode(c->dec, b->out[k], (size_t)b->out_len[k], &got);
-    c->decode_ns += cpu_ns() - t0;
-    if (rc || !same_boids(got, s)) {
-        fprintf(stderr, "snapbench: client %s: frame %u (kind %u) %s\n", c->name, s->seq, k,
-                rc ? proto_status_name(rc) : "decoded to another state");
+    if (!f) {
+        fprintf(stderr, "snapbench: out of memory\n");
         return -1;
     }
-    return 0;
-}
-
-static int snapshot(struct bench *b, uint32_t seq)
-{
-    int64_t t0 = cpu_ns();
-    struct proto_v2_state *s = quantize(b, seq);
-    b->quantize_ns += cpu_ns() - t0;
-    struct proto_v2_plan plan;
-    proto_v2_plan(seq, b->run, (unsigned)b->o.deltas, &plan);
-    if (encode_all(b, s, &plan))
-        return -1;
     b->snapshots++;
-    for (int c = 0; c < CLIENTS; c++)
-        if (seq % b->clients[c].stride == 0 && deliver(b, &b->clients[c], &plan, s))
-            return -1;
-    return 0;
+    if (b->o.verify)
+        quantize_world(b);
+    int rc = 0;
+    for (int c = 0; c < CLIENTS && rc == 0; c++)
+        if (seq % b->clients[c].stride == 0)
+            rc = deliver(b, &b->clients[c], f);
+    frame_release(f);
+    return rc;
 }
 
 /* ---- report ------------------------------------------------------------- */
-
-static const char *kind_name(const struct kind *k, char *buf, size_t cap)
-{
-    if (!k->gap1)
-        snprintf(buf, cap, "key");
-    else if (!k->gap0)
-        snprintf(buf, cap, "delta_%u", k->gap1);
-    else
-        snprintf(buf, cap, "delta_%u_%u", k->gap1, k->gap0);
-    return buf;
-}
 
 static double per_boid(uint64_t bytes, uint64_t frames, long boids)
 {
@@ -409,17 +350,18 @@ static double per_boid(uint64_t bytes, uint64_t frames, long boids)
 
 static void report(const struct bench *b)
 {
-    char name[32];
+    struct snapenc_stats st;
+    snapenc_stats(b->enc, &st);
     double n = (double)b->snapshots;
-    printf("  encode %.3f ms CPU per snapshot (max %.3f, wall %.3f; hash %.3f), quantize %.3f ms\n",
+    printf("  encode %.3f ms CPU per snapshot (max %.3f, wall %.3f), of which quantize and "
+           "hash %.3f ms\n",
            (double)b->encode_cpu_ns / n / 1e6, (double)b->max_encode_cpu_ns / 1e6,
-           (double)b->encode_wall_ns / n / 1e6, (double)b->hash_ns / n / 1e6,
-           (double)b->quantize_ns / n / 1e6);
-    for (unsigned k = 0; k < b->nkinds; k++)
-        printf("  %-12s %6" PRIu64 " frames  %.3f B/boid  %.3f ms\n",
-               kind_name(&b->kinds[k], name, sizeof name), b->kinds[k].frames,
-               per_boid(b->kinds[k].bytes, b->kinds[k].frames, b->o.boids),
-               (double)b->kinds[k].cpu_ns / (double)b->kinds[k].frames / 1e6);
+           (double)b->encode_wall_ns / n / 1e6, (double)st.prepare_ns / n / 1e6);
+    for (unsigned k = SNAPENC_KEY; k < SNAPENC_KINDS; k++)
+        if (st.frames[k])
+            printf("  %-12s %6" PRIu64 " frames  %.3f B/boid  %.3f ms\n", snapenc_kind_name(k),
+                   st.frames[k], per_boid(st.bytes[k], st.frames[k], b->o.boids),
+                   (double)st.ns[k] / (double)st.frames[k] / 1e6);
     for (int c = 0; c < CLIENTS; c++) {
         const struct client *cl = &b->clients[c];
         printf("  client %-11s %6" PRIu64 " frames (%" PRIu64 " key)  %.3f B/boid", cl->name,
@@ -431,10 +373,11 @@ static void report(const struct bench *b)
     printf("{\"boids\":%ld,\"snapshots\":%" PRIu64 ",\"encode_ms\":%.4f,\"encode_max_ms\":%.4f,"
            "\"quantize_ms\":%.4f",
            b->o.boids, b->snapshots, (double)b->encode_cpu_ns / n / 1e6,
-           (double)b->max_encode_cpu_ns / 1e6, (double)b->quantize_ns / n / 1e6);
-    for (unsigned k = 0; k < b->nkinds; k++)
-        printf(",\"%s\":%.4f", kind_name(&b->kinds[k], name, sizeof name),
-               per_boid(b->kinds[k].bytes, b->kinds[k].frames, b->o.boids));
+           (double)b->max_encode_cpu_ns / 1e6, (double)st.prepare_ns / n / 1e6);
+    for (unsigned k = SNAPENC_KEY; k < SNAPENC_KINDS; k++)
+        if (st.frames[k])
+            printf(",\"%s\":%.4f", snapenc_kind_name(k),
+                   per_boid(st.bytes[k], st.frames[k], b->o.boids));
     for (int c = 0; c < CLIENTS; c++) {
         const struct client *cl = &b->clients[c];
         printf(",\"%s\":%.4f", cl->name, per_boid(cl->bytes, cl->frames, b->o.boids));
@@ -466,7 +409,7 @@ int main(int argc, char **argv)
            b.o.boids, (double)cfg->width, (double)cfg->height, ticks, b.o.tick_hz, every);
     fflush(stdout);
     int rc = 0;
-    uint32_t seq = 0;
+    uint64_t seq = 0;
     for (long t = 1; t <= ticks && rc == 0; t++) {
         sim_step(b.w);
         if (t % every == 0)

@@ -11,6 +11,7 @@
 
 #include "grid.h"
 #include "rng.h"
+#include "sim_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -1363,4 +1364,36 @@ void sim_stats(const struct sim_world *w, struct sim_stats *out)
     out->polarization = (float)(sqrt(ux * ux + uy * uy) / n);
     out->mean_speed = (float)(speed / n);
     out->avg_neighbours = w->stepped ? (float)(nb / n) : 0.0f;
+}
+
+/* ---- for the core's own modules (sim_internal.h) ------------------------ */
+
+void sim__state_ref(struct sim_world *w, struct sim_state_ref *out)
+{
+    *out = (struct sim_state_ref){
+        .cfg = &w->cfg,
+        .tick = &w->tick,
+        .epoch = &w->epoch,
+        .count = &w->count,
+        .rng = &w->rng,
+        .x = w->x,
+        .y = w->y,
+        .vx = w->vx,
+        .vy = w->vy,
+        .group = w->group,
+        .fx = w->fx,
+        .fy = w->fy,
+        .neighbours = w->neighbours,
+        .stepped = &w->stepped,
+        .obstacles = w->obstacles,
+        .obstacle_count = &w->obstacle_count,
+        .next_obstacle_id = &w->next_obstacle_id,
+        .targets = w->targets,
+        .params = w->params,
+    };
+}
+
+const char *sim__config_error(const struct sim_config *c)
+{
+    return config_error(c);
 }

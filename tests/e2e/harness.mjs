@@ -150,8 +150,9 @@ export const view = (page, fn, arg) => page.evaluate(fn, arg);
  * brings its own viewport); console errors and uncaught exceptions go to
  * `consoleLog` tagged with its current `phase`.
  */
-export async function openViewer(browser, url, consoleLog) {
+export async function openViewer(browser, url, consoleLog, initScript = null) {
   const page = await browser.newPage({ viewport: VIEWPORT });
+  if (initScript) await page.addInitScript(initScript); // runs before the page's scripts
   page.on('console', (m) => {
     if (m.type() === 'error') consoleLog.push({ text: m.text(), phase: consoleLog.phase });
   });

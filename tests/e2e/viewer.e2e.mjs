@@ -4,7 +4,10 @@
 // pixels and the page's read-only window.flockView. Also measures the
 // render loop at 1k and 10k boids and the snapshot decode time.
 //
-// usage: node viewer.e2e.mjs FLOCKD [BUILD_DIR]
+// usage: node viewer.e2e.mjs FLOCKD [BUILD_DIR] [--functional | --timing]
+//   --functional: only the checks through the page (no frame-time bounds)
+//   --timing:     only the render-loop measurements, which need the machine
+//                 to themselves (ctest runs that part alone)
 //   screenshot: $FLOCK_E2E_SCREENSHOT, else BUILD_DIR/e2e-viewer.png
 //   browser:    $CHROMIUM, else /usr/bin/chromium
 // Prints one line per check and last "N passed, N failed"; exits 1 on failure.
@@ -16,7 +19,13 @@ import {
   openViewer, pointAt, sameF32,
 } from './harness.mjs';
 
-const [flockdBin, buildDir = join(ROOT, 'build')] = process.argv.slice(2);
+const USAGE = 'node viewer.e2e.mjs FLOCKD [BUILD_DIR] [--functional | --timing]';
+const options = process.argv.slice(2).filter((a) => a.startsWith('--'));
+const [flockdBin, buildDir = join(ROOT, 'build')] = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const badOption = options.find((o) => o !== '--functional' && o !== '--timing');
+// Both parts unless one is chosen.
+const runFunctional = !options.includes('--timing');
+const runTiming = !options.includes('--functional');
 const screenshotPath = process.env.FLOCK_E2E_SCREENSHOT || join(buildDir, 'e2e-viewer.png');
 
 /** Distance on the torus (wrap) or the plane (contain). */
@@ -77,7 +86,9 @@ async function functionalChecks(browser, consoleLog) {
     await waitFor('the welcome and a drawn frame', () => view(page,
       () => window.flockView.connected && window.flockView.frames.drawnBoids === 1000), 8000);
     const w = await view(page, () => window.flockView.welcome);
-    assert(w.protocol === 1 && w.world.width === 1600, `welcome ${JSON.stringify(w).slice(0, 200)}`);
+    assert(w.protocol === 2 && w.world.width === 1600, `welcome ${JSON.stringify(w).slice(0, 200)}`);
+    const st = await view(page, () => window.flockView.stats);
+    assert(st.protocol === 2 && st.badSnapshots === 0, `stats ${JSON.stringify(st)}`);
     assert(!(await page.locator('#banner').isVisible()), 'the connection banner is still shown');
   });
   if (!ok) return { page, server };
@@ -117,6 +128,10 @@ async function functionalChecks(browser, consoleLog) {
     const pol = parseFloat(await text('st-pol'));
     assert(pol >= 0 && pol <= 1, `polarization "${await text('st-pol')}"`);
     assert(/^\d+$/.test(await text('st-skipped')), `skipped "${await text('st-skipped')}"`);
+    assert((await text('st-version')) === 'v2', `snapshot "${await text('st-version')}"`);
+    const perBoid = parseFloat(await text('st-bpb'));
+    assert(perBoid > 0 && perBoid < 5, `per boid "${await text('st-bpb')}"`);
+    assert(/^0 asked, 0 mismatches$/.test(await text('st-keyframes')), `key frames "${await text('st-keyframes')}"`);
   });
 
   const target = { x: 400, y: 300 };
@@ -306,6 +321,90 @@ async function functionalChecks(browser, consoleLog) {
   return { page, server };
 }
 
+// Before the page's scripts: a WebSocket whose binary messages are
+// corrupted while window.corruptFrames > 0 (one byte of the deflate body
+// flipped), as a broken proxy or a decoder bug would hand them over.
+const CORRUPTER = () => {
+  const Native = window.WebSocket;
+  window.corruptFrames = 0;
+  window.WebSocket = class extends Native {
+    set onmessage(fn) {
+      super.onmessage = (e) => {
+        if (window.corruptFrames > 0 && typeof e.data !== 'string' && e.data.byteLength > 200) {
+          window.corruptFrames--;
+          const b = new Uint8Array(e.data.slice(0));
+          b[100 + ((b.length - 100) >> 1)] ^= 0x55;
+          fn(new MessageEvent('message', { data: b.buffer }));
+          return;
+        }
+        fn(e);
+      };
+    }
+
+    get onmessage() {
+      return super.onmessage;
+    }
+  };
+};
+
+async function recoveryChecks(browser, consoleLog) {
+  const server = await startFlockd(flockdBin, ['--boids', '1000', '--seed', '3']);
+  consoleLog.phase = 'corrupt';
+  const page = await openViewer(browser, server.url, consoleLog, CORRUPTER);
+  const stats = () => view(page, () => window.flockView.stats);
+  try {
+    await check('a refused version 2 frame is not drawn: the page asks for a key frame and carries on', async () => {
+      await waitFor('frames drawn', () => view(page, () => window.flockView.frames.drawnBoids === 1000), 8000);
+      await sleep(500);
+      const before = await stats();
+      await view(page, () => { window.corruptFrames = 1; });
+      await waitFor('the refusal', async () => (await stats()).badSnapshots > before.badSnapshots, 3000);
+      await waitFor('a key frame asked for', async () => (await stats()).keyframesAsked >= 1, 3000);
+      await sleep(1000); // the key frame and the deltas on it
+      const a = await stats();
+      const tickA = (await view(page, () => window.flockView.snapshot)).tick;
+      await sleep(1000);
+      const b = await stats();
+      const tickB = (await view(page, () => window.flockView.snapshot)).tick;
+      assert(b.badSnapshots === a.badSnapshots, `still refusing: ${a.badSnapshots} -> ${b.badSnapshots}`);
+      assert(b.decodeCount - a.decodeCount >= 10 && tickB > tickA, `stalled: ${JSON.stringify([a, b])}`);
+      const d = await view(page, () => window.flockView.boids());
+      const s = await view(page, () => window.flockView.snapshot);
+      const inside = d.x.every((x, i) => x >= 0 && x < s.width && d.y[i] >= 0 && d.y[i] < s.height);
+      assert(inside && d.x.length === 1000, 'the drawn state is not a valid world');
+      assert((await page.locator('#st-keyframes').textContent()).startsWith(`${b.keyframesAsked} asked`), 'panel');
+    });
+    await check('frames refused in a row ask for key frames at most twice a second', async () => {
+      const a = await stats();
+      await view(page, () => { window.corruptFrames = 40; }); // two seconds at 20 Hz
+      await waitFor('the corrupted frames', () => view(page, () => window.corruptFrames === 0), 5000);
+      const b = await stats();
+      const asked = b.keyframesAsked - a.keyframesAsked;
+      assert(b.badSnapshots - a.badSnapshots >= 35, `refused ${b.badSnapshots - a.badSnapshots}`);
+      assert(asked >= 2 && asked <= 6, `${asked} key frames asked in about 2 s`);
+      await waitFor('frames again', async () => (await stats()).decodeCount > b.decodeCount + 5, 3000);
+    });
+    await check('?protocol=1 takes version 1 snapshots', async () => {
+      const p1 = await openViewer(browser, `${server.url}?protocol=1`, consoleLog);
+      try {
+        await waitFor('frames drawn', () => view(p1, () => window.flockView.frames.drawnBoids === 1000), 8000);
+        const w = await view(p1, () => window.flockView.welcome);
+        const st = await view(p1, () => window.flockView.stats);
+        assert(w.protocol === 1 && st.protocol === 1 && st.badSnapshots === 0, JSON.stringify(st));
+      } finally {
+        await p1.close();
+      }
+    });
+  } finally {
+    await page.close();
+    const status = await server.stop();
+    consoleLog.phase = 'after';
+    await check('flockd shuts down cleanly after the corrupted frames', async () => {
+      assert(status === 0, `flockd exited with ${status}`);
+    });
+  }
+}
+
 async function perfRun(browser, n, consoleLog) {
   const server = await startFlockd(flockdBin, ['--boids', String(n), '--capacity', '16384']);
   const page = await openViewer(browser, server.url, consoleLog);
@@ -325,38 +424,46 @@ async function perfRun(browser, n, consoleLog) {
 
 // ---- main -------------------------------------------------------------------------
 
+async function functionalPart(browser, consoleLog) {
+  const { page, server } = await functionalChecks(browser, consoleLog);
+  await page.close();
+  await check('flockd shuts down cleanly after the session', async () => {
+    const status = await server.stop();
+    assert(status === 0, `flockd exited with ${status}`);
+  });
+}
+
+async function timingPart(browser, consoleLog) {
+  const perf = {};
+  for (const n of [1000, 10000]) {
+    await check(`render loop and decode at ${n} boids`, async () => {
+      const m = await perfRun(browser, n, consoleLog);
+      perf[n] = m;
+      console.log(`     ${n} boids: frame work ${m.workMs.toFixed(2)} ms, frame interval ${m.intervalMs.toFixed(2)} ms ` +
+        `(${m.fps.toFixed(1)} fps), decode ${m.decodeMs.toFixed(3)} ms/snapshot, ` +
+        `${m.snapshotRate.toFixed(1)} snapshots/s, ${(m.bytesPerSec / 1e3).toFixed(0)} kB/s, ` +
+        `skipped ${m.skipped}, playout holds ${m.holds}`);
+      assert(m.drawn === n, `drew ${m.drawn} boids`);
+      assert(m.frames > 50, `only ${m.frames} frames in 5 s`);
+      assert(m.holds <= 0.05 * m.frames, `${m.holds} of ${m.frames} frames ran out of snapshots`);
+    });
+  }
+  if (perf[1000] && perf[10000]) {
+    console.log(`PERF frame_ms_1k=${perf[1000].workMs.toFixed(2)} frame_ms_10k=${perf[10000].workMs.toFixed(2)} ` +
+      `fps_1k=${perf[1000].fps.toFixed(1)} fps_10k=${perf[10000].fps.toFixed(1)} ` +
+      `decode_ms_1k=${perf[1000].decodeMs.toFixed(3)} decode_ms_10k=${perf[10000].decodeMs.toFixed(3)}`);
+  }
+}
+
 async function main() {
-  const browser = await launchBrowser(flockdBin, 'node viewer.e2e.mjs FLOCKD [BUILD_DIR]');
+  if (badOption || (!runFunctional && !runTiming)) fatal(`bad options ${options.join(' ')} (usage: ${USAGE})`);
+  const browser = await launchBrowser(flockdBin, USAGE);
   const consoleLog = [];
   consoleLog.phase = 'main';
   try {
-    const { page, server } = await functionalChecks(browser, consoleLog);
-    await page.close();
-    await check('flockd shuts down cleanly after the session', async () => {
-      const status = await server.stop();
-      assert(status === 0, `flockd exited with ${status}`);
-    });
-
-    const perf = {};
-    for (const n of [1000, 10000]) {
-      await check(`render loop and decode at ${n} boids`, async () => {
-        const m = await perfRun(browser, n, consoleLog);
-        perf[n] = m;
-        console.log(`     ${n} boids: frame work ${m.workMs.toFixed(2)} ms, frame interval ${m.intervalMs.toFixed(2)} ms ` +
-          `(${m.fps.toFixed(1)} fps), decode ${m.decodeMs.toFixed(3)} ms/snapshot, ` +
-          `${m.snapshotRate.toFixed(1)} snapshots/s, ${(m.bytesPerSec / 1e3).toFixed(0)} kB/s, ` +
-          `skipped ${m.skipped}, playout holds ${m.holds}`);
-        assert(m.drawn === n, `drew ${m.drawn} boids`);
-        assert(m.frames > 50, `only ${m.frames} frames in 5 s`);
-        assert(m.holds <= 0.05 * m.frames, `${m.holds} of ${m.frames} frames ran out of snapshots`);
-      });
-    }
-    if (perf[1000] && perf[10000]) {
-      console.log(`PERF frame_ms_1k=${perf[1000].workMs.toFixed(2)} frame_ms_10k=${perf[10000].workMs.toFixed(2)} ` +
-        `fps_1k=${perf[1000].fps.toFixed(1)} fps_10k=${perf[10000].fps.toFixed(1)} ` +
-        `decode_ms_1k=${perf[1000].decodeMs.toFixed(3)} decode_ms_10k=${perf[10000].decodeMs.toFixed(3)}`);
-    }
-
+    if (runFunctional) await functionalPart(browser, consoleLog);
+    if (runFunctional) await recoveryChecks(browser, consoleLog);
+    if (runTiming) await timingPart(browser, consoleLog);
     await check('no console errors (other than refused connections while flockd was down)', async () => {
       const expected = /WebSocket connection to .* failed|net::ERR_[A-Z_]+/;
       const bad = consoleLog.filter((e) => e.phase !== 'restart' || !expected.test(e.text));

@@ -1,6 +1,8 @@
 #!/bin/sh
 # run.sh TARGET SECONDS [libFuzzer flags...] — fuzzes one target (command,
 # snapshot, snapshot_v2, join or config) for SECONDS, starting from its seed corpus.
+# `make fuzz` and the fuzz_TARGET ctest tests (20 s each) both run this, so
+# the fuzzer's command line is written here only.
 #
 # The build is $BUILD_DIR (default: build-fuzz at the top of the
 # repository), configured with -DFLOCKD_FUZZ=ON -DCMAKE_C_COMPILER=clang

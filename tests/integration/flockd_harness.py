@@ -131,7 +131,7 @@ class Flockd:
             if not line:
                 break
             self.stdout.append(line)
-            m = re.match(r"flockd listening on http://[^:]+:(\d+)", line)
+            m = re.match(r"flockd listening on http://(?:\[[^\]]+\]|[^:]+):(\d+)", line)
             if m:
                 self.port = int(m.group(1))
                 self._drain(self.proc.stdout, self.stdout)
@@ -295,19 +295,46 @@ class Client:
         await self.reader
 
 
+def arg(index, default=None):
+    """The script's index-th positional argument (options, which start with
+    "--", skipped), or `default`. Scripts take their binaries this way, so
+    options may come anywhere on the command line."""
+    positional = [a for a in sys.argv[1:] if not a.startswith("--")]
+    return positional[index] if index < len(positional) else default
+
+
+USAGE = """options, after the script's own arguments:
+  --functional   run only the tests that do not measure time or rates
+  --timing       run only the tests that do (they need the machine to themselves)
+  --shard=K/N    run only the K-th of N interleaved slices of those tests
+  --list         print the names of the selected tests and exit
+  NAME...        run only these tests"""
+
+
 class Suite:
     """A list of test functions (plain or async) and the runner every
-    integration script shares: `@suite.test` registers, `suite.main()` runs
-    them (or only those named on the command line after `skip_args`
-    arguments), prints one line per test and ends with "N passed, N failed"."""
+    integration script shares. `@suite.test` registers a test;
+    `@suite.timing` registers one that measures time or rates, so that
+    ctest can run it alone (the script's `--timing` part) while the others
+    (`--functional`, in `--shard`s if the script is long) run beside other
+    tests. `suite.main()` runs the tests
+    the command line selects (USAGE), prints one line per test and ends
+    with "N passed, N failed". A name that is no test, or a selection with
+    no test in it, is a usage error (exit 2): a renamed or mislabelled test
+    must fail its run rather than pass by running nothing."""
 
     def __init__(self, timeout=120):
         self.tests = []
+        self.timed = set()
         self.timeout = timeout
 
     def test(self, fn):
         self.tests.append(fn)
         return fn
+
+    def timing(self, fn):
+        self.timed.add(fn.__name__)
+        return self.test(fn)
 
     async def _run_one(self, fn):
         if asyncio.iscoroutinefunction(fn):
@@ -315,11 +342,9 @@ class Suite:
         else:
             await asyncio.get_running_loop().run_in_executor(None, fn)
 
-    async def _run(self, only):
+    async def _run(self, tests):
         passed = failed = 0
-        for fn in self.tests:
-            if only and fn.__name__ not in only:
-                continue
+        for fn in tests:
             t0 = time.time()
             try:
                 await self._run_one(fn)
@@ -332,6 +357,51 @@ class Suite:
         print(f"{passed} passed, {failed} failed")
         return 1 if failed else 0
 
+    @staticmethod
+    def shard(options):
+        """(K, N) from --shard=K/N (1 <= K <= N), (1, 1) without it, or
+        None if it is malformed."""
+        given = [o for o in options if o.startswith("--shard=")]
+        if not given:
+            return 1, 1
+        k, _, n = given[-1][len("--shard="):].partition("/")
+        if not (k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
+            return None
+        return int(k), int(n)
+
+    def select(self, argv, skip_args):
+        """The tests argv selects (after `skip_args` positional arguments
+        of the script's own), or a usage error as a string."""
+        options = [a for a in argv if a.startswith("--")]
+        names = [a for a in argv if not a.startswith("--")][skip_args:]
+        unknown = [o for o in options if o not in ("--functional", "--timing", "--list")
+                   and not o.startswith("--shard=")]
+        if unknown:
+            return f"unknown option {unknown[0]}"
+        shard = self.shard(options)
+        if shard is None:
+            return "--shard takes K/N with 1 <= K <= N"
+        if "--functional" in options and "--timing" in options:
+            return "--functional and --timing exclude each other"
+        known = {fn.__name__ for fn in self.tests}
+        missing = [n for n in names if n not in known]
+        if missing:
+            return f"no test named {missing[0]}"
+        chosen = [fn for fn in self.tests
+                  if (not names or fn.__name__ in names)
+                  and ("--functional" not in options or fn.__name__ not in self.timed)
+                  and ("--timing" not in options or fn.__name__ in self.timed)]
+        k, n = shard
+        return chosen[k - 1::n] or "the selection holds no test"
+
     def main(self, skip_args=1):
-        """Runs the suite; argv[1 + skip_args:] may name tests to run."""
-        sys.exit(asyncio.run(self._run(sys.argv[1 + skip_args:])))
+        """Runs the tests the command line selects; the first `skip_args`
+        positional arguments are the script's own (its binaries)."""
+        chosen = self.select(sys.argv[1:], skip_args)
+        if isinstance(chosen, str):
+            print(f"{os.path.basename(sys.argv[0])}: {chosen}\n{USAGE}", file=sys.stderr)
+            sys.exit(2)
+        if "--list" in sys.argv[1:]:
+            print("\n".join(fn.__name__ for fn in chosen))
+            sys.exit(0)
+        sys.exit(asyncio.run(self._run(chosen)))

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Connection churn: many short-lived WebSocket connections must not leak.
 
-Usage: test_churn.py FLOCKD_BINARY [CONNECTIONS]
+Usage: test_churn.py FLOCKD_BINARY [CONNECTIONS] [TEST_NAME...]
 
 One flockd, one viewer watching throughout. Worker threads open and drop
 connections over plain sockets, each with a real handshake (HTTP Upgrade,
@@ -48,17 +48,17 @@ import json
 import os
 import socket
 import struct
-import sys
 import threading
 import time
 
-from flockd_harness import Client, Flockd, Suite, sanitizer_of
+from flockd_harness import Client, Flockd, Suite, arg, sanitizer_of
 
-FLOCKD = sys.argv[1] if len(sys.argv) > 1 else "build/server/flockd"
+FLOCKD = arg(0, "build/server/flockd")
 SANITIZER = sanitizer_of(FLOCKD)
 DEFAULT_CONNECTIONS = 20_000 if SANITIZER else 100_000
-CONNECTIONS = int(sys.argv[2] if len(sys.argv) > 2
-                  else os.environ.get("FLOCKD_CHURN_CONNECTIONS", DEFAULT_CONNECTIONS))
+# A second argument of digits is the number of connections; others are test names.
+COUNT_ARG = arg(1) if (arg(1) or "").isdigit() else None
+CONNECTIONS = int(COUNT_ARG or os.environ.get("FLOCKD_CHURN_CONNECTIONS", DEFAULT_CONNECTIONS))
 RSS_BOUND_KIB = int(os.environ.get("FLOCKD_CHURN_RSS_KIB", 1024))
 THREADS = int(os.environ.get("FLOCKD_CHURN_THREADS", 32))
 # Connections before the first RSS reading: lets the allocator, lws' pools
@@ -267,4 +267,4 @@ async def connection_churn_leaves_rss_flat_and_the_server_healthy():
 
 
 if __name__ == "__main__":
-    SUITE.main(skip_args=2 if len(sys.argv) > 2 else 1)
+    SUITE.main(skip_args=2 if COUNT_ARG else 1)

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Integration tests: flockctl (client/cli) against a real flockd.
 
-Usage: test_flockctl.py FLOCKD_BINARY FLOCKCTL_BINARY
+Usage: test_flockctl.py FLOCKD_BINARY FLOCKCTL_BINARY [--functional | --timing] [TEST_NAME...]
 Each test starts its own flockd on an ephemeral loopback port and runs
 flockctl subcommands against it, checking their output and exit status:
 send (acks, refusals, stdin, timeouts), watch, record + dump (checked against
@@ -21,13 +21,14 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from flockd_harness import Flockd, Suite, decode_snapshot  # noqa: E402
+from flockd_harness import Flockd, Suite, arg, decode_snapshot  # noqa: E402
 
-FLOCKD = sys.argv[1] if len(sys.argv) > 1 else "build/server/flockd"
-FLOCKCTL = sys.argv[2] if len(sys.argv) > 2 else "build/client/cli/flockctl"
+FLOCKD = arg(0, "build/server/flockd")
+FLOCKCTL = arg(1, "build/client/cli/flockctl")
 HZ = 20
 SUITE = Suite(timeout=120)
 test = SUITE.test
+timing = SUITE.timing
 
 
 def flockctl(*args, stdin=None, timeout=60):
@@ -148,13 +149,14 @@ def send_exits_3_when_nothing_listens():
 # ---- watch -----------------------------------------------------------------
 
 
-@test
+@timing
 def watch_prints_a_line_per_second_with_rates_boids_and_polarization():
     with Flockd(FLOCKD, "--boids", "300", "--snapshot-hz", str(HZ)) as d:
-        rc, out, err = flockctl("watch", "--url", d.url, "--seconds", "3")
+        rc, out, err = flockctl("watch", "--url", d.url, "--seconds", "3", "--protocol", "1")
         assert rc == 0, (rc, err)
         lines = json_lines(out)
         assert len(lines) == 3 and len(out) == 3, out
+        assert all(ln["protocol"] == 1 for ln in lines), lines
         assert [ln["t"] for ln in lines] == [1, 2, 3]
         for ln in lines:
             assert ln["boids"] == 300 and ln["paused"] is False
@@ -165,6 +167,21 @@ def watch_prints_a_line_per_second_with_rates_boids_and_polarization():
             size = 44 + 5 + 5 * 300
             assert 0.75 * HZ * size <= ln["bytes_per_s"] <= 1.25 * HZ * size, ln
         assert lines[0]["tick"] < lines[1]["tick"] < lines[2]["tick"]
+
+
+@timing
+def watch_takes_version_2_by_default_and_prints_bytes_per_boid():
+    with Flockd(FLOCKD, "--boids", "2000", "--snapshot-hz", str(HZ)) as d:
+        rc, out, err = flockctl("watch", "--url", d.url, "--seconds", "4")
+        assert rc == 0, (rc, err)
+        lines = json_lines(out)
+        assert all(ln["protocol"] == 2 and ln["boids"] == 2000 for ln in lines), lines
+        for ln in lines[1:]:
+            assert 0.75 * HZ <= ln["snapshots_per_s"] <= 1.25 * HZ, ln
+            # Deltas: far below version 1's 5 bytes per boid (PROTOCOL.md 11).
+            assert 0 < ln["bytes_per_boid"] < 3.0, ln
+            assert ln["hash_mismatches"] == 0 and ln["refused"] == 0, ln
+        assert lines[0]["key_frames"] >= 1, lines
 
 
 @test
@@ -187,11 +204,11 @@ def watch_polarization_is_one_for_a_flock_heading_one_way():
 # ---- record and dump ---------------------------------------------------------
 
 
-def read_recording(path):
+def read_recording(path, version=1):
     """Parses a recording per client/cli/RECORDING.md: [(arrival_us, kind, bytes)]."""
     with open(path, "rb") as f:
         data = f.read()
-    assert data[:8] == b"FLOCKREC" and struct.unpack_from("<HHI", data, 8) == (1, 1, 0)
+    assert data[:8] == b"FLOCKREC" and struct.unpack_from("<HHI", data, 8) == (1, version, 0)
     off, records = 16, []
     while off < len(data):
         arrival, length, kind = struct.unpack_from("<QIB", data, off)
@@ -201,7 +218,7 @@ def read_recording(path):
     return records
 
 
-@test
+@timing
 def record_then_dump_gives_every_snapshot_decoded_with_its_arrival_time():
     with Flockd(FLOCKD, "--boids", "200", "--snapshot-hz", str(HZ)) as d, \
             tempfile.TemporaryDirectory() as tmp:
@@ -211,7 +228,8 @@ def record_then_dump_gives_every_snapshot_decoded_with_its_arrival_time():
         assert rc == 0, out
         applied = max(r["tick"] for r in json_lines(out))
         path = os.path.join(tmp, "flock.rec")
-        rc, out, err = flockctl("record", path, "--url", d.url, "--seconds", "2")
+        rc, out, err = flockctl("record", path, "--url", d.url, "--seconds", "2",
+                                "--protocol", "1")
         assert rc == 0, (rc, out, err)
         summary = json.loads(out[-1])
         records = read_recording(path)
@@ -241,6 +259,41 @@ def record_then_dump_gives_every_snapshot_decoded_with_its_arrival_time():
             for (x, y, h, g), (rx, ry, rh, rg) in zip(s["boids"], ref["boids"]):
                 assert abs(x - rx) < 1e-3 and abs(y - ry) < 1e-3 and g == rg
                 assert abs(h - rh * math.pi / 128) < 1e-4
+
+
+@test
+def version_2_frames_decode_to_the_positions_version_1_sends_for_the_same_tick():
+    """Two recordings of one room at once, one per version: every tick both
+    hold decodes to the same quantized boids, obstacles and targets."""
+    with Flockd(FLOCKD, "--boids", "1500", "--snapshot-hz", str(HZ)) as d, \
+            tempfile.TemporaryDirectory() as tmp:
+        rc, out, _ = flockctl("send", "--url", d.url,
+                              '{"cmd":"obstacle_add","x":400,"y":300,"r":25}',
+                              '{"cmd":"seek","group":0,"x":100,"y":200}')
+        assert rc == 0, out
+        paths = {v: os.path.join(tmp, f"v{v}.rec") for v in (1, 2)}
+        procs = [subprocess.Popen([FLOCKCTL, "record", paths[v], "--url", d.url, "--seconds",
+                                   "3", "--protocol", str(v)], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) for v in (1, 2)]
+        for p in procs:
+            _, err = p.communicate(timeout=30)
+            assert p.returncode == 0, err
+        frames = {}
+        for v in (1, 2):
+            read_recording(paths[v], v)
+            rc, out, err = flockctl("dump", paths[v])
+            assert rc == 0, (rc, err)
+            snaps = [ln for ln in json_lines(out) if ln["kind"] == "snapshot"]
+            assert snaps and all(s["version"] == v for s in snaps), snaps[:1]
+            frames[v] = {s["tick"]: s for s in snaps}
+        common = sorted(set(frames[1]) & set(frames[2]))
+        assert len(common) >= 1.5 * HZ, (len(common), len(frames[1]), len(frames[2]))
+        kinds = {frames[2][t]["frame"] for t in common}
+        assert "delta" in kinds, kinds
+        for t in common:
+            a, b = frames[1][t], frames[2][t]
+            for key in ("boid_count", "runs", "boids", "obstacles", "targets", "epoch"):
+                assert a[key] == b[key], (t, key)
 
 
 @test
@@ -279,12 +332,14 @@ LOAD_KEYS = ["clients", "connected", "frames_per_s", "mb_per_s", "client_rate_p5
              "client_rate_p1", "age_ms_p50", "age_ms_p99", "skipped", "failures"]
 
 
-@test
+@timing
 def load_reports_the_configured_snapshot_rate_for_every_client():
     with Flockd(FLOCKD, "--boids", "2000", "--snapshot-hz", str(HZ)) as d:
-        rc, out, err = flockctl("load", "--url", d.url, "--clients", "50", "--seconds", "4")
+        rc, out, err = flockctl("load", "--url", d.url, "--clients", "50", "--seconds", "4",
+                                "--protocol", "1")
         assert rc == 0, (rc, out, err)
         s = json.loads(out[-1])
+        assert s["protocol"] == 1 and s["bytes_per_boid"] > 5.0, s
         assert list(s)[:len(LOAD_KEYS)] == LOAD_KEYS, list(s)
         assert s["clients"] == 50 and s["connected"] == 50 and s["failures"] == 0, s
         assert 0.85 * HZ <= s["client_rate_p50"] <= 1.1 * HZ, s
@@ -294,6 +349,18 @@ def load_reports_the_configured_snapshot_rate_for_every_client():
         assert s["mb_per_s"] >= 0.8 * 50 * HZ * size / 1e6, s
         assert 0 <= s["age_ms_p50"] <= s["age_ms_p99"] < 1000, s
         assert s["bad_frames"] == 0
+
+
+@timing
+def load_takes_version_2_by_default_at_the_same_rate_in_fewer_bytes():
+    with Flockd(FLOCKD, "--boids", "2000", "--snapshot-hz", str(HZ)) as d:
+        rc, out, err = flockctl("load", "--url", d.url, "--clients", "50", "--seconds", "4")
+        assert rc == 0, (rc, out, err)
+        s = json.loads(out[-1])
+        assert s["protocol"] == 2 and s["connected"] == 50 and s["failures"] == 0, s
+        assert 0.85 * HZ <= s["client_rate_p50"] <= 1.1 * HZ, s
+        assert s["bad_frames"] == 0 and s["key_frames"] >= 1, s
+        assert 0 < s["bytes_per_boid"] < 3.0, s
 
 
 @test

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Integration tests: a real flockd, driven by python3-websockets clients.
 
-Usage: test_flockd.py FLOCKD_BINARY
+Usage: test_flockd.py FLOCKD_BINARY [--functional | --timing] [TEST_NAME...]
 Each test starts its own flockd on an ephemeral loopback port. The last
 line is "N passed, N failed".
 """
@@ -10,16 +10,16 @@ import asyncio
 import json
 import math
 import socket
-import sys
 import time
 
 import websockets
 
-from flockd_harness import Client, Flockd, Suite
+from flockd_harness import Client, Flockd, Suite, arg
 
-FLOCKD = sys.argv[1] if len(sys.argv) > 1 else "build/server/flockd"
+FLOCKD = arg(0, "build/server/flockd")
 SUITE = Suite(timeout=60)
 test = SUITE.test
+timing = SUITE.timing
 
 
 def centroid_distance(snap, group, tx, ty):
@@ -49,7 +49,7 @@ async def welcome_arrives_with_world_rates_and_parameters():
         await c.close()
 
 
-@test
+@timing
 async def snapshots_arrive_at_the_configured_rate_and_decode():
     with Flockd(FLOCKD, "--boids", "500", "--snapshot-hz", "20") as d:
         c = await Client.connect(d.url)
@@ -196,7 +196,7 @@ def raw_ws_connect(port):
     return s
 
 
-@test
+@timing
 async def clients_that_never_read_neither_grow_memory_nor_delay_others():
     with Flockd(FLOCKD, "--boids", "2000", "--stale-timeout", "2") as d:
         c = await Client.connect(d.url)
@@ -258,7 +258,7 @@ async def sigterm_closes_clients_with_1001_and_exits_zero():
         assert c.ws.close_code == 1001, c.ws.close_code
 
 
-@test
+@timing
 async def oversized_messages_close_with_1009_and_the_room_keeps_ticking():
     with Flockd(FLOCKD, "--boids", "50", "--max-message", "1024") as d:
         watcher = await Client.connect(d.url)

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Hostile clients against a real flockd, with a well-behaved viewer watching.
 
-Usage: test_hostile.py FLOCKD_BINARY
+Usage: test_hostile.py FLOCKD_BINARY [--functional | --timing] [TEST_NAME...]
 Each test starts its own flockd, measures a viewer over a quiet baseline
 window, then again while one kind of abuse runs, and checks that the abuser
 gets the reply or close code proto/PROTOCOL.md gives, that the room keeps
@@ -18,15 +18,15 @@ import os
 import select
 import socket
 import struct
-import sys
 import threading
 import time
 
-from flockd_harness import Client, Flockd, Suite
+from flockd_harness import Client, Flockd, Suite, arg
 
-FLOCKD = sys.argv[1] if len(sys.argv) > 1 else "build/server/flockd"
+FLOCKD = arg(0, "build/server/flockd")
 SUITE = Suite(timeout=120)
 test = SUITE.test
+timing = SUITE.timing
 
 BOIDS = "2000"
 
@@ -289,7 +289,7 @@ def world_bytes(snap):
 BINARY_SIZES = [1, 2, 125, 126, 127, 1000, 4096]
 
 
-@test
+@timing
 async def binary_frames_of_every_size_get_bad_json_and_change_nothing():
     with Flockd(FLOCKD, "--boids", BOIDS, *NO_RATE_LIMIT) as d:
         viewer = await Client.connect(d.url)
@@ -329,7 +329,7 @@ async def binary_frames_of_every_size_get_bad_json_and_change_nothing():
         await viewer.close()
 
 
-@test
+@timing
 async def text_that_is_not_utf8_closes_with_1007():
     with Flockd(FLOCKD, "--boids", BOIDS) as d:
         viewer = await Client.connect(d.url)
@@ -346,7 +346,7 @@ async def text_that_is_not_utf8_closes_with_1007():
         await viewer.close()
 
 
-@test
+@timing
 async def a_10_mb_frame_and_an_endless_fragmented_message_close_with_1009():
     # Masking 10 MB takes a moment: done before the viewer starts measuring.
     big = frame(1, b"a" * (10 << 20))
@@ -397,7 +397,7 @@ NESTED = [
 ]
 
 
-@test
+@timing
 async def hostile_json_gets_the_error_codes_of_the_protocol_and_changes_nothing():
     with Flockd(FLOCKD, "--boids", BOIDS, "--max-message", "16384", *NO_RATE_LIMIT) as d:
         viewer = await Client.connect(d.url)
@@ -447,7 +447,7 @@ async def hostile_json_gets_the_error_codes_of_the_protocol_and_changes_nothing(
         await viewer.close()
 
 
-@test
+@timing
 async def reserved_opcodes_and_rsv_bits_close_with_1002():
     with Flockd(FLOCKD, "--boids", BOIDS) as d:
         viewer = await Client.connect(d.url)
@@ -482,7 +482,7 @@ def flood(port, first, count, window):
     return got
 
 
-@test
+@timing
 async def a_flood_of_pings_is_acked_or_refused_with_queue_full_and_the_viewer_keeps_up():
     with Flockd(FLOCKD, "--boids", BOIDS, *NO_RATE_LIMIT) as d:
         viewer = await Client.connect(d.url)
@@ -533,7 +533,7 @@ async def a_burst_of_commands_in_one_write_gets_every_reply_and_stays_connected(
         await assert_healthy(d)
 
 
-@test
+@timing
 async def a_client_flooding_past_its_rate_limit_is_refused_then_closed_with_1008():
     rate, burst = 50, 100
     with Flockd(FLOCKD, "--boids", BOIDS, "--rate", str(rate), "--burst", str(burst)) as d:
@@ -591,7 +591,7 @@ def refused_handshake(port, origin=None):
         return True
 
 
-@test
+@timing
 async def connections_past_the_per_address_limit_are_refused_and_counted():
     with Flockd(FLOCKD, "--boids", BOIDS, "--max-per-ip", "5") as d:
         viewer = await Client.connect(d.url)  # one of the five
@@ -638,7 +638,7 @@ async def fragments_past_the_limit_sent_in_one_burst_close_with_1009():
         await assert_healthy(d)
 
 
-@test
+@timing
 async def hundreds_of_half_open_http_connections_are_dropped_and_do_not_block_others():
     with Flockd(FLOCKD, "--boids", BOIDS) as d:
         viewer = await Client.connect(d.url)
@@ -682,7 +682,7 @@ async def hundreds_of_half_open_http_connections_are_dropped_and_do_not_block_ot
         await viewer.close()
 
 
-@test
+@timing
 async def a_hundred_clients_that_never_read_are_dropped_without_growing_memory():
     with Flockd(FLOCKD, "--boids", BOIDS, "--stale-timeout", "2") as d:
         viewer = await Client.connect(d.url)
@@ -717,7 +717,7 @@ TRAVERSALS = [b"/../../etc/passwd", b"/%2e%2e/%2e%2e/etc/passwd", b"/..%2f..%2fe
               b"/..\\..\\proto\\PROTOCOL.md", b"//etc/passwd", b"/%252e%252e/%252e%252e/etc/passwd"]
 
 
-@test
+@timing
 async def path_traversal_urls_never_return_files_outside_the_web_root():
     with Flockd(FLOCKD, "--boids", BOIDS) as d:
         viewer = await Client.connect(d.url)
@@ -734,7 +734,7 @@ async def path_traversal_urls_never_return_files_outside_the_web_root():
         await viewer.close()
 
 
-@test
+@timing
 async def a_one_megabyte_header_is_refused_and_the_server_stays_healthy():
     with Flockd(FLOCKD, "--boids", BOIDS) as d:
         viewer = await Client.connect(d.url)

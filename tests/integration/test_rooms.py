@@ -3,7 +3,7 @@
 §6.1, §6.2, §6.4, §7, §10): a real flockd on loopback, python3-websockets
 clients.
 
-Usage: test_rooms.py FLOCKD_BINARY [TEST_NAME...]
+Usage: test_rooms.py FLOCKD_BINARY [--functional | --timing] [TEST_NAME...]
 Each test starts its own flockd on an ephemeral loopback port. The timing
 test prints its measurements on lines starting with "FIGURES". The last
 line is "N passed, N failed".
@@ -13,14 +13,14 @@ import asyncio
 import math
 import re
 import socket
-import sys
 import time
 
-from flockd_harness import Client, Flockd, Suite
+from flockd_harness import Client, Flockd, Suite, arg
 
-FLOCKD = sys.argv[1] if len(sys.argv) > 1 else "build/server/flockd"
+FLOCKD = arg(0, "build/server/flockd")
 SUITE = Suite(timeout=120)
 test = SUITE.test
+timing = SUITE.timing
 
 ADMIN_ONLY = ("obstacle_clear", "spawn", "despawn", "params", "pause", "resume", "step",
               "reset", "kick")
@@ -536,7 +536,7 @@ async def players_hold_at_most_their_quota_of_obstacles_and_remove_only_their_ow
 
 # ---- 6. rate limits --------------------------------------------------------------------
 
-@test
+@timing
 async def commands_past_the_burst_are_rate_limited_in_turn_and_abuse_closes_with_1008():
     with Flockd(FLOCKD, "--boids", "50", "--rate", "2", "--burst", "20") as d:
         c = await Client.connect(d.url)
@@ -828,7 +828,7 @@ async def members_get_the_roster_on_every_player_join_and_leave():
 
 # ---- 10. timing: a small room beside a huge one ----------------------------------------
 
-@test
+@timing
 async def timing_a_1k_room_keeps_time_beside_a_100k_room():
     flags = ["--boids", "100000", "--capacity", "100000", "--workers", "2"]
     with Flockd(FLOCKD, *flags) as d:

@@ -1134,6 +1134,21 @@ static void room_messages_carry_room_role_team_and_escaped_names(void **state)
                      PROTO_E_NOSPACE);
 }
 
+static void welcome_names_the_protocol_the_connection_speaks(void **state)
+{
+    (void)state;
+    char buf[PROTO_WELCOME_BYTES];
+    struct proto_welcome w = {.width = 100, .height = 100, .tick_hz = 60, .snapshot_hz = 20};
+    for (unsigned version = 0; version <= 2; version++) {
+        w.protocol = version;
+        assert_true(proto_reply_welcome(buf, sizeof buf, &w) > 0);
+        cJSON *doc = cJSON_Parse(buf);
+        assert_non_null(doc);
+        assert_true(num(doc, "protocol") == (version ? version : PROTO_VERSION));
+        cJSON_Delete(doc);
+    }
+}
+
 static void welcome_lists_every_parameter_and_group_zero_values(void **state)
 {
     (void)state;
@@ -1244,6 +1259,7 @@ int main(void)
         cmocka_unit_test(replies_send_a_missing_or_malformed_id_as_null),
         cmocka_unit_test(parsed_ids_round_trip_through_the_error_reply),
         cmocka_unit_test(error_replies_are_valid_json_with_a_stable_code),
+        cmocka_unit_test(welcome_names_the_protocol_the_connection_speaks),
         cmocka_unit_test(welcome_lists_every_parameter_and_group_zero_values),
         cmocka_unit_test(room_messages_carry_room_role_team_and_escaped_names),
         cmocka_unit_test(replies_report_nospace_when_the_buffer_is_too_small),

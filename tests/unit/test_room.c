@@ -10,6 +10,8 @@
 
 #include "room.h"
 
+#include "metrics.h"
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -44,9 +46,13 @@ static struct room *room_new(void)
     return r;
 }
 
-/* Ticks once at wall time wall_us, late_ns after its deadline. */
+/* Ticks once at wall time wall_us, late_ns after its deadline, with a
+ * version 1 client watching (it took the latest frame, or the first). */
 static void tick(struct room *r, int64_t wall_us, int64_t late_ns)
 {
+    struct frame *f = room_latest(r);
+    room_want(r, SNAPENC_V1, f ? f->seq : 1);
+    frame_release(f);
     struct pool_time t = {.now_ns = 1000000000, .late_ns = late_ns, .wall_us = wall_us};
     room_tick(r, &t);
 }
@@ -115,7 +121,9 @@ static void decode_latest(struct room *r, struct decoded *d)
                                    .targets_cap = PROTO_SNAPSHOT_MAX_TARGETS};
     struct frame *f = room_latest(r);
     assert_non_null(f);
-    assert_int_equal(proto_snapshot_decode(f->data + f->pre, f->len, &d->s), 0);
+    assert_true(f->part[SNAPENC_V1].len > 0);
+    assert_int_equal(
+        proto_snapshot_decode(frame_payload(f, SNAPENC_V1), f->part[SNAPENC_V1].len, &d->s), 0);
     assert_true(d->s.h.tick == f->tick && (int64_t)d->s.h.server_time_us == f->time_us);
     frame_release(f);
 }
@@ -216,6 +224,71 @@ static void the_lateness_reported_is_what_the_ticks_were_told(void **state)
     room_destroy(r);
 }
 
+/* Ticks once with nobody watching. */
+static void tick_alone(struct room *r)
+{
+    struct pool_time t = {.now_ns = 1000000000, .wall_us = 1};
+    room_tick(r, &t);
+}
+
+static unsigned parts_of(struct room *r)
+{
+    struct frame *f = room_latest(r);
+    assert_non_null(f);
+    unsigned mask = 0;
+    for (unsigned k = 0; k < SNAPENC_KINDS; k++)
+        mask |= (f->part[k].len > 0) << k;
+    frame_release(f);
+    return mask;
+}
+
+static void a_room_encodes_the_kinds_its_clients_took_lately_and_no_other(void **state)
+{
+    (void)state;
+    struct room *r = room_new(); /* 60 snapshots a second: a kind lingers 120 */
+    tick_alone(r);
+    assert_int_equal(parts_of(r), 0); /* nobody watches: nothing encoded */
+    room_want(r, SNAPENC_V1, 1);
+    room_want(r, SNAPENC_KEY, 1);
+    tick_alone(r);
+    assert_int_equal(parts_of(r), 1u << SNAPENC_V1 | 1u << SNAPENC_KEY);
+    room_want(r, snapenc_kind_of(1, 1), 2);
+    tick_alone(r); /* seq 3: bases 2 and 1, but 1 was not quantized */
+    assert_int_equal(parts_of(r), 1u << SNAPENC_V1 | 1u << SNAPENC_KEY);
+    tick_alone(r); /* seq 4 on 3 and 2 */
+    assert_int_equal(parts_of(r),
+                     1u << SNAPENC_V1 | 1u << SNAPENC_KEY | 1u << snapenc_kind_of(1, 1));
+    for (int k = 0; k < 117; k++)
+        tick_alone(r); /* seq 121: the last the wants of seq 1 reach */
+    assert_true(parts_of(r) & 1u << SNAPENC_V1);
+    tick_alone(r);
+    assert_int_equal(parts_of(r), 1u << snapenc_kind_of(1, 1)); /* wanted at 2: until 122 */
+    tick_alone(r);
+    assert_int_equal(parts_of(r), 0);
+    room_destroy(r);
+}
+
+static void a_keyframe_command_is_acked_counted_and_marks_its_reply(void **state)
+{
+    (void)state;
+    struct room *r = room_new();
+    uint64_t before = atomic_load(&g_metrics.keyframes_requested);
+    push(r, "{\"cmd\":\"ping\",\"id\":1}");
+    push(r, "{\"cmd\":\"keyframe\",\"id\":2}");
+    tick(r, 1, 0);
+    struct room_reply *rep = room_take_replies(r);
+    assert_non_null(rep);
+    assert_int_equal(rep->kind, ROOM_REPLY_PLAIN);
+    assert_non_null(rep->next);
+    assert_int_equal(rep->next->kind, ROOM_REPLY_KEYFRAME);
+    assert_non_null(strstr(rep->next->text, "\"type\":\"ack\",\"id\":2,\"tick\":0"));
+    assert_null(rep->next->next);
+    free(rep->next);
+    free(rep);
+    assert_true(atomic_load(&g_metrics.keyframes_requested) == before + 1);
+    room_destroy(r);
+}
+
 static void a_full_queue_refuses_with_queue_full(void **state)
 {
     (void)state;
@@ -239,6 +312,8 @@ int main(void)
         cmocka_unit_test(refusals_by_the_world_are_wire_codes_and_change_nothing),
         cmocka_unit_test(sim_errors_map_to_wire_codes),
         cmocka_unit_test(the_lateness_reported_is_what_the_ticks_were_told),
+        cmocka_unit_test(a_room_encodes_the_kinds_its_clients_took_lately_and_no_other),
+        cmocka_unit_test(a_keyframe_command_is_acked_counted_and_marks_its_reply),
         cmocka_unit_test(a_full_queue_refuses_with_queue_full),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

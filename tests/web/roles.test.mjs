@@ -3,7 +3,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { permissions, controlStates, clickCommand, steeredGroup, hintFor } from '../../client/web/js/roles.js';
+import {
+  permissions, controlStates, clickCommand, steeredGroup, hintFor, replayPermissions,
+} from '../../client/web/js/roles.js';
 
 const ADMIN_ONLY = ['btn-pause', 'btn-resume', 'btn-step', 'btn-reset', 'btn-spawn', 'spawn-n',
   'btn-clear-obstacles', 'params-all'];
@@ -78,4 +80,16 @@ test('hintFor should promise only what the role may do', () => {
   const rts = hintFor(permissions('player', 'rts', 4));
   assert.match(rts, /your team \(group 4\)/);
   assert.doesNotMatch(rts, /pause/);
+});
+
+test('in a recording an admin should only play it back, a viewer only watch', () => {
+  const admin = replayPermissions(permissions('admin', 'sandbox'));
+  assert.deepEqual(enabled(controlStates(admin)),
+    ['btn-pause', 'btn-resume', 'btn-step', 'replay-goto', 'replay-tick']);
+  assert.equal(clickCommand(admin, { hit: null, place: false, x: 1, y: 2, group: 0, radius: 5 }), null);
+  assert.equal(clickCommand(admin, { hit: { id: 3 }, place: false, x: 1, y: 2, group: 0, radius: 5 }), null);
+  assert.match(hintFor(admin), /recording.*space: pause/);
+  const viewer = replayPermissions(permissions('viewer', 'sandbox'));
+  assert.deepEqual(enabled(controlStates(viewer)), []);
+  assert.doesNotMatch(hintFor(viewer), /space/);
 });

@@ -92,7 +92,8 @@ test('a fresh welcome should join the chosen room, with a viewer\'s rights until
   // The welcome after a join is not fresh: nothing more is sent.
   assert.equal(s.welcome(welcome({ room: 'arena', mode: 'rts', role: 'player', team: 1 }), false), false);
   assert.equal(sent.length, 1);
-  assert.deepEqual(s.permissions, { role: 'player', mode: 'rts', team: 1, seek: 'team', obstacles: true, admin: false });
+  assert.deepEqual(s.permissions, { role: 'player', mode: 'rts', team: 1, seek: 'team', obstacles: true, admin: false,
+    playback: false });
 });
 
 test('a reconnect should join again with the rejoin token, password and name kept', () => {

@@ -1,11 +1,16 @@
 // WebSocket session with flockd (PROTOCOL.md §1, §5, §6): connects to /ws
-// with subprotocol flock.v1, hands snapshots and JSON messages to the
+// offering flock.v2 then flock.v1 (or the subprotocols it is given; the
+// server takes the first it speaks), hands snapshots and JSON messages to the
 // caller, numbers outgoing commands and routes each ack or error back to
 // the command it answers. When the connection drops it reconnects with
 // exponential backoff (0.5 s doubling to 8 s, with jitter) until it is
 // stopped. Owns the socket; knows nothing about drawing.
 
 import { SUBPROTOCOL } from './decoder.js';
+import { SUBPROTOCOL_V2 } from './decoder_v2.js';
+
+/** The subprotocols offered by default, preferred first. */
+export const OFFER = [SUBPROTOCOL_V2, SUBPROTOCOL];
 
 const BACKOFF_FIRST_MS = 500;
 const BACKOFF_MAX_MS = 8000;
@@ -22,11 +27,14 @@ export class Connection {
    * socket; later ones follow a join), onSnapshot(arrayBuffer, arrivalMs),
    * onReply(msg, request) for acks and errors (request: {cmd, sentAt} or
    * null), onMessage(msg) for other types, onState(state) whenever `state`
-   * changes (see the getter).
+   * changes (see the getter). `protocols`: the subprotocols to offer,
+   * preferred first.
    */
-  constructor(url, handlers) {
+  constructor(url, handlers, protocols = OFFER) {
     this.url = url;
     this.h = handlers;
+    this.protocols = protocols;
+    this.version = null; // the snapshot version the server took, from the socket
     this.ws = null;
     this.nextId = 1;
     this.pending = new Map(); // id -> {cmd, sentAt}
@@ -70,7 +78,7 @@ export class Connection {
 
   connect() {
     this.setStatus('connecting');
-    const ws = new WebSocket(this.url, SUBPROTOCOL);
+    const ws = new WebSocket(this.url, this.protocols);
     ws.binaryType = 'arraybuffer';
     this.ws = ws;
     this.welcomed = false;
@@ -107,6 +115,7 @@ export class Connection {
     if (!msg || typeof msg !== 'object') return;
     if (msg.type === 'welcome') {
       const fresh = !this.welcomed;
+      this.version = this.ws && this.ws.protocol === SUBPROTOCOL_V2 ? 2 : 1;
       this.welcomed = true;
       this.attempt = 0;
       this.everConnected = true;

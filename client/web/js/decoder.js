@@ -12,10 +12,12 @@ export const HEADER_SIZE = 44;
 export const FLAG_PAUSED = 0x01;
 export const FLAG_WRAP = 0x02;
 
-const RUN_SIZE = 5;
+// Sizes and limits of the sections both versions carry (§4.3, §4.5); the
+// version 2 decoder (decoder_v2.js) reads them with the functions below.
+export const RUN_SIZE = 5;
+export const OBSTACLE_SIZE = 16;
+export const TARGET_SIZE = 9;
 const BOID_SIZE = 5;
-const OBSTACLE_SIZE = 16;
-const TARGET_SIZE = 9;
 const MAX_RUNS = 256;
 const MAX_TARGETS = 256;
 
@@ -27,7 +29,8 @@ export class SnapshotError extends Error {
   }
 }
 
-function fail(code, message) {
+/** Throws SnapshotError(code, message). */
+export function fail(code, message) {
   throw new SnapshotError(code, message);
 }
 
@@ -42,21 +45,34 @@ export function headingToRadians(h) {
   return (h * Math.PI) / 128;
 }
 
-function asBytes(buf) {
+/** The bytes of `buf` (an ArrayBuffer or a typed array) as a Uint8Array, not copied. */
+export function asBytes(buf) {
   if (buf instanceof Uint8Array) return buf;
   if (buf instanceof ArrayBuffer) return new Uint8Array(buf);
   if (ArrayBuffer.isView(buf)) return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
-  throw new TypeError('decodeSnapshot: expected an ArrayBuffer or a typed array');
+  throw new TypeError('snapshot decoder: expected an ArrayBuffer or a typed array');
 }
 
-// Steps 1-6 of §4.6; returns the header fields.
-function readHeader(bytes, view) {
+/**
+ * Steps 1-4 of §4.6 (§11.7 for version 2): length, magic, `version` and
+ * the type byte among `types`; then that the header's `headerSize` bytes
+ * are there.
+ */
+export function checkStart(bytes, version, types, headerSize) {
   const len = bytes.length;
-  if (len < 4) fail('truncated', `${len} bytes, a snapshot has at least 44`);
+  if (len < 4) fail('truncated', `${len} bytes, a snapshot has at least ${headerSize}`);
   if (bytes[0] !== 0x46 || bytes[1] !== 0x4b) fail('bad_magic', 'magic is not "FK"');
-  if (bytes[2] !== PROTOCOL_VERSION) fail('bad_version', `version ${bytes[2]}`);
-  if (bytes[3] !== SNAPSHOT_TYPE) fail('bad_type', `type ${bytes[3]}`);
-  if (len < HEADER_SIZE) fail('truncated', `${len} bytes, the header has 44`);
+  if (bytes[2] !== version) fail('bad_version', `version ${bytes[2]}`);
+  if (!types.includes(bytes[3])) fail('bad_type', `type ${bytes[3]}`);
+  if (len < headerSize) fail('truncated', `${len} bytes, the header has ${headerSize}`);
+}
+
+/**
+ * The fields of the first 44 bytes, laid out alike in both versions
+ * (§4.2), with the checks of §4.6 step 6 on them; `reservedZero` says
+ * whether the version's reserved bytes are all zero.
+ */
+export function readCommonHeader(bytes, view, reservedZero) {
   const h = {
     magic: 'FK',
     version: bytes[2],
@@ -73,7 +89,7 @@ function readHeader(bytes, view) {
     targetCount: view.getUint16(42, true),
   };
   if (h.flags & ~(FLAG_PAUSED | FLAG_WRAP)) fail('bad_value', `unknown flag bits 0x${h.flags.toString(16)}`);
-  if (bytes[5] !== 0) fail('bad_value', 'reserved byte is not zero');
+  if (!reservedZero) fail('bad_value', 'reserved bytes are not zero');
   if (!(Number.isFinite(h.width) && h.width > 0)) fail('bad_value', `width ${h.width}`);
   if (!(Number.isFinite(h.height) && h.height > 0)) fail('bad_value', `height ${h.height}`);
   if (h.groupRunCount > MAX_RUNS) fail('bad_value', `group_run_count ${h.groupRunCount}`);
@@ -81,8 +97,36 @@ function readHeader(bytes, view) {
   return h;
 }
 
-// Step 9, runs: fills `group` (one entry per boid) and returns the runs.
-function readRuns(bytes, view, h, off, group) {
+/** What a decoded snapshot of either version says of itself besides its sections. */
+export function headerSummary(h) {
+  return {
+    tick: Number(h.tickBig),
+    serverTimeUs: Number(h.serverTimeUsBig),
+    paused: (h.flags & FLAG_PAUSED) !== 0,
+    wrap: (h.flags & FLAG_WRAP) !== 0,
+  };
+}
+
+/** §4.4: the decoded positions of quantized coordinates, as binary64 arrays. */
+export function dequantizeAll(qx, qy, width, height) {
+  const n = qx.length;
+  const x = new Float64Array(n);
+  const y = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    x[i] = ((qx[i] + 0.5) * width) / 65536;
+    y[i] = ((qy[i] + 0.5) * height) / 65536;
+  }
+  return { x, y };
+}
+
+// Step 1-6 of §4.6; returns the header fields.
+function readHeader(bytes, view) {
+  checkStart(bytes, PROTOCOL_VERSION, [SNAPSHOT_TYPE], HEADER_SIZE);
+  return readCommonHeader(bytes, view, bytes[5] === 0);
+}
+
+/** Step 9, runs at `off`: fills `group` (one entry per boid) and returns the runs. */
+export function readRuns(bytes, view, h, off, group) {
   const runs = new Array(h.groupRunCount);
   let sum = 0;
   let prev = -1;
@@ -106,22 +150,16 @@ function readBoids(bytes, h, off) {
   const qx = new Uint16Array(n);
   const qy = new Uint16Array(n);
   const heading = new Uint8Array(n);
-  const x = new Float64Array(n);
-  const y = new Float64Array(n);
-  const { width, height } = h;
   for (let i = 0; i < n; i++, off += BOID_SIZE) {
-    const a = bytes[off] | (bytes[off + 1] << 8);
-    const b = bytes[off + 2] | (bytes[off + 3] << 8);
-    qx[i] = a;
-    qy[i] = b;
+    qx[i] = bytes[off] | (bytes[off + 1] << 8);
+    qy[i] = bytes[off + 2] | (bytes[off + 3] << 8);
     heading[i] = bytes[off + 4];
-    x[i] = ((a + 0.5) * width) / 65536;
-    y[i] = ((b + 0.5) * height) / 65536;
   }
-  return { qx, qy, heading, x, y };
+  return { qx, qy, heading, ...dequantizeAll(qx, qy, h.width, h.height) };
 }
 
-function readObstacles(view, count, off) {
+/** Step 9, `count` obstacles at `off`. */
+export function readObstacles(view, count, off) {
   const out = new Array(count);
   let prev = 0;
   for (let i = 0; i < count; i++, off += OBSTACLE_SIZE) {
@@ -138,7 +176,8 @@ function readObstacles(view, count, off) {
   return out;
 }
 
-function readTargets(bytes, view, count, off) {
+/** Step 9, `count` targets at `off`. */
+export function readTargets(bytes, view, count, off) {
   const out = new Array(count);
   let prev = -1;
   for (let i = 0; i < count; i++, off += TARGET_SIZE) {
@@ -183,10 +222,7 @@ export function decodeSnapshot(buf) {
   const boids = readBoids(bytes, h, boidsAt);
   return {
     ...h,
-    tick: Number(h.tickBig),
-    serverTimeUs: Number(h.serverTimeUsBig),
-    paused: (h.flags & FLAG_PAUSED) !== 0,
-    wrap: (h.flags & FLAG_WRAP) !== 0,
+    ...headerSummary(h),
     size,
     runs,
     group,

@@ -11,7 +11,10 @@
 // holds. It never reads outside the message, and never accepts more
 // inflated bytes than the header announced.
 
-import { SnapshotError, FLAG_PAUSED, FLAG_WRAP } from './decoder.js';
+import {
+  SnapshotError, fail, asBytes, checkStart, readCommonHeader, headerSummary, dequantizeAll,
+  readRuns, readObstacles, readTargets, RUN_SIZE, OBSTACLE_SIZE, TARGET_SIZE,
+} from './decoder.js';
 
 export const PROTOCOL_VERSION_V2 = 2;
 export const SUBPROTOCOL_V2 = 'flock.v2';
@@ -20,17 +23,8 @@ export const KIND_KEY = 1;
 export const KIND_DELTA = 2;
 export const HISTORY = 4;
 
-const RUN_SIZE = 5;
-const OBSTACLE_SIZE = 16;
-const TARGET_SIZE = 9;
-const MAX_RUNS = 256;
-const MAX_TARGETS = 256;
 const MAX_RATIO = 1032; // deflate's largest expansion
 const ESCAPE = 255;
-
-function fail(code, message) {
-  throw new SnapshotError(code, message);
-}
 
 // §11.4: T[t] = floor(atan(t / 256) * 32768 / pi + 0.5). No entry is near
 // a rounding tie, so Math.atan gives the table every decoder uses.
@@ -96,13 +90,6 @@ function hex64(view, off) {
     + view.getUint32(off, true).toString(16).padStart(8, '0');
 }
 
-function asBytes(buf) {
-  if (buf instanceof Uint8Array) return buf;
-  if (buf instanceof ArrayBuffer) return new Uint8Array(buf);
-  if (ArrayBuffer.isView(buf)) return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
-  throw new TypeError('decodeFrameV2: expected an ArrayBuffer or a typed array');
-}
-
 // §11.7 step 6: the sizes a frame's kind allows its body.
 function checkBodySizes(h) {
   const n = h.boidCount;
@@ -119,23 +106,12 @@ function checkBodySizes(h) {
 
 // Steps 1-6 of §11.7; returns the header fields.
 function readHeader(bytes, view) {
-  const len = bytes.length;
-  if (len < 4) fail('truncated', `${len} bytes, a frame has at least 80`);
-  if (bytes[0] !== 0x46 || bytes[1] !== 0x4b) fail('bad_magic', 'magic is not "FK"');
-  if (bytes[2] !== PROTOCOL_VERSION_V2) fail('bad_version', `version ${bytes[2]}`);
-  if (bytes[3] !== KIND_KEY && bytes[3] !== KIND_DELTA) fail('bad_type', `kind ${bytes[3]}`);
-  if (len < HEADER_SIZE_V2) fail('truncated', `${len} bytes, the header has 80`);
+  checkStart(bytes, PROTOCOL_VERSION_V2, [KIND_KEY, KIND_DELTA], HEADER_SIZE_V2);
+  const reservedZero = !(bytes[5] || bytes[50] || bytes[51] || view.getUint32(60, true));
   const h = {
-    magic: 'FK', version: 2, kind: bytes[3], flags: bytes[4],
-    groupRunCount: view.getUint16(6, true),
-    tickBig: view.getBigUint64(8, true),
-    serverTimeUsBig: view.getBigUint64(16, true),
-    width: view.getFloat32(24, true),
-    height: view.getFloat32(28, true),
-    epoch: view.getUint32(32, true),
-    boidCount: view.getUint32(36, true),
-    obstacleCount: view.getUint16(40, true),
-    targetCount: view.getUint16(42, true),
+    ...readCommonHeader(bytes, view, reservedZero),
+    version: 2,
+    kind: bytes[3],
     seq: view.getUint32(44, true),
     gap1: bytes[48],
     gap0: bytes[49],
@@ -144,12 +120,6 @@ function readHeader(bytes, view) {
     simHash: hex64(view, 64),
     stateHash: hex64(view, 72),
   };
-  if (h.flags & ~(FLAG_PAUSED | FLAG_WRAP)) fail('bad_value', `unknown flag bits 0x${h.flags.toString(16)}`);
-  if (bytes[5] || bytes[50] || bytes[51] || view.getUint32(60, true)) fail('bad_value', 'reserved bytes are not zero');
-  if (!(Number.isFinite(h.width) && h.width > 0)) fail('bad_value', `width ${h.width}`);
-  if (!(Number.isFinite(h.height) && h.height > 0)) fail('bad_value', `height ${h.height}`);
-  if (h.groupRunCount > MAX_RUNS) fail('bad_value', `group_run_count ${h.groupRunCount}`);
-  if (h.targetCount > MAX_TARGETS) fail('bad_value', `target_count ${h.targetCount}`);
   checkBodySizes(h);
   return h;
 }
@@ -157,36 +127,12 @@ function readHeader(bytes, view) {
 // Step 9: runs into one group per boid, then obstacles and targets.
 function readSections(bytes, view, h, off) {
   const group = new Uint8Array(h.boidCount);
-  const runs = new Array(h.groupRunCount);
-  let sum = 0;
-  for (let i = 0; i < h.groupRunCount; i++, off += RUN_SIZE) {
-    const g = bytes[off];
-    const count = view.getUint32(off + 1, true);
-    if (count < 1) fail('bad_value', `run ${i} is empty`);
-    if (i && g <= runs[i - 1].group) fail('bad_value', `run ${i}: groups not ascending`);
-    if (sum + count > h.boidCount) fail('bad_value', 'runs add up to more than boid_count');
-    group.fill(g, sum, sum + count);
-    sum += count;
-    runs[i] = { group: g, count };
-  }
-  if (sum !== h.boidCount) fail('bad_value', `runs add up to ${sum}, boid_count is ${h.boidCount}`);
-  const obstacles = new Array(h.obstacleCount);
-  for (let i = 0; i < h.obstacleCount; i++, off += OBSTACLE_SIZE) {
-    const o = { id: view.getUint32(off, true), x: view.getFloat32(off + 4, true),
-      y: view.getFloat32(off + 8, true), r: view.getFloat32(off + 12, true) };
-    if (o.id <= (i ? obstacles[i - 1].id : 0)) fail('bad_value', `obstacle ${i}: id ${o.id} not ascending from 1`);
-    if (!Number.isFinite(o.x) || !Number.isFinite(o.y)) fail('bad_value', `obstacle ${o.id}: position not finite`);
-    if (!(Number.isFinite(o.r) && o.r > 0)) fail('bad_value', `obstacle ${o.id}: radius ${o.r}`);
-    obstacles[i] = o;
-  }
-  const targets = new Array(h.targetCount);
-  for (let i = 0; i < h.targetCount; i++, off += TARGET_SIZE) {
-    const t = { group: bytes[off], x: view.getFloat32(off + 1, true), y: view.getFloat32(off + 5, true) };
-    if (i && t.group <= targets[i - 1].group) fail('bad_value', `target ${i}: groups not ascending`);
-    if (!Number.isFinite(t.x) || !Number.isFinite(t.y)) fail('bad_value', `target of group ${t.group}: not finite`);
-    targets[i] = t;
-  }
-  return { runs, group, obstacles, targets, bodyAt: off };
+  const runs = readRuns(bytes, view, h, off, group);
+  off += RUN_SIZE * h.groupRunCount;
+  const obstacles = readObstacles(view, h.obstacleCount, off);
+  off += OBSTACLE_SIZE * h.obstacleCount;
+  const targets = readTargets(bytes, view, h.targetCount, off);
+  return { runs, group, obstacles, targets, bodyAt: off + TARGET_SIZE * h.targetCount };
 }
 
 /**
@@ -426,13 +372,6 @@ export class FrameDecoderV2 {
   }
 
   finish(f, out, base1, base0) {
-    const n = f.boidCount;
-    const x = new Float64Array(n);
-    const y = new Float64Array(n);
-    for (let i = 0; i < n; i++) {
-      x[i] = ((out.qx[i] + 0.5) * f.width) / 65536;
-      y[i] = ((out.qy[i] + 0.5) * f.height) / 65536;
-    }
     const { body, bodyAt, ...fields } = f;
     return {
       ...fields,
@@ -440,13 +379,9 @@ export class FrameDecoderV2 {
       kind: f.kind === KIND_KEY ? 'key' : 'delta',
       base1,
       base0,
-      tick: Number(f.tickBig),
-      serverTimeUs: Number(f.serverTimeUsBig),
-      paused: (f.flags & FLAG_PAUSED) !== 0,
-      wrap: (f.flags & FLAG_WRAP) !== 0,
+      ...headerSummary(f),
       ...out,
-      x,
-      y,
+      ...dequantizeAll(out.qx, out.qy, f.width, f.height),
     };
   }
 }

@@ -30,8 +30,8 @@ export function makeFlockView(src) {
     get welcome() { return app.welcome ? JSON.parse(JSON.stringify(app.welcome)) : null; },
     /** {room, mode, role, team, client, rejoining}, or null before the first welcome. */
     get room() { return session.here ? { ...session.here, rejoining: session.rejoining } : null; },
-    /** What the page's role may do: roles.js permissions. */
-    get permissions() { return { ...session.permissions }; },
+    /** What the page's role may do here: roles.js permissions (replayPermissions in a recording). */
+    get permissions() { return { ...app.perm }; },
     /** The room's latest roster message (§6.4), or null. */
     get roster() { return roster.last ? JSON.parse(JSON.stringify(roster.last)) : null; },
     get snapshot() { return summary(app.latest); },
@@ -60,7 +60,9 @@ export function makeFlockView(src) {
     get stats() {
       return { ...snapshotStats(), rttMs: app.rttMs, framesSkipped: skips.skipped, tickMs: app.tickMs,
         polarization: app.pol, decodeCount: app.decode.count, decodeMsTotal: app.decode.totalMs,
-        acks: app.acks, errors: app.errors, badSnapshots: app.badSnapshots };
+        acks: app.acks, errors: app.errors, badSnapshots: app.badSnapshots, protocol: conn.version,
+        wireBytes: app.wire.bytes, wireBoids: app.wire.boids, keyframesAsked: app.keyframes.asked,
+        hashMismatches: app.keyframes.hashMismatches };
     },
     get lastError() { return app.lastError ? { ...app.lastError } : null; },
     get group() { return app.group; },

@@ -3,8 +3,9 @@
 // enables the controls the page's role may use, and exposes a read-only
 // summary of its state as window.flockView for tests and the console.
 
-import { decodeSnapshot } from './decoder.js';
-import { Connection } from './connection.js';
+import { decodeAnySnapshot, SUBPROTOCOL } from './decoder.js';
+import { FrameDecoderV2 } from './decoder_v2.js';
+import { Connection, OFFER } from './connection.js';
 import { Playout } from './playout.js';
 import { Camera } from './camera.js';
 import { Renderer2D, groupColor } from './render2d.js';
@@ -12,7 +13,8 @@ import { ParamPanel } from './params.js';
 import { bindPointer } from './pointer.js';
 import { makeFlockView } from './flockview.js';
 import { RoomSession, parseChoice, choiceSearch } from './session.js';
-import { controlStates, clickCommand, hintFor, steeredGroup } from './roles.js';
+import { controlStates, clickCommand, hintFor, steeredGroup, replayPermissions } from './roles.js';
+import { ReplayBar } from './replaybar.js';
 import { Lobby } from './lobby.js';
 import { RosterList } from './roster.js';
 import {
@@ -26,6 +28,9 @@ const PING_EVERY_MS = 1000;
 const METRICS_EVERY_MS = 1000;
 const PANEL_EVERY_MS = 250;
 const TOAST_MS = 4000;
+// After a version 2 frame is refused, ask for a key frame at most this often
+// (the server rate limits commands too; PROTOCOL.md §11).
+const KEYFRAME_EVERY_MS = 500;
 
 const $ = (id) => document.getElementById(id);
 
@@ -56,19 +61,24 @@ const app = {
   lastError: null,
   badSnapshots: 0,
   decode: { count: 0, totalMs: 0, lastMs: 0 },
+  wire: { bytes: 0, boids: 0 }, // snapshot payload bytes and boids, for bytes per boid
+  keyframes: { asked: 0, lastAt: -Infinity, hashMismatches: 0 },
   frames: { count: 0, workMs: 0, lastWorkMs: 0, intervals: 0, intervalMs: 0, lastAt: null },
   preview: null, // obstacle outline under the pointer while shift is held
   lostOnce: false,
   perm: null, // what the page's role may do here (roles.js permissions)
 };
 
+// Version 2 frames by default; ?protocol=1 asks for version 1 only.
+const offer = new URLSearchParams(location.search).get('protocol') === '1' ? [SUBPROTOCOL] : OFFER;
+const v2 = new FrameDecoderV2();
 const conn = new Connection(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws`, {
   onWelcome,
   onSnapshot,
   onReply,
   onMessage,
   onState,
-});
+}, offer);
 
 // The room and role in the address (?room=&role=) are joined again after
 // every fresh connection; without them the page stays in `default`.
@@ -89,6 +99,10 @@ const lobby = new Lobby($('lobby'), {
   },
 });
 
+const replayBar = new ReplayBar({
+  section: $('replay'), slider: $('replay-slider'), tick: $('replay-tick'), go: $('replay-goto'), range: $('replay-range'),
+}, (cmd, args) => conn.send(cmd, args));
+
 const params = new ParamPanel($('param-list'), (name, value) => {
   const args = { [name]: value };
   if (!$('params-all').checked) args.group = app.group;
@@ -102,6 +116,7 @@ const params = new ParamPanel($('param-list'), (name, value) => {
 
 function onWelcome(w, fresh) {
   app.welcome = w;
+  v2.forget(); // a new stream: the server starts it with a key frame
   playout.clear();
   playout.delayMs = Math.max(PLAYOUT_DELAY_MS, 1500 / w.snapshot_hz);
   skips.setRates(w.tick_hz, w.snapshot_hz);
@@ -118,6 +133,7 @@ function onWelcome(w, fresh) {
   $('spawn-n').max = w.world.capacity;
   $('follow-index').max = w.world.capacity - 1;
   session.welcome(w, fresh); // may send the join the address asks for
+  replayBar.show(w.replay || null);
   roster.clear();
   lobby.setCurrent(session.here.room);
   applyRole();
@@ -130,22 +146,37 @@ function onMessage(msg) {
   }
 }
 
-function onSnapshot(buf, arrival) {
+// A refused version 2 frame is not drawn: the bases it needed are gone or
+// wrong, so ask for a key frame (rate limited) and draw again from there.
+function refused(e) {
+  app.badSnapshots++;
+  if (e.code === 'hash_mismatch') app.keyframes.hashMismatches++;
+  const now = performance.now();
+  if (conn.version === 2 && now - app.keyframes.lastAt >= KEYFRAME_EVERY_MS) {
+    app.keyframes.lastAt = now;
+    if (conn.send('keyframe') !== null) app.keyframes.asked++;
+  }
+  if (app.badSnapshots === 1 || conn.version !== 2) toast(`snapshot refused: ${e.message}`);
+}
+
+async function onSnapshot(buf, arrival) {
   const t0 = performance.now();
   let s;
   try {
-    s = decodeSnapshot(buf);
+    s = await decodeAnySnapshot(buf, v2);
   } catch (e) {
-    app.badSnapshots++;
-    toast(`snapshot refused: ${e.message}`);
+    refused(e);
     return;
   }
   const ms = performance.now() - t0;
+  app.wire.bytes += buf.byteLength;
+  app.wire.boids += s.boidCount;
   app.decode.count++;
   app.decode.totalMs += ms;
   app.decode.lastMs = ms;
   rates.add(arrival, buf.byteLength);
   skips.add(s.tick);
+  replayBar.update(s.tick);
   playout.push(s, arrival);
   if (!app.latest || s.width !== app.latest.width || s.height !== app.latest.height) {
     camera.setWorld(s.width, s.height);
@@ -204,7 +235,7 @@ function updateBanner() {
 
 /** Enables what the page's role may use here and says where it is. */
 function applyRole() {
-  const perm = session.permissions;
+  const perm = app.welcome && app.welcome.replay ? replayPermissions(session.permissions) : session.permissions;
   app.perm = perm;
   for (const [id, on] of Object.entries(controlStates(perm))) $(id).disabled = !on;
   params.setDisabled(!perm.admin);
@@ -318,8 +349,8 @@ function updatePreview(sx, sy, shift) {
 }
 
 const KEYS = {
-  ' ': () => app.perm.admin && conn.send(app.latest && app.latest.paused ? 'resume' : 'pause'),
-  s: () => app.perm.admin && conn.send('step', { n: 1 }),
+  ' ': () => app.perm.playback && conn.send(app.latest && app.latest.paused ? 'resume' : 'pause'),
+  s: () => app.perm.playback && conn.send('step', { n: 1 }),
   f: () => camera.fit(),
   escape: () => setHighlight(-1),
 };
@@ -431,9 +462,12 @@ function updatePanel() {
   panelFrames = { count: fr.count, workMs: fr.workMs, intervals: fr.intervals, intervalMs: fr.intervalMs };
   $('st-fps').textContent = `${fmt(fps, 0)} fps, ${fmt(work, 2)} ms`;
   $('st-decode').textContent = app.decode.count ? `${fmt(app.decode.totalMs / app.decode.count, 2)} ms` : '–';
+  $('st-version').textContent = conn.version ? `v${conn.version}` : '–';
+  $('st-bpb').textContent = app.wire.boids ? `${fmt(app.wire.bytes / app.wire.boids, 2)} B` : '–';
+  $('st-keyframes').textContent = `${app.keyframes.asked} asked, ${app.keyframes.hashMismatches} mismatches`;
   $('st-groups').textContent = s ? s.runs.map((run) => `${run.group}:${run.count}`).join(' ') || 'none' : '–';
-  $('btn-pause').disabled = !app.perm.admin || !conn.open || (s && s.paused);
-  $('btn-resume').disabled = !app.perm.admin || !conn.open || !(s && s.paused);
+  $('btn-pause').disabled = !app.perm.playback || !conn.open || (s && s.paused);
+  $('btn-resume').disabled = !app.perm.playback || !conn.open || !(s && s.paused);
   updateBanner();
 }
 

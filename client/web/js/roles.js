@@ -7,16 +7,16 @@
 export const ROLES = ['viewer', 'player', 'admin'];
 
 /**
- * {role, mode, team, seek, obstacles, admin}: `seek` is 'any' (every
- * group), 'team' (only group `team`) or 'none'; `obstacles` whether it may
- * add and remove obstacles (the server still checks whose they are);
- * `admin` whether it may use the room-wide commands (params, pause,
- * resume, step, reset, spawn, obstacle_clear). An unknown role gets a
- * viewer's rights.
+ * {role, mode, team, seek, obstacles, admin, playback}: `seek` is 'any'
+ * (every group), 'team' (only group `team`) or 'none'; `obstacles` whether
+ * it may add and remove obstacles (the server still checks whose they
+ * are); `admin` whether it may use the room-wide commands (params, reset,
+ * spawn, obstacle_clear); `playback` whether it may pause, resume and step
+ * (and in a recording, goto). An unknown role gets a viewer's rights.
  */
 export function permissions(role, mode, team = null) {
-  const p = { role, mode, team: null, seek: 'none', obstacles: false, admin: false };
-  if (role === 'admin') return { ...p, seek: 'any', obstacles: true, admin: true };
+  const p = { role, mode, team: null, seek: 'none', obstacles: false, admin: false, playback: false };
+  if (role === 'admin') return { ...p, seek: 'any', obstacles: true, admin: true, playback: true };
   if (role !== 'player') return p;
   if (mode === 'rts') {
     // An RTS player without a team (should not happen) steers nothing.
@@ -26,12 +26,23 @@ export function permissions(role, mode, team = null) {
   return { ...p, seek: 'any', obstacles: true };
 }
 
+/**
+ * What `perm` may do in a room that plays a recording (the welcome's
+ * `replay`): watch, and with a playback right pause, resume, step and go
+ * to a tick; nothing that would change the world.
+ */
+export function replayPermissions(perm) {
+  return { ...perm, seek: 'none', obstacles: false, admin: false, replay: true };
+}
+
 // index.html's control ids and the right each needs; controls not listed
 // (fit view, follow, the lobby) only change this page's view.
 const NEEDS = {
-  'btn-pause': 'admin',
-  'btn-resume': 'admin',
-  'btn-step': 'admin',
+  'btn-pause': 'playback',
+  'btn-resume': 'playback',
+  'btn-step': 'playback',
+  'replay-tick': 'playback',
+  'replay-goto': 'playback',
   'btn-reset': 'admin',
   'btn-spawn': 'admin',
   'spawn-n': 'admin',
@@ -44,6 +55,7 @@ const NEEDS = {
 
 function has(perm, need) {
   if (need === 'admin') return perm.admin;
+  if (need === 'playback') return perm.playback;
   if (need === 'obstacles') return perm.obstacles;
   if (need === 'seek') return perm.seek !== 'none';
   return perm.seek === 'any'; // pickGroup: an RTS player's group is its team
@@ -76,6 +88,10 @@ const VIEW_HINT = 'alt-click: follow a boid · drag: pan · wheel: zoom · F: fi
 
 /** The line of help under the canvas for `perm`. */
 export function hintFor(perm) {
+  if (perm.replay) {
+    const keys = perm.playback ? ' · space: pause/resume · S: step' : '';
+    return `playing a recording · ${VIEW_HINT}${keys}`;
+  }
   if (perm.admin) {
     return 'click: seek target of the group · shift-click or right-click: obstacle · ' +
       `click an obstacle: remove it · ${VIEW_HINT} · space: pause/resume · S: step`;

@@ -1,0 +1,529 @@
+/*
+ * replay.c — playing a command log back (see replay.h).
+ *
+ * replay_open() reads the log once into an index: each record's offset,
+ * type, tick and the step count at which it plays (the steps between two
+ * records are the difference of their ticks; a reset sets the tick to 0, a
+ * BEGIN to its state's tick). Playing decodes one record at a time from
+ * its offset again, so the index stays small however many commands the
+ * log holds.
+ */
+#include "replay.h"
+
+#include "proto.h"
+#include "reclog.h"
+#include "room.h"
+#include "sim_state.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KEEP_EVERY 300 /* steps between kept states at first */
+
+struct entry {
+    size_t offset;
+    enum reclog_type type;
+    uint64_t tick; /* BEGIN: its state's tick */
+    uint64_t step; /* steps taken when it plays */
+    bool reset;    /* a reset command: the tick is 0 after it */
+    uint32_t seq;  /* CHECKPOINT; BEGIN: the checkpoint it carries on from */
+    bool restored; /* BEGIN: the room carried on from a checkpoint */
+    bool played;   /* CHECKPOINT: `hash` holds the state it was taken from */
+    uint64_t hash;
+};
+
+/* A state kept for seeking: the world right after step `step`. */
+struct kept {
+    uint64_t step;
+    size_t cursor; /* the next entry to play */
+    enum proto_mode mode;
+    uint8_t *state;
+    size_t len;
+};
+
+struct replay {
+    uint8_t *buf;
+    size_t len;
+    struct entry *e;
+    size_t n;
+    bool torn, verify, one_world;
+    uint64_t first_tick, last_tick; /* the lowest and highest tick of the log */
+    const char **builds;            /* per segment, pointing into a copy each */
+    size_t nbuilds;
+    struct ckpt first;
+    struct reclog_record rec; /* scratch: large */
+
+    struct sim_world *world;
+    enum proto_mode mode;
+    size_t cursor;
+    uint64_t steps, verified;
+    bool diverged;
+    uint64_t div_tick;
+    const char *div_why;
+
+    struct kept kept[REPLAY_KEPT];
+    size_t nkept, max_kept;
+    uint64_t keep_every;
+};
+
+/* ---- reading the log ---------------------------------------------------------- */
+
+/* The record at offset into rp->rec (it was read once already). */
+static int record_at(struct replay *rp, size_t offset, const char **why)
+{
+    struct reclog_reader rd = {.buf = rp->buf, .len = rp->len, .at = offset};
+    int rc = reclog_next(&rd, &rp->rec, why);
+    return rc == 1 ? 0 : rc < 0 ? rc : PROTO_E_TRUNCATED;
+}
+
+static int same_config(const struct sim_config *a, const struct sim_config *b)
+{
+    return a->width == b->width && a->height == b->height && a->dt == b->dt &&
+           a->capacity == b->capacity && a->max_obstacles == b->max_obstacles &&
+           a->edges == b->edges && a->edge_margin == b->edge_margin && a->seed == b->seed;
+}
+
+/* A BEGIN's checkpoint, checked whole, into the entry and the segment list. */
+static int index_begin(struct replay *rp, struct entry *e, const char **why)
+{
+    struct ckpt ck;
+    int rc = ckpt_decode(rp->rec.state, rp->rec.state_len, &ck, why);
+    if (rc < 0)
+        return rc;
+    struct sim_state_info info;
+    sim_state_check(ck.world, ck.world_len, &info, NULL);
+    e->tick = info.tick;
+    e->seq = ck.seq;
+    e->restored = rp->rec.reason == RECLOG_RESTORED;
+    const char **grown = realloc(rp->builds, (rp->nbuilds + 1) * sizeof *grown);
+    if (grown)
+        rp->builds = grown;
+    char *copy = grown ? malloc(strlen(rp->rec.build) + 1) : NULL;
+    if (!copy) {
+        *why = "out of memory";
+        return PROTO_E_INTERNAL;
+    }
+    strcpy(copy, rp->rec.build);
+    rp->builds[rp->nbuilds++] = copy;
+    if (rp->nbuilds == 1) {
+        rp->first = ck;
+    } else {
+        struct sim_state_info first;
+        sim_state_check(rp->first.world, rp->first.world_len, &first, NULL);
+        rp->one_world = rp->one_world && same_config(&first.cfg, &info.cfg);
+    }
+    return 0;
+}
+
+/* Steps and ticks of entry e, after the entries before it (*tick: the
+ * room's tick as the previous entry left it). */
+static int index_steps(struct entry *e, uint64_t *tick, uint64_t *step, const char **why)
+{
+    if (e->type == RECLOG_BEGIN) {
+        e->step = *step;
+        *tick = e->tick;
+        return 0;
+    }
+    if (e->tick < *tick) {
+        *why = "a record's tick is behind the room's";
+        return PROTO_E_BAD_VALUE;
+    }
+    *step += e->tick - *tick;
+    e->step = *step;
+    *tick = e->reset ? 0 : e->tick;
+    return 0;
+}
+
+/* Every record of the log into rp->e. */
+static int index_log(struct replay *rp, size_t *at, const char **why)
+{
+    struct reclog_reader rd;
+    int rc = reclog_reader_init(&rd, rp->buf, rp->len, why);
+    size_t cap = 0;
+    uint64_t tick = 0, step = 0;
+    while (rc == 0 && (rc = reclog_next(&rd, &rp->rec, why)) == 1) {
+        *at = rp->rec.offset;
+        if (rp->n == cap) {
+            cap = cap ? 2 * cap : 256;
+            struct entry *grown = realloc(rp->e, cap * sizeof *grown);
+            if (!grown) {
+                *why = "out of memory";
+                return PROTO_E_INTERNAL;
+            }
+            rp->e = grown;
+        }
+        struct entry *e = &rp->e[rp->n];
+        *e = (struct entry){.offset = rp->rec.offset, .type = rp->rec.type, .tick = rp->rec.tick};
+        e->reset = e->type == RECLOG_COMMAND && rp->rec.cmd.kind == PROTO_CMD_RESET;
+        e->seq = rp->rec.seq;
+        if (rp->n == 0 && e->type != RECLOG_BEGIN) {
+            *why = "the log does not start with a BEGIN record";
+            return PROTO_E_BAD_VALUE;
+        }
+        rc = e->type == RECLOG_BEGIN ? index_begin(rp, e, why) : 0;
+        if (rc == 0)
+            rc = index_steps(e, &tick, &step, why);
+        rp->first_tick = rp->n == 0 || tick < rp->first_tick ? tick : rp->first_tick;
+        rp->last_tick = e->tick > rp->last_tick ? e->tick : rp->last_tick;
+        rp->n++;
+    }
+    *at = rd.at;
+    rp->torn = rd.torn;
+    if (rc == 0 && rp->n == 0) {
+        *why = "the log holds no record";
+        rc = PROTO_E_TRUNCATED;
+    }
+    return rc;
+}
+
+struct replay *replay_open(uint8_t *buf, size_t len, char *why, size_t n)
+{
+    struct replay *rp = calloc(1, sizeof *rp);
+    if (!rp) {
+        snprintf(why, n, "out of memory");
+        free(buf);
+        return NULL;
+    }
+    rp->buf = buf;
+    rp->len = len;
+    rp->one_world = true;
+    rp->keep_every = KEEP_EVERY;
+    const char *reason = NULL;
+    size_t at = 0;
+    if (index_log(rp, &at, &reason) < 0) {
+        snprintf(why, n, "%s (the record at byte %zu)", reason, at);
+        replay_destroy(rp);
+        return NULL;
+    }
+    struct sim_state_info info;
+    sim_state_check(rp->first.world, rp->first.world_len, &info, NULL);
+    size_t state = sim_state_max_size(info.cfg.capacity, info.cfg.max_obstacles);
+    rp->max_kept = REPLAY_KEPT_MAX / state;
+    rp->max_kept = rp->max_kept > REPLAY_KEPT ? REPLAY_KEPT : rp->max_kept < 2 ? 2 : rp->max_kept;
+    return rp;
+}
+
+void replay_destroy(struct replay *rp)
+{
+    if (!rp)
+        return;
+    for (size_t i = 0; i < rp->nkept; i++)
+        free(rp->kept[i].state);
+    for (size_t i = 0; i < rp->nbuilds; i++)
+        free((char *)rp->builds[i]);
+    free(rp->builds);
+    sim_destroy(rp->world);
+    free(rp->e);
+    free(rp->buf);
+    free(rp);
+}
+
+size_t replay_segments(const struct replay *rp)
+{
+    return rp->nbuilds;
+}
+
+const char *replay_build(const struct replay *rp, size_t segment)
+{
+    return segment < rp->nbuilds ? rp->builds[segment] : NULL;
+}
+
+bool replay_is_torn(const struct replay *rp)
+{
+    return rp->torn;
+}
+
+bool replay_is_one_world(const struct replay *rp)
+{
+    return rp->one_world;
+}
+
+const struct ckpt *replay_first(const struct replay *rp)
+{
+    return &rp->first;
+}
+
+void replay_tick_range(const struct replay *rp, uint64_t *first, uint64_t *last)
+{
+    *first = rp->first_tick;
+    *last = rp->last_tick;
+}
+
+void replay_set_verify(struct replay *rp, bool verify)
+{
+    rp->verify = verify;
+}
+
+struct sim_world *replay_world(const struct replay *rp)
+{
+    return rp->world;
+}
+
+uint64_t replay_steps(const struct replay *rp)
+{
+    return rp->steps;
+}
+
+uint64_t replay_verified(const struct replay *rp)
+{
+    return rp->verified;
+}
+
+bool replay_divergence(const struct replay *rp, uint64_t *tick, const char **why)
+{
+    if (rp->diverged) {
+        *tick = rp->div_tick;
+        *why = rp->div_why;
+    }
+    return rp->diverged;
+}
+
+/* ---- playing ----------------------------------------------------------------- */
+
+static uint64_t tick_now(const struct replay *rp)
+{
+    struct sim_view v;
+    sim_view(rp->world, &v);
+    return v.tick;
+}
+
+static int diverge(struct replay *rp, int code, const char *why)
+{
+    rp->diverged = true;
+    rp->div_tick = rp->world ? tick_now(rp) : 0;
+    rp->div_why = why;
+    return code;
+}
+
+/* A verified hash, or the divergence. */
+static int compare(struct replay *rp, uint64_t recorded, const char *what)
+{
+    if (!rp->verify)
+        return 0;
+    if (sim_hash(rp->world) != recorded)
+        return diverge(rp, PROTO_E_HASH_MISMATCH, what);
+    rp->verified++;
+    return 0;
+}
+
+/* The room's state a BEGIN carries: into the world (a new one if its
+ * config differs); a restore is compared with the checkpoint it names. */
+static int play_begin(struct replay *rp, size_t i)
+{
+    const char *why = NULL;
+    struct ckpt ck;
+    if (record_at(rp, rp->e[i].offset, &why) < 0 ||
+        ckpt_decode(rp->rec.state, rp->rec.state_len, &ck, &why) < 0)
+        return diverge(rp, PROTO_E_BAD_VALUE, why);
+    if (!rp->world || sim_state_decode(rp->world, ck.world, ck.world_len, NULL) < 0) {
+        sim_destroy(rp->world);
+        rp->world = sim_state_create(ck.world, ck.world_len, &why);
+        if (!rp->world)
+            return diverge(rp, PROTO_E_BAD_VALUE, why);
+    }
+    rp->mode = ck.mode;
+    if (!rp->e[i].restored)
+        return 0;
+    for (size_t k = i; k-- > 0;)
+        if (rp->e[k].type == RECLOG_CHECKPOINT && rp->e[k].seq == ck.seq && rp->e[k].played)
+            return compare(rp, rp->e[k].hash,
+                           "the restored checkpoint differs from the state the log reached there");
+    return 0; /* taken outside this log: nothing to compare with */
+}
+
+static int apply_params(struct sim_world *w, const struct proto_params_args *a)
+{
+    for (uint32_t k = 0; k < a->count; k++) {
+        int rc = sim_param_set(w, a->group, a->items[k].desc->name, a->items[k].value);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* A command, to the world as the room applied it (room_apply.c). */
+static int apply(struct replay *rp, const struct reclog_record *rec)
+{
+    struct sim_world *w = rp->world;
+    const struct proto_command *c = &rec->cmd;
+    int64_t rc = 0;
+    switch (c->kind) {
+    case PROTO_CMD_SEEK:
+        rc = sim_target_set(w, c->args.seek.group, c->args.seek.x, c->args.seek.y);
+        break;
+    case PROTO_CMD_SEEK_CLEAR:
+        rc = sim_target_clear(w, c->args.seek_clear.group);
+        break;
+    case PROTO_CMD_OBSTACLE_ADD:
+        rc = sim_obstacle_add(w, c->args.obstacle_add.x, c->args.obstacle_add.y,
+                              c->args.obstacle_add.r);
+        if (rc >= 0 && rc != rec->obstacle)
+            return diverge(rp, PROTO_E_BAD_VALUE, "obstacle_add gave another id than the room's");
+        break;
+    case PROTO_CMD_OBSTACLE_REMOVE:
+        rc = sim_obstacle_remove(w, c->args.obstacle_remove.id);
+        break;
+    case PROTO_CMD_OBSTACLE_CLEAR:
+        sim_obstacle_clear(w);
+        break;
+    case PROTO_CMD_SPAWN:
+        rc = sim_spawn(w, c->args.spawn.n, c->args.spawn.group, c->args.spawn.x, c->args.spawn.y,
+                       c->args.spawn.spread);
+        break;
+    case PROTO_CMD_DESPAWN:
+        rc = sim_despawn(w, c->args.despawn.n, c->args.despawn.group);
+        break;
+    case PROTO_CMD_PARAMS:
+        rc = apply_params(w, &c->args.params);
+        break;
+    case PROTO_CMD_RESET:
+        rc = sim_reset_scatter(w, c->args.reset.seed, c->args.reset.boids, 0);
+        if (rc >= 0)
+            room_mode_params(w, rp->mode);
+        break;
+    default: /* pause, resume, step: the log's ticks already say when it stepped */
+        break;
+    }
+    return rc < 0 ? diverge(rp, PROTO_E_BAD_VALUE, "the world refuses a command the room applied")
+                  : 0;
+}
+
+/* One record at the world's tick. */
+static int play(struct replay *rp, size_t i)
+{
+    struct entry *e = &rp->e[i];
+    const char *why = NULL;
+    if (e->type == RECLOG_CHECKPOINT) {
+        e->hash = sim_hash(rp->world);
+        e->played = true;
+        return 0;
+    }
+    if (record_at(rp, e->offset, &why) < 0)
+        return diverge(rp, PROTO_E_BAD_VALUE, why);
+    if (e->type == RECLOG_COMMAND)
+        return apply(rp, &rp->rec);
+    return compare(rp, rp->rec.hash,
+                   e->type == RECLOG_END ? "the final hash differs" : "a recorded hash differs");
+}
+
+/* Keeps the state right after this step if it is time to (seeking). */
+static void keep(struct replay *rp)
+{
+    if (rp->steps % rp->keep_every || (rp->nkept && rp->kept[rp->nkept - 1].step >= rp->steps))
+        return;
+    if (rp->nkept == rp->max_kept) { /* thin out: every other one goes, spacing doubles */
+        size_t out = 0;
+        for (size_t i = 0; i < rp->nkept; i++) {
+            if (i % 2 == 0)
+                rp->kept[out++] = rp->kept[i];
+            else
+                free(rp->kept[i].state);
+        }
+        rp->nkept = out;
+        rp->keep_every *= 2;
+        if (rp->steps % rp->keep_every)
+            return;
+    }
+    size_t len = sim_state_size(rp->world);
+    uint8_t *state = malloc(len);
+    if (!state)
+        return;
+    sim_state_encode(rp->world, state, len);
+    rp->kept[rp->nkept++] = (struct kept){
+        .step = rp->steps, .cursor = rp->cursor, .mode = rp->mode, .state = state, .len = len};
+}
+
+int replay_advance(struct replay *rp, uint64_t until)
+{
+    if (rp->diverged)
+        return PROTO_E_BAD_VALUE;
+    while (rp->cursor < rp->n) {
+        const struct entry *e = &rp->e[rp->cursor];
+        int rc = 0;
+        if (e->type == RECLOG_BEGIN) {
+            rc = play_begin(rp, rp->cursor);
+        } else if (e->tick > tick_now(rp)) {
+            if (tick_now(rp) >= until)
+                return 0;
+            sim_step(rp->world);
+            rp->steps++;
+            keep(rp);
+            return 1;
+        } else if (e->type == RECLOG_COMMAND && tick_now(rp) >= until) {
+            return 0;
+        } else {
+            rc = play(rp, rp->cursor);
+        }
+        if (rc < 0)
+            return rc;
+        rp->cursor++;
+    }
+    return 0;
+}
+
+/* ---- seeking ------------------------------------------------------------------ */
+
+uint64_t replay_total_steps(const struct replay *rp)
+{
+    return rp->n ? rp->e[rp->n - 1].step : 0;
+}
+
+int replay_step_of_tick(const struct replay *rp, uint64_t tick, uint64_t *step)
+{
+    uint64_t at = 0, s = 0;
+    for (size_t i = 0; i < rp->n; i++) {
+        const struct entry *e = &rp->e[i];
+        if (e->type != RECLOG_BEGIN && tick >= at && tick <= e->tick) {
+            *step = s + (tick - at);
+            return 0;
+        }
+        s = e->step;
+        at = e->type == RECLOG_BEGIN ? e->tick : e->reset ? 0 : e->tick;
+        if (at == tick) {
+            *step = s;
+            return 0;
+        }
+    }
+    return PROTO_E_NOT_FOUND;
+}
+
+/* Back to a kept state, or to the start of the log (k < 0). */
+static int go_back(struct replay *rp, const struct kept *k)
+{
+    rp->diverged = false;
+    if (!k) {
+        rp->cursor = 0;
+        rp->steps = 0;
+        return 0;
+    }
+    rp->cursor = k->cursor;
+    rp->steps = k->step;
+    rp->mode = k->mode;
+    /* Kept states are of the world in play: one world (replay_is_one_world) decodes in place. */
+    return sim_state_decode(rp->world, k->state, k->len, NULL) < 0 ? PROTO_E_INTERNAL : 0;
+}
+
+int replay_seek(struct replay *rp, uint64_t step)
+{
+    if (step > replay_total_steps(rp))
+        return PROTO_E_OUT_OF_RANGE;
+    const struct kept *best = NULL;
+    for (size_t i = 0; i < rp->nkept; i++)
+        if (rp->kept[i].step <= step)
+            best = &rp->kept[i];
+    bool ahead = rp->world && !rp->diverged && rp->steps <= step;
+    if (!(ahead && (!best || best->step <= rp->steps))) {
+        int rc = go_back(rp, best);
+        if (rc < 0)
+            return rc;
+    }
+    int rc = 1;
+    while (rp->steps < step && (rc = replay_advance(rp, UINT64_MAX)) == 1)
+        ;
+    while (rc >= 0 && rp->cursor < rp->n && rp->e[rp->cursor].type == RECLOG_BEGIN) {
+        rc = play_begin(rp, rp->cursor); /* the state a segment starts from */
+        rp->cursor += rc >= 0;
+    }
+    return rc < 0 ? rc : 0;
+}

@@ -1,0 +1,43 @@
+/*
+ * sim_internal — what the core's own modules may see of a world beyond
+ * sim.h: pointers to every field of its state, for the state codec
+ * (sim_state.c), which must read and restore all of it, PRNG included.
+ * Included by sim.c and sim_state.c only; nothing outside server/sim.
+ *
+ * Never: I/O, allocation. Threading: as sim.h (one thread per world).
+ */
+#ifndef FLOCKD_SIM_INTERNAL_H
+#define FLOCKD_SIM_INTERNAL_H
+
+#include <stdint.h>
+
+#include "rng.h"
+#include "sim.h"
+
+/* Every field of a world's state, by address. The arrays hold
+ * cfg->capacity entries (obstacles: cfg->max_obstacles, targets and
+ * params: SIM_GROUPS). fx, fy, neighbours and stepped are what the last
+ * step computed: no step reads them, so a restore clears them. */
+struct sim_state_ref {
+    const struct sim_config *cfg;
+    uint64_t *tick;
+    uint32_t *epoch, *count;
+    struct pcg32 *rng;
+    float *x, *y, *vx, *vy;
+    uint8_t *group;
+    float *fx, *fy;
+    uint16_t *neighbours;
+    int *stepped;
+    struct sim_obstacle *obstacles;
+    uint32_t *obstacle_count, *next_obstacle_id;
+    struct sim_target *targets;
+    struct sim_params *params;
+};
+
+/* Fills *out with the addresses of w's state. */
+void sim__state_ref(struct sim_world *w, struct sim_state_ref *out);
+
+/* Why sim_create() would refuse c (a static string), or NULL if it is valid. */
+const char *sim__config_error(const struct sim_config *c);
+
+#endif

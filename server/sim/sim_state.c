@@ -1,0 +1,441 @@
+/*
+ * sim_state.c — a world's state to bytes and back (see sim_state.h; the
+ * layout is server/FILES.md §3).
+ *
+ * Encoding writes fields in order through a cursor; the boids' arrays are
+ * copied whole on little-endian hosts. Decoding runs the same layout twice:
+ * a check pass over the bytes alone (every count, value and order), then,
+ * only if all of it passed, a write pass into the world.
+ */
+#include "sim_state.h"
+
+#include "params.h"
+#include "sim_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+static const uint8_t MAGIC[4] = {'F', 'K', 'S', 'W'};
+
+#define HEADER_BYTES 88
+#define TARGET_BYTES 9
+#define OBST_BYTES   16
+#define BOID_BYTES   17 /* x, y, vx, vy as f32 and the group */
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define HOST_IS_LE 1
+#else
+#define HOST_IS_LE 0
+#endif
+
+/* ---- little-endian fields ------------------------------------------------ */
+
+static void put_le(uint8_t *p, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get_le(const uint8_t *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static void put_f32(uint8_t *p, float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    put_le(p, u, 4);
+}
+
+static float get_f32(const uint8_t *p)
+{
+    uint32_t u = (uint32_t)get_le(p, 4);
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static void put_f32s(uint8_t *p, const float *a, size_t n)
+{
+    if (HOST_IS_LE) {
+        memcpy(p, a, n * 4);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        put_f32(p + 4 * i, a[i]);
+}
+
+static void get_f32s(float *a, const uint8_t *p, size_t n)
+{
+    if (HOST_IS_LE) {
+        memcpy(a, p, n * 4);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        a[i] = get_f32(p + 4 * i);
+}
+
+/* ---- sizes ------------------------------------------------------------------ */
+
+/* Bytes of the parameter names table: per registry entry a length byte
+ * and the name. */
+static size_t names_bytes(void)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < sim_param_count(); i++)
+        n += 1 + strlen(sim_param_at(i)->name);
+    return n;
+}
+
+static size_t size_for(size_t boids, size_t obstacles)
+{
+    return HEADER_BYTES + names_bytes() + (size_t)SIM_GROUPS * sim_param_count() * 4 +
+           (size_t)SIM_GROUPS * TARGET_BYTES + obstacles * OBST_BYTES + boids * BOID_BYTES;
+}
+
+size_t sim_state_size(const struct sim_world *w)
+{
+    struct sim_view v;
+    sim_view(w, &v);
+    return size_for(v.count, v.obstacle_count);
+}
+
+size_t sim_state_max_size(uint32_t capacity, uint32_t max_obstacles)
+{
+    return size_for(capacity, max_obstacles);
+}
+
+/* ---- encode ----------------------------------------------------------------- */
+
+static uint8_t *encode_header(const struct sim_state_ref *s, uint8_t *p)
+{
+    const struct sim_config *c = s->cfg;
+    memset(p, 0, HEADER_BYTES);
+    memcpy(p, MAGIC, 4);
+    put_le(p + 4, SIM_STATE_VERSION, 2);
+    put_le(p + 6, sim_param_count(), 2);
+    put_f32(p + 8, c->width);
+    put_f32(p + 12, c->height);
+    put_f32(p + 16, c->dt);
+    put_le(p + 20, c->capacity, 4);
+    put_le(p + 24, c->max_obstacles, 4);
+    p[28] = (uint8_t)c->edges;
+    p[29] = c->brute_force ? 1 : 0;
+    put_f32(p + 32, c->edge_margin);
+    put_le(p + 36, *s->epoch, 4);
+    put_le(p + 40, c->seed, 8);
+    put_le(p + 48, *s->tick, 8);
+    put_le(p + 56, s->rng->state, 8);
+    put_le(p + 64, s->rng->inc, 8);
+    put_le(p + 72, *s->count, 4);
+    put_le(p + 76, *s->next_obstacle_id, 4);
+    put_le(p + 80, *s->obstacle_count, 4);
+    put_le(p + 84, names_bytes(), 4);
+    return p + HEADER_BYTES;
+}
+
+static uint8_t *encode_params(const struct sim_state_ref *s, uint8_t *p)
+{
+    for (size_t i = 0; i < sim_param_count(); i++) {
+        const char *name = sim_param_at(i)->name;
+        size_t len = strlen(name);
+        *p++ = (uint8_t)len;
+        memcpy(p, name, len);
+        p += len;
+    }
+    for (int g = 0; g < SIM_GROUPS; g++)
+        for (size_t i = 0; i < sim_param_count(); i++, p += 4)
+            put_f32(p, *sim_param_field(&s->params[g], sim_param_at(i)));
+    return p;
+}
+
+static uint8_t *encode_things(const struct sim_state_ref *s, uint8_t *p)
+{
+    for (int g = 0; g < SIM_GROUPS; g++, p += TARGET_BYTES) {
+        p[0] = s->targets[g].active;
+        put_f32(p + 1, s->targets[g].x);
+        put_f32(p + 5, s->targets[g].y);
+    }
+    for (uint32_t k = 0; k < *s->obstacle_count; k++, p += OBST_BYTES) {
+        const struct sim_obstacle *o = &s->obstacles[k];
+        put_le(p, o->id, 4);
+        put_f32(p + 4, o->x);
+        put_f32(p + 8, o->y);
+        put_f32(p + 12, o->r);
+    }
+    size_t n = *s->count;
+    put_f32s(p, s->x, n);
+    put_f32s(p + 4 * n, s->y, n);
+    put_f32s(p + 8 * n, s->vx, n);
+    put_f32s(p + 12 * n, s->vy, n);
+    memcpy(p + 16 * n, s->group, n);
+    return p + BOID_BYTES * n;
+}
+
+int sim_state_encode(const struct sim_world *w, uint8_t *buf, size_t cap)
+{
+    size_t need = sim_state_size(w);
+    if (cap < need || need > INT32_MAX)
+        return SIM_ECAPACITY;
+    struct sim_state_ref s;
+    sim__state_ref((struct sim_world *)w, &s); /* read only */
+    uint8_t *p = encode_header(&s, buf);
+    p = encode_params(&s, p);
+    encode_things(&s, p);
+    return (int)need;
+}
+
+/* ---- check ------------------------------------------------------------------- */
+
+/* A refusal: the code, with its reason in *why. */
+static int refuse(const char **why, int code, const char *reason)
+{
+    if (why)
+        *why = reason;
+    return code;
+}
+
+/* The header's fields into *info and where the sections start. */
+struct layout {
+    struct sim_state_info info;
+    uint64_t rng_state, rng_inc;
+    size_t names, params, targets, obstacles, boids, end;
+};
+
+static int read_header(const uint8_t *b, size_t len, struct layout *l, const char **why)
+{
+    if (len < HEADER_BYTES || memcmp(b, MAGIC, 4) != 0)
+        return refuse(why, SIM_EINVAL, "not a world state");
+    if (get_le(b + 4, 2) != SIM_STATE_VERSION)
+        return refuse(why, SIM_EINVAL, "a world state of another version");
+    if (get_le(b + 6, 2) != sim_param_count() || get_le(b + 84, 4) != names_bytes())
+        return refuse(why, SIM_EINVAL, "a world state with other flocking parameters");
+    struct sim_config *c = &l->info.cfg;
+    sim_default_config(c);
+    c->width = get_f32(b + 8);
+    c->height = get_f32(b + 12);
+    c->dt = get_f32(b + 16);
+    c->capacity = (uint32_t)get_le(b + 20, 4);
+    c->max_obstacles = (uint32_t)get_le(b + 24, 4);
+    c->edges = b[28] == 0 ? SIM_EDGES_WRAP : SIM_EDGES_CONTAIN;
+    c->brute_force = b[29];
+    c->edge_margin = get_f32(b + 32);
+    c->seed = get_le(b + 40, 8);
+    if (b[28] > 1 || b[29] > 1 || b[30] || b[31])
+        return refuse(why, SIM_EINVAL, "a world state with bad flags");
+    const char *bad = sim__config_error(c);
+    if (bad)
+        return refuse(why, SIM_EINVAL, bad);
+    l->info.epoch = (uint32_t)get_le(b + 36, 4);
+    l->info.tick = get_le(b + 48, 8);
+    l->rng_state = get_le(b + 56, 8);
+    l->rng_inc = get_le(b + 64, 8);
+    l->info.count = (uint32_t)get_le(b + 72, 4);
+    l->info.next_obstacle_id = (uint32_t)get_le(b + 76, 4);
+    l->info.obstacle_count = (uint32_t)get_le(b + 80, 4);
+    return 0;
+}
+
+/* Where each section starts, once the counts are known to fit. */
+static int lay_out(size_t len, struct layout *l, const char **why)
+{
+    const struct sim_state_info *in = &l->info;
+    if (in->count > in->cfg.capacity)
+        return refuse(why, SIM_ECAPACITY, "more boids than the world's capacity");
+    if (in->obstacle_count > in->cfg.max_obstacles)
+        return refuse(why, SIM_ECAPACITY, "more obstacles than the world holds");
+    l->names = HEADER_BYTES;
+    l->params = l->names + names_bytes();
+    l->targets = l->params + (size_t)SIM_GROUPS * sim_param_count() * 4;
+    l->obstacles = l->targets + (size_t)SIM_GROUPS * TARGET_BYTES;
+    l->boids = l->obstacles + (size_t)in->obstacle_count * OBST_BYTES;
+    l->end = l->boids + (size_t)in->count * BOID_BYTES;
+    if (len != l->end)
+        return refuse(why, SIM_EINVAL,
+                      len < l->end ? "the world state is cut short"
+                                   : "the world state is too long");
+    if (!(l->rng_inc & 1))
+        return refuse(why, SIM_ERANGE, "the random stream's increment is even");
+    return 0;
+}
+
+static int is_in_world(const struct sim_config *c, float x, float y)
+{
+    return isfinite(x) && isfinite(y) && x >= 0.0f && x <= c->width && y >= 0.0f && y <= c->height;
+}
+
+static int check_params(const uint8_t *b, const struct layout *l, const char **why)
+{
+    const uint8_t *p = b + l->names;
+    for (size_t i = 0; i < sim_param_count(); i++) {
+        const char *name = sim_param_at(i)->name;
+        size_t n = strlen(name);
+        if (p[0] != n || memcmp(p + 1, name, n) != 0)
+            return refuse(why, SIM_EINVAL, "a world state with other flocking parameters");
+        p += 1 + n;
+    }
+    for (int g = 0; g < SIM_GROUPS; g++)
+        for (size_t i = 0; i < sim_param_count(); i++, p += 4)
+            if (!sim_param_valid(sim_param_at(i), get_f32(p)))
+                return refuse(why, SIM_ERANGE, "a parameter outside its range");
+    return 0;
+}
+
+static int check_targets(const uint8_t *b, const struct layout *l, const char **why)
+{
+    const uint8_t *p = b + l->targets;
+    for (int g = 0; g < SIM_GROUPS; g++, p += TARGET_BYTES) {
+        float x = get_f32(p + 1), y = get_f32(p + 5);
+        int ok = p[0] == 1 ? is_in_world(&l->info.cfg, x, y)
+                           : p[0] == 0 && get_le(p + 1, 4) == 0 && get_le(p + 5, 4) == 0;
+        if (!ok)
+            return refuse(why, SIM_ERANGE, "a target outside the world or malformed");
+    }
+    return 0;
+}
+
+static int check_obstacles(const uint8_t *b, const struct layout *l, const char **why)
+{
+    const struct sim_config *c = &l->info.cfg;
+    const uint8_t *p = b + l->obstacles;
+    uint32_t last = 0;
+    for (uint32_t k = 0; k < l->info.obstacle_count; k++, p += OBST_BYTES) {
+        uint32_t id = (uint32_t)get_le(p, 4);
+        float r = get_f32(p + 12);
+        if (id <= last || id >= l->info.next_obstacle_id)
+            return refuse(why, SIM_ERANGE, "obstacle ids out of order or not below the next id");
+        if (!is_in_world(c, get_f32(p + 4), get_f32(p + 8)) || !(r >= 1.0f) ||
+            r > 0.25f * fminf(c->width, c->height))
+            return refuse(why, SIM_ERANGE, "an obstacle outside the world or of a bad radius");
+        last = id;
+    }
+    if (l->info.next_obstacle_id == 0)
+        return refuse(why, SIM_ERANGE, "the next obstacle id is 0");
+    return 0;
+}
+
+static int check_boids(const uint8_t *b, const struct layout *l, const char **why)
+{
+    size_t n = l->info.count;
+    const uint8_t *x = b + l->boids, *y = x + 4 * n, *vx = y + 4 * n, *vy = vx + 4 * n;
+    const uint8_t *g = vy + 4 * n;
+    for (size_t i = 0; i < n; i++) {
+        if (!is_in_world(&l->info.cfg, get_f32(x + 4 * i), get_f32(y + 4 * i)))
+            return refuse(why, SIM_ERANGE, "a boid outside the world");
+        float u = get_f32(vx + 4 * i), v = get_f32(vy + 4 * i);
+        if (!(fabsf(u) <= SIM_STATE_MAX_V && fabsf(v) <= SIM_STATE_MAX_V))
+            return refuse(why, SIM_ERANGE, "a boid's velocity is not finite or too large");
+        if (i > 0 && g[i] < g[i - 1])
+            return refuse(why, SIM_ERANGE, "boids not sorted by group");
+    }
+    return 0;
+}
+
+/* Every rule of sim_state.h on the bytes alone; fills *l. */
+static int check_all(const uint8_t *buf, size_t len, struct layout *l, const char **why)
+{
+    int rc = read_header(buf, len, l, why);
+    if (rc == 0)
+        rc = lay_out(len, l, why);
+    if (rc == 0)
+        rc = check_params(buf, l, why);
+    if (rc == 0)
+        rc = check_targets(buf, l, why);
+    if (rc == 0)
+        rc = check_obstacles(buf, l, why);
+    if (rc == 0)
+        rc = check_boids(buf, l, why);
+    return rc;
+}
+
+int sim_state_check(const uint8_t *buf, size_t len, struct sim_state_info *info, const char **why)
+{
+    struct layout l;
+    int rc = check_all(buf, len, &l, why);
+    if (rc == 0 && info)
+        *info = l.info;
+    return rc;
+}
+
+/* ---- decode ------------------------------------------------------------------ */
+
+static int same_config(const struct sim_config *a, const struct sim_config *b)
+{
+    return memcmp(&a->width, &b->width, 4) == 0 && memcmp(&a->height, &b->height, 4) == 0 &&
+           memcmp(&a->dt, &b->dt, 4) == 0 && a->capacity == b->capacity &&
+           a->max_obstacles == b->max_obstacles && a->edges == b->edges &&
+           memcmp(&a->edge_margin, &b->edge_margin, 4) == 0 && a->seed == b->seed &&
+           !a->brute_force == !b->brute_force;
+}
+
+static void write_params(const struct sim_state_ref *s, const uint8_t *b, const struct layout *l)
+{
+    const uint8_t *p = b + l->params;
+    for (int g = 0; g < SIM_GROUPS; g++)
+        for (size_t i = 0; i < sim_param_count(); i++, p += 4)
+            *sim_param_field(&s->params[g], sim_param_at(i)) = get_f32(p);
+    p = b + l->targets;
+    for (int g = 0; g < SIM_GROUPS; g++, p += TARGET_BYTES)
+        s->targets[g] =
+            (struct sim_target){.active = p[0], .x = get_f32(p + 1), .y = get_f32(p + 5)};
+    p = b + l->obstacles;
+    for (uint32_t k = 0; k < l->info.obstacle_count; k++, p += OBST_BYTES)
+        s->obstacles[k] = (struct sim_obstacle){.id = (uint32_t)get_le(p, 4),
+                                                .x = get_f32(p + 4),
+                                                .y = get_f32(p + 8),
+                                                .r = get_f32(p + 12)};
+}
+
+static void write_boids(const struct sim_state_ref *s, const uint8_t *b, const struct layout *l)
+{
+    size_t n = l->info.count;
+    const uint8_t *p = b + l->boids;
+    get_f32s(s->x, p, n);
+    get_f32s(s->y, p + 4 * n, n);
+    get_f32s(s->vx, p + 8 * n, n);
+    get_f32s(s->vy, p + 12 * n, n);
+    memcpy(s->group, p + 16 * n, n);
+    memset(s->fx, 0, n * sizeof *s->fx);
+    memset(s->fy, 0, n * sizeof *s->fy);
+    memset(s->neighbours, 0, n * sizeof *s->neighbours);
+}
+
+int sim_state_decode(struct sim_world *w, const uint8_t *buf, size_t len, const char **why)
+{
+    struct layout l;
+    int rc = check_all(buf, len, &l, why);
+    if (rc < 0)
+        return rc;
+    struct sim_state_ref s;
+    sim__state_ref(w, &s);
+    if (!same_config(&l.info.cfg, s.cfg))
+        return refuse(why, SIM_EINVAL, "the state is of a world of another size or capacity");
+    *s.tick = l.info.tick;
+    *s.epoch = l.info.epoch;
+    *s.count = l.info.count;
+    s.rng->state = l.rng_state;
+    s.rng->inc = l.rng_inc;
+    *s.next_obstacle_id = l.info.next_obstacle_id;
+    *s.obstacle_count = l.info.obstacle_count;
+    *s.stepped = 0;
+    write_params(&s, buf, &l);
+    write_boids(&s, buf, &l);
+    return 0;
+}
+
+struct sim_world *sim_state_create(const uint8_t *buf, size_t len, const char **why)
+{
+    struct sim_state_info info;
+    if (sim_state_check(buf, len, &info, why) < 0)
+        return NULL;
+    struct sim_world *w = sim_create(&info.cfg, why);
+    if (w && sim_state_decode(w, buf, len, why) < 0) {
+        sim_destroy(w);
+        return NULL;
+    }
+    return w;
+}

@@ -1,0 +1,327 @@
+/*
+ * snapenc.c — a room's snapshot in every kind its clients take (see
+ * snapenc.h).
+ *
+ * Each part is encoded straight into one assembly buffer, each after
+ * `pre` bytes of headroom; the frame is then one allocation holding a copy
+ * of that buffer, so a frame never holds more than it uses.
+ */
+#include "snapenc.h"
+
+#include "proto_snapshot.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RING (PROTO_V2_HISTORY + 1) /* this snapshot and the bases it may name */
+
+_Static_assert(PROTO_GROUPS == SIM_GROUPS, "the wire's group ids are the world's");
+
+/* Fixed by proto_v2_plan()'s order; test_snapenc checks it against the plan. */
+static const char *const kind_names[SNAPENC_KINDS] = {"v1",        "key",       "delta_1_1",
+                                                      "delta_2_2", "delta_1_2", "delta_1"};
+
+struct snapenc {
+    struct snapenc_config cfg;
+    struct proto_obstacle *obstacles;          /* the world's, for the codecs */
+    struct proto_target targets[PROTO_GROUPS]; /* its active targets */
+    /* Version 2, allocated at the first snapshot that wants it. */
+    struct proto_v2_encoder *enc;
+    struct proto_v2_state ring[RING]; /* by seq % RING */
+    uint8_t *ring_mem;
+    uint64_t held_seq;  /* the newest state in the ring; 0: none */
+    uint32_t run;       /* states before held_seq in the ring with its epoch, unbroken */
+    unsigned char *buf; /* the frame being assembled */
+    size_t cap;
+    struct snapenc_stats stats;
+};
+
+struct frame *frame_ref(struct frame *f)
+{
+    if (f)
+        atomic_fetch_add_explicit(&f->refs, 1, memory_order_relaxed);
+    return f;
+}
+
+void frame_release(struct frame *f)
+{
+    if (f && atomic_fetch_sub_explicit(&f->refs, 1, memory_order_acq_rel) == 1)
+        free(f);
+}
+
+unsigned snapenc_kind_of(uint8_t gap1, uint8_t gap0)
+{
+    struct proto_v2_plan full;
+    proto_v2_plan(0, PROTO_V2_HISTORY, PROTO_V2_PLAN_MAX - 1, &full);
+    for (unsigned k = 0; k < full.count; k++)
+        if (full.frame[k].gap1 == gap1 && full.frame[k].gap0 == gap0)
+            return SNAPENC_KEY + k;
+    return SNAPENC_KEY;
+}
+
+int snapenc_pick(const struct frame *f, const uint32_t *sent, size_t n, unsigned *ideal)
+{
+    *ideal = f->kind[proto_v2_pick(&f->plan, sent, n)];
+    if (f->part[*ideal].len)
+        return (int)*ideal;
+    /* The encoded deltas, the key first as proto_v2_pick() expects it. */
+    struct proto_v2_plan encoded = {.seq = f->plan.seq, .count = 1, .frame = {f->plan.frame[0]}};
+    uint8_t kind[PROTO_V2_PLAN_MAX] = {SNAPENC_KEY};
+    for (unsigned k = 1; k < f->plan.count; k++) {
+        if (!f->part[f->kind[k]].len)
+            continue;
+        kind[encoded.count] = f->kind[k];
+        encoded.frame[encoded.count++] = f->plan.frame[k];
+    }
+    unsigned k = proto_v2_pick(&encoded, sent, n);
+    if (k > 0)
+        return kind[k];
+    return f->part[SNAPENC_KEY].len ? SNAPENC_KEY : -1;
+}
+
+const char *snapenc_kind_name(unsigned kind)
+{
+    return kind < SNAPENC_KINDS ? kind_names[kind] : "";
+}
+
+/* ---- life cycle ------------------------------------------------------------ */
+
+struct snapenc *snapenc_create(const struct snapenc_config *cfg, const char **err)
+{
+    struct snapenc *e = calloc(1, sizeof *e);
+    if (e)
+        e->obstacles = calloc((size_t)cfg->max_obstacles + 1, sizeof *e->obstacles);
+    if (!e || !e->obstacles || cfg->capacity < 1) {
+        *err = e && e->obstacles ? "snapenc: capacity must be at least 1" : "out of memory";
+        snapenc_destroy(e);
+        return NULL;
+    }
+    e->cfg = *cfg;
+    return e;
+}
+
+void snapenc_destroy(struct snapenc *e)
+{
+    if (!e)
+        return;
+    proto_v2_encoder_destroy(e->enc);
+    free(e->ring_mem);
+    free(e->buf);
+    free(e->obstacles);
+    free(e);
+}
+
+/* Version 2's states and encoder, at capacity; false if memory ran out. */
+static bool has_v2(struct snapenc *e)
+{
+    if (e->enc)
+        return true;
+    size_t n = e->cfg.capacity;
+    const char *err = NULL;
+    e->ring_mem = malloc(RING * n * 6);
+    e->enc = e->ring_mem ? proto_v2_encoder_create(e->cfg.capacity, &err) : NULL;
+    if (!e->enc) {
+        free(e->ring_mem);
+        e->ring_mem = NULL;
+        return false;
+    }
+    uint8_t *p = e->ring_mem;
+    for (int k = 0; k < RING; k++, p += 6 * n) {
+        struct proto_v2_state *s = &e->ring[k];
+        s->qx = (uint16_t *)(void *)p;
+        s->qy = (uint16_t *)(void *)(p + 2 * n);
+        s->heading = p + 4 * n;
+        s->group = p + 5 * n;
+    }
+    return true;
+}
+
+/* ---- the snapshot's views -------------------------------------------------- */
+
+/* The world as the version 1 codec sees it; its obstacles and targets are
+ * copied into e's arrays (the codec has types of its own). */
+static void v1_view(struct snapenc *e, const struct snapenc_input *in, const struct sim_view *v,
+                    struct proto_snapshot_view *out)
+{
+    uint32_t targets = 0;
+    for (uint32_t k = 0; k < v->obstacle_count; k++) {
+        const struct sim_obstacle *o = &v->obstacles[k];
+        e->obstacles[k] = (struct proto_obstacle){o->id, o->x, o->y, o->r};
+    }
+    for (int g = 0; g < SIM_GROUPS; g++)
+        if (v->targets[g].active)
+            e->targets[targets++] =
+                (struct proto_target){(uint8_t)g, v->targets[g].x, v->targets[g].y};
+    *out = (struct proto_snapshot_view){
+        .tick = v->tick,
+        .server_time_us = (uint64_t)in->wall_us,
+        .epoch = v->epoch,
+        .width = v->width,
+        .height = v->height,
+        .paused = in->paused,
+        .wrap = sim_config(in->world)->edges == SIM_EDGES_WRAP,
+        .count = v->count,
+        .x = v->x,
+        .y = v->y,
+        .vx = v->vx,
+        .vy = v->vy,
+        .group = v->group,
+        .obstacle_count = v->obstacle_count,
+        .obstacles = e->obstacles,
+        .target_count = targets,
+        .targets = e->targets,
+    };
+}
+
+/* Quantizes the snapshot into its ring slot (the quantization of §4.4,
+ * as version 1 sends it), seals it and extends or restarts the run of
+ * bases. */
+static struct proto_v2_state *quantize(struct snapenc *e, const struct snapenc_input *in,
+                                       const struct proto_snapshot_view *v)
+{
+    struct proto_v2_state *s = &e->ring[in->seq % RING];
+    const struct proto_v2_state *prev = &e->ring[(in->seq - 1) % RING];
+    bool continues = e->held_seq && e->held_seq == in->seq - 1 && prev->epoch == v->epoch;
+    e->run = continues ? (e->run < RING - 1 ? e->run + 1 : e->run) : 0;
+    e->held_seq = in->seq;
+    for (uint32_t i = 0; i < v->count; i++) {
+        s->qx[i] = proto_quantize_pos(v->x[i], v->width);
+        s->qy[i] = proto_quantize_pos(v->y[i], v->height);
+        s->heading[i] = proto_quantize_heading(v->vx[i], v->vy[i]);
+    }
+    memcpy(s->group, v->group, v->count);
+    s->seq = (uint32_t)in->seq;
+    s->tick = v->tick;
+    s->server_time_us = v->server_time_us;
+    s->sim_hash = sim_hash(in->world);
+    s->width = v->width;
+    s->height = v->height;
+    s->epoch = v->epoch;
+    s->flags = (uint8_t)((v->paused ? PROTO_SNAPSHOT_FLAG_PAUSED : 0u) |
+                         (v->wrap ? PROTO_SNAPSHOT_FLAG_WRAP : 0u));
+    s->count = v->count;
+    s->obstacle_count = v->obstacle_count;
+    s->obstacles = e->obstacles;
+    s->target_count = v->target_count;
+    s->targets = e->targets;
+    proto_v2_state_seal(s);
+    return s;
+}
+
+/* ---- assembly -------------------------------------------------------------- */
+
+/* Room in the assembly buffer for `bytes` more after `used`; false if
+ * memory ran out. */
+static bool reserve(struct snapenc *e, size_t used, size_t bytes)
+{
+    if (used + bytes <= e->cap)
+        return true;
+    size_t cap = e->cap ? 2 * e->cap : 65536;
+    while (cap < used + bytes)
+        cap *= 2;
+    unsigned char *p = realloc(e->buf, cap);
+    if (!p)
+        return false;
+    e->buf = p;
+    e->cap = cap;
+    return true;
+}
+
+static int64_t now_ns(const struct snapenc *e)
+{
+    return e->cfg.clock_ns ? e->cfg.clock_ns() : 0;
+}
+
+/* Records the part just written at *used (its length or a codec error:
+ * then the part stays empty) and moves *used past it. */
+static void add_part(struct snapenc *e, struct frame *parts, unsigned kind, size_t *used,
+                     ptrdiff_t len, int64_t t0)
+{
+    if (len <= 0)
+        return;
+    parts->part[kind] = (struct frame_part){*used + e->cfg.pre, (size_t)len};
+    *used += e->cfg.pre + (size_t)len;
+    e->stats.frames[kind]++;
+    e->stats.bytes[kind] += (uint64_t)len;
+    e->stats.ns[kind] += (uint64_t)(now_ns(e) - t0);
+}
+
+static void encode_v1(struct snapenc *e, const struct proto_snapshot_view *v, struct frame *parts,
+                      size_t *used)
+{
+    size_t max = proto_snapshot_max_size(v->count, v->obstacle_count);
+    if (!reserve(e, *used, e->cfg.pre + max))
+        return;
+    int64_t t0 = now_ns(e);
+    ptrdiff_t len = proto_snapshot_encode(v, e->buf + *used + e->cfg.pre, max);
+    add_part(e, parts, SNAPENC_V1, used, len, t0);
+}
+
+/* Every frame of the plan that `want` names, on the ring's bases. */
+static void encode_v2(struct snapenc *e, const struct proto_v2_state *s, unsigned want,
+                      struct frame *parts, size_t *used)
+{
+    uint32_t runs = s->count < PROTO_SNAPSHOT_MAX_RUNS ? s->count : PROTO_SNAPSHOT_MAX_RUNS;
+    size_t max = proto_v2_frame_max_size(s->count, runs, s->obstacle_count, s->target_count);
+    for (unsigned k = 0; k < parts->plan.count; k++) {
+        const struct proto_v2_plan_frame *f = &parts->plan.frame[k];
+        if (!(want & 1u << parts->kind[k]) || !reserve(e, *used, e->cfg.pre + max))
+            continue;
+        const struct proto_v2_state *b1 = f->gap1 ? &e->ring[(s->seq - f->gap1) % RING] : NULL;
+        const struct proto_v2_state *b0 =
+            f->gap0 ? &e->ring[(s->seq - f->gap1 - f->gap0) % RING] : NULL;
+        int64_t t0 = now_ns(e);
+        ptrdiff_t len = proto_v2_encode(e->enc, s, b1, b0, e->buf + *used + e->cfg.pre, max);
+        add_part(e, parts, parts->kind[k], used, len, t0);
+    }
+}
+
+/* The frame: its fields from parts, its data a copy of the assembly. */
+static struct frame *finish(struct snapenc *e, const struct frame *parts, size_t used)
+{
+    struct frame *f = malloc(sizeof *f + used);
+    if (!f)
+        return NULL;
+    memcpy(f, parts, sizeof *f);
+    atomic_init(&f->refs, 1);
+    if (used) /* nothing encoded (no client takes any kind yet): e->buf may be NULL */
+        memcpy(f->data, e->buf, used);
+    return f;
+}
+
+struct frame *snapenc_encode(struct snapenc *e, const struct snapenc_input *in)
+{
+    struct sim_view sv;
+    struct proto_snapshot_view v;
+    sim_view(in->world, &sv);
+    v1_view(e, in, &sv, &v);
+    struct frame parts = {
+        .seq = in->seq, .tick = sv.tick, .time_us = in->wall_us, .pre = e->cfg.pre};
+    const struct proto_v2_state *s = NULL;
+    if ((in->want & ~(1u << SNAPENC_V1)) && has_v2(e)) {
+        int64_t t0 = now_ns(e);
+        s = quantize(e, in, &v);
+        e->stats.prepare_ns += (uint64_t)(now_ns(e) - t0);
+    }
+    /* Without this snapshot's state the plan is the key frame alone: a
+     * client that asks for it gets it from the next snapshot on. */
+    proto_v2_plan((uint32_t)in->seq, s ? e->run : 0, PROTO_V2_PLAN_MAX - 1, &parts.plan);
+    for (unsigned k = 0; k < parts.plan.count; k++)
+        parts.kind[k] =
+            (uint8_t)snapenc_kind_of(parts.plan.frame[k].gap1, parts.plan.frame[k].gap0);
+    size_t used = 0;
+    if (in->want & 1u << SNAPENC_V1)
+        encode_v1(e, &v, &parts, &used);
+    if (s)
+        encode_v2(e, s, in->want, &parts, &used);
+    struct frame *f = finish(e, &parts, used);
+    if (!f)
+        e->held_seq = 0; /* the clients never get this one: no base on it */
+    return f;
+}
+
+void snapenc_stats(const struct snapenc *e, struct snapenc_stats *out)
+{
+    *out = e->stats;
+}

@@ -1,0 +1,185 @@
+#!/usr/bin/python3
+"""What delivering snapshots to many viewers costs flockd, side by side.
+
+Usage:
+    fanout_bench.py FLOCKD FLOCKCTL [--boids 10000] [--viewers 2000]
+                    [--seconds 15] [--rounds 2] [--paused]
+                    [--compare protocol=1 protocol=2] [-- FLOCKD_FLAGS...]
+
+Starts one flockd (ephemeral loopback port, --boids boids, limits raised
+for the viewers) and, for each --compare case in turn, --rounds times
+alternating, runs `flockctl load --clients VIEWERS --seconds S` against it
+with the case's flockctl option (protocol=N: --protocol N). flockd's CPU
+(utime + stime from /proc) is read over the measured window only (flockctl
+prints when it starts measuring); its CPU with no viewer at all, measured
+first over the same length, is subtracted, so what remains is the cost of
+delivery. One row per run, then the mean per case and the ratio of each
+case's CPU per delivered frame to the first case's.
+
+A case may also name flockd flags (flockd:--net-threads=2): each such case
+then gets its own flockd, started before its rounds and stopped after.
+The machine is shared: compare the cases of one run, not runs of
+different days.
+"""
+
+import argparse
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_s(pid):
+    """flockd's user + system CPU seconds so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Flockd:
+    def __init__(self, binary, boids, viewers, extra):
+        self.port = free_port()
+        args = [binary, "--host", "127.0.0.1", "--port", str(self.port), "--boids", str(boids),
+                "--max-clients", str(viewers + 64), "--max-per-ip", str(viewers + 64)] + extra
+        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                     text=True)
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), 0.2).close()
+                return
+            except OSError:
+                time.sleep(0.05)
+        self.stop()
+        sys.exit(f"fanout_bench: flockd did not listen on {self.port}")
+
+    @property
+    def url(self):
+        return f"ws://127.0.0.1:{self.port}/ws"
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+def idle_rate(d, seconds):
+    c0 = cpu_s(d.proc.pid)
+    time.sleep(seconds)
+    return (cpu_s(d.proc.pid) - c0) / seconds
+
+
+def load(flockctl, d, viewers, seconds, options):
+    """Runs flockctl load; flockd's CPU is read when its connect phase ends
+    (the measuring window starts) and when it exits."""
+    cmd = [flockctl, "load", "--url", d.url, "--clients", str(viewers), "--seconds",
+           str(seconds), "--threads", "2", "--timeout", "30"] + options
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    c0 = t0 = None
+    for line in p.stderr:
+        if c0 is None and "measuring" in line:
+            c0, t0 = cpu_s(d.proc.pid), time.monotonic()
+    out = p.stdout.read()
+    p.wait()
+    c1, t1 = cpu_s(d.proc.pid), time.monotonic()
+    last = out.strip().splitlines()[-1] if out.strip() else "{}"
+    r = json.loads(last)
+    if c0 is None:
+        sys.exit(f"fanout_bench: flockctl load never started measuring: {out.strip()[-300:]}")
+    r["window_s"] = t1 - t0
+    r["cpu_s"] = c1 - c0
+    r["exit"] = p.returncode
+    return r
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("flockd")
+    ap.add_argument("flockctl")
+    ap.add_argument("--boids", type=int, default=10000)
+    ap.add_argument("--viewers", type=int, default=2000)
+    ap.add_argument("--seconds", type=float, default=15)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--paused", action="store_true", help="pause the room (delivery only)")
+    ap.add_argument("--compare", nargs="+", default=["protocol=1", "protocol=2"])
+    argv = sys.argv[1:]
+    extra = []
+    if "--" in argv:
+        extra = argv[argv.index("--") + 1:]
+        argv = argv[:argv.index("--")]
+    a = ap.parse_args(argv)
+
+    cases = []
+    for c in a.compare:
+        opts, flags = [], []
+        for part in c.split(","):
+            key, _, value = part.partition("=")
+            if key == "protocol":
+                opts += ["--protocol", value]
+            elif key == "flockd":
+                flags += value.split("+")
+            else:
+                sys.exit(f"fanout_bench: unknown case part {part!r}")
+        cases.append((c, opts, flags))
+
+    rows = {c: [] for c, _, _ in cases}
+    shared = None if any(f for _, _, f in cases) else Flockd(a.flockd, a.boids, a.viewers, extra)
+    try:
+        print(f"# {a.viewers} viewers of {a.boids} boids, {a.seconds:g} s each, "
+              f"{a.rounds} rounds{' (paused)' if a.paused else ''}", flush=True)
+        for rnd in range(a.rounds):
+            for name, opts, flags in cases:
+                d = shared or Flockd(a.flockd, a.boids, a.viewers, extra + flags)
+                try:
+                    if a.paused:
+                        subprocess.run([a.flockctl, "send", "--url", d.url, '{"cmd":"pause"}'],
+                                       check=True, stdout=subprocess.DEVNULL)
+                    idle = idle_rate(d, min(5.0, a.seconds))
+                    r = load(a.flockctl, d, a.viewers, a.seconds, opts)
+                finally:
+                    if not shared:
+                        d.stop()
+                frames = r.get("frames_per_s", 0) * r.get("seconds", a.seconds)
+                deliver_cpu = r["cpu_s"] - idle * r["window_s"]
+                r["us_per_frame"] = 1e6 * deliver_cpu / frames if frames else float("nan")
+                r["cpu_share"] = r["cpu_s"] / r["window_s"]
+                rows[name].append(r)
+                print(f"{name:<28} round {rnd + 1}: connected {r.get('connected')}, "
+                      f"failures {r.get('failures')}, fps p50 {r.get('client_rate_p50')}, "
+                      f"p1 {r.get('client_rate_p1')}, age p99 {r.get('age_ms_p99')} ms, "
+                      f"{r.get('frames_per_s', 0):.0f} deliveries/s, "
+                      f"{r.get('mb_per_s', 0):.1f} MB/s, {r.get('bytes_per_boid')} B/boid, "
+                      f"flockd {100 * r['cpu_share']:.0f}% of a core "
+                      f"(idle {100 * idle:.1f}%), {r['us_per_frame']:.1f} us/delivery",
+                      flush=True)
+    finally:
+        if shared:
+            shared.stop()
+
+    base = None
+    print("# means")
+    for name, _, _ in cases:
+        rs = rows[name]
+        mean = lambda k: sum(r.get(k, 0) or 0 for r in rs) / len(rs)  # noqa: E731
+        us = mean("us_per_frame")
+        base = base or us
+        print(f"{name:<28} fps p50 {mean('client_rate_p50'):.1f}, p1 {mean('client_rate_p1'):.1f}, "
+              f"{mean('frames_per_s'):.0f} deliveries/s, {mean('mb_per_s'):.1f} MB/s, "
+              f"{us:.1f} us flockd CPU per delivery ({us / base:.2f}x the first)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,257 @@
+/*
+ * Unit tests for the checkpoint codec (checkpoint.h): a checkpoint with
+ * teams, owners, a password and a world reads back field for field; its
+ * size is what ckpt_size says and within ckpt_max_size; a small buffer is
+ * refused. And refusals, each with a reason: every cut length is
+ * truncated, every flipped byte is caught (mostly by the checksum), a
+ * byte too many, another format version, not a checkpoint, and fields
+ * that break their rules under a valid checksum (team state, room name,
+ * mode, tick rate, owners out of order or more than the obstacles, a
+ * world whose time step is not the room's tick, a broken world state).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "checkpoint.h"
+#include "sim_state.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+static uint8_t *world_bytes;
+static size_t world_len;
+static struct ckpt_owner owners[2] = {{1, 11}, {3, 12}};
+
+/* A world of 200 boids with three obstacles (ids 1..3), 60 Hz. */
+static int setup(void **state)
+{
+    (void)state;
+    struct sim_config cfg;
+    sim_default_config(&cfg);
+    cfg.capacity = 256;
+    cfg.max_obstacles = 4;
+    struct sim_world *w = sim_create(&cfg, NULL);
+    sim_scatter(w, 200, 0);
+    sim_obstacle_add(w, 100, 100, 20);
+    sim_obstacle_add(w, 200, 100, 20);
+    sim_obstacle_add(w, 300, 100, 20);
+    sim_step(w);
+    world_len = sim_state_size(w);
+    world_bytes = malloc(world_len);
+    sim_state_encode(w, world_bytes, world_len);
+    sim_destroy(w);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    free(world_bytes);
+    return 0;
+}
+
+static struct ckpt sample(void)
+{
+    struct ckpt c;
+    memset(&c, 0, sizeof c);
+    strcpy(c.room, "arena-1");
+    c.mode = PROTO_MODE_RTS;
+    strcpy(c.password, "open sesame");
+    c.max_teams = 3;
+    c.teams[1] = (struct ckpt_team){.state = CKPT_TEAM_PLAYING, .owner = 11};
+    strcpy(c.teams[1].rejoin, "0123456789abcdef0123456789abcdef");
+    strcpy(c.teams[1].name, "ann");
+    c.teams[3] = (struct ckpt_team){.state = CKPT_TEAM_WAITING, .owner = 12, .grace_left_ns = 5};
+    strcpy(c.teams[3].rejoin, "fedcba9876543210fedcba9876543210");
+    c.seq = 7;
+    c.wall_us = 1700000000000000;
+    strcpy(c.build, "flockd 0.1.0 test");
+    c.tick_hz = 60;
+    c.boids = 200;
+    c.paused = 1;
+    c.steps_pending = 4;
+    c.owner_count = 2;
+    c.owners = owners;
+    c.world = world_bytes;
+    c.world_len = world_len;
+    return c;
+}
+
+/* sample() encoded into a new buffer the caller frees. */
+static uint8_t *encoded(size_t *len)
+{
+    struct ckpt c = sample();
+    *len = ckpt_size(&c);
+    uint8_t *buf = malloc(*len + 1);
+    assert_int_equal(ckpt_encode(&c, buf, *len), (int)*len);
+    return buf;
+}
+
+static void a_checkpoint_reads_back_field_for_field(void **state)
+{
+    (void)state;
+    size_t len;
+    uint8_t *buf = encoded(&len);
+    struct ckpt in = sample(), out;
+    const char *why = NULL;
+    assert_int_equal(ckpt_decode(buf, len, &out, &why), 0);
+    assert_string_equal(out.room, in.room);
+    assert_int_equal(out.mode, in.mode);
+    assert_string_equal(out.password, in.password);
+    assert_int_equal(out.max_teams, 3);
+    for (uint32_t t = 1; t <= 3; t++) {
+        assert_int_equal(out.teams[t].state, in.teams[t].state);
+        assert_true(out.teams[t].owner == in.teams[t].owner);
+        assert_string_equal(out.teams[t].rejoin, in.teams[t].rejoin);
+        assert_string_equal(out.teams[t].name, in.teams[t].name);
+        assert_true(out.teams[t].grace_left_ns == in.teams[t].grace_left_ns);
+    }
+    assert_int_equal(out.seq, 7);
+    assert_true(out.wall_us == in.wall_us);
+    assert_string_equal(out.build, in.build);
+    assert_true(out.tick_hz == 60 && out.boids == 200 && out.paused && out.steps_pending == 4);
+    assert_int_equal(out.owner_count, 2);
+    for (uint32_t k = 0; k < 2; k++) {
+        struct ckpt_owner o;
+        ckpt_owner(&out, k, &o);
+        assert_true(o.id == owners[k].id && o.owner == owners[k].owner);
+    }
+    assert_int_equal(out.world_len, world_len);
+    assert_memory_equal(out.world, world_bytes, world_len);
+    free(buf);
+}
+
+static void the_size_is_exact_and_bounded_and_a_small_buffer_is_refused(void **state)
+{
+    (void)state;
+    struct ckpt c = sample();
+    size_t len = ckpt_size(&c);
+    assert_true(len <= ckpt_max_size(256, 4));
+    uint8_t *buf = malloc(len);
+    assert_int_equal(ckpt_encode(&c, buf, len - 1), PROTO_E_NOSPACE);
+    strcpy(c.build, "");
+    memset(c.build, 'b', CKPT_BUILD_MAX);
+    c.build[CKPT_BUILD_MAX] = '\0';
+    assert_true(ckpt_size(&c) <= ckpt_max_size(256, 4));
+    free(buf);
+}
+
+static void every_cut_is_refused_as_truncated(void **state)
+{
+    (void)state;
+    size_t len;
+    uint8_t *buf = encoded(&len);
+    for (size_t cut = 0; cut < len; cut += (cut < 200 ? 1 : 97)) {
+        struct ckpt out;
+        const char *why = NULL;
+        assert_int_equal(ckpt_decode(buf, cut, &out, &why), PROTO_E_TRUNCATED);
+        assert_non_null(why);
+    }
+    free(buf);
+}
+
+static void every_flipped_byte_is_refused(void **state)
+{
+    (void)state;
+    size_t len;
+    uint8_t *buf = encoded(&len);
+    for (size_t i = 0; i < len; i++) {
+        struct ckpt out;
+        buf[i] ^= 0x10;
+        assert_true(ckpt_decode(buf, len, &out, NULL) < 0);
+        buf[i] ^= 0x10;
+    }
+    free(buf);
+}
+
+static void a_byte_too_many_another_version_or_no_magic_is_refused(void **state)
+{
+    (void)state;
+    size_t len;
+    uint8_t *buf = encoded(&len);
+    struct ckpt out;
+    buf[len] = 0;
+    assert_int_equal(ckpt_decode(buf, len + 1, &out, NULL), PROTO_E_BAD_LENGTH);
+    buf[8] = 2;
+    assert_int_equal(ckpt_decode(buf, len, &out, NULL), PROTO_E_BAD_VERSION);
+    buf[0] = 'X';
+    assert_int_equal(ckpt_decode(buf, len, &out, NULL), PROTO_E_BAD_MAGIC);
+    free(buf);
+}
+
+/* Re-encodes c and expects the decoder to refuse it as a bad value. */
+static void expect_bad_value(struct ckpt c, const char *what)
+{
+    size_t len = ckpt_size(&c);
+    uint8_t *buf = malloc(len);
+    assert_int_equal(ckpt_encode(&c, buf, len), (int)len);
+    struct ckpt out;
+    const char *why = NULL;
+    int rc = ckpt_decode(buf, len, &out, &why);
+    if (rc != PROTO_E_BAD_VALUE)
+        fail_msg("%s: decoded with %d (%s)", what, rc, why ? why : "");
+    assert_non_null(why);
+    free(buf);
+}
+
+static void fields_that_break_their_rules_are_refused_under_a_good_checksum(void **state)
+{
+    (void)state;
+    struct ckpt c = sample();
+    c.teams[2].state = (enum ckpt_team_state)3;
+    expect_bad_value(c, "team state 3");
+    c = sample();
+    c.teams[2].owner = 5; /* a free team owns nothing */
+    expect_bad_value(c, "free team with an owner");
+    c = sample();
+    strcpy(c.teams[1].rejoin, "not a token");
+    expect_bad_value(c, "bad rejoin token");
+    c = sample();
+    strcpy(c.room, "bad name!");
+    expect_bad_value(c, "room name");
+    c = sample();
+    c.mode = PROTO_MODE_ANY;
+    expect_bad_value(c, "mode any");
+    c = sample();
+    c.tick_hz = 0.5;
+    expect_bad_value(c, "tick rate 0.5");
+    c = sample();
+    c.tick_hz = 30; /* the world steps at 1/60 s */
+    expect_bad_value(c, "world time step not the room's");
+    c = sample();
+    struct ckpt_owner swapped[2] = {owners[1], owners[0]};
+    c.owners = swapped;
+    expect_bad_value(c, "owners out of order");
+    c = sample();
+    struct ckpt_owner many[4] = {{1, 1}, {2, 1}, {3, 1}, {4, 1}};
+    c.owners = many;
+    c.owner_count = 4;
+    expect_bad_value(c, "more owners than obstacles");
+    c = sample();
+    c.boids = 257;
+    expect_bad_value(c, "reset boids above capacity");
+    c = sample();
+    uint8_t *broken = malloc(world_len);
+    memcpy(broken, world_bytes, world_len);
+    broken[0] = 'X';
+    c.world = broken;
+    expect_bad_value(c, "broken world state");
+    free(broken);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_checkpoint_reads_back_field_for_field),
+        cmocka_unit_test(the_size_is_exact_and_bounded_and_a_small_buffer_is_refused),
+        cmocka_unit_test(every_cut_is_refused_as_truncated),
+        cmocka_unit_test(every_flipped_byte_is_refused),
+        cmocka_unit_test(a_byte_too_many_another_version_or_no_magic_is_refused),
+        cmocka_unit_test(fields_that_break_their_rules_are_refused_under_a_good_checksum),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
