@@ -127,7 +127,7 @@ async function playerChecks(browser, server, consoleLog) {
     assert(new URL(page.url()).search === `?room=${ROOM}&role=player`, `address ${page.url()}`);
     assert(!(await page.locator('#lobby').isVisible()), 'the rooms panel stayed open');
     assert((await page.locator('#where').textContent()).includes(`team ${r.team}`), 'the team is not shown');
-    await waitFor('the team\'s units', () => view(page, (t) => window.flockView.snapshot.runs.some((x) => x.group === t), r.team), 3000);
+    await waitFor('the team\'s units', () => view(page, (t) => window.flockView.snapshot && window.flockView.snapshot.runs.some((x) => x.group === t), r.team), 3000);
     Object.assign(me, r);
   });
   if (!ok) return { ctx, page, me };
