@@ -535,6 +535,7 @@ static const struct cmd_entry commands[] = {
     [PROTO_CMD_KICK] = {"kick", kick_fields, 0, parse_kick, format_kick},
     [PROTO_CMD_KEYFRAME] = {"keyframe", no_fields, 0, parse_none, format_none},
     [PROTO_CMD_GOTO] = {"goto", goto_fields, 0, parse_goto, format_goto},
+    [PROTO_CMD_STATS] = {"stats", no_fields, 0, parse_none, format_none},
 };
 
 _Static_assert(sizeof commands / sizeof commands[0] == PROTO_CMD_COUNT,

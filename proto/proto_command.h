@@ -67,6 +67,7 @@ enum proto_cmd {
     PROTO_CMD_KICK,
     PROTO_CMD_KEYFRAME,
     PROTO_CMD_GOTO,
+    PROTO_CMD_STATS,
     PROTO_CMD_COUNT
 };
 
@@ -166,7 +167,7 @@ struct proto_command {
         struct proto_join_args join;
         struct proto_kick_args kick;
         struct proto_goto_args go;
-    } args; /* ping, obstacle_clear, pause, resume, keyframe: none */
+    } args; /* ping, obstacle_clear, pause, resume, keyframe, stats: none */
 };
 
 /* Why a message was refused. */

@@ -5,6 +5,7 @@
 
 #include "proto_json.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #ifndef FLOCKD_VERSION
@@ -80,6 +81,62 @@ static void put_values(struct proto_json_writer *w, const struct sim_params *val
     proto_json_close(w, '}');
 }
 
+/* "groups":{"3":{"max_speed":150},...}: each group's members that differ
+ * from base. Left out when no group differs. */
+static void put_groups(struct proto_json_writer *w, const struct sim_params *values,
+                       const struct proto_group_values *groups, size_t n)
+{
+    if (!n)
+        return;
+    struct sim_params base;
+    if (values)
+        base = *values;
+    else
+        sim_params_default(&base);
+    proto_json_key(w, "groups");
+    proto_json_open(w, '{');
+    for (size_t g = 0; g < n; g++) {
+        char key[8];
+        snprintf(key, sizeof key, "%u", groups[g].group & 0xffu);
+        proto_json_key(w, key);
+        proto_json_open(w, '{');
+        struct sim_params own = *groups[g].values;
+        for (size_t i = 0; i < sim_param_count(); i++) {
+            const struct sim_param_desc *d = sim_param_at(i);
+            float v = *sim_param_field(&own, d);
+            if (v != *sim_param_field(&base, d))
+                proto_json_member_float(w, d->name, v);
+        }
+        proto_json_close(w, '}');
+    }
+    proto_json_close(w, '}');
+}
+
+/* "flock":{...}: the measures of §6.5. */
+static void put_flock(struct proto_json_writer *w, const struct proto_flock *f)
+{
+    proto_json_key(w, "flock");
+    if (!f) {
+        proto_json_null(w);
+        return;
+    }
+    proto_json_open(w, '{');
+    proto_json_member_u64(w, "tick", f->tick);
+    proto_json_member_u64(w, "boids", f->boids);
+    proto_json_member_float(w, "local_polarization", f->local_polarization);
+    proto_json_member_float(w, "global_polarization", f->global_polarization);
+    proto_json_member_float(w, "nn_p5", f->nn_p5);
+    proto_json_member_float(w, "nn_median", f->nn_median);
+    proto_json_member_float(w, "mean_speed", f->mean_speed);
+    proto_json_member_u64(w, "clusters", f->clusters);
+    proto_json_member_u64(w, "largest_cluster", f->largest_cluster);
+    proto_json_member_u64(w, "flocks", f->flocks);
+    proto_json_member_u64(w, "mills", f->mills);
+    proto_json_member_float(w, "mill_fraction", f->mill_fraction);
+    proto_json_member_float(w, "measure_ms", (float)f->ms);
+    proto_json_close(w, '}');
+}
+
 int proto_reply_welcome(char *buf, size_t cap, const struct proto_welcome *in)
 {
     struct proto_json_writer w;
@@ -105,6 +162,9 @@ int proto_reply_welcome(char *buf, size_t cap, const struct proto_welcome *in)
     put_world(&w, in);
     put_param_list(&w);
     put_values(&w, in->values);
+    put_groups(&w, in->values, in->groups, in->n_groups);
+    if (in->flock)
+        put_flock(&w, in->flock);
     if (in->replay) {
         proto_json_key(&w, "replay");
         proto_json_open(&w, '{');
@@ -133,6 +193,29 @@ int proto_reply_ack(char *buf, size_t cap, const char *id, uint64_t tick,
             proto_json_i64(&w, extra[i].value);
         }
     }
+    proto_json_close(&w, '}');
+    return proto_json_finish(&w);
+}
+
+int proto_reply_stats(char *buf, size_t cap, const char *id, uint64_t tick,
+                      const struct proto_stats *s)
+{
+    struct proto_json_writer w;
+    proto_json_init(&w, buf, cap);
+    proto_json_open(&w, '{');
+    proto_json_member_str(&w, "type", "ack");
+    put_id(&w, id);
+    proto_json_member_u64(&w, "tick", tick);
+    proto_json_key(&w, "stats");
+    proto_json_open(&w, '{');
+    proto_json_member_u64(&w, "boids", s->boids);
+    proto_json_key(&w, "paused");
+    proto_json_bool(&w, s->paused);
+    proto_json_member_float(&w, "tick_ms_mean", (float)s->tick_ms_mean);
+    proto_json_member_float(&w, "tick_ms_p99", (float)s->tick_ms_p99);
+    proto_json_member_float(&w, "late_ms_p99", (float)s->late_ms_p99);
+    put_flock(&w, s->flock);
+    proto_json_close(&w, '}');
     proto_json_close(&w, '}');
     return proto_json_finish(&w);
 }

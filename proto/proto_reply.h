@@ -23,9 +23,40 @@
 #include "proto.h"
 #include "proto_command.h"
 
-#define PROTO_SERVER_NAME   "flockd"
-#define PROTO_WELCOME_BYTES 8192 /* enough for the welcome of the current registry */
+#define PROTO_SERVER_NAME "flockd"
+/* Enough for the welcome of the current registry with every group's own
+ * values (at most 512 bytes a group) and the flock's measures. */
+#define PROTO_WELCOME_BYTES (8192 + 256 * 512)
 #define PROTO_REPLY_BYTES   1024 /* enough for any ack or error */
+
+/* The flock's measures as the server last took them (PROTOCOL.md §6.5),
+ * plain figures: the codec knows nothing of how they were measured. */
+struct proto_flock {
+    uint64_t tick; /* the tick they were measured at */
+    double ms;     /* how long measuring took */
+    uint32_t boids;
+    float local_polarization, global_polarization; /* [0, 1] */
+    float nn_p5, nn_median;                        /* nearest-neighbour distance, units */
+    float mean_speed;                              /* units/s */
+    uint32_t clusters, largest_cluster, flocks, mills;
+    float mill_fraction; /* [0, 1] */
+};
+
+/* A group whose parameters differ from group 0's: the welcome lists the
+ * members that differ. */
+struct proto_group_values {
+    unsigned group; /* 1..255 */
+    const struct sim_params *values;
+};
+
+/* What the stats command reports (PROTOCOL.md §5.4, §6.5). */
+struct proto_stats {
+    uint32_t boids;
+    int paused;
+    double tick_ms_mean, tick_ms_p99; /* how long recent ticks took */
+    double late_ms_p99;               /* how late recent ticks started */
+    const struct proto_flock *flock;  /* NULL: not measured yet ("flock":null) */
+};
 
 /* Everything the welcome tells a new client. */
 struct proto_welcome {
@@ -38,6 +69,9 @@ struct proto_welcome {
     uint32_t capacity, max_obstacles;
     size_t max_message;              /* bytes */
     const struct sim_params *values; /* group 0's current values; NULL = registry defaults */
+    const struct proto_group_values *groups; /* groups whose values differ from values */
+    size_t n_groups;
+    const struct proto_flock *flock; /* NULL: left out (not measured yet) */
     const char *version;             /* server version; NULL = this build's */
     const char *room;                /* NULL: the members room, mode, role, team are left out */
     enum proto_mode mode;
@@ -83,6 +117,13 @@ int proto_reply_welcome(char *buf, size_t cap, const struct proto_welcome *w);
  */
 int proto_reply_ack(char *buf, size_t cap, const char *id, uint64_t tick,
                     const struct proto_ack_field *extra, size_t n_extra);
+
+/*
+ * The ack of stats: {"type":"ack","id":ID,"tick":T,"stats":{...}}
+ * (PROTOCOL.md §6.5).
+ */
+int proto_reply_stats(char *buf, size_t cap, const char *id, uint64_t tick,
+                      const struct proto_stats *s);
 
 /*
  * {"type":"error","id":ID|null,"code":CODE,"message":TEXT}. code is a wire

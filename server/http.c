@@ -84,6 +84,140 @@ static int render_rooms(const struct lobby *l, char *buf, size_t cap)
     return textbuf_finish(&t);
 }
 
+/* One per-room gauge of /metrics: its name, help and value. */
+struct room_gauge {
+    const char *name, *help;
+    bool flock; /* only rooms whose flock was measured */
+    double (*value)(const struct room_info *i);
+};
+
+static double g_boids(const struct room_info *i)
+{
+    return i->boids;
+}
+static double g_tick_mean(const struct room_info *i)
+{
+    return i->tick_ms_mean / 1e3;
+}
+static double g_tick_p99(const struct room_info *i)
+{
+    return i->tick_ms_p99 / 1e3;
+}
+static double g_late_p99(const struct room_info *i)
+{
+    return i->late_p99_ms / 1e3;
+}
+static double g_local(const struct room_info *i)
+{
+    return i->flock.local_polarization;
+}
+static double g_global(const struct room_info *i)
+{
+    return i->flock.global_polarization;
+}
+static double g_nn_p5(const struct room_info *i)
+{
+    return i->flock.nn_p5;
+}
+static double g_nn_median(const struct room_info *i)
+{
+    return i->flock.nn_median;
+}
+static double g_speed(const struct room_info *i)
+{
+    return i->flock.mean_speed;
+}
+static double g_clusters(const struct room_info *i)
+{
+    return i->flock.clusters;
+}
+static double g_largest(const struct room_info *i)
+{
+    return i->flock.largest_cluster;
+}
+static double g_flocks(const struct room_info *i)
+{
+    return i->flock.flocks;
+}
+static double g_mills(const struct room_info *i)
+{
+    return i->flock.mills;
+}
+static double g_mill_fraction(const struct room_info *i)
+{
+    return i->flock.mill_fraction;
+}
+static double g_measured_tick(const struct room_info *i)
+{
+    return (double)i->flock_tick;
+}
+static double g_measure_s(const struct room_info *i)
+{
+    return i->flock_ms / 1e3;
+}
+
+static const struct room_gauge room_gauges[] = {
+    {"room_boids", "Boids in the room.", false, g_boids},
+    {"room_tick_seconds_mean", "How long the room's recent ticks took, mean.", false, g_tick_mean},
+    {"room_tick_seconds_p99", "How long the room's recent ticks took, 99th percentile.", false,
+     g_tick_p99},
+    {"room_tick_lateness_seconds_p99", "How late the room's recent ticks started, 99th percentile.",
+     false, g_late_p99},
+    {"flock_local_polarization", "Mean alignment of each boid's neighbourhood, 0..1.", true,
+     g_local},
+    {"flock_global_polarization", "Alignment of the whole flock, 0..1.", true, g_global},
+    {"flock_nearest_neighbour_p5_units", "Nearest-neighbour distance, 5th percentile.", true,
+     g_nn_p5},
+    {"flock_nearest_neighbour_median_units", "Nearest-neighbour distance, median.", true,
+     g_nn_median},
+    {"flock_mean_speed_units_per_second", "Mean speed of the boids.", true, g_speed},
+    {"flock_clusters", "Connected groups of boids within perception, lone boids included.", true,
+     g_clusters},
+    {"flock_largest_cluster_boids", "Boids in the largest cluster.", true, g_largest},
+    {"flock_flocks", "Clusters of at least 10 boids.", true, g_flocks},
+    {"flock_mills", "Flocks that circle about their centre.", true, g_mills},
+    {"flock_mill_fraction", "Share of the boids in mills, 0..1.", true, g_mill_fraction},
+    {"flock_measured_tick", "The tick the flock's measures were taken at.", true, g_measured_tick},
+    {"flock_measure_seconds", "How long taking the flock's measures last took.", true, g_measure_s},
+};
+
+/* Per-room gauges after the process-wide metrics: each family's HELP and
+ * TYPE once, then one sample per room, {room="NAME"} (names need no
+ * escaping: [A-Za-z0-9_-]). */
+static void render_room_metrics(const struct lobby *l, struct textbuf *t)
+{
+    struct lobby_room *order[1024]; /* max-rooms is at most 1024 */
+    int n = rooms_in_order(l, order, sizeof order / sizeof order[0]);
+    struct room_info *info = n > 0 ? malloc((size_t)n * sizeof *info) : NULL;
+    if (!info)
+        return;
+    for (int i = 0; i < n; i++)
+        room_info(lobby_room_room(order[i]), &info[i]);
+    for (size_t g = 0; g < sizeof room_gauges / sizeof room_gauges[0]; g++) {
+        const struct room_gauge *rg = &room_gauges[g];
+        textbuf_printf(t, "# HELP flockd_%s %s\n# TYPE flockd_%s gauge\n", rg->name, rg->help,
+                       rg->name);
+        for (int i = 0; i < n; i++)
+            if (!rg->flock || info[i].has_flock)
+                textbuf_printf(t, "flockd_%s{room=\"%s\"} %.9g\n", rg->name,
+                               room_name(lobby_room_room(order[i])), rg->value(&info[i]));
+    }
+    free(info);
+}
+
+/* GET /metrics: the process's counters, then each room's gauges. */
+static int render_metrics(const struct lobby *l, char *buf, size_t cap)
+{
+    int len = metrics_render(buf, cap);
+    if (len < 0)
+        return len;
+    struct textbuf t;
+    textbuf_init(&t, buf + len, cap - (size_t)len);
+    render_room_metrics(l, &t);
+    int more = textbuf_finish(&t);
+    return more < 0 ? more : len + more;
+}
+
 /* ---- transactions -------------------------------------------------------------------- */
 
 /* The body for uri into h (its type in *type): 0, or PROTO_E_NOT_FOUND. A
@@ -100,7 +234,7 @@ static int render(const struct http_source *src, const char *uri, struct http_se
         len = render_rooms(src->lobby, buf, HTTP_BODY_MAX);
     } else if (!strcmp(uri, "/metrics")) {
         *type = "text/plain; version=0.0.4";
-        len = metrics_render(buf, HTTP_BODY_MAX);
+        len = render_metrics(src->lobby, buf, HTTP_BODY_MAX);
     } else {
         return PROTO_E_NOT_FOUND;
     }

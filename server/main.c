@@ -163,16 +163,18 @@ static void print_banner(const struct cfg *c, const struct net *net, const struc
 
 /* Stops the tick threads first: no tick runs, and so nothing wakes the
  * network, once they are joined. The rooms close their logs before the
- * writer thread stops. Any argument may be NULL. */
+ * writer thread stops, and let go of the measuring thread before it stops.
+ * Any argument may be NULL, as may rc's persist and measure. */
 static void tear_down(struct pool *pool, struct net *net, struct lobby *lobby,
-                      struct persist *persist)
+                      const struct room_config *rc)
 {
     if (pool)
         pool_stop(pool);
     net_destroy(net);
     lobby_destroy(lobby);
     pool_destroy(pool);
-    persist_destroy(persist);
+    persist_destroy(rc->persist);
+    measure_destroy(rc->measure);
 }
 
 /* The command logs and checkpoints the settings ask for: true with *out
@@ -250,25 +252,31 @@ static int serve_and_stop(const struct cfg *cfg, struct replay *rp)
     }
     if (!start_persist(&c, &rc.persist))
         return 1;
+    rc.measure = measure_create(&err);
+    if (!rc.measure) {
+        fprintf(stderr, "flockd: cannot start measuring: %s\n", err);
+        tear_down(NULL, NULL, NULL, &rc);
+        return 1;
+    }
     struct pool *pool = pool_create(c.workers, &err);
     struct lobby *lobby = pool ? lobby_create(&c, &rc, pool, clock_mono_ns(), &err) : NULL;
     if (!lobby) {
         fprintf(stderr, "flockd: cannot start the rooms: %s\n", err);
-        tear_down(pool, NULL, NULL, rc.persist);
+        tear_down(pool, NULL, NULL, &rc);
         return 1;
     }
     struct net_config nc = net_config_from(&c);
     struct net *net = net_create(&nc, lobby, &err);
     if (!net) {
         fprintf(stderr, "flockd: cannot serve on %s port %d: %s\n", c.host, c.port, err);
-        tear_down(pool, NULL, lobby, rc.persist);
+        tear_down(pool, NULL, lobby, &rc);
         return 1;
     }
     atomic_store_explicit(&app.net, net, memory_order_release);
     pthread_t sig_thread;
     if (pthread_create(&sig_thread, NULL, signal_main, &app) != 0) {
         fprintf(stderr, "flockd: cannot start threads\n");
-        tear_down(pool, net, lobby, rc.persist);
+        tear_down(pool, net, lobby, &rc);
         return 1;
     }
     print_banner(&c, net, pool, lobby);
@@ -282,7 +290,7 @@ static int serve_and_stop(const struct cfg *cfg, struct replay *rp)
     pthread_kill(sig_thread, SIGTERM);
     pthread_join(sig_thread, NULL);
     final_checkpoints(&c, pool, lobby, rc.persist);
-    tear_down(pool, net, lobby, rc.persist);
+    tear_down(pool, net, lobby, &rc);
     printf("flockd: stopped\n");
     return 0;
 }

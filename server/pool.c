@@ -118,12 +118,14 @@ static void *worker_main(void *arg)
 
         struct pool_time at = {.now_ns = now,
                                .late_ns = now - t->deadline_ns + t->carry_ns,
-                               .wall_us = clock_wall_us()};
+                               .wall_us = clock_wall_us(),
+                               .last_run_ns = t->ran_ns};
         t->run(t->arg, &at);
         int64_t end = clock_mono_ns();
         metrics_tick((uint64_t)(end - now));
 
         pthread_mutex_lock(&p->lock);
+        t->ran_ns = end - now;
         t->deadline_ns += t->period_ns;
         t->carry_ns = 0;
         if (end > t->deadline_ns) {
@@ -214,6 +216,7 @@ int pool_add(struct pool *p, struct pool_task *t)
     if (ok) {
         t->deadline_ns = clock_mono_ns();
         t->carry_ns = 0;
+        t->ran_ns = 0;
         heap_push(p, t);
     }
     pthread_mutex_unlock(&p->lock);

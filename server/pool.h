@@ -29,9 +29,10 @@
 
 /* When a run starts, as its worker read the clocks. */
 struct pool_time {
-    int64_t now_ns;  /* clock_mono_ns() as the run starts */
-    int64_t late_ns; /* how long after its deadline the run started */
-    int64_t wall_us; /* clock_wall_us() at the same moment: the time clients see */
+    int64_t now_ns;      /* clock_mono_ns() as the run starts */
+    int64_t late_ns;     /* how long after its deadline the run started */
+    int64_t wall_us;     /* clock_wall_us() at the same moment: the time clients see */
+    int64_t last_run_ns; /* how long the task's previous run took; 0 before its first */
 };
 
 /* Owned by the caller (embed it), managed by the pool while added. */
@@ -43,6 +44,7 @@ struct pool_task {
     /* Pool-private. */
     int64_t deadline_ns;
     int64_t carry_ns; /* how far the last run overran the next deadline */
+    int64_t ran_ns;   /* how long the last run took */
     size_t slot;
     int state;
 };

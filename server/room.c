@@ -149,13 +149,20 @@ void room__populate(struct room *r, uint32_t n)
     sim_scatter(r->world, n, 0);
 }
 
+/* Every group's parameters into r->values. Lock held. */
+static void copy_values(struct room *r)
+{
+    for (int g = 0; g < SIM_GROUPS; g++)
+        r->values[g] = *sim_group_params(r->world, g);
+}
+
 void room__refresh_welcome(struct room *r)
 {
     struct sim_view v;
     sim_view(r->world, &v);
     pthread_mutex_lock(&r->lock);
     r->info.tick = v.tick;
-    r->values = *sim_group_params(r->world, 0);
+    copy_values(r);
     pthread_mutex_unlock(&r->lock);
 }
 
@@ -232,7 +239,7 @@ static void update_info(struct room *r)
     r->info.boids = v.count;
     r->info.paused = r->paused;
     r->info.polarization = st.polarization;
-    r->values = *sim_group_params(r->world, 0);
+    copy_values(r);
     pthread_mutex_unlock(&r->lock);
 }
 
@@ -242,19 +249,77 @@ static int cmp_float(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The 99th percentile of n samples (sorts them); 0 for none. */
+static double p99(float *v, uint32_t n)
+{
+    if (!n)
+        return 0;
+    qsort(v, n, sizeof *v, cmp_float);
+    return v[(n * 99 + 99) / 100 - 1];
+}
+
 void room_info(struct room *r, struct room_info *out)
 {
-    float late[LATE_SAMPLES];
+    float late[LATE_SAMPLES], run[LATE_SAMPLES];
     pthread_mutex_lock(&r->lock);
     *out = r->info;
     uint32_t n = r->late_count;
     memcpy(late, r->late_ms, n * sizeof *late);
+    memcpy(run, r->run_ms, n * sizeof *run);
     pthread_mutex_unlock(&r->lock);
-    out->late_p99_ms = 0;
-    if (n) {
-        qsort(late, n, sizeof *late, cmp_float);
-        out->late_p99_ms = late[(n * 99 + 99) / 100 - 1];
+    double sum = 0;
+    for (uint32_t i = 0; i < n; i++)
+        sum += run[i];
+    out->tick_ms_mean = n ? sum / n : 0;
+    out->tick_ms_p99 = p99(run, n);
+    out->late_p99_ms = p99(late, n);
+}
+
+/* The measure cfg.measure took (its thread): kept for room_info. */
+static void flock_measured(void *arg, const struct flockstats_result *res, uint64_t tick, double ms)
+{
+    struct room *r = arg;
+    pthread_mutex_lock(&r->lock);
+    r->info.has_flock = 1;
+    r->info.flock = *res;
+    r->info.flock_tick = tick;
+    r->info.flock_ms = ms;
+    pthread_mutex_unlock(&r->lock);
+}
+
+/* Every measure_every ticks, if the world changed since, offers it to be
+ * measured; a busy measurer is asked again next tick. */
+static void offer_measure(struct room *r, bool changed)
+{
+    r->unmeasured |= changed;
+    if (!r->cfg.measure || !r->unmeasured || ++r->since_measure < r->measure_every)
+        return;
+    struct flockstats_frame f;
+    flockstats_frame_of(r->world, &f);
+    struct sim_view v;
+    sim_view(r->world, &v);
+    if (measure_offer(r->cfg.measure, &r->measurer, &f, v.tick) != 0) {
+        r->since_measure = 0; /* taken, or it never will be */
+        r->unmeasured = false;
     }
+}
+
+void room_flock(const struct room_info *info, struct proto_flock *out)
+{
+    const struct flockstats_result *f = &info->flock;
+    *out = (struct proto_flock){.tick = info->flock_tick,
+                                .ms = info->flock_ms,
+                                .boids = f->count,
+                                .local_polarization = f->local_polarization,
+                                .global_polarization = f->global_polarization,
+                                .nn_p5 = f->nn_p5,
+                                .nn_median = f->nn_median,
+                                .mean_speed = f->mean_speed,
+                                .clusters = f->clusters,
+                                .largest_cluster = f->largest_cluster,
+                                .flocks = f->flocks,
+                                .mills = f->mills,
+                                .mill_fraction = f->mill_fraction};
 }
 
 void room_limits(const struct room *r, size_t max_message, struct proto_limits *out)
@@ -293,8 +358,14 @@ enum proto_mode room_mode(const struct room *r)
 
 int room_welcome(struct room *r, const struct room_actor *who, char *buf, size_t cap)
 {
+    struct sim_params values[SIM_GROUPS];
+    struct proto_group_values groups[SIM_GROUPS];
+    size_t n_groups = 0;
+    struct proto_flock flock;
     pthread_mutex_lock(&r->lock);
-    struct sim_params values = r->values;
+    memcpy(values, r->values, sizeof values);
+    if (r->info.has_flock)
+        room_flock(&r->info, &flock);
     struct proto_welcome w = {
         .protocol = who->protocol,
         .client = who->client,
@@ -315,9 +386,15 @@ int room_welcome(struct room *r, const struct room_actor *who, char *buf, size_t
         .capacity = r->info.capacity,
         .max_obstacles = r->info.max_obstacles,
         .max_message = r->cfg.max_message,
-        .values = &values,
+        .values = &values[0],
+        .flock = r->info.has_flock ? &flock : NULL,
     };
     pthread_mutex_unlock(&r->lock);
+    for (unsigned g = 1; g < SIM_GROUPS; g++)
+        if (memcmp(&values[g], &values[0], sizeof values[0]))
+            groups[n_groups++] = (struct proto_group_values){g, &values[g]};
+    w.groups = groups;
+    w.n_groups = n_groups;
     if (w.replay)
         replay_tick_range(r->cfg.replay, &w.replay_first, &w.replay_last);
     return proto_reply_welcome(buf, cap, &w);
@@ -325,11 +402,13 @@ int room_welcome(struct room *r, const struct room_actor *who, char *buf, size_t
 
 /* ---- the tick ------------------------------------------------------------------ */
 
-/* Keeps how late this tick started, for room_info's p99. */
-static void record_lateness(struct room *r, int64_t late_ns)
+/* Keeps how late this tick started and how long the one before took, for
+ * room_info. */
+static void record_lateness(struct room *r, int64_t late_ns, int64_t run_ns)
 {
     pthread_mutex_lock(&r->lock);
     r->late_ms[r->late_next] = (float)((double)late_ns / 1e6);
+    r->run_ms[r->late_next] = (float)((double)run_ns / 1e6);
     r->late_next = (r->late_next + 1) % LATE_SAMPLES;
     if (r->late_count < LATE_SAMPLES)
         r->late_count++;
@@ -356,7 +435,8 @@ void room_tick(struct room *r, const struct pool_time *t)
         publish(r, t->wall_us);
         notify = 1;
     }
-    record_lateness(r, t->late_ns);
+    offer_measure(r, stepping || n > 0);
+    record_lateness(r, t->late_ns, t->last_run_ns);
     if (n > 0)
         atomic_store_explicit(&r->dirty, 1, memory_order_release);
     if (notify && r->cfg.notify)
@@ -411,7 +491,10 @@ struct room *room_create(const struct room_config *cfg, const char **err)
     if (!cfg->replay)
         room__populate(r, cfg->boids);
     r->paused = cfg->replay != NULL; /* a recording waits for a viewer's resume */
-    r->values = *sim_group_params(r->world, 0);
+    copy_values(r);
+    r->measurer = (struct measure_client){.done = flock_measured, .arg = r};
+    r->measure_every = (uint64_t)fmax(1, llround(cfg->tick_hz / ROOM_MEASURE_HZ));
+    r->unmeasured = true;
     r->task =
         (struct pool_task){.run = run_tick, .arg = r, .period_ns = (int64_t)(1e9 / cfg->tick_hz)};
     r->info = (struct room_info){
@@ -447,6 +530,8 @@ void room_destroy(struct room *r)
 {
     if (!r)
         return;
+    if (r->cfg.measure)
+        measure_forget(r->cfg.measure, &r->measurer);
     struct room_reply *rep = r->replies;
     while (rep) {
         struct room_reply *next = rep->next;

@@ -33,6 +33,8 @@
 #include <stdint.h>
 
 #include "checkpoint.h"
+#include "flockstats.h"
+#include "measure.h"
 #include "pool.h"
 #include "proto.h"
 #include "proto_command.h"
@@ -75,7 +77,11 @@ struct room_config {
     void *notify_arg;
     struct persist *persist; /* command logs and checkpoints (persist.h); NULL: none */
     struct replay *replay;   /* not NULL: the room plays this recording (room_replay.c) */
+    struct measure *measure; /* takes the flock's live measures (measure.h); NULL: none */
 };
+
+/* How often a room offers its flock to be measured, per second. */
+#define ROOM_MEASURE_HZ 4.0
 
 /* Who sent a command, as the room's members table at the network side
  * knows it. The room checks ownership and quotas with it. */
@@ -155,11 +161,21 @@ struct room_info {
     double tick_hz, snapshot_hz;
     uint32_t capacity, max_obstacles;
     int wrap;
-    double late_p99_ms; /* how late recent ticks started, 99th percentile */
+    double late_p99_ms;  /* how late recent ticks started, 99th percentile */
+    double tick_ms_mean; /* how long recent ticks took (pool_time.last_run_ns) */
+    double tick_ms_p99;
+    int has_flock;                  /* flock holds a measure (cfg.measure) */
+    uint64_t flock_tick;            /* the tick it was taken at */
+    double flock_ms;                /* how long measuring it took */
+    struct flockstats_result flock; /* the flock's measures (flockstats.h) */
 };
 
 /* A consistent copy of the room's public figures (safe from any thread). */
 void room_info(struct room *r, struct room_info *out);
+
+/* The flock's measures in info (info->has_flock set) as the protocol
+ * reports them. */
+void room_flock(const struct room_info *info, struct proto_flock *out);
 
 /* The limits the room's commands are parsed against (proto_command_parse):
  * its world's size and capacity, and max_message, the server's limit on a

@@ -253,6 +253,13 @@ static int apply_keyframe(struct room *r, const struct proto_command *c, struct 
     return 0;
 }
 
+/* Nothing to change: its ack carries the figures (reply_stats). */
+static int apply_stats(struct room *r, const struct proto_command *c, struct outcome *o)
+{
+    (void)r, (void)c, (void)o;
+    return 0;
+}
+
 static const apply_fn handlers[PROTO_CMD_COUNT] = {
     [PROTO_CMD_PING] = apply_ping,
     [PROTO_CMD_SEEK] = apply_seek,
@@ -271,6 +278,7 @@ static const apply_fn handlers[PROTO_CMD_COUNT] = {
     [PROTO_CMD_KICK] = apply_kick,
     [PROTO_CMD_KEYFRAME] = apply_keyframe,
     [PROTO_CMD_GOTO] = apply_goto,
+    [PROTO_CMD_STATS] = apply_stats,
 };
 
 static size_t reply_error(char *buf, size_t cap, const char *id, int code, const char *message)
@@ -308,6 +316,24 @@ static size_t reply_ack(char *buf, size_t cap, const struct proto_command *c, ui
     return len > 0 ? (size_t)len : 0;
 }
 
+/* The ack of stats: the room's figures and the flock's last measure. */
+static size_t reply_stats(struct room *r, char *buf, size_t cap, const char *id, uint64_t tick)
+{
+    struct room_info info;
+    room_info(r, &info);
+    struct proto_flock flock;
+    if (info.has_flock)
+        room_flock(&info, &flock);
+    struct proto_stats st = {.boids = info.boids,
+                             .paused = info.paused,
+                             .tick_ms_mean = info.tick_ms_mean,
+                             .tick_ms_p99 = info.tick_ms_p99,
+                             .late_ms_p99 = info.late_p99_ms,
+                             .flock = info.has_flock ? &flock : NULL};
+    int len = proto_reply_stats(buf, cap, id, tick, &st);
+    return len > 0 ? (size_t)len : 0;
+}
+
 void room__apply_command(struct room *r, const struct queued *q)
 {
     if (q->checkpoint) { /* a checkpoint's turn: it reflects every command before it */
@@ -340,7 +366,8 @@ void room__apply_command(struct room *r, const struct queued *q)
     if (rc == 0) {
         atomic_fetch_add_explicit(&g_metrics.commands_accepted, 1, memory_order_relaxed);
         room__record_command(r, q, tick, (uint32_t)o.obstacle);
-        len = reply_ack(text, sizeof text, &q->cmd, tick, &o);
+        len = q->cmd.kind == PROTO_CMD_STATS ? reply_stats(r, text, sizeof text, q->cmd.id, tick)
+                                             : reply_ack(text, sizeof text, &q->cmd, tick, &o);
     } else {
         const char *code = proto_status_name(rc);
         metrics_reject(code);

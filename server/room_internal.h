@@ -61,6 +61,10 @@ struct room {
     uint32_t nowners;
     struct room_store *store; /* command log and checkpoints (room_persist.c); NULL: neither */
     uint64_t start_hash;      /* sim_hash as this tick's commands began, for pings */
+    struct measure_client measurer; /* the room's side of cfg.measure */
+    uint64_t measure_every;         /* ticks between offers */
+    uint64_t since_measure;
+    bool unmeasured; /* the world changed since the last frame measure took */
 
     pthread_mutex_t lock;
     struct queued *ring; /* bounded command queue */
@@ -68,8 +72,9 @@ struct room {
     struct room_reply *replies, **replies_tail;
     struct frame *latest;
     struct room_info info;
-    struct sim_params values;    /* group 0's parameters, for the welcome */
-    float late_ms[LATE_SAMPLES]; /* ring of recent tick start delays */
+    struct sim_params values[SIM_GROUPS]; /* every group's parameters, for the welcome */
+    float late_ms[LATE_SAMPLES];          /* rings of recent tick start delays ... */
+    float run_ms[LATE_SAMPLES];           /* ... and durations */
     uint32_t late_next, late_count;
 };
 
@@ -83,7 +88,7 @@ struct room {
 void room__add_reply(struct room *r, uint64_t client, enum room_reply_kind kind, const char *text,
                      size_t len);
 
-/* Brings what a welcome reports up to now: the tick and group 0's
+/* Brings what a welcome reports up to now: the tick and every group's
  * parameters. Tick thread; takes the lock. */
 void room__refresh_welcome(struct room *r);
 

@@ -31,6 +31,8 @@ int room__replay_allows(const struct room *r, enum proto_cmd kind, const char **
     }
     switch (kind) {
     case PROTO_CMD_PING:
+    case PROTO_CMD_STATS:
+    case PROTO_CMD_KEYFRAME:
     case PROTO_CMD_PAUSE:
     case PROTO_CMD_RESUME:
     case PROTO_CMD_STEP:

@@ -40,7 +40,7 @@ static uint32_t cells_for(uint32_t capacity)
 
 struct flockstats *flockstats_create(uint32_t capacity, const char **err)
 {
-    if (capacity < 1 || capacity > 4194304) {
+    if (capacity < 1 || capacity > FLOCKSTATS_MAX_CAPACITY) {
         if (err)
             *err = "capacity must be in [1, 4194304]";
         return NULL;

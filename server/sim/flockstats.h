@@ -41,9 +41,10 @@
 
 #include "sim.h"
 
-#define FLOCKSTATS_MILL_MIN          10    /* smallest cluster tested for milling */
-#define FLOCKSTATS_MILL_ROTATION     0.65f /* M_k above this ... */
-#define FLOCKSTATS_MILL_POLARIZATION 0.35f /* ... and polarization below this: a mill */
+#define FLOCKSTATS_MAX_CAPACITY      4194304u /* most boids a flockstats object measures */
+#define FLOCKSTATS_MILL_MIN          10       /* smallest cluster tested for milling */
+#define FLOCKSTATS_MILL_ROTATION     0.65f    /* M_k above this ... */
+#define FLOCKSTATS_MILL_POLARIZATION 0.35f    /* ... and polarization below this: a mill */
 
 /* What to measure: n boids in a width x height world. The caller owns the
  * arrays; flockstats only reads them. */
@@ -71,7 +72,8 @@ struct flockstats_result {
 struct flockstats;
 
 /*
- * Allocates scratch for frames of up to `capacity` boids (1 .. 4194304).
+ * Allocates scratch for frames of up to `capacity` boids (1 ..
+ * FLOCKSTATS_MAX_CAPACITY).
  * Returns NULL on failure with a static reason in *err (if err is not
  * NULL). Free with flockstats_destroy().
  */

@@ -1197,6 +1197,116 @@ static void welcome_lists_every_parameter_and_group_zero_values(void **state)
     cJSON_Delete(doc);
 }
 
+static void welcome_lists_each_group_that_differs_with_what_differs_and_the_flock(void **state)
+{
+    (void)state;
+    struct sim_params base, fast, every;
+    sim_params_default(&base);
+    fast = base;
+    fast.max_speed = 150;
+    every = base;
+    every.w_cohesion = 0;
+    every.fov = 180;
+    struct proto_group_values groups[] = {{3, &fast}, {255, &every}};
+    struct proto_flock flock = {
+        .tick = 120, .boids = 1000, .local_polarization = 0.5f, .mills = 2, .mill_fraction = 0.25f};
+    struct proto_welcome w = {.width = 100,
+                              .height = 100,
+                              .tick_hz = 60,
+                              .snapshot_hz = 20,
+                              .values = &base,
+                              .groups = groups,
+                              .n_groups = 2,
+                              .flock = &flock};
+    char buf[PROTO_WELCOME_BYTES];
+    assert_true(proto_reply_welcome(buf, sizeof buf, &w) > 0);
+    cJSON *doc = cJSON_Parse(buf);
+    assert_non_null(doc);
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(doc, "groups");
+    assert_int_equal(cJSON_GetArraySize(g), 2);
+    const cJSON *g3 = cJSON_GetObjectItemCaseSensitive(g, "3");
+    assert_int_equal(cJSON_GetArraySize(g3), 1);
+    assert_true(num(g3, "max_speed") == 150);
+    const cJSON *g255 = cJSON_GetObjectItemCaseSensitive(g, "255");
+    assert_int_equal(cJSON_GetArraySize(g255), 2);
+    assert_true(num(g255, "w_cohesion") == 0 && num(g255, "fov") == 180);
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(doc, "flock");
+    assert_true(num(f, "tick") == 120 && num(f, "boids") == 1000 && num(f, "mills") == 2);
+    assert_true(num(f, "local_polarization") == 0.5 && num(f, "mill_fraction") == 0.25);
+    cJSON_Delete(doc);
+    /* No group differs, nothing measured: neither member. */
+    w.n_groups = 0;
+    w.flock = NULL;
+    assert_true(proto_reply_welcome(buf, sizeof buf, &w) > 0);
+    assert_null(strstr(buf, "\"groups\""));
+    assert_null(strstr(buf, "\"flock\""));
+}
+
+/* 255 groups that differ in every parameter still fit the welcome buffer. */
+static void the_largest_welcome_fits_its_buffer(void **state)
+{
+    (void)state;
+    struct sim_params base, other[255];
+    struct proto_group_values groups[255];
+    sim_params_default(&base);
+    for (unsigned g = 0; g < 255; g++) {
+        for (size_t i = 0; i < sim_param_count(); i++) {
+            const struct sim_param_desc *d = sim_param_at(i);
+            *sim_param_field(&other[g], d) = d->min + (d->max - d->min) * 0.123456789f;
+        }
+        groups[g] = (struct proto_group_values){g + 1, &other[g]};
+    }
+    struct proto_flock flock = {.tick = UINT64_MAX / 2, .boids = UINT32_MAX};
+    struct proto_welcome w = {.width = 1e6f,
+                              .height = 1e6f,
+                              .tick_hz = 60,
+                              .snapshot_hz = 20,
+                              .room = "abcdefghijklmnopqrstuvwxyz012345",
+                              .values = &base,
+                              .groups = groups,
+                              .n_groups = 255,
+                              .flock = &flock,
+                              .tick = UINT64_MAX / 2,
+                              .client = UINT64_MAX / 2,
+                              .rate = 1e6,
+                              .replay = 1,
+                              .replay_last = UINT64_MAX / 2};
+    static char buf[PROTO_WELCOME_BYTES];
+    int n = proto_reply_welcome(buf, sizeof buf, &w);
+    assert_true(n > 0);
+    cJSON *doc = cJSON_Parse(buf);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(doc, "groups")), 255);
+    cJSON_Delete(doc);
+}
+
+static void stats_ack_carries_the_figures_and_a_null_flock_before_a_measure(void **state)
+{
+    (void)state;
+    struct proto_stats st = {
+        .boids = 40, .paused = 1, .tick_ms_mean = 0.5, .tick_ms_p99 = 2, .late_ms_p99 = 0.25};
+    char buf[PROTO_REPLY_BYTES];
+    assert_true(proto_reply_stats(buf, sizeof buf, "\"s\"", 9, &st) > 0);
+    cJSON *doc = cJSON_Parse(buf);
+    assert_string_equal(str(doc, "type"), "ack");
+    assert_string_equal(str(doc, "id"), "s");
+    assert_true(num(doc, "tick") == 9);
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(doc, "stats");
+    assert_true(num(s, "boids") == 40 && num(s, "tick_ms_mean") == 0.5 &&
+                num(s, "tick_ms_p99") == 2 && num(s, "late_ms_p99") == 0.25);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "paused")));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(s, "flock")));
+    cJSON_Delete(doc);
+    struct proto_flock flock = {.tick = 8, .boids = 40, .nn_p5 = 12.5f, .ms = 1.5};
+    st.flock = &flock;
+    assert_true(proto_reply_stats(buf, sizeof buf, NULL, 9, &st) > 0);
+    doc = cJSON_Parse(buf);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(doc, "id")));
+    const cJSON *f =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "stats"), "flock");
+    assert_true(num(f, "tick") == 8 && num(f, "nn_p5") == 12.5 && num(f, "measure_ms") == 1.5);
+    cJSON_Delete(doc);
+}
+
 static void replies_report_nospace_when_the_buffer_is_too_small(void **state)
 {
     (void)state;
@@ -1261,6 +1371,9 @@ int main(void)
         cmocka_unit_test(error_replies_are_valid_json_with_a_stable_code),
         cmocka_unit_test(welcome_names_the_protocol_the_connection_speaks),
         cmocka_unit_test(welcome_lists_every_parameter_and_group_zero_values),
+        cmocka_unit_test(welcome_lists_each_group_that_differs_with_what_differs_and_the_flock),
+        cmocka_unit_test(the_largest_welcome_fits_its_buffer),
+        cmocka_unit_test(stats_ack_carries_the_figures_and_a_null_flock_before_a_measure),
         cmocka_unit_test(room_messages_carry_room_role_team_and_escaped_names),
         cmocka_unit_test(replies_report_nospace_when_the_buffer_is_too_small),
         cmocka_unit_test(statuses_have_distinct_stable_names),

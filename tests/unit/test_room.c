@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -289,6 +290,111 @@ static void a_keyframe_command_is_acked_counted_and_marks_its_reply(void **state
     room_destroy(r);
 }
 
+/* stats: the ack carries the room's figures; the tick durations are the
+ * ones the pool told the ticks; without a measurer the flock is null. */
+static void stats_is_acked_with_the_rooms_figures(void **state)
+{
+    (void)state;
+    struct room *r = room_new();
+    for (int k = 1; k <= 100; k++) {
+        struct pool_time t = {.now_ns = 1000000000, .wall_us = 1, .last_run_ns = k * 100000};
+        room_tick(r, &t); /* 0.1, 0.2, ..., 10 ms */
+    }
+    push(r, "{\"cmd\":\"stats\",\"id\":5}");
+    tick(r, 1, 0);
+    cJSON *rep[2];
+    assert_int_equal(take_replies(r, rep, 2), 1);
+    assert_string_equal(str(rep[0], "type"), "ack");
+    assert_true(num(rep[0], "id") == 5 && num(rep[0], "tick") == 100);
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(rep[0], "stats");
+    assert_true(num(s, "boids") == BOIDS);
+    assert_true(num(s, "tick_ms_p99") > 9.8 && num(s, "tick_ms_p99") <= 10.0);
+    assert_true(num(s, "tick_ms_mean") > 4.9 && num(s, "tick_ms_mean") < 5.1);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(s, "flock")));
+    cJSON_Delete(rep[0]);
+    room_destroy(r);
+}
+
+/* With a measurer the room offers its world every tick_hz / ROOM_MEASURE_HZ
+ * ticks; the stats and the welcome then report the measure. */
+static void a_measured_room_reports_its_flock(void **state)
+{
+    (void)state;
+    const char *err = NULL;
+    struct measure *m = measure_create(&err);
+    assert_non_null(m);
+    struct room_config cfg = {.name = "measured",
+                              .mode = PROTO_MODE_SANDBOX,
+                              .boids = BOIDS,
+                              .tick_hz = 60,
+                              .snapshot_hz = 60,
+                              .queue_len = 16,
+                              .max_message = PROTO_DEFAULT_MAX_MESSAGE,
+                              .measure = m};
+    sim_default_config(&cfg.sim);
+    cfg.sim.capacity = CAPACITY;
+    struct room *r = room_create(&cfg, &err);
+    assert_non_null(r);
+    struct room_info info;
+    for (int k = 0; k < 14; k++)
+        tick_alone(r);
+    room_info(r, &info);
+    assert_false(info.has_flock); /* not offered before 15 ticks */
+    tick_alone(r);
+    for (int waited = 0; waited < 2000; waited++) { /* the measure runs on its thread */
+        room_info(r, &info);
+        if (info.has_flock)
+            break;
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    assert_true(info.has_flock);
+    assert_int_equal(info.flock.count, BOIDS);
+    assert_true(info.flock_tick == 15);
+    assert_true(info.flock.local_polarization >= info.flock.global_polarization);
+    assert_true(info.flock.nn_p5 > 0 && info.flock.nn_p5 <= info.flock.nn_median);
+    push(r, "{\"cmd\":\"stats\"}");
+    tick_alone(r);
+    cJSON *rep[2];
+    assert_int_equal(take_replies(r, rep, 2), 1);
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(rep[0], "stats"), "flock");
+    assert_true(num(f, "tick") == 15 && num(f, "boids") == BOIDS);
+    assert_true((float)num(f, "nn_p5") == info.flock.nn_p5);
+    cJSON_Delete(rep[0]);
+    char welcome[PROTO_WELCOME_BYTES];
+    struct room_actor who = {.client = 7, .role = PROTO_ROLE_VIEWER, .team = -1};
+    assert_true(room_welcome(r, &who, welcome, sizeof welcome) > 0);
+    cJSON *doc = cJSON_Parse(welcome);
+    assert_true(num(cJSON_GetObjectItemCaseSensitive(doc, "flock"), "tick") == 15);
+    assert_null(cJSON_GetObjectItemCaseSensitive(doc, "groups"));
+    cJSON_Delete(doc);
+    room_destroy(r);
+    measure_destroy(m);
+}
+
+/* The welcome lists the parameters of every group that differs from group 0. */
+static void the_welcome_reports_every_groups_values(void **state)
+{
+    (void)state;
+    struct room *r = room_new();
+    push(r, "{\"cmd\":\"params\",\"group\":4,\"max_speed\":140}");
+    tick(r, 1, 0);
+    cJSON *rep[2];
+    assert_int_equal(take_replies(r, rep, 2), 1);
+    cJSON_Delete(rep[0]);
+    static char welcome[PROTO_WELCOME_BYTES];
+    struct room_actor who = {.client = 7, .role = PROTO_ROLE_VIEWER, .team = -1};
+    assert_true(room_welcome(r, &who, welcome, sizeof welcome) > 0);
+    cJSON *doc = cJSON_Parse(welcome);
+    const cJSON *groups = cJSON_GetObjectItemCaseSensitive(doc, "groups");
+    assert_int_equal(cJSON_GetArraySize(groups), 1);
+    assert_true(num(cJSON_GetObjectItemCaseSensitive(groups, "4"), "max_speed") == 140);
+    assert_true(num(cJSON_GetObjectItemCaseSensitive(doc, "values"), "max_speed") == 100);
+    cJSON_Delete(doc);
+    room_destroy(r);
+}
+
 static void a_full_queue_refuses_with_queue_full(void **state)
 {
     (void)state;
@@ -314,6 +420,9 @@ int main(void)
         cmocka_unit_test(the_lateness_reported_is_what_the_ticks_were_told),
         cmocka_unit_test(a_room_encodes_the_kinds_its_clients_took_lately_and_no_other),
         cmocka_unit_test(a_keyframe_command_is_acked_counted_and_marks_its_reply),
+        cmocka_unit_test(stats_is_acked_with_the_rooms_figures),
+        cmocka_unit_test(a_measured_room_reports_its_flock),
+        cmocka_unit_test(the_welcome_reports_every_groups_values),
         cmocka_unit_test(a_full_queue_refuses_with_queue_full),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
