@@ -287,8 +287,9 @@ static void flock_measured(void *arg, const struct flockstats_result *res, uint6
     pthread_mutex_unlock(&r->lock);
 }
 
-/* Every measure_every ticks, if the world changed since, offers it to be
- * measured; a busy measurer is asked again next tick. */
+/* Every measure_every ticks, if the world stepped or a command changed it
+ * since the last measure, offers it to be measured; a busy measurer is
+ * asked again next tick. */
 static void offer_measure(struct room *r, bool changed)
 {
     r->unmeasured |= changed;
@@ -435,7 +436,7 @@ void room_tick(struct room *r, const struct pool_time *t)
         publish(r, t->wall_us);
         notify = 1;
     }
-    offer_measure(r, stepping || n > 0);
+    offer_measure(r, stepping);
     record_lateness(r, t->late_ns, t->last_run_ns);
     if (n > 0)
         atomic_store_explicit(&r->dirty, 1, memory_order_release);

@@ -12,6 +12,7 @@
 #include "room_internal.h"
 
 #include "metrics.h"
+#include "reclog.h"
 
 #include <inttypes.h>
 #include <stdatomic.h>
@@ -366,6 +367,8 @@ void room__apply_command(struct room *r, const struct queued *q)
     if (rc == 0) {
         atomic_fetch_add_explicit(&g_metrics.commands_accepted, 1, memory_order_relaxed);
         room__record_command(r, q, tick, (uint32_t)o.obstacle);
+        if (reclog_is_recorded(q->cmd.kind))
+            r->unmeasured = true; /* it may have changed the flock */
         len = q->cmd.kind == PROTO_CMD_STATS ? reply_stats(r, text, sizeof text, q->cmd.id, tick)
                                              : reply_ack(text, sizeof text, &q->cmd, tick, &o);
     } else {
