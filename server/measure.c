@@ -28,7 +28,7 @@ struct measure {
     uint64_t tick;
     struct flockstats_frame frame; /* points into the buffer below */
     float *x, *y, *vx, *vy;
-    uint32_t cap; /* boids the buffer holds */
+    uint32_t cap;             /* boids the buffer holds */
     struct flockstats *stats; /* the measuring thread's only */
     uint32_t stats_cap;
 };

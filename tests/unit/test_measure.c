@@ -60,8 +60,15 @@ static struct flockstats_frame frame_of_random_boids(uint64_t seed)
         vx[i] = (float)(unit(&s) * 2 - 1);
         vy[i] = (float)(unit(&s) * 2 - 1);
     }
-    return (struct flockstats_frame){.count = N, .width = 400, .height = 300, .wrap = 1,
-                                     .radius = 50, .x = x, .y = y, .vx = vx, .vy = vy};
+    return (struct flockstats_frame){.count = N,
+                                     .width = 400,
+                                     .height = 300,
+                                     .wrap = 1,
+                                     .radius = 50,
+                                     .x = x,
+                                     .y = y,
+                                     .vx = vx,
+                                     .vy = vy};
 }
 
 static void probe_init(struct probe *p)
