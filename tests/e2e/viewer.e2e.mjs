@@ -116,8 +116,8 @@ async function functionalChecks(browser, consoleLog) {
     assert(steps > 10, `only ${steps} of 20 boids changed from one frame to the next`);
   });
 
-  await check('the stats panel shows snapshot rate, bytes, ping, tick time and polarization', async () => {
-    await waitFor('a second tick-time sample', () => view(page, () => window.flockView.stats.tickMs !== null), 5000);
+  await check('the stats panel shows snapshot rate, bytes, ping, and plots tick time and the flock\'s measures', async () => {
+    await waitFor('the room\'s stats with a measure', () => view(page, () => window.flockView.stats.flock), 5000);
     await sleep(300);
     const text = (id) => page.locator(`#${id}`).textContent();
     const rate = parseFloat(await text('st-rate'));
@@ -125,8 +125,23 @@ async function functionalChecks(browser, consoleLog) {
     assert(/[kM]?B\/s/.test(await text('st-bytes')) && parseFloat(await text('st-bytes')) > 0, 'bytes/s');
     assert(/^\d+(\.\d)? ms$/.test(await text('st-ping')), `ping "${await text('st-ping')}"`);
     assert(/ms$/.test(await text('st-tickms')), `tick time "${await text('st-tickms')}"`);
-    const pol = parseFloat(await text('st-pol'));
-    assert(pol >= 0 && pol <= 1, `polarization "${await text('st-pol')}"`);
+    const flock = await view(page, () => window.flockView.stats.flock);
+    const pol = /^(\d\.\d{3}) local, (\d\.\d\d) global$/.exec(await text('st-pol'));
+    assert(pol && Number(pol[1]) >= 0 && Number(pol[1]) <= 1, `polarization "${await text('st-pol')}"`);
+    assert(/^\d+\.\d \(\d+\.\d\d × separation\)$/.test(await text('st-nn')), `spacing "${await text('st-nn')}"`);
+    assert(/^\d+\.\d \(\d\.\d\d × max\)$/.test(await text('st-speed')), `speed "${await text('st-speed')}"`);
+    assert(/^\d+ \(\d+\.\d % of boids\)$/.test(await text('st-mills')), `mills "${await text('st-mills')}"`);
+    assert(/^\d+, largest \d+, \d+ flocks$/.test(await text('st-clusters')), `clusters "${await text('st-clusters')}"`);
+    assert(flock.boids > 0 && flock.local_polarization <= 1, `flock ${JSON.stringify(flock)}`);
+    // The plots are drawn: each sparkline has painted pixels once it has two samples.
+    await sleep(2200);
+    const painted = await view(page, () => ['spark-tick', 'spark-pol', 'spark-global', 'spark-nn', 'spark-speed']
+      .map((id) => {
+        const c = document.getElementById(id);
+        const px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        return px.some((v, i) => i % 4 === 3 && v > 0);
+      }));
+    assert(painted.every(Boolean), `sparklines painted: ${painted}`);
     assert(/^\d+$/.test(await text('st-skipped')), `skipped "${await text('st-skipped')}"`);
     assert((await text('st-version')) === 'v2', `snapshot "${await text('st-version')}"`);
     const perBoid = parseFloat(await text('st-bpb'));

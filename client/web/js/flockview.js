@@ -59,7 +59,7 @@ export function makeFlockView(src) {
     },
     get stats() {
       return { ...snapshotStats(), rttMs: app.rttMs, framesSkipped: skips.skipped, tickMs: app.tickMs,
-        polarization: app.pol, decodeCount: app.decode.count, decodeMsTotal: app.decode.totalMs,
+        flock: app.flock, decodeCount: app.decode.count, decodeMsTotal: app.decode.totalMs,
         acks: app.acks, errors: app.errors, badSnapshots: app.badSnapshots, protocol: conn.version,
         wireBytes: app.wire.bytes, wireBoids: app.wire.boids, keyframesAsked: app.keyframes.asked,
         hashMismatches: app.keyframes.hashMismatches };

@@ -18,14 +18,14 @@ import { ReplayBar } from './replaybar.js';
 import { Lobby } from './lobby.js';
 import { RosterList } from './roster.js';
 import {
-  RateMeter, SkipCounter, Series, polarization, parseTickMetrics, meanTickMs, drawSparkline,
+  RateMeter, SkipCounter, Series, drawSparkline,
 } from './stats.js';
 
 // Render this far behind the newest snapshot, or 1.5 snapshot periods when
 // snapshots come slower than 15 Hz, so there is a later one to move toward.
 const PLAYOUT_DELAY_MS = 100;
 const PING_EVERY_MS = 1000;
-const METRICS_EVERY_MS = 1000;
+const STATS_EVERY_MS = 1000;
 const PANEL_EVERY_MS = 250;
 const TOAST_MS = 4000;
 // After a version 2 frame is refused, ask for a key frame at most this often
@@ -42,6 +42,11 @@ const rates = new RateMeter(2000);
 const skips = new SkipCounter();
 const tickSeries = new Series(60);
 const polSeries = new Series(60);
+const globalSeries = new Series(60);
+const nnSeries = new Series(60);
+const speedSeries = new Series(60);
+const millSeries = new Series(60);
+const flockSeries = [tickSeries, polSeries, globalSeries, nnSeries, speedSeries, millSeries];
 
 const app = {
   welcome: null,
@@ -53,9 +58,8 @@ const app = {
   radius: 40,
   values: new Map(), // group -> {param: value} as far as this client knows
   rttMs: null,
-  tickMs: null,
-  pol: null,
-  metricsPrev: null,
+  tickMs: null, // the room's mean tick time, ms (stats)
+  flock: null, // the flock's last measures (§6.5)
   acks: 0,
   errors: 0,
   lastError: null,
@@ -121,10 +125,13 @@ function onWelcome(w, fresh) {
   playout.delayMs = Math.max(PLAYOUT_DELAY_MS, 1500 / w.snapshot_hz);
   skips.setRates(w.tick_hz, w.snapshot_hz);
   rates.reset();
-  app.metricsPrev = null;
   app.latest = null;
   app.values.clear();
   app.values.set(0, { ...w.values });
+  // Groups whose parameters differ from group 0's list what differs (§6.1).
+  for (const [g, own] of Object.entries(w.groups || {})) app.values.set(Number(g), { ...w.values, ...own });
+  flockSeries.forEach((series) => series.clear());
+  showFlock(w.flock || null, null);
   camera.setWorld(w.world.width, w.world.height);
   params.build(w.params || [], groupValues(app.group));
   const radius = $('radius');
@@ -200,6 +207,7 @@ function onReply(msg, req) {
   }
   app.acks++;
   if (cmd === 'ping') app.rttMs = performance.now() - req.sentAt;
+  if (cmd === 'stats' && msg.stats) plotStats(msg.stats);
   if (cmd === 'reset' && app.welcome) {
     // reset restores every parameter to its default (§5.4).
     const defaults = Object.fromEntries(app.welcome.params.map((p) => [p.name, p.default]));
@@ -471,24 +479,41 @@ function updatePanel() {
   updateBanner();
 }
 
-async function pollMetrics() {
-  if (!conn.open) return;
-  let cur = null;
-  try {
-    const res = await fetch('/metrics', { cache: 'no-store' });
-    if (res.ok) cur = parseTickMetrics(await res.text());
-  } catch {
-    return; // the connection's own state says what is wrong
-  }
-  app.tickMs = meanTickMs(app.metricsPrev, cur);
-  if (app.metricsPrev) tickSeries.push(app.tickMs);
-  app.metricsPrev = cur;
-  app.pol = app.latest ? polarization(app.latest) : null;
-  polSeries.push(app.pol);
-  $('st-tickms').textContent = tickSeries.last === null ? '–' : `${fmt(tickSeries.last, 3)} ms`;
-  $('st-pol').textContent = fmt(app.pol, 3);
+// The room's own figures, asked for with stats (§6.5) once a second: its
+// tick time and the flock's measures, plotted beside each other.
+function pollStats() {
+  if (conn.open && app.welcome) conn.send('stats');
+}
+
+/** Fills the flock rows of the panel from a §6.5 flock object (or null). */
+function showFlock(f, tickMs) {
+  const v = app.welcome ? app.welcome.values : {};
+  $('st-tickms').textContent = tickMs === null ? '–' : `${fmt(tickMs, 3)} ms`;
+  $('st-pol').textContent = f ? `${fmt(f.local_polarization, 3)} local, ${fmt(f.global_polarization, 2)} global` : '–';
+  $('st-nn').textContent = f ? `${fmt(f.nn_p5, 1)} (${fmt(f.nn_p5 / v.separation_radius, 2)} × separation)` : '–';
+  $('st-speed').textContent = f ? `${fmt(f.mean_speed, 1)} (${fmt(f.mean_speed / v.max_speed, 2)} × max)` : '–';
+  $('st-clusters').textContent = f ? `${f.clusters}, largest ${f.largest_cluster}, ${f.flocks} flocks` : '–';
+  $('st-mills').textContent = f ? `${f.mills} (${fmt(100 * f.mill_fraction, 1)} % of boids)` : '–';
+}
+
+function plotStats(st) {
+  const f = st.flock;
+  const v = app.welcome ? app.welcome.values : {};
+  app.flock = f;
+  app.tickMs = st.tick_ms_mean;
+  tickSeries.push(st.tick_ms_mean);
+  polSeries.push(f ? f.local_polarization : null);
+  globalSeries.push(f ? f.global_polarization : null);
+  nnSeries.push(f ? f.nn_p5 / v.separation_radius : null);
+  speedSeries.push(f ? f.mean_speed / v.max_speed : null);
+  millSeries.push(f ? f.mill_fraction : null);
+  showFlock(f, st.tick_ms_mean);
   drawSparkline($('spark-tick'), tickSeries, { color: '#ffb703', min: 0 });
   drawSparkline($('spark-pol'), polSeries, { color: '#4cc9f0', min: 0, max: 1 });
+  drawSparkline($('spark-global'), globalSeries, { color: '#90be6d', min: 0, max: 1 });
+  drawSparkline($('spark-nn'), nnSeries, { color: '#f28482', min: 0 });
+  drawSparkline($('spark-speed'), speedSeries, { color: '#cdb4db', min: 0, max: 1 });
+  drawSparkline($('spark-mills'), millSeries, { color: '#e63946', min: 0, max: 1 });
 }
 
 // ---- start --------------------------------------------------------------
@@ -501,5 +526,5 @@ bindPointer(canvas, camera, { onClick: click, onHover: updatePreview, onLeave: (
 conn.start();
 requestAnimationFrame(frame);
 setInterval(() => conn.send('ping'), PING_EVERY_MS);
-setInterval(pollMetrics, METRICS_EVERY_MS);
+setInterval(pollStats, STATS_EVERY_MS);
 setInterval(updatePanel, PANEL_EVERY_MS);

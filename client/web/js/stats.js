@@ -1,7 +1,7 @@
 // Measurements for the stats panel: sliding-window rates, skipped-frame
-// counting from tick gaps, polarization of a snapshot, the tick-time mean
-// from flockd's /metrics text, and small sparkline charts. Everything but
-// drawSparkline is pure and takes time as an argument.
+// counting from tick gaps, and small sparkline charts of the series the
+// room's stats (PROTOCOL.md §6.5) feed. Everything but drawSparkline is
+// pure and takes time as an argument.
 
 /** Events and bytes per second over the last `windowMs`. */
 export class RateMeter {
@@ -74,46 +74,6 @@ export class SkipCounter {
   restart() {
     this.last = null;
   }
-}
-
-const COS = new Float64Array(256);
-const SIN = new Float64Array(256);
-for (let h = 0; h < 256; h++) {
-  COS[h] = Math.cos((h * Math.PI) / 128);
-  SIN[h] = Math.sin((h * Math.PI) / 128);
-}
-
-/** |mean unit heading| of a decoded snapshot's boids: 1 all aligned, ~0 random; null without boids. */
-export function polarization(snap) {
-  const n = snap.boidCount;
-  if (!n) return null;
-  const hd = snap.heading;
-  let sx = 0;
-  let sy = 0;
-  for (let i = 0; i < n; i++) {
-    sx += COS[hd[i]];
-    sy += SIN[hd[i]];
-  }
-  return Math.hypot(sx, sy) / n;
-}
-
-/** {sum, count} of flockd_tick_duration_seconds from Prometheus text, or null. */
-export function parseTickMetrics(text) {
-  const grab = (name) => {
-    const m = text.match(new RegExp(`^${name}(?:\\{[^}]*\\})?\\s+(\\S+)`, 'm'));
-    return m ? Number(m[1]) : NaN;
-  };
-  const sum = grab('flockd_tick_duration_seconds_sum');
-  const count = grab('flockd_tick_duration_seconds_count');
-  return Number.isFinite(sum) && Number.isFinite(count) ? { sum, count } : null;
-}
-
-/** Mean tick time (ms) between two parseTickMetrics readings; null when no tick ran. */
-export function meanTickMs(prev, cur) {
-  if (!prev || !cur) return null;
-  const dc = cur.count - prev.count;
-  if (dc <= 0) return null;
-  return ((cur.sum - prev.sum) / dc) * 1000;
 }
 
 /** The last `capacity` samples; null marks a gap. */
