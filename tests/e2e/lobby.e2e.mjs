@@ -31,13 +31,13 @@ function rgb(hex) {
   return `rgb(${n >> 16}, ${(n >> 8) & 255}, ${n & 255})`;
 }
 
-/** Records the JSON commands `page` sends over its WebSocket, pings left out. */
+/** Records the JSON commands `page` sends over its WebSocket, its periodic ping and stats left out. */
 function recordCommands(page) {
   const sent = [];
   page.on('websocket', (ws) => ws.on('framesent', (f) => {
     if (typeof f.payload !== 'string') return;
     const msg = JSON.parse(f.payload);
-    if (msg.cmd !== 'ping') sent.push(msg);
+    if (msg.cmd !== 'ping' && msg.cmd !== 'stats') sent.push(msg);
   }));
   return sent;
 }

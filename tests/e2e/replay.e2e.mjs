@@ -39,13 +39,13 @@ async function record(dir, seconds) {
   return join(dir, 'default.flog');
 }
 
-/** Records the JSON commands `page` sends, pings left out. */
+/** Records the JSON commands `page` sends, its periodic ping and stats left out. */
 function recordCommands(page) {
   const sent = [];
   page.on('websocket', (ws) => ws.on('framesent', (f) => {
     if (typeof f.payload !== 'string') return;
     const msg = JSON.parse(f.payload);
-    if (msg.cmd !== 'ping') sent.push(msg);
+    if (msg.cmd !== 'ping' && msg.cmd !== 'stats') sent.push(msg);
   }));
   return sent;
 }
