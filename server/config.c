@@ -136,6 +136,11 @@ static const struct cfg_row rows[] = {
      "behind), always (every tick that logged something; costs a disk flush per tick)"},
     {"record-hash-every", T_UINT, FIELD(log_hash_every), "60", 1, 1000000, NULL, "TICKS", 0,
      "a log records the room's state hash every this many ticks, for --replay --verify"},
+    {"tls-cert", T_STRING, FIELD(tls_cert), "", 0, LEN(tls_cert), NULL, "FILE", 0,
+     "PEM certificate (with its chain) to serve https:// and wss:// on --port instead of "
+     "http:// and ws://; needs --tls-key. SIGHUP reloads both files; empty: plain"},
+    {"tls-key", T_STRING, FIELD(tls_key), "", 0, LEN(tls_key), NULL, "FILE", 0,
+     "PEM private key of --tls-cert (not encrypted)"},
     {"checkpoint-dir", T_STRING, FIELD(checkpoint_dir), "", 0, LEN(checkpoint_dir), NULL, "DIR", 0,
      "directory of the rooms' checkpoints, ROOM.ckpt, restored at start; empty: none"},
     {"checkpoint-every", T_DOUBLE, FIELD(checkpoint_every), "5", 0, 86400, NULL, "SECONDS", 0,
@@ -621,6 +626,10 @@ int cfg_validate(const struct cfg *c, char *err, size_t errlen)
         if (rc != 0)
             return rc;
     }
+    if (!c->tls_cert[0] != !c->tls_key[0])
+        return fail(err, errlen, CFG_EINVAL,
+                    "--tls-cert and --tls-key go together: give both or "
+                    "neither");
     for (size_t i = 0; i < sizeof order_rules / sizeof order_rules[0]; i++) {
         const struct cfg_row *lo = find_row(order_rules[i].lo, strlen(order_rules[i].lo));
         const struct cfg_row *hi = find_row(order_rules[i].hi, strlen(order_rules[i].hi));

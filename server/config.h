@@ -64,6 +64,8 @@ struct cfg {
     uint32_t log_hash_every;   /* "record-hash-every": ticks between logged hashes */
     char checkpoint_dir[1024]; /* "checkpoint-dir": the rooms' checkpoints; "" = none */
     double checkpoint_every;   /* "checkpoint-every": seconds between them, default 5 */
+    char tls_cert[1024];       /* "tls-cert": PEM certificate (chain) for https/wss; "" = plain */
+    char tls_key[1024];        /* "tls-key": its PEM private key */
 };
 
 /* Fills *c with every default from the table. */

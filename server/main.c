@@ -22,6 +22,7 @@
 #include "proto.h"
 #include "replay_main.h"
 #include "room.h"
+#include "tlsfiles.h"
 
 #include <libwebsockets.h>
 #include <pthread.h>
@@ -32,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 
 struct app {
     _Atomic(struct net *) net; /* NULL until the network is up; rooms tick before */
@@ -49,9 +51,14 @@ static void *signal_main(void *arg)
 {
     struct app *app = arg;
     int sig = 0;
-    if (sigwait(&app->signals, &sig) == 0 && !atomic_load(&app->done)) {
+    while (sigwait(&app->signals, &sig) == 0 && !atomic_load(&app->done)) {
+        if (sig == SIGHUP) { /* renewed certificates */
+            net_reload_tls(atomic_load(&app->net));
+            continue;
+        }
         fprintf(stderr, "flockd: %s, shutting down\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
         net_stop(atomic_load(&app->net));
+        break;
     }
     return NULL;
 }
@@ -140,6 +147,8 @@ static struct net_config net_config_from(const struct cfg *c)
         .origins = c->origins,
         .ping_interval = c->ping_interval,
         .idle_timeout = c->idle_timeout,
+        .tls_cert = c->tls_cert,
+        .tls_key = c->tls_key,
     };
 }
 
@@ -147,8 +156,8 @@ static void print_banner(const struct cfg *c, const struct net *net, const struc
                          const struct lobby *lobby)
 {
     bool v6 = strchr(c->host, ':') != NULL; /* an IPv6 address goes in brackets in a URL */
-    printf("flockd listening on http://%s%s%s:%d\n", v6 ? "[" : "", c->host, v6 ? "]" : "",
-           net_port(net));
+    printf("flockd listening on %s://%s%s%s:%d\n", c->tls_cert[0] ? "https" : "http", v6 ? "[" : "",
+           c->host, v6 ? "]" : "", net_port(net));
     printf("flockd: room \"default\": %u boids, %.0f x %.0f %s, %g Hz ticks, %g Hz snapshots\n",
            c->boids, c->width, c->height, c->edges, c->tick_hz, c->snapshot_hz);
     printf("flockd: %u tick threads; up to %u rooms%s\n", pool_workers(pool), c->max_rooms,
@@ -229,6 +238,27 @@ static void final_checkpoints(const struct cfg *c, struct pool *pool, struct lob
            c->checkpoint_dir);
 }
 
+/* With --tls-cert: the pair is good (tlsfiles.h) and said so; false with
+ * a message naming the file if not. */
+static bool check_tls(const struct cfg *c)
+{
+    if (!c->tls_cert[0])
+        return true;
+    char why[2200];
+    int64_t until;
+    if (tlsfiles_check(c->tls_cert, c->tls_key, clock_wall_us() / 1000000, &until, why,
+                       sizeof why) < 0) {
+        fprintf(stderr, "flockd: TLS: %s\n", why);
+        return false;
+    }
+    time_t t = (time_t)until;
+    char day[32];
+    strftime(day, sizeof day, "%Y-%m-%d", gmtime(&t));
+    printf("flockd: https and wss with certificate %s (valid until %s); SIGHUP reloads it\n",
+           c->tls_cert, day);
+    return true;
+}
+
 /* Runs flockd with settings c (playing the recording rp in its one room,
  * if not NULL) until a signal; returns the exit status. */
 static int serve_and_stop(const struct cfg *cfg, struct replay *rp)
@@ -238,11 +268,14 @@ static int serve_and_stop(const struct cfg *cfg, struct replay *rp)
     sigemptyset(&app.signals);
     sigaddset(&app.signals, SIGINT);
     sigaddset(&app.signals, SIGTERM);
+    sigaddset(&app.signals, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &app.signals, NULL);
     signal(SIGPIPE, SIG_IGN);
     raise_fd_limit();
     lws_set_log_level(LLL_ERR, NULL);
 
+    if (!check_tls(&c))
+        return 1;
     struct room_config rc;
     room_config_from(&c, &rc, &app);
     const char *err = NULL;

@@ -23,6 +23,7 @@
 #include "proto_v2.h"
 #include "session.h"
 #include "sessions.h"
+#include "tlsfiles.h"
 
 #include <libwebsockets.h>
 #include <stdatomic.h>
@@ -30,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define HOUSEKEEP_NS 100000000LL  /* grace periods and room expiry, every 100 ms */
@@ -48,6 +50,8 @@ struct net {
     struct lws_vhost *vhost;
     int port;
     atomic_int stop;
+    atomic_int reload_tls; /* net_reload_tls() asked */
+    char tls_cert[1024], tls_key[1024];
     int64_t housekept_ns;
 };
 
@@ -91,8 +95,33 @@ static bool is_origin_allowed(const struct net *n, struct lws *wsi)
 
 /* Everything the rooms produced since the last wake-up, the lobby's
  * housekeeping when due, and on shutdown a 1001 close for every client. */
+/* The certificate and key again from their files, if they are a good
+ * pair; says what happened. lws_tls_cert_updated() loads them into the
+ * vhost's TLS context, which new connections take theirs from. */
+static void reload_tls(struct net *n)
+{
+    char why[1200];
+    int64_t until;
+    if (tlsfiles_check(n->tls_cert, n->tls_key, clock_wall_us() / 1000000, &until, why,
+                       sizeof why) < 0) {
+        fprintf(stderr, "flockd: SIGHUP: TLS files refused, the old ones stay: %s\n", why);
+        return;
+    }
+    if (lws_tls_cert_updated(n->ctx, n->tls_cert, n->tls_key, NULL, 0, NULL, 0)) {
+        fprintf(stderr, "flockd: SIGHUP: TLS files could not be loaded, the old ones stay\n");
+        return;
+    }
+    time_t t = (time_t)until;
+    char day[32];
+    strftime(day, sizeof day, "%Y-%m-%d", gmtime(&t));
+    printf("flockd: SIGHUP: TLS certificate %s reloaded (valid until %s)\n", n->tls_cert, day);
+    fflush(stdout);
+}
+
 static void on_wake(struct net *n, int64_t now)
 {
+    if (atomic_exchange(&n->reload_tls, 0) && n->tls_cert[0])
+        reload_tls(n);
     deliver_rooms(&n->sessions, n->lobby, now);
     if (now - n->housekept_ns >= HOUSEKEEP_NS) {
         n->housekept_ns = now;
@@ -227,6 +256,16 @@ static struct lws_context *context_create(struct net *n)
     info.options = LWS_SERVER_OPTION_VALIDATE_UTF8 |
                    LWS_SERVER_OPTION_HTTP_HEADERS_SECURITY_BEST_PRACTICES_ENFORCE;
     info.vhost_name = "flockd";
+    if (n->tls_cert[0]) {
+        info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
+        info.ssl_cert_filepath = n->tls_cert;
+        info.ssl_private_key_filepath = n->tls_key;
+        /* HTTP/1.1 only. lws offers h2 by ALPN, and a browser on h2 asks
+         * for its WebSocket over h2 (RFC 8441), which flockd's /ws filter
+         * (it reads the HTTP/1 URI) does not take: Chromium waited 5 s
+         * before it fell back to HTTP/1.1. */
+        info.alpn = "http/1.1";
+    }
     info.timeout_secs = 10;
     return lws_create_context(&info);
 }
@@ -267,6 +306,8 @@ struct net *net_create(const struct net_config *cfg, struct lobby *lobby, const 
     snprintf(n->host, sizeof n->host, "%s", cfg->host ? cfg->host : "");
     snprintf(n->web_root, sizeof n->web_root, "%s", cfg->web_root ? cfg->web_root : ".");
     snprintf(n->origins, sizeof n->origins, "%s", cfg->origins ? cfg->origins : "");
+    snprintf(n->tls_cert, sizeof n->tls_cert, "%s", cfg->tls_cert ? cfg->tls_cert : "");
+    snprintf(n->tls_key, sizeof n->tls_key, "%s", cfg->tls_key ? cfg->tls_key : "");
     n->retry = (lws_retry_bo_t){
         .secs_since_valid_ping = (uint16_t)cfg->ping_interval,
         .secs_since_valid_hangup = (uint16_t)cfg->idle_timeout,
@@ -304,6 +345,12 @@ void net_run(struct net *n)
 void net_stop(struct net *n)
 {
     atomic_store(&n->stop, 1);
+    lws_cancel_service(n->ctx);
+}
+
+void net_reload_tls(struct net *n)
+{
+    atomic_store(&n->reload_tls, 1);
     lws_cancel_service(n->ctx);
 }
 

@@ -34,6 +34,8 @@ struct net_config {
     uint32_t max_per_ip;
     const char *origins;                  /* allowed Origin values, comma-separated; "" = any */
     uint32_t ping_interval, idle_timeout; /* seconds */
+    const char *tls_cert,
+        *tls_key; /* PEM files: https and wss (checked, tlsfiles.h); NULL or "": plain */
 };
 
 struct net;
@@ -47,6 +49,12 @@ int net_port(const struct net *n);
 
 /* Services connections until net_stop(); then closes clients with 1001. */
 void net_run(struct net *n);
+
+/* Asks the service thread to load the TLS certificate and key again from
+ * their files (SIGHUP): checked first (tlsfiles.h), then new connections
+ * get the new pair; connections open keep theirs. A bad pair is refused
+ * with a message and the old one stays. Any thread. */
+void net_reload_tls(struct net *n);
 
 /* Asks net_run() to finish (any thread, async-signal-unsafe). */
 void net_stop(struct net *n);

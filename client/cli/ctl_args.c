@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-enum flag_kind { FLAG_STRING, FLAG_NUMBER, FLAG_INT };
+enum flag_kind { FLAG_STRING, FLAG_NUMBER, FLAG_INT, FLAG_SWITCH /* int 1 when given, no value */ };
 
 struct flag {
     const char *name; /* "--url" */
@@ -40,6 +40,8 @@ static const struct flag flags[] = {
      "each client pauses D ms after every read (a slow reader)"},
     {"--connect-rate", "N", FLAG_INT, 1, 10000, "20", F(connect_batch),
      "connections started per millisecond at most (staggered connects)"},
+    {"--insecure", "", FLAG_SWITCH, 0, 1, NULL, F(insecure),
+     "wss:// only: accept a certificate that does not verify (self-signed, other name, expired)"},
     {"--protocol", "V", FLAG_INT, 1, 2, "2", F(protocol),
      "snapshot version to ask for: 2 (offered before 1, which a server without it takes) or 1"},
 };
@@ -145,6 +147,12 @@ static int parse_flag(const struct ctl_command *cmd, int argc, char **argv, int 
     if (!f || !accepts(cmd, f))
         return usage_error(cmd, "unknown flag", arg);
     const char *val = eq ? eq + 1 : NULL;
+    if (f->kind == FLAG_SWITCH) {
+        if (val)
+            return usage_error(cmd, "takes no value:", arg);
+        *(int *)(void *)((char *)a + f->offset) = 1;
+        return 0;
+    }
     if (!val) {
         if (*i + 1 >= argc)
             return usage_error(cmd, "missing value for", arg);
@@ -192,7 +200,7 @@ int ctl_args_parse(const struct ctl_command *cmd, int argc, char **argv, struct 
     }
     struct ctl_url u;
     if (ctl_url_parse(a->url, &u))
-        return usage_error(cmd, "--url wants ws://HOST[:PORT][/PATH], not", a->url);
+        return usage_error(cmd, "--url wants ws[s]://HOST[:PORT][/PATH], not", a->url);
     return 0;
 }
 
@@ -207,7 +215,7 @@ void ctl_args_help(const struct ctl_command *cmd, FILE *f)
         char left[64];
         snprintf(left, sizeof left, "%s %s", fl->name, fl->metavar);
         fprintf(f, "  %-22s %s", left, fl->help);
-        if (fl->kind != FLAG_STRING)
+        if (fl->kind != FLAG_STRING && fl->kind != FLAG_SWITCH)
             fprintf(f, ", %s [%g, %g]", fl->kind == FLAG_INT ? "whole number" : "number", fl->lo,
                     fl->hi);
         if (fl->def)
@@ -249,9 +257,13 @@ static int parse_port(const char *s, size_t n, int *port)
 int ctl_url_parse(const char *url, struct ctl_url *out)
 {
     memset(out, 0, sizeof *out);
-    if (!url || strncmp(url, "ws://", 5))
+    if (!url)
         return -1;
-    const char *hp = url + 5;
+    if (!strncmp(url, "wss://", 6))
+        out->is_tls = true;
+    else if (strncmp(url, "ws://", 5))
+        return -1;
+    const char *hp = url + (out->is_tls ? 6 : 5);
     size_t hlen = strcspn(hp, "/"); /* host[:port] runs up to the path */
     const char *path = hp[hlen] ? hp + hlen : NULL, *hend = hp + hlen;
     const char *h0 = hp, *h1, *portp = NULL;
@@ -274,7 +286,7 @@ int ctl_url_parse(const char *url, struct ctl_url *out)
     }
     if (h1 == h0 || copy_part(out->host, sizeof out->host, h0, (size_t)(h1 - h0)))
         return -1;
-    out->port = 80;
+    out->port = out->is_tls ? 443 : 80;
     if (portp && parse_port(portp, (size_t)(hend - portp), &out->port))
         return -1;
     const char *p = path ? path : "/";

@@ -12,6 +12,7 @@
 #define FLOCKCTL_ARGS_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -37,6 +38,7 @@ struct ctl_args {
     int read_delay_ms; /* load: pause after each read */
     int connect_batch; /* load: connections started per millisecond */
     int protocol; /* snapshot version to ask for: 2 (falls back to 1 on servers without it) or 1 */
+    int insecure; /* wss://: accept a certificate that does not verify */
     const char *pos[CTL_MAX_POS];
     int npos;
 };
@@ -65,14 +67,15 @@ int ctl_args_parse(const struct ctl_command *cmd, int argc, char **argv, struct 
 /* Writes cmd's help (synopsis, flags with defaults and bounds, details). */
 void ctl_args_help(const struct ctl_command *cmd, FILE *f);
 
-/* A ws:// URL in pieces. */
+/* A ws:// or wss:// URL in pieces. */
 struct ctl_url {
+    bool is_tls;    /* wss:// */
     char host[256]; /* without brackets for an IPv6 literal */
-    int port;       /* 80 if not given */
+    int port;       /* 80 (ws) or 443 (wss) if not given */
     char path[512]; /* starts with '/', includes any query */
 };
 
-/* Splits ws://HOST[:PORT][/PATH]; 0, or -1 if url is not such a URL. */
+/* Splits ws[s]://HOST[:PORT][/PATH]; 0, or -1 if url is not such a URL. */
 int ctl_url_parse(const char *url, struct ctl_url *out);
 
 /* Set by SIGINT/SIGTERM once ctl_install_signals() ran; loops poll it. */

@@ -838,6 +838,10 @@ int ctl_load_run(const struct ctl_args *a)
     }
     if (ctl_url_parse(a->url, &ld.url) || resolve(&ld))
         return CTL_EXIT_CONNECT;
+    if (ld.url.is_tls) { /* its connections are raw sockets: no TLS layer */
+        fprintf(stderr, "flockctl load: speaks ws:// only, not %s\n", a->url);
+        return CTL_EXIT_USAGE;
+    }
     raise_fd_limit(a->clients);
     struct conn *conns = calloc((size_t)a->clients, sizeof *conns);
     if (!conns || workers_create(&ld, conns)) {

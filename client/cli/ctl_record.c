@@ -92,8 +92,7 @@ int ctl_record_run(const struct ctl_args *a)
         return CTL_EXIT_FAILED;
     }
     char err[256];
-    struct ctl_session *s =
-        ctl_session_open(a->url, a->timeout, a->protocol, on_message, &r, err, sizeof err);
+    struct ctl_session *s = ctl_session_open(a, on_message, &r, err, sizeof err);
     if (!s) {
         fprintf(stderr, "flockctl record: %s\n", err);
         fclose(r.f);

@@ -120,8 +120,7 @@ int ctl_send_run(const struct ctl_args *a)
     struct sender sd = {NULL};
     char err[256];
     int rc = CTL_EXIT_OK;
-    struct ctl_session *s =
-        ctl_session_open(a->url, a->timeout, a->protocol, on_message, &sd, err, sizeof err);
+    struct ctl_session *s = ctl_session_open(a, on_message, &sd, err, sizeof err);
     if (!s) {
         fprintf(stderr, "flockctl send: %s\n", err);
         rc = CTL_EXIT_CONNECT;

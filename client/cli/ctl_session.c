@@ -42,6 +42,7 @@ struct ctl_session {
     enum state state;
     int closing;
     int protocol; /* offered up to, then the welcome's */
+    int insecure; /* wss://: a certificate that does not verify is accepted */
     ctl_message_fn fn;
     void *user;
     char *welcome; /* NULL until it arrived */
@@ -167,7 +168,12 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
         return lws_callback_http_dummy(wsi, reason, user, in, len);
     switch (reason) {
     case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
-        set_error(s, "cannot connect", in ? (const char *)in : "connection failed");
+        set_error(s,
+                  s->url.is_tls && !s->insecure
+                      ? "cannot connect (over TLS: a certificate that does not verify needs "
+                        "--insecure)"
+                      : "cannot connect",
+                  in ? (const char *)in : "connection failed");
         s->state = ST_CLOSED;
         s->wsi = NULL;
         return 0;
@@ -215,6 +221,8 @@ static int start(struct ctl_session *s)
     memset(&info, 0, sizeof info);
     info.port = CONTEXT_PORT_NO_LISTEN;
     info.protocols = protocols;
+    if (s->url.is_tls)
+        info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
     info.pt_serv_buf_size = 65536;
     lws_set_log_level(0, NULL);
     s->ctx = lws_create_context(&info);
@@ -234,6 +242,11 @@ static int start(struct ctl_session *s)
     ci.protocol = s->protocol >= PROTO_V2_VERSION ? PROTO_V2_SUBPROTOCOL "," PROTO_SUBPROTOCOL
                                                   : PROTO_SUBPROTOCOL;
     ci.opaque_user_data = s;
+    if (s->url.is_tls)
+        ci.ssl_connection =
+            LCCSCF_USE_SSL | (s->insecure ? LCCSCF_ALLOW_SELFSIGNED | LCCSCF_ALLOW_EXPIRED |
+                                                LCCSCF_SKIP_SERVER_CERT_HOSTNAME_CHECK
+                                          : 0);
     s->state = ST_CONNECTING;
     if (!lws_client_connect_via_info(&ci) && s->state == ST_CONNECTING) {
         set_error(s, "cannot connect to", s->url.host);
@@ -242,23 +255,25 @@ static int start(struct ctl_session *s)
     return s->state == ST_CLOSED ? -1 : 0;
 }
 
-struct ctl_session *ctl_session_open(const char *url, double timeout_s, int protocol,
-                                     ctl_message_fn fn, void *user, char *err, size_t errcap)
+struct ctl_session *ctl_session_open(const struct ctl_args *a, ctl_message_fn fn, void *user,
+                                     char *err, size_t errcap)
 {
+    const char *url = a->url;
     struct ctl_session *s = calloc(1, sizeof *s);
     if (!s) {
         snprintf(err, errcap, "out of memory");
         return NULL;
     }
-    s->protocol = protocol;
+    s->protocol = a->protocol;
+    s->insecure = a->insecure;
     s->fn = fn;
     s->user = user;
     if (ctl_url_parse(url, &s->url)) {
-        snprintf(err, errcap, "not a ws:// URL: %s", url);
+        snprintf(err, errcap, "not a ws:// or wss:// URL: %s", url);
         free(s);
         return NULL;
     }
-    double deadline = ctl_mono_s() + timeout_s;
+    double deadline = ctl_mono_s() + a->timeout;
     if (!start(s)) {
         while (!s->welcome && s->state != ST_CLOSED && !ctl_stop && ctl_mono_s() < deadline)
             if (lws_service(s->ctx, 0) < 0)

@@ -21,21 +21,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ctl_args.h"
+
 struct ctl_session;
 
 /* One whole message: binary (a snapshot) or text (JSON), data[0..len). */
 typedef void (*ctl_message_fn)(void *user, int binary, const uint8_t *data, size_t len);
 
 /*
- * Connects to url offering the snapshot versions up to `protocol` (2:
- * flock.v2 first, then flock.v1; 1: flock.v1) and waits up to timeout_s
- * seconds for the welcome. Returns the session, or NULL with a reason in
+ * Connects to a->url (ws:// or wss://; with a->insecure a wss:// server's
+ * certificate need not verify) offering the snapshot versions up to
+ * a->protocol (2: flock.v2 first, then flock.v1; 1: flock.v1) and waits up
+ * to a->timeout seconds for the welcome. Returns the session, or NULL with a reason in
  * err[0..errcap) if the server could not be reached, refused the upgrade,
  * or sent no welcome in time (or ctl_stop was set). Free with
  * ctl_session_close().
  */
-struct ctl_session *ctl_session_open(const char *url, double timeout_s, int protocol,
-                                     ctl_message_fn fn, void *user, char *err, size_t errcap);
+struct ctl_session *ctl_session_open(const struct ctl_args *a, ctl_message_fn fn, void *user,
+                                     char *err, size_t errcap);
 
 /* The snapshot version the server took (its welcome's protocol): 1 or 2. */
 int ctl_session_protocol(const struct ctl_session *s);

@@ -112,8 +112,7 @@ int ctl_watch_run(const struct ctl_args *a)
 {
     struct watcher w = {0};
     char err[256];
-    struct ctl_session *s =
-        ctl_session_open(a->url, a->timeout, a->protocol, on_message, &w, err, sizeof err);
+    struct ctl_session *s = ctl_session_open(a, on_message, &w, err, sizeof err);
     if (!s) {
         fprintf(stderr, "flockctl watch: %s\n", err);
         ctl_snap_free(&w.snap);

@@ -12,9 +12,11 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const send_flags[] = {"--url", "--timeout", "--protocol", NULL};
-static const char *const watch_flags[] = {"--url", "--seconds", "--timeout", "--protocol", NULL};
-static const char *const record_flags[] = {"--url", "--seconds", "--timeout", "--protocol", NULL};
+static const char *const send_flags[] = {"--url", "--timeout", "--protocol", "--insecure", NULL};
+static const char *const watch_flags[] = {"--url",      "--seconds",  "--timeout",
+                                          "--protocol", "--insecure", NULL};
+static const char *const record_flags[] = {"--url",      "--seconds",  "--timeout",
+                                           "--protocol", "--insecure", NULL};
 static const char *const dump_flags[] = {NULL};
 static const char *const load_flags[] = {"--url",     "--clients",       "--seconds",
                                          "--threads", "--read-delay-ms", "--connect-rate",

@@ -77,9 +77,11 @@ class Flock {
     ws.on("close", () => this.onClose());
   }
 
-  static connect(url, timeoutS) {
+  static connect(url, timeoutS, insecure = false) {
     return new Promise((resolve, reject) => {
-      const ws = new WebSocket(url, [SUBPROTOCOL_V2, SUBPROTOCOL], { perMessageDeflate: false });
+      // insecure: a wss:// server's certificate need not verify (self-signed).
+      const ws = new WebSocket(url, [SUBPROTOCOL_V2, SUBPROTOCOL],
+        { perMessageDeflate: false, rejectUnauthorized: !insecure });
       const timer = setTimeout(() => {
         ws.terminate();
         reject(new Failure(`no welcome within ${timeoutS} s`));
@@ -238,7 +240,7 @@ async function tour(flock, opt) {
 
 function parseOptions() {
   const usage = "usage: steer.mjs [--url URL] [--laps N] [--waypoints N] [--group G] " +
-                "[--boids N] [--speed V] [--radius R] [--timeout S]";
+                "[--boids N] [--speed V] [--radius R] [--timeout S] [--insecure]";
   let values;
   try {
     ({ values } = parseArgs({
@@ -251,6 +253,7 @@ function parseOptions() {
         speed: { type: "string", default: "160" },
         radius: { type: "string", default: "60" },
         timeout: { type: "string", default: "30" },
+        insecure: { type: "boolean", default: false },
         help: { type: "boolean", short: "h", default: false },
       },
     }));
@@ -263,7 +266,7 @@ function parseOptions() {
                 "(defaults: 1 lap, 6 waypoints, group 1, 40 boids, radius 60, timeout 30 s).");
     process.exit(0);
   }
-  const opt = { url: values.url };
+  const opt = { url: values.url, insecure: values.insecure };
   for (const k of ["laps", "waypoints", "group", "boids", "speed", "radius", "timeout"]) {
     opt[k] = Number(values[k]);
   }
@@ -279,7 +282,7 @@ async function main() {
   const opt = parseOptions();
   let flock;
   try {
-    flock = await Flock.connect(opt.url, opt.timeout);
+    flock = await Flock.connect(opt.url, opt.timeout, opt.insecure);
   } catch (e) {
     console.error(`steer.mjs: cannot connect to ${opt.url}: ${e.message}`);
     return 3;

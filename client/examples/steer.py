@@ -22,6 +22,7 @@ script with a non-zero status (1 failed, 3 cannot connect).
 """
 
 import argparse
+import ssl
 import asyncio
 import json
 import math
@@ -79,9 +80,15 @@ class Flock:
         self.reader = asyncio.ensure_future(self._read())
 
     @classmethod
-    async def connect(cls, url, timeout):
+    async def connect(cls, url, timeout, insecure=False):
+        tls = None
+        if url.startswith("wss://") and insecure:  # a self-signed certificate, say
+            tls = ssl.create_default_context()
+            tls.check_hostname = False
+            tls.verify_mode = ssl.CERT_NONE
         ws = await asyncio.wait_for(
-            websockets.connect(url, subprotocols=["flock.v2", "flock.v1"], max_size=None),
+            websockets.connect(url, subprotocols=["flock.v2", "flock.v1"], max_size=None,
+                               ssl=tls),
             timeout)
         welcome = json.loads(await asyncio.wait_for(ws.recv(), timeout))
         if welcome.get("type") != "welcome" or welcome.get("protocol") not in (1, 2):
@@ -211,7 +218,7 @@ async def tour(flock, opt):
 
 async def main(opt):
     try:
-        flock = await Flock.connect(opt.url, opt.timeout)
+        flock = await Flock.connect(opt.url, opt.timeout, opt.insecure)
     except (OSError, asyncio.TimeoutError, websockets.WebSocketException, Failure) as e:
         print(f"steer.py: cannot connect to {opt.url}: {e}", file=sys.stderr)
         return 3
@@ -227,7 +234,10 @@ async def main(opt):
 
 def parse_args():
     p = argparse.ArgumentParser(description="Steer a flockd group around a circle of waypoints.")
-    p.add_argument("--url", default="ws://127.0.0.1:8080/ws", help="flockd WebSocket endpoint")
+    p.add_argument("--url", default="ws://127.0.0.1:8080/ws",
+                   help="flockd WebSocket endpoint, ws:// or wss://")
+    p.add_argument("--insecure", action="store_true",
+                   help="wss://: accept a certificate that does not verify (self-signed)")
     p.add_argument("--laps", type=int, default=1, help="laps around the circle (default 1)")
     p.add_argument("--waypoints", type=int, default=6, help="waypoints on the circle (default 6)")
     p.add_argument("--group", type=int, default=1, help="group to spawn and steer, 0..255")

@@ -96,12 +96,12 @@ export function startFlockd(bin, args, port = 0) {
       reject(new Error(`flockd exited with ${code}: ${stderr}`));
     });
     createInterface({ input: proc.stdout }).on('line', (line) => {
-      const m = line.match(/flockd listening on http:\/\/[^:]+:(\d+)/);
+      const m = line.match(/flockd listening on (https?):\/\/[^:]+:(\d+)/);
       if (!m) return;
       clearTimeout(timer);
-      const p = Number(m[1]);
+      const p = Number(m[2]);
       resolveStart({
-        proc, port: p, url: `http://127.0.0.1:${p}/`,
+        proc, port: p, url: `${m[1]}://127.0.0.1:${p}/`,
         // Resolves to flockd's exit status (0 after an orderly SIGTERM shutdown).
         stop: () => new Promise((done) => {
           if (proc.exitCode !== null || proc.signalCode !== null) return done(proc.exitCode);
@@ -148,10 +148,11 @@ export const view = (page, fn, arg) => page.evaluate(fn, arg);
 /**
  * Opens `url` in a new page of `browser` (or of a browser context, which
  * brings its own viewport); console errors and uncaught exceptions go to
- * `consoleLog` tagged with its current `phase`.
+ * `consoleLog` tagged with its current `phase`. `pageOptions` go to
+ * browser.newPage (e.g. ignoreHTTPSErrors for a self-signed certificate).
  */
-export async function openViewer(browser, url, consoleLog, initScript = null) {
-  const page = await browser.newPage({ viewport: VIEWPORT });
+export async function openViewer(browser, url, consoleLog, initScript = null, pageOptions = {}) {
+  const page = await browser.newPage({ viewport: VIEWPORT, ...pageOptions });
   if (initScript) await page.addInitScript(initScript); // runs before the page's scripts
   page.on('console', (m) => {
     if (m.type() === 'error') consoleLog.push({ text: m.text(), phase: consoleLog.phase });

@@ -1,7 +1,7 @@
 """Start a real flockd on an ephemeral port and talk to it.
 
 Shared by the integration tests: `Flockd` runs the binary and parses the
-"flockd listening on http://HOST:PORT" line; `decode_snapshot` follows
+"flockd listening on http[s]://HOST:PORT" line (https with --tls-cert); `decode_snapshot` follows
 proto/PROTOCOL.md's snapshot v1 layout; `Client` wraps a python3-websockets
 connection that separates JSON replies from binary snapshots, welcomes and
 rosters, and can join rooms.
@@ -16,6 +16,7 @@ import json
 import os
 import re
 import signal
+import ssl
 import struct
 import subprocess
 import sys
@@ -131,7 +132,7 @@ class Flockd:
             if not line:
                 break
             self.stdout.append(line)
-            m = re.match(r"flockd listening on http://(?:\[[^\]]+\]|[^:]+):(\d+)", line)
+            m = re.match(r"flockd listening on https?://(?:\[[^\]]+\]|[^:]+):(\d+)", line)
             if m:
                 self.port = int(m.group(1))
                 self._drain(self.proc.stdout, self.stdout)
@@ -174,11 +175,20 @@ class Flockd:
             print(problem, file=sys.stderr, flush=True)
 
     @property
+    def is_tls(self):
+        """Started with --tls-cert: https and wss (certificates not verified
+        by http(); Client.connect takes ssl= for wss)."""
+        return "--tls-cert" in self.args
+
+    @property
     def url(self):
-        return f"ws://127.0.0.1:{self.port}/ws"
+        return f"{'wss' if self.is_tls else 'ws'}://127.0.0.1:{self.port}/ws"
 
     def http(self, path):
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=5) as r:
+        scheme = "https" if self.is_tls else "http"
+        ctx = ssl._create_unverified_context() if self.is_tls else None
+        with urllib.request.urlopen(f"{scheme}://127.0.0.1:{self.port}{path}", timeout=5,
+                                    context=ctx) as r:
             return r.status, r.headers.get("Content-Type"), r.read().decode()
 
     def rooms(self):

@@ -1,0 +1,35 @@
+/*
+ * tlsfiles — the certificate and private key flockd serves https:// and
+ * wss:// with, checked before they are used: at start-up (a bad pair
+ * stops flockd with a message naming the file) and before a SIGHUP reload
+ * replaces the pair in use (a bad pair is refused and the old one stays).
+ *
+ * A pair is good when both files are readable PEM, the key is the
+ * certificate's, and `now` lies inside the certificate's validity.
+ *
+ * Never: sockets, lws. Threading: reentrant.
+ */
+#ifndef FLOCKD_TLSFILES_H
+#define FLOCKD_TLSFILES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum {
+    TLSFILES_EREAD = -1,     /* a file is missing or unreadable */
+    TLSFILES_EPARSE = -2,    /* a file holds no PEM certificate / private key */
+    TLSFILES_EMISMATCH = -3, /* the key is not the certificate's */
+    TLSFILES_EEXPIRED = -4,  /* the certificate expired before now */
+    TLSFILES_ENOTYET = -5,   /* the certificate is valid only after now */
+};
+
+/*
+ * Checks the pair cert / key at `now` (seconds since the epoch). Returns 0
+ * and the certificate's expiry in *not_after (seconds since the epoch; may
+ * be NULL), or a TLSFILES_E* code with a message naming the file in
+ * why[0..cap).
+ */
+int tlsfiles_check(const char *cert, const char *key, int64_t now, int64_t *not_after, char *why,
+                   size_t cap);
+
+#endif

@@ -1,0 +1,208 @@
+#!/usr/bin/python3
+"""TLS: flockd with --tls-cert and --tls-key serves https:// and wss:// on
+its one port; a missing, unreadable, mismatched or expired pair stops it at
+start with a message naming the file; SIGHUP loads renewed files without
+dropping a connection and refuses a bad pair; flockctl and the Python
+example speak wss:// (--insecure for the self-signed certificates made here
+with openssl).
+
+Usage: test_tls.py FLOCKD_BINARY FLOCKCTL_BINARY [TEST_NAME...]
+"""
+
+import asyncio
+import os
+import signal
+import socket
+import ssl
+import subprocess
+import tempfile
+import time
+
+from flockd_harness import Client, Flockd, Suite, arg
+
+FLOCKD = arg(0, "build/server/flockd")
+FLOCKCTL = arg(1, "build/client/cli/flockctl")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SUITE = Suite(timeout=120)
+test = SUITE.test
+TMP = tempfile.mkdtemp(prefix="flockd-tls-")
+
+
+def openssl(*args):
+    subprocess.run(["openssl", *args], check=True, capture_output=True)
+
+
+def make_pair(name, days=2, cn="localhost"):
+    """A self-signed certificate and key, NAME.crt and NAME.key in TMP; days
+    < 0 makes one that expired."""
+    crt, key = os.path.join(TMP, name + ".crt"), os.path.join(TMP, name + ".key")
+    openssl("req", "-new", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-subj", f"/CN={cn}",
+            "-out", crt + ".csr")
+    openssl("x509", "-req", "-in", crt + ".csr", "-signkey", key, "-days", str(days), "-out", crt)
+    return crt, key
+
+
+A = make_pair("a", cn="first")
+B = make_pair("b", cn="second")
+OLD = make_pair("old", days=-1)
+
+
+def unverified():
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    return ctx
+
+
+def served_certificate(port):
+    """The DER certificate flockd presents to a new TLS connection."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
+        with unverified().wrap_socket(raw) as tls:
+            return tls.getpeercert(binary_form=True)
+
+
+def der_of(crt):
+    with open(crt) as f:
+        return ssl.PEM_cert_to_DER_cert(f.read())
+
+
+def install(pair, crt, key):
+    """Copies a pair over the files flockd was started with."""
+    for src, dst in zip(pair, (crt, key)):
+        with open(src, "rb") as f, open(dst + ".tmp", "wb") as g:
+            g.write(f.read())
+        os.replace(dst + ".tmp", dst)
+
+
+def live_pair():
+    crt, key = os.path.join(TMP, "live.crt"), os.path.join(TMP, "live.key")
+    install(A, crt, key)
+    return crt, key
+
+
+async def connect_wss(d):
+    return await Client.connect(d.url, ssl=unverified())
+
+
+@test
+async def one_port_serves_https_and_wss_and_refuses_plain_http():
+    crt, key = A
+    with Flockd(FLOCKD, "--tls-cert", crt, "--tls-key", key, "--boids", "200") as d:
+        assert any("https and wss with certificate" in line for line in d.stdout), d.stdout
+        status, ctype, body = d.http("/healthz")
+        assert status == 200 and '"status":"ok"' in body, body
+        status, ctype, page = d.http("/")
+        assert status == 200 and "text/html" in ctype and "<canvas" in page
+        assert served_certificate(d.port) == der_of(crt)
+        # HTTP/1.1 only: a browser offered h2 would ask for its WebSocket
+        # over h2 (RFC 8441), which flockd does not serve.
+        ctx = unverified()
+        ctx.set_alpn_protocols(["h2", "http/1.1"])
+        with socket.create_connection(("127.0.0.1", d.port), timeout=5) as raw:
+            with ctx.wrap_socket(raw) as tls:
+                assert tls.selected_alpn_protocol() == "http/1.1", tls.selected_alpn_protocol()
+        c = await connect_wss(d)
+        assert c.welcome["protocol"] in (1, 2)
+        await c.wait_for(lambda: len(c.snapshots) >= 5, 5)
+        r = await c.command("ping")
+        assert r["type"] == "ack", r
+        await c.close()
+        # Plain HTTP on the TLS port gets no HTTP answer.
+        with socket.create_connection(("127.0.0.1", d.port), timeout=5) as s:
+            s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            try:
+                answer = s.recv(100)
+            except (ConnectionResetError, socket.timeout):
+                answer = b""
+            assert not answer.startswith(b"HTTP/1.1 200"), answer
+
+
+def start_fails(*args):
+    p = subprocess.run([FLOCKD, "--port", "0", "--host", "127.0.0.1", *args],
+                       capture_output=True, text=True, timeout=20)
+    return p.returncode, p.stderr
+
+
+@test
+async def a_bad_pair_stops_flockd_at_start_naming_the_file():
+    crt, key = A
+    missing = os.path.join(TMP, "missing.crt")
+    cases = [
+        ((missing, key), missing, "No such file"),
+        ((crt, B[1]), B[1], "is not the key of certificate"),
+        ((OLD[0], OLD[1]), OLD[0], "expired on"),
+        ((key, key), key, "no PEM certificate"),
+        ((crt, crt), crt, "no unencrypted PEM private key"),
+        ((TMP, key), TMP, "no PEM certificate"),
+    ]
+    for (c, k), named, why in cases:
+        rc, err = start_fails("--tls-cert", c, "--tls-key", k)
+        assert rc != 0 and named in err and why in err, (c, k, rc, err)
+    rc, err = start_fails("--tls-cert", crt)
+    assert rc == 2 and "--tls-key" in err, (rc, err)
+
+
+@test
+async def sighup_loads_renewed_files_and_keeps_open_connections():
+    crt, key = live_pair()
+    with Flockd(FLOCKD, "--tls-cert", crt, "--tls-key", key, "--boids", "100") as d:
+        assert served_certificate(d.port) == der_of(A[0])
+        old = await connect_wss(d)
+        install(B, crt, key)
+        d.proc.send_signal(signal.SIGHUP)
+        deadline = time.time() + 5
+        while served_certificate(d.port) != der_of(B[0]):
+            assert time.time() < deadline, "the renewed certificate was never served"
+            await asyncio.sleep(0.1)
+        assert any("reloaded" in line for line in d.stdout), d.stdout
+        # The connection made before the reload goes on.
+        n = len(old.snapshots)
+        await old.wait_for(lambda: len(old.snapshots) >= n + 5, 5)
+        assert (await old.command("ping"))["type"] == "ack"
+        # A mismatched pair is refused; the renewed one stays in use.
+        install((B[0], A[1]), crt, key)
+        d.proc.send_signal(signal.SIGHUP)
+        deadline = time.time() + 5
+        while not any("refused" in line for line in d.stderr):
+            assert time.time() < deadline, d.stderr
+            await asyncio.sleep(0.1)
+        assert served_certificate(d.port) == der_of(B[0])
+        fresh = await connect_wss(d)
+        await fresh.close()
+        await old.close()
+
+
+async def run(*argv, timeout=60):
+    p = await asyncio.create_subprocess_exec(*argv, stdout=asyncio.subprocess.PIPE,
+                                             stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(p.communicate(), timeout)
+    return p.returncode, out.decode(), err.decode()
+
+
+@test
+async def flockctl_and_the_python_example_speak_wss():
+    crt, key = A
+    with Flockd(FLOCKD, "--tls-cert", crt, "--tls-key", key, "--boids", "100") as d:
+        rc, out, err = await run(FLOCKCTL, "send", "--insecure", "--url", d.url,
+                                 '{"cmd":"ping","id":1}')
+        assert rc == 0 and '"type":"ack"' in out, (rc, out, err)
+        rc, out, err = await run(FLOCKCTL, "send", "--url", d.url, '{"cmd":"ping"}')
+        assert rc == 3 and "--insecure" in err, (rc, out, err)
+        rc, out, err = await run(FLOCKCTL, "watch", "--insecure", "--seconds", "1.5", "--url",
+                                 d.url)
+        assert rc == 0 and '"refused":0' in out and '"boids":100' in out, (rc, out, err)
+        rc, out, err = await run(FLOCKCTL, "load", "--url", d.url, "--clients", "1",
+                                 "--seconds", "1")
+        assert rc == 2 and "ws:// only" in err, (rc, err)
+        rc, out, err = await run("/usr/bin/python3", os.path.join(ROOT, "client", "examples",
+                                                                  "steer.py"),
+                                 "--url", d.url, "--insecure", "--waypoints", "2",
+                                 "--timeout", "40", timeout=120)
+        assert rc == 0 and "reached waypoint 2/2" in out, (rc, out, err)
+
+
+if __name__ == "__main__":
+    try:
+        SUITE.main(skip_args=2)
+    finally:
+        subprocess.run(["rm", "-rf", TMP])
