@@ -14,6 +14,11 @@
  * flock.v2 before flock.v1 (--protocol 2) or flock.v1 alone, and checks
  * its snapshots against the version its welcome names.
  *
+ * Over wss:// each connection does a full TLS handshake of its own (no
+ * session resumption: what a thousand new browsers cost the server) with
+ * OpenSSL on the same non-blocking sockets; everything it reads is then
+ * decrypted, so no payload is discarded in the kernel.
+ *
  * Run: a connect phase (staggered: at most MAX_PENDING handshakes in flight
  * and --connect-rate new connections per millisecond; a failed attempt is
  * retried up to MAX_ATTEMPTS times), then --seconds of measurement with
@@ -46,6 +51,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
 #define READ_BUF      (256 * 1024)
 #define HEAD_READ     64          /* a frame header plus a snapshot header */
 #define HS_BUF        4096        /* response head of the upgrade */
@@ -61,13 +69,14 @@
 #define PHASE_MEASURE 1
 #define PHASE_STOP    2
 
-enum conn_state { C_NEW, C_RETRY, C_CONNECTING, C_HANDSHAKE, C_OPEN, C_CLOSED, C_FAILED };
+enum conn_state { C_NEW, C_RETRY, C_CONNECTING, C_TLS, C_HANDSHAKE, C_OPEN, C_CLOSED, C_FAILED };
 
 struct worker;
 
 struct conn {
     struct worker *w;
     int fd;
+    SSL *ssl; /* wss:// only */
     uint8_t state, attempts, welcomed, closing, snap_have, paused;
     char key[WS_KEY_LEN + 1];
     char *buf; /* response head during the handshake, then the welcome text */
@@ -109,6 +118,7 @@ struct worker {
 struct load {
     const struct ctl_args *a;
     struct ctl_url url;
+    SSL_CTX *tls; /* wss:// only */
     struct sockaddr_storage addr;
     socklen_t addrlen;
     atomic_int phase;
@@ -122,6 +132,40 @@ static void note_error(struct worker *w, const char *what, const char *detail)
     if (!w->first_error[0])
         snprintf(w->first_error, sizeof w->first_error, "%s%s%s", what, detail ? ": " : "",
                  detail ? detail : "");
+}
+
+/* ---- the byte stream: the socket, or TLS over it ---------------------------- */
+
+/* What read() would return for c, through TLS when c has it: a length, 0
+ * at the end, or -1 with errno (EAGAIN: nothing more until the socket is
+ * readable, or writable when TLS wants to write). */
+static ssize_t conn_read(struct conn *c, void *buf, size_t n)
+{
+    if (!c->ssl)
+        return read(c->fd, buf, n);
+    int r = SSL_read(c->ssl, buf, n > INT32_MAX ? INT32_MAX : (int)n);
+    if (r > 0)
+        return r;
+    int e = SSL_get_error(c->ssl, r);
+    ERR_clear_error();
+    if (e == SSL_ERROR_ZERO_RETURN)
+        return 0;
+    errno = e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE ? EAGAIN : EIO;
+    return -1;
+}
+
+/* What write() would return for c, through TLS when c has it. */
+static ssize_t conn_write(struct conn *c, const void *buf, size_t n)
+{
+    if (!c->ssl)
+        return write(c->fd, buf, n);
+    int r = SSL_write(c->ssl, buf, (int)n);
+    if (r > 0)
+        return r;
+    int e = SSL_get_error(c->ssl, r);
+    ERR_clear_error();
+    errno = e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE ? EAGAIN : EIO;
+    return -1;
 }
 
 static uint64_t next_random(struct worker *w)
@@ -142,7 +186,7 @@ static void send_frame(struct conn *c, int opcode, const uint8_t *payload, size_
     uint8_t frame[WS_CONTROL_MAX + 16];
     size_t n =
         ws_client_frame(frame, sizeof frame, opcode, payload, len, (uint32_t)next_random(c->w));
-    if (n && write(c->fd, frame, n) < 0)
+    if (n && conn_write(c, frame, n) < 0)
         note_error(c->w, "write", strerror(errno));
 }
 
@@ -263,6 +307,8 @@ static const struct ws_rx_ops rx_ops = {on_data, on_control};
 
 static void close_fd(struct conn *c)
 {
+    SSL_free(c->ssl);
+    c->ssl = NULL;
     if (c->fd >= 0) {
         epoll_ctl(c->w->ep, EPOLL_CTL_DEL, c->fd, NULL);
         close(c->fd);
@@ -336,16 +382,10 @@ static void start_connect(struct worker *w, struct conn *c)
         attempt_failed(c, "connect", strerror(errno));
 }
 
-/* The socket connected (or failed to): send the upgrade request. */
-static void on_connected(struct conn *c)
+/* Sends the upgrade request and waits for its answer. */
+static void send_upgrade(struct conn *c)
 {
     const struct ctl_url *u = &c->w->ld->url;
-    int err = 0;
-    socklen_t len = sizeof err;
-    if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) || err) {
-        attempt_failed(c, "connect", strerror(err ? err : errno));
-        return;
-    }
     uint8_t rnd[16];
     for (int i = 0; i < 16; i += 8) {
         uint64_t r = next_random(c->w);
@@ -358,11 +398,57 @@ static void on_connected(struct conn *c)
                                                                   : PROTO_SUBPROTOCOL;
     int n = ws_request(req, sizeof req, u->host, u->port, u->path, c->key, offer);
     c->buf = malloc(HS_BUF);
-    if (n < 0 || !c->buf || write(c->fd, req, (size_t)n) != n || arm(c, EPOLL_CTL_MOD, EPOLLIN)) {
+    if (n < 0 || !c->buf || conn_write(c, req, (size_t)n) != n || arm(c, EPOLL_CTL_MOD, EPOLLIN)) {
         attempt_failed(c, "sending the upgrade request", strerror(errno));
         return;
     }
     c->state = C_HANDSHAKE;
+}
+
+/* One step of the TLS handshake; once it is done, the upgrade. */
+static void tls_step(struct conn *c)
+{
+    int r = SSL_connect(c->ssl);
+    if (r == 1) {
+        send_upgrade(c);
+        return;
+    }
+    int e = SSL_get_error(c->ssl, r);
+    if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+        if (arm(c, EPOLL_CTL_MOD, e == SSL_ERROR_WANT_READ ? EPOLLIN : EPOLLOUT))
+            attempt_failed(c, "TLS handshake", strerror(errno));
+        return;
+    }
+    char why[120];
+    unsigned long code = ERR_get_error();
+    ERR_error_string_n(code, why, sizeof why);
+    ERR_clear_error();
+    attempt_failed(c, "TLS handshake", code ? why : "connection closed");
+}
+
+/* The socket connected (or failed to): TLS first over wss://, then the
+ * upgrade request. */
+static void on_connected(struct conn *c)
+{
+    int err = 0;
+    socklen_t len = sizeof err;
+    if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) || err) {
+        attempt_failed(c, "connect", strerror(err ? err : errno));
+        return;
+    }
+    const struct load *ld = c->w->ld;
+    if (!ld->tls) {
+        send_upgrade(c);
+        return;
+    }
+    c->ssl = SSL_new(ld->tls);
+    if (!c->ssl || !SSL_set_fd(c->ssl, c->fd) || !SSL_set_tlsext_host_name(c->ssl, ld->url.host) ||
+        (!ld->a->insecure && !SSL_set1_host(c->ssl, ld->url.host))) {
+        attempt_failed(c, "TLS", "cannot set up the connection");
+        return;
+    }
+    c->state = C_TLS;
+    tls_step(c);
 }
 
 /* Feeds bytes that arrived on an open connection to the frame parser. */
@@ -382,7 +468,7 @@ static int feed(struct conn *c, const uint8_t *p, size_t n)
 /* Reads the 101 response; frames after its head go to the parser. */
 static void on_handshake_readable(struct conn *c)
 {
-    ssize_t r = read(c->fd, c->buf + c->buf_len, HS_BUF - c->buf_len);
+    ssize_t r = conn_read(c, c->buf + c->buf_len, HS_BUF - c->buf_len);
     if (r <= 0) {
         if (r < 0 && (errno == EAGAIN || errno == EINTR))
             return;
@@ -438,17 +524,17 @@ static void pause_conn(struct worker *w, struct conn *c)
 static ssize_t read_some(struct worker *w, struct conn *c, size_t *want)
 {
     int slow = w->ld->a->read_delay_ms > 0;
-    uint64_t skip =
-        !slow && c->rx.msg_opcode == WS_OP_BINARY && c->snap_have == PROTO_SNAPSHOT_HEADER_SIZE
-            ? ws_rx_skippable(&c->rx)
-            : 0;
+    uint64_t skip = !slow && !c->ssl && c->rx.msg_opcode == WS_OP_BINARY &&
+                            c->snap_have == PROTO_SNAPSHOT_HEADER_SIZE
+                        ? ws_rx_skippable(&c->rx)
+                        : 0;
     ssize_t r;
     if (skip) {
         *want = skip < READ_BUF ? (size_t)skip : READ_BUF;
         r = recv(c->fd, NULL, *want, MSG_TRUNC | MSG_DONTWAIT);
     } else {
-        *want = slow ? READ_BUF : HEAD_READ;
-        r = read(c->fd, w->buf, *want);
+        *want = slow || c->ssl ? READ_BUF : HEAD_READ;
+        r = conn_read(c, w->buf, *want);
     }
     if (r <= 0)
         return r;
@@ -464,7 +550,9 @@ static ssize_t read_some(struct worker *w, struct conn *c, size_t *want)
 
 static void on_open_readable(struct worker *w, struct conn *c)
 {
-    for (int k = 0; k < 16; k++) {
+    /* TLS hands over one record at a time and may hold more than the
+     * socket shows: read it to EAGAIN. */
+    for (int k = 0; c->ssl || k < 16; k++) {
         size_t want;
         ssize_t r = read_some(w, c, &want);
         if (r == -2)
@@ -479,7 +567,7 @@ static void on_open_readable(struct worker *w, struct conn *c)
             pause_conn(w, c);
             return;
         }
-        if ((size_t)r < want)
+        if ((size_t)r < want && !c->ssl)
             break;
     }
     if (w->ld->a->read_delay_ms > 0)
@@ -492,8 +580,13 @@ static void on_event(struct worker *w, struct conn *c, uint32_t events)
     case C_CONNECTING:
         on_connected(c);
         break;
+    case C_TLS:
+        tls_step(c);
+        break;
     case C_HANDSHAKE:
         on_handshake_readable(c);
+        if (c->state == C_OPEN && c->ssl) /* TLS may hold the first frames already */
+            on_open_readable(w, c);
         if ((c->state == C_HANDSHAKE || c->state == C_OPEN) && w->ld->a->read_delay_ms > 0)
             arm(c, EPOLL_CTL_MOD, EPOLLIN); /* one-shot: re-arm */
         break;
@@ -808,6 +901,24 @@ static void report(const struct results *r)
     fflush(stdout);
 }
 
+/* The TLS settings every wss:// connection starts from: the system's
+ * certificate authorities and the URL's host name checked, unless
+ * --insecure. */
+static SSL_CTX *tls_context(const struct ctl_args *a)
+{
+    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+    if (!ctx)
+        return NULL;
+    SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF); /* a full handshake each */
+    if (a->insecure) {
+        SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, NULL);
+    } else {
+        SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+        SSL_CTX_set_default_verify_paths(ctx);
+    }
+    return ctx;
+}
+
 /* Connect phase, measurement window, stop; fills the timing fields. */
 static void run_phases(struct load *ld, struct results *r)
 {
@@ -838,9 +949,9 @@ int ctl_load_run(const struct ctl_args *a)
     }
     if (ctl_url_parse(a->url, &ld.url) || resolve(&ld))
         return CTL_EXIT_CONNECT;
-    if (ld.url.is_tls) { /* its connections are raw sockets: no TLS layer */
-        fprintf(stderr, "flockctl load: speaks ws:// only, not %s\n", a->url);
-        return CTL_EXIT_USAGE;
+    if (ld.url.is_tls && !(ld.tls = tls_context(a))) {
+        fprintf(stderr, "flockctl load: cannot set up TLS\n");
+        return CTL_EXIT_FAILED;
     }
     raise_fd_limit(a->clients);
     struct conn *conns = calloc((size_t)a->clients, sizeof *conns);
@@ -863,6 +974,7 @@ int ctl_load_run(const struct ctl_args *a)
     report(&r);
     workers_free(&ld);
     free(conns);
+    SSL_CTX_free(ld.tls);
     if (started < ld.nworkers || !r.connected)
         return r.connected ? CTL_EXIT_FAILED : CTL_EXIT_CONNECT;
     return r.failures || r.dropped || !r.frames ? CTL_EXIT_FAILED : CTL_EXIT_OK;

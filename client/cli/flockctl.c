@@ -18,9 +18,9 @@ static const char *const watch_flags[] = {"--url",      "--seconds",  "--timeout
 static const char *const record_flags[] = {"--url",      "--seconds",  "--timeout",
                                            "--protocol", "--insecure", NULL};
 static const char *const dump_flags[] = {NULL};
-static const char *const load_flags[] = {"--url",     "--clients",       "--seconds",
-                                         "--threads", "--read-delay-ms", "--connect-rate",
-                                         "--timeout", "--protocol",      NULL};
+static const char *const load_flags[] = {
+    "--url",          "--clients", "--seconds",  "--threads",  "--read-delay-ms",
+    "--connect-rate", "--timeout", "--protocol", "--insecure", NULL};
 
 static const struct ctl_command commands[] = {
     {"send", "JSON...", 0, CTL_MAX_POS, send_flags,
@@ -73,6 +73,8 @@ static const struct ctl_command commands[] = {
      "Every client offers --protocol (default 2, flock.v2 before flock.v1).\n"
      "Uses its own WebSocket client over non-blocking sockets and epoll (not\n"
      "libwebsockets): payload is skipped in bulk, only snapshot headers are read.\n"
+     "Over wss:// each client makes a full TLS handshake (OpenSSL) and decrypts all\n"
+     "it receives; --insecure accepts a certificate that does not verify.\n"
      "The exit status is 1 if any client failed or no snapshot arrived.\n",
      ctl_load_run},
 };

@@ -2,9 +2,9 @@
 """TLS: flockd with --tls-cert and --tls-key serves https:// and wss:// on
 its one port; a missing, unreadable, mismatched or expired pair stops it at
 start with a message naming the file; SIGHUP loads renewed files without
-dropping a connection and refuses a bad pair; flockctl and the Python
-example speak wss:// (--insecure for the self-signed certificates made here
-with openssl).
+dropping a connection and refuses a bad pair; flockctl (send, watch, load)
+and the Python example speak wss:// (--insecure for the self-signed
+certificates made here with openssl).
 
 Usage: test_tls.py FLOCKD_BINARY FLOCKCTL_BINARY [TEST_NAME...]
 """
@@ -191,9 +191,12 @@ async def flockctl_and_the_python_example_speak_wss():
         rc, out, err = await run(FLOCKCTL, "watch", "--insecure", "--seconds", "1.5", "--url",
                                  d.url)
         assert rc == 0 and '"refused":0' in out and '"boids":100' in out, (rc, out, err)
-        rc, out, err = await run(FLOCKCTL, "load", "--url", d.url, "--clients", "1",
-                                 "--seconds", "1")
-        assert rc == 2 and "ws:// only" in err, (rc, err)
+        rc, out, err = await run(FLOCKCTL, "load", "--insecure", "--url", d.url, "--clients",
+                                 "20", "--seconds", "1.5")
+        assert rc == 0 and '"connected":20,' in out and '"failures":0,' in out, (rc, out, err)
+        rc, out, err = await run(FLOCKCTL, "load", "--url", d.url, "--clients", "2", "--seconds",
+                                 "0.5")
+        assert rc == 3 and "certificate verify failed" in out, (rc, out, err)
         rc, out, err = await run("/usr/bin/python3", os.path.join(ROOT, "client", "examples",
                                                                   "steer.py"),
                                  "--url", d.url, "--insecure", "--waypoints", "2",
