@@ -205,7 +205,7 @@ function onReply(msg, req) {
     toast(`${cmd || 'command'} refused: ${msg.message || msg.code} (${msg.code})`);
     return;
   }
-  app.acks++;
+  if (cmd !== 'ping' && cmd !== 'stats') app.acks++; // acks of what the user did
   if (cmd === 'ping') app.rttMs = performance.now() - req.sentAt;
   if (cmd === 'stats' && msg.stats) plotStats(msg.stats);
   if (cmd === 'reset' && app.welcome) {
