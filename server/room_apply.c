@@ -12,7 +12,6 @@
 #include "room_internal.h"
 
 #include "metrics.h"
-#include "reclog.h"
 
 #include <inttypes.h>
 #include <stdatomic.h>
@@ -317,6 +316,14 @@ static size_t reply_ack(char *buf, size_t cap, const struct proto_command *c, ui
     return len > 0 ? (size_t)len : 0;
 }
 
+/* Whether a command changes the boids as they are now (not only how they
+ * will steer): what the flock's measures describe. Stepping does the rest. */
+static bool changes_boids(enum proto_cmd kind)
+{
+    return kind == PROTO_CMD_SPAWN || kind == PROTO_CMD_DESPAWN || kind == PROTO_CMD_RESET ||
+           kind == PROTO_CMD_GOTO;
+}
+
 /* The ack of stats: the room's figures and the flock's last measure. */
 static size_t reply_stats(struct room *r, char *buf, size_t cap, const char *id, uint64_t tick)
 {
@@ -367,8 +374,8 @@ void room__apply_command(struct room *r, const struct queued *q)
     if (rc == 0) {
         atomic_fetch_add_explicit(&g_metrics.commands_accepted, 1, memory_order_relaxed);
         room__record_command(r, q, tick, (uint32_t)o.obstacle);
-        if (reclog_is_recorded(q->cmd.kind))
-            r->unmeasured = true; /* it may have changed the flock */
+        if (changes_boids(q->cmd.kind))
+            r->unmeasured = true; /* the flock's measures are out of date */
         len = q->cmd.kind == PROTO_CMD_STATS ? reply_stats(r, text, sizeof text, q->cmd.id, tick)
                                              : reply_ack(text, sizeof text, &q->cmd, tick, &o);
     } else {

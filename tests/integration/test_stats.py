@@ -99,6 +99,11 @@ async def stats_reports_the_measures_of_the_flock_its_snapshot_shows():
         # Paused, nothing changes: no new measure.
         await asyncio.sleep(1)
         assert (await stats(c))["flock"] == f
+        # A spawn changes the flock while paused: measured again.
+        r = await c.command("spawn", n=50, group=2, x=100, y=100)
+        assert r["type"] == "ack", r
+        s = await measured(c, lambda s: s["flock"]["boids"] == 350)
+        assert s["flock"]["tick"] == tick and s["paused"], s
         await c.close()
 
 
