@@ -41,6 +41,32 @@ struct http_mounts {
 };
 const struct lws_http_mount *http_mounts_init(struct http_mounts *hm, const char *web_root);
 
+/*
+ * Writes a complete refusal: `status`, "Connection: close", a one-line
+ * text body with `why`, and Allow on a 405, Sec-WebSocket-Version: 13 on
+ * a 426. 0, or -1 if it did not fit or could not be written. The caller
+ * then ends the connection.
+ */
+int http_refuse(struct lws *wsi, unsigned status, const char *why);
+
+/*
+ * LWS_CALLBACK_FILTER_HTTP_CONNECTION, for whichever protocol lws asks:
+ * GET and HEAD pass (0). Any other method gets 405, a path with a control
+ * character (decoded, %00 included) or a request with body framing
+ * (Transfer-Encoding, a repeated or non-zero Content-Length) 400, OPTIONS
+ * a 204 with Allow; these return 1 after writing the answer, and lws
+ * closes the connection.
+ */
+int http_filter(struct lws *wsi);
+
+/*
+ * The HTTP status to refuse a WebSocket upgrade with for how it is made
+ * (http_filter()'s rules, then GET over HTTP/1.1, one Sec-WebSocket-Version
+ * of 13 (else 426), one Sec-WebSocket-Key of 16 bytes in base64), with the
+ * reason in *why; 0 if it is well made.
+ */
+unsigned http_upgrade_refusal(struct lws *wsi, const char **why);
+
 /* The lws callback of HTTP_PROTOCOL. */
 int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
                   size_t len);

@@ -119,6 +119,8 @@ static int callback_ws(struct lws *wsi, enum lws_callback_reasons reason, void *
     struct session *s = user;
     struct session_message msg;
     switch (reason) {
+    case LWS_CALLBACK_FILTER_HTTP_CONNECTION: /* plain HTTP starts here */
+        return http_filter(wsi);
     case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
         if (!is_ws_path(wsi))
             return 1;

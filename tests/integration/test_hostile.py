@@ -207,6 +207,44 @@ def http_raw(port, request, timeout=10):
     return status, got
 
 
+def http_answer(port, request, timeout=5):
+    """Sends raw HTTP bytes and reads until the server closes the connection
+    or `timeout` passes. Returns (status or None, head as lower-case text,
+    body bytes, whether the server closed)."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    got, closed = b"", False
+    try:
+        s.sendall(request)
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                closed = True
+                break
+            got += chunk
+    except ConnectionResetError:
+        closed = True
+    except socket.timeout:
+        pass
+    s.close()
+    head, _, body = got.partition(b"\r\n\r\n")
+    status = int(got.split(b" ", 2)[1]) if got.startswith(b"HTTP/1.") else None
+    return status, head.decode("latin-1").lower(), body, closed
+
+
+def vm_kib(d):
+    """flockd's address space (VmSize) in KiB."""
+    with open(f"/proc/{d.proc.pid}/status") as f:
+        return int(next(l for l in f if l.startswith("VmSize:")).split()[1])
+
+
+def upgrade_request(path=b"/ws", version=b"HTTP/1.1", headers=None):
+    """A WebSocket handshake; `headers` replaces the Sec-WebSocket ones."""
+    if headers is None:
+        headers = [b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", b"Sec-WebSocket-Version: 13"]
+    return (b"GET " + path + b" " + version + b"\r\nHost: x\r\nUpgrade: websocket\r\n"
+            b"Connection: Upgrade\r\n" + b"".join(h + b"\r\n" for h in headers) + b"\r\n")
+
+
 # --- what the viewer sees -----------------------------------------------------
 
 class Window:
@@ -750,6 +788,90 @@ async def a_one_megabyte_header_is_refused_and_the_server_stays_healthy():
         await fresh.close()
         await assert_healthy(d)
         await viewer.close()
+
+ENDPOINTS = [b"/healthz", b"/metrics", b"/api/rooms"]
+# Requests whose body framing no reader could agree on, or a body on a GET
+# (RFC 9112 6.1, 6.3): each is answered 400 and its connection closed.
+BODY_REQUESTS = [
+    b"Content-Length: 5\r\n\r\nhello",
+    b"Content-Length: 0\r\nContent-Length: 0\r\n\r\n",
+    b"Content-Length: 5\r\nContent-Length: 7\r\n\r\nhello",
+    b"Transfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n",
+    b"Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+]
+
+
+@test
+async def a_get_with_a_body_is_refused_with_400_and_closed_and_keeps_no_memory():
+    with Flockd(FLOCKD, "--boids", BOIDS) as d:
+        vm0 = vm_kib(d)
+        for i in range(300):
+            path, tail = ENDPOINTS[i % 3], BODY_REQUESTS[i % len(BODY_REQUESTS)]
+            status, _, _, closed = http_answer(d.port, b"GET " + path + b" HTTP/1.1\r\nHost: x\r\n"
+                                               + tail)
+            assert (status, closed) == (400, True), (path, tail, status, closed)
+        growth = vm_kib(d) - vm0
+        print(f"  300 GETs with a body: address space grew {growth} KiB", flush=True)
+        # Each used to keep a 512 KiB body buffer for good (150 MiB in all).
+        assert growth < 16384, growth
+        # A GET without a body, and one with an explicit empty one, are served.
+        status, head, body, _ = http_answer(
+            d.port, b"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n"
+            b"Connection: close\r\n\r\n")
+        assert status == 200 and json.loads(body)["status"] == "ok", (status, body)
+        await assert_healthy(d)
+
+
+@test
+async def head_and_options_on_the_endpoints_are_answered():
+    with Flockd(FLOCKD, "--boids", BOIDS) as d:
+        for path in ENDPOINTS:
+            _, _, get_body, _ = http_answer(d.port, b"GET " + path + b" HTTP/1.1\r\nHost: x\r\n"
+                                            b"Connection: close\r\n\r\n")
+            status, head, body, closed = http_answer(
+                d.port, b"HEAD " + path + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            assert (status, body, closed) == (200, b"", True), (path, status, body, closed)
+            length = int(next(l for l in head.split("\r\n") if l.startswith("content-length:"))
+                         .split(":")[1])
+            assert abs(length - len(get_body)) < 64, (path, length, len(get_body))
+            status, head, body, closed = http_answer(
+                d.port, b"OPTIONS " + path + b" HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert (status, body, closed) == (204, b"", True), (path, status, body, closed)
+            assert "\r\nallow: get, head, options" in head, head
+        # HEAD keeps a keep-alive connection usable: a GET after it is served.
+        s = socket.create_connection(("127.0.0.1", d.port), timeout=5)
+        s.sendall(b"HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+                  b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        got = b""
+        while (chunk := s.recv(65536)):
+            got += chunk
+        s.close()
+        assert got.count(b"HTTP/1.1 200") == 2 and got.endswith(b"}\n"), got[-200:]
+        status, head, _, closed = http_answer(
+            d.port, b"DELETE /api/rooms HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert (status, closed) == (405, True) and "\r\nallow: get, head, options" in head, head
+        await assert_healthy(d)
+
+
+# (what the path holds, an HTTP/1.1 request line's target)
+CONTROL_PATHS = [b"/%00", b"/%00?a=b", b"/%01", b"/index.html%1f", b"/a%7fb", b"/%09",
+                 b"/index.html%0a", b"/index.html%0d", b"/healthz%0d%0a"]
+
+
+@test
+async def paths_with_an_encoded_nul_or_control_character_are_refused_with_400():
+    with Flockd(FLOCKD, "--boids", BOIDS) as d:
+        for path in CONTROL_PATHS:
+            status, _, body, closed = http_answer(
+                d.port, b"GET " + path + b" HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert (status, closed) == (400, True), (path, status, body[:100])
+            assert b"<html" not in body.lower(), path
+        for path in [b"/", b"/index.html", b"/?room=a", b"/healthz?x=1"]:
+            status, _, _, _ = http_answer(
+                d.port, b"GET " + path + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            assert status == 200, (path, status)
+        await assert_healthy(d)
+
 
 
 if __name__ == "__main__":
