@@ -56,10 +56,11 @@ struct net {
 /* Only PROTO_WS_PATH upgrades to WebSocket. */
 static bool is_ws_path(struct lws *wsi)
 {
-    char uri[64];
-    if (lws_hdr_copy(wsi, uri, sizeof uri, WSI_TOKEN_GET_URI) <= 0)
+    char *uri = NULL;
+    int len = 0;
+    if (lws_http_get_uri_and_method(wsi, &uri, &len) < 0 || !uri)
         return false;
-    return strcmp(uri, PROTO_WS_PATH) == 0;
+    return (size_t)len == strlen(PROTO_WS_PATH) && memcmp(uri, PROTO_WS_PATH, (size_t)len) == 0;
 }
 
 /* With --origins set, a browser (it sends Origin) must come from one of
@@ -85,6 +86,39 @@ static bool is_origin_allowed(const struct net *n, struct lws *wsi)
             p++;
     }
     return false;
+}
+
+/*
+ * LWS_CALLBACK_HTTP_CONFIRM_UPGRADE: the one place an upgrade is refused,
+ * before any 101, with an HTTP status: a badly made handshake (400, 426),
+ * another path (404), an Origin not allowed (403), no room for another
+ * client (503) or for another from this address (429). Returns as lws
+ * wants: 0 to go on, 1 after writing the refusal, -1 to hang up.
+ */
+static int confirm_upgrade(struct net *n, struct lws *wsi, const char *to)
+{
+    const char *why = "";
+    unsigned status = strcmp(to, "websocket") ? HTTP_STATUS_BAD_REQUEST : 0;
+    enum metrics_limit full;
+    if (!status)
+        status = http_upgrade_refusal(wsi, &why);
+    if (!status && !is_ws_path(wsi)) {
+        status = HTTP_STATUS_NOT_FOUND;
+        why = "WebSocket is at " PROTO_WS_PATH;
+    }
+    if (!status && !is_origin_allowed(n, wsi)) {
+        metrics_limit(LIMIT_ORIGIN);
+        status = HTTP_STATUS_FORBIDDEN;
+        why = "origin not allowed";
+    }
+    if (!status && (full = session_would_admit(wsi, &n->sessions)) != LIMIT_COUNT) {
+        bool is_address = full == LIMIT_CONNECTIONS_IP;
+        status = is_address ? 429 : HTTP_STATUS_SERVICE_UNAVAILABLE;
+        why = is_address ? "too many connections from this address" : "too many clients";
+    }
+    if (!status)
+        return 0;
+    return http_refuse(wsi, status, why) < 0 ? -1 : 1;
 }
 
 /* ---- wake-ups and shutdown ------------------------------------------------------ */
@@ -121,14 +155,8 @@ static int callback_ws(struct lws *wsi, enum lws_callback_reasons reason, void *
     switch (reason) {
     case LWS_CALLBACK_FILTER_HTTP_CONNECTION: /* plain HTTP starts here */
         return http_filter(wsi);
-    case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
-        if (!is_ws_path(wsi))
-            return 1;
-        if (!is_origin_allowed(n, wsi)) {
-            metrics_limit(LIMIT_ORIGIN);
-            return 1;
-        }
-        return 0;
+    case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+        return confirm_upgrade(n, wsi, in ? in : "");
     case LWS_CALLBACK_ESTABLISHED:
         if (atomic_load(&n->stop))
             return -1;

@@ -61,6 +61,12 @@ static void limit_send_buffer(struct lws *wsi, size_t bytes)
         setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &b, sizeof b);
 }
 
+enum metrics_limit session_would_admit(struct lws *wsi, const struct sessions *ss)
+{
+    unsigned char addr[SESSION_ADDR_LEN];
+    return sessions_would_admit(ss, peer_address(wsi, addr) == 0 ? addr : NULL);
+}
+
 int session_open(struct session *s, struct lws *wsi, struct sessions *ss, struct lobby *l,
                  unsigned protocol, int64_t now)
 {

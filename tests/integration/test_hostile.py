@@ -873,6 +873,60 @@ async def paths_with_an_encoded_nul_or_control_character_are_refused_with_400():
         await assert_healthy(d)
 
 
+KEY = b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ=="
+V13 = b"Sec-WebSocket-Version: 13"
+BAD_HANDSHAKES = [
+    ("version 12", upgrade_request(headers=[KEY, b"Sec-WebSocket-Version: 12"]), 426),
+    ("two versions", upgrade_request(headers=[KEY, V13, b"Sec-WebSocket-Version: 8"]), 426),
+    ("no version", upgrade_request(headers=[KEY]), 426),
+    ("15-byte key", upgrade_request(headers=[b"Sec-WebSocket-Key: " + base64.b64encode(b"k" * 15),
+                                             V13]), 400),
+    ("17-byte key", upgrade_request(headers=[b"Sec-WebSocket-Key: " + base64.b64encode(b"k" * 17),
+                                             V13]), 400),
+    ("key not base64", upgrade_request(headers=[b"Sec-WebSocket-Key: !!!!not~base64!!!!!!!==", V13]),
+     400),
+    ("no key", upgrade_request(headers=[V13]), 400),
+    ("two keys", upgrade_request(headers=[KEY, KEY, V13]), 400),
+    ("HTTP/1.0", upgrade_request(version=b"HTTP/1.0"), 400),
+    ("a body", upgrade_request(headers=[KEY, V13, b"Content-Length: 3"]) + b"abc", 400),
+]
+
+
+@test
+async def badly_made_websocket_handshakes_are_refused_without_a_101():
+    with Flockd(FLOCKD, "--boids", BOIDS) as d:
+        for name, request, want in BAD_HANDSHAKES:
+            status, head, _, closed = http_answer(d.port, request)
+            assert (status, closed) == (want, True), (name, status, head[:200])
+            if want == 426:
+                assert "\r\nsec-websocket-version: 13" in head, (name, head)
+        status, _, _, _ = http_answer(d.port, upgrade_request(path=b"/elsewhere"))
+        assert status == 404, status
+        RawWS(d.port).close()  # a well-made handshake still gets its 101
+        assert json.loads(d.http("/healthz")[2])["clients"] <= 1
+        await assert_healthy(d)
+
+
+@test
+def a_connection_past_the_per_address_or_client_limit_gets_an_http_refusal_not_a_101():
+    with Flockd(FLOCKD, "--boids", BOIDS, "--max-per-ip", "2") as d:
+        held = [RawWS(d.port) for _ in range(2)]
+        for _ in range(3):
+            status, head, _, closed = http_answer(d.port, upgrade_request())
+            assert (status, closed) == (429, True), (status, head[:200])
+        assert limit_hits(d, "connections_per_ip") == 3
+        held.pop().close()
+        time.sleep(0.3)
+        held.append(RawWS(d.port))  # the freed place is taken again
+        for c in held:
+            c.close()
+    with Flockd(FLOCKD, "--boids", BOIDS, "--max-clients", "1") as d:
+        held = RawWS(d.port)
+        status, head, _, closed = http_answer(d.port, upgrade_request())
+        assert (status, closed) == (503, True), (status, head[:200])
+        assert limit_hits(d, "connections") == 1
+        held.close()
+
 
 if __name__ == "__main__":
     SUITE.main(skip_args=1)
