@@ -74,6 +74,14 @@ static void render_counters(struct textbuf *t)
          offsetof(struct metrics, keyframes_requested)},
         {"admin_denied_total", "counter", "Joins as admin refused for a wrong or missing token.",
          offsetof(struct metrics, admin_denied)},
+        {"auth_failures_total", "counter",
+         "Wrong admin tokens and room passwords (per address and overall, each failure past a "
+         "few delays the next attempts).",
+         offsetof(struct metrics, auth_failures)},
+        {"auth_locked_out_total", "counter",
+         "Joins refused rate_limited, their token or password unchecked, while their address "
+         "(or every address) waits out its delay.",
+         offsetof(struct metrics, auth_locked_out)},
         {"kicked_total", "counter", "Clients kicked by an admin.",
          offsetof(struct metrics, kicked)},
         {"rooms_created_total", "counter", "Rooms created by joins.",

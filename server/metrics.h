@@ -55,6 +55,8 @@ struct metrics {
     atomic_uint_fast64_t commands_accepted;
     atomic_uint_fast64_t keyframes_requested; /* keyframe commands applied */
     atomic_uint_fast64_t admin_denied;        /* joins as admin refused (bad or no token) */
+    atomic_uint_fast64_t auth_failures;       /* wrong admin tokens and room passwords */
+    atomic_uint_fast64_t auth_locked_out;     /* attempts refused unchecked (authguard.h) */
     atomic_uint_fast64_t limit_hits[LIMIT_COUNT];
     atomic_uint_fast64_t kicked;
     atomic_uint_fast64_t rooms_created; /* by joins */

@@ -88,6 +88,7 @@ int session_open(struct session *s, struct lws *wsi, struct sessions *ss, struct
     atomic_fetch_add_explicit(&g_metrics.connections_total, 1, memory_order_relaxed);
     s->m = (struct lobby_member){
         .client = s->id, .loopback = local, .protocol = protocol, .session = s};
+    memcpy(s->m.addr, s->addr, sizeof s->m.addr);
     lobby_enter(l, &s->m);
     s->state = SESSION_OPEN;
     s->reading = true; /* lws reads a new connection */

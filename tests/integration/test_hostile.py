@@ -928,5 +928,58 @@ def a_connection_past_the_per_address_or_client_limit_gets_an_http_refusal_not_a
         held.close()
 
 
+class BoundWS(RawWS):
+    """A RawWS from a chosen loopback source address (127.0.0.0/8 is all
+    this machine's)."""
+
+    def __init__(self, port, source):
+        real = socket.create_connection
+        socket.create_connection = lambda addr, timeout=None: real(addr, timeout, (source, 0))
+        try:
+            super().__init__(port)
+        finally:
+            socket.create_connection = real
+
+    def command(self, **cmd):
+        self.send(frame(1, json.dumps(cmd).encode()))
+        return self.replies(1)[0]
+
+
+def admin_join(port, source, token):
+    ws = BoundWS(port, source)
+    r = ws.command(cmd="join", id=1, room="default", role="admin", token=token)
+    ws.close()
+    return r
+
+
+@test
+async def admin_token_guesses_from_new_connections_are_delayed_per_address_and_overall():
+    with Flockd(FLOCKD, "--boids", BOIDS, "--admin-token", "right-token") as d:
+        # Each guess on a connection of its own: the per-connection rate
+        # limit never sees more than one.
+        got = [admin_join(d.port, "127.0.0.2", "guess%d" % i)["code"] for i in range(6)]
+        assert got == ["forbidden"] * 6, got  # five free tries, the sixth costs 1 s
+        r = admin_join(d.port, "127.0.0.2", "right-token")
+        assert r["type"] == "error" and r["code"] == "rate_limited", r  # unchecked while it waits
+        assert admin_join(d.port, "127.0.0.3", "right-token")["type"] == "ack"  # another address
+        time.sleep(1.1)
+        assert admin_join(d.port, "127.0.0.2", "right-token")["type"] == "ack"
+        assert d.metric("flockd_auth_failures_total") == 6
+        assert d.metric("flockd_auth_locked_out_total") == 1
+        assert any("failed admin token from 127.0.0.2" in l for l in d.stderr), d.stderr[-5:]
+        # Many addresses, each within its free tries, together past 50
+        # recent failures (one a second is forgotten): then every address
+        # waits.
+        codes = [admin_join(d.port, "127.0.1.%d" % k, "g%d" % i)["code"]
+                 for k in range(11) for i in range(5)]
+        first = codes.index("rate_limited")
+        assert 44 <= first <= 50 and codes[:first] == ["forbidden"] * first, codes
+        assert codes[first:] == ["rate_limited"] * (len(codes) - first), codes
+        r = admin_join(d.port, "127.0.2.1", "right-token")
+        assert r["type"] == "error" and r["code"] == "rate_limited", r
+        assert any("from every address" in l for l in d.stderr), d.stderr[-5:]
+        await assert_healthy(d)
+
+
 if __name__ == "__main__":
     SUITE.main(skip_args=1)
