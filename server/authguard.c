@@ -9,12 +9,14 @@
 void authguard_init(struct authguard *g)
 {
     memset(g, 0, sizeof *g);
-    g->per_addr = (struct authguard_rule){
-        .free_tries = 5, .base_ns = 1000000000LL, .max_ns = 300000000000LL,
-        .drain_ns = 60000000000LL};
-    g->global = (struct authguard_rule){
-        .free_tries = 50, .base_ns = 1000000000LL, .max_ns = 60000000000LL,
-        .drain_ns = 1000000000LL};
+    g->per_addr = (struct authguard_rule){.free_tries = 5,
+                                          .base_ns = 1000000000LL,
+                                          .max_ns = 300000000000LL,
+                                          .drain_ns = 60000000000LL};
+    g->global = (struct authguard_rule){.free_tries = 50,
+                                        .base_ns = 1000000000LL,
+                                        .max_ns = 60000000000LL,
+                                        .drain_ns = 1000000000LL};
 }
 
 /* s's failures drained to now. */

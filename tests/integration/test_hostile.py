@@ -981,5 +981,40 @@ async def admin_token_guesses_from_new_connections_are_delayed_per_address_and_o
         await assert_healthy(d)
 
 
+@test
+async def pipelined_joins_get_one_reply_each_in_order_and_welcomes_are_not_replies():
+    with Flockd(FLOCKD, "--boids", BOIDS, "--allow-create", "1", *NO_RATE_LIMIT) as d:
+        raw = RawWS(d.port)
+        cmds = []
+        for k in range(20):
+            cmds += [{"cmd": "join", "room": "r%d" % (k % 3), "role": "viewer"},
+                     {"cmd": "ping"},
+                     # refused by the lobby (the room is a sandbox), not the parser
+                     {"cmd": "join", "room": "r%d" % (k % 3), "role": "viewer", "mode": "rts"},
+                     {"cmd": "join", "room": "r%d" % ((k + 1) % 3), "role": "admin"},
+                     {"cmd": "ping"}]
+        for i, c in enumerate(cmds):
+            c["id"] = i
+        raw.send(b"".join(frame(1, json.dumps(c).encode()) for c in cmds))
+        got, welcomes = [], 0
+        while len(got) < len(cmds):
+            opcode, payload = raw.recv_frame()
+            if opcode != 1:
+                continue
+            m = json.loads(payload)
+            if m["type"] == "welcome":
+                welcomes += 1
+                assert got and got[-1]["type"] == "ack" and cmds[got[-1]["id"]]["cmd"] == "join", \
+                    (m, got[-1:])
+            elif m["type"] in ("ack", "error"):
+                got.append(m)
+        assert [r["id"] for r in got] == list(range(len(cmds))), [r["id"] for r in got]
+        kinds = [(cmds[r["id"]]["cmd"], r["type"]) for r in got]
+        assert kinds.count(("join", "ack")) == 40 and welcomes == 40, (kinds, welcomes)
+        assert kinds.count(("join", "error")) == 20, kinds
+        raw.close()
+        await assert_healthy(d)
+
+
 if __name__ == "__main__":
     SUITE.main(skip_args=1)
