@@ -224,7 +224,11 @@ bool session_receive(struct session *s, const void *in, size_t len, uint32_t max
         s->rx_binary = lws_frame_is_binary(s->wsi);
     if (is_ending(s))
         return false; /* closing: the rest of what it sent is dropped */
-    if (len > max_message - s->rx_len) {
+    /* The frame's announced length counts at once: a frame that says it
+     * will carry more than the cap is closed on its first bytes, not held
+     * open while its sender trickles them in. */
+    size_t announced = lws_remaining_packet_payload(s->wsi);
+    if (len > max_message - s->rx_len || announced > max_message - s->rx_len - len) {
         /* Close from WRITEABLE, which sends the 1009 close frame even when
          * more frames of the burst are still in lws' read buffer. */
         metrics_limit(LIMIT_MESSAGE_SIZE);

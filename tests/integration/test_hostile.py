@@ -1016,5 +1016,32 @@ async def pipelined_joins_get_one_reply_each_in_order_and_welcomes_are_not_repli
         await assert_healthy(d)
 
 
+@test
+async def a_frame_announcing_more_than_max_message_is_closed_with_1009_on_its_first_bytes():
+    with Flockd(FLOCKD, "--boids", BOIDS) as d:
+        for announced in (1 << 20, 4097, 1 << 40):
+            ws = RawWS(d.port, timeout=3)
+            head = bytes([0x81, 0x80 | 127]) + struct.pack(">Q", announced) + b"abcd"
+            t0 = time.time()
+            ws.send(head + bytes(100))  # then nothing more
+            code = ws.close_code()
+            ws.close()
+            assert code == 1009 and time.time() - t0 < 2.5, (announced, code)
+        # Fragments: the running total with the announced rest counts too.
+        ws = RawWS(d.port, timeout=3)
+        ws.send(frame(1, b"a" * 3000, fin=False)
+                + bytes([0x00, 0x80 | 126]) + struct.pack(">H", 2000) + b"abcd" + bytes(10))
+        assert ws.close_code() == 1009
+        ws.close()
+        # A message of exactly max-message still passes.
+        ws = RawWS(d.port)
+        msg = b'{"cmd":"ping","id":"full"}'.ljust(4096)
+        ws.send(frame(1, msg))
+        r = ws.replies(1)[0]
+        assert r["type"] == "ack" and r["id"] == "full", r
+        ws.close()
+        await assert_healthy(d)
+
+
 if __name__ == "__main__":
     SUITE.main(skip_args=1)
