@@ -171,6 +171,15 @@ static int callback_ws(struct lws *wsi, enum lws_callback_reasons reason, void *
         if (session_close_if_due(s))
             return -1; /* lws sends the close frame set */
         return deliver_writeable(s, clock_mono_ns()) < 0 ? -1 : 0;
+    case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
+        /* A close body is empty or starts with a 2-byte status (RFC 6455
+         * 5.5.1); lws 4.1.6 echoes a 1-byte one back as it came, a close
+         * without a status. It is a protocol error: 1002. */
+        if (len == 1) {
+            lws_close_reason(wsi, LWS_CLOSE_STATUS_PROTOCOL_ERR, NULL, 0);
+            return -1;
+        }
+        return 0;
     case LWS_CALLBACK_CLOSED:
         session_release(s, &n->sessions, n->lobby, clock_mono_ns());
         return 0;

@@ -1043,5 +1043,15 @@ async def a_frame_announcing_more_than_max_message_is_closed_with_1009_on_its_fi
         await assert_healthy(d)
 
 
+@test
+async def a_close_frame_with_a_one_byte_body_is_answered_with_1002():
+    with Flockd(FLOCKD, "--boids", BOIDS) as d:
+        assert close_code_after(d.port, frame(8, b"x")) == 1002
+        assert close_code_after(d.port, frame(8, b"")) == 1005  # empty: answered empty
+        assert close_code_after(d.port, frame(8, struct.pack(">H", 1000) + b"bye")) == 1000
+        assert close_code_after(d.port, frame(8, struct.pack(">H", 999))) == 1002
+        await assert_healthy(d)
+
+
 if __name__ == "__main__":
     SUITE.main(skip_args=1)
