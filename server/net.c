@@ -164,6 +164,10 @@ static int callback_ws(struct lws *wsi, enum lws_callback_reasons reason, void *
                    ? -1
                    : 0;
     case LWS_CALLBACK_RECEIVE:
+        /* Any message proves the connection alive, not only a pong: lws
+         * 4.1.6 would hang up at --idle-timeout on a client that sends
+         * commands but leaves pings unanswered. */
+        lws_validity_confirmed(wsi);
         if (session_receive(s, in, len, n->cfg.max_message, &msg))
             dispatch_message(s, &msg, n->lobby, clock_mono_ns());
         return 0;

@@ -1053,5 +1053,35 @@ async def a_close_frame_with_a_one_byte_body_is_answered_with_1002():
         await assert_healthy(d)
 
 
+@timing
+async def a_client_that_sends_commands_but_never_answers_pings_is_not_idle():
+    with Flockd(FLOCKD, "--boids", "200", "--ping-interval", "1", "--idle-timeout", "2") as d:
+        def busy():
+            ws = RawWS(d.port)  # raw: it never answers a ping
+            t0 = time.time()
+            for i in range(10):  # 5 s, past the idle timeout twice
+                ws.send(frame(1, b'{"cmd":"ping","id":%d}' % i))
+                r = ws.replies(1)[0]
+                assert r["type"] == "ack" and r["id"] == i, r
+                time.sleep(0.5)
+            ws.close()
+            return time.time() - t0
+
+        def silent():
+            ws = RawWS(d.port, timeout=10)
+            t0 = time.time()
+            code = ws.close_code()  # pings come, none is answered
+            ws.close()
+            return time.time() - t0, code
+
+        busy_s = await asyncio.to_thread(busy)
+        silent_s, _ = await asyncio.to_thread(silent)
+        print(f"  busy client alive {busy_s:.1f} s; silent one closed after {silent_s:.1f} s",
+              flush=True)
+        assert busy_s > 4.5, busy_s
+        assert silent_s < 6, silent_s  # the rule stays for connections that send nothing
+        await assert_healthy(d)
+
+
 if __name__ == "__main__":
     SUITE.main(skip_args=1)
