@@ -75,8 +75,12 @@ struct metrics {
 /* The one metrics block of the process (zero-initialised static). */
 extern struct metrics g_metrics;
 
-/* Records one tick's duration. */
+/* Records how long one period of a room's work took (a paused room's
+ * too): the tick-duration histogram. */
 void metrics_tick(uint64_t ns);
+
+/* Counts one tick that stepped a world (flockd_ticks_total). */
+void metrics_stepped(void);
 
 /* Counts one hit of a limit. */
 void metrics_limit(enum metrics_limit which);

@@ -1083,5 +1083,26 @@ async def a_client_that_sends_commands_but_never_answers_pings_is_not_idle():
         await assert_healthy(d)
 
 
+@test
+async def ticks_total_counts_only_ticks_that_ran_not_a_paused_rooms_periods():
+    with Flockd(FLOCKD, "--boids", "200") as d:
+        viewer = await Client.connect(d.url)
+        await paused_world(viewer)
+        await asyncio.sleep(0.2)
+        t0 = d.metric("flockd_ticks_total")
+        timed0 = d.metric("flockd_tick_duration_seconds_count")
+        await asyncio.sleep(1.0)
+        assert d.metric("flockd_ticks_total") == t0, "a paused room ticked"
+        assert d.metric("flockd_tick_duration_seconds_count") > timed0 + 30  # its periods ran
+        ack = await viewer.command("step", n=5)
+        assert ack["type"] == "ack", ack
+        await asyncio.sleep(0.3)
+        assert d.metric("flockd_ticks_total") == t0 + 5
+        await viewer.command("resume")
+        await asyncio.sleep(0.5)
+        assert d.metric("flockd_ticks_total") > t0 + 20
+        await viewer.close()
+
+
 if __name__ == "__main__":
     SUITE.main(skip_args=1)
