@@ -1,7 +1,9 @@
 /*
  * http — flockd's HTTP side: static files from the web root at /, and the
  * endpoints /healthz, /metrics and /api/rooms (PROTOCOL.md §10) with
- * their bodies (/metrics' from metrics.h).
+ * their bodies (/metrics' from metrics.h); the checks every request
+ * passes before lws serves it, a WebSocket handshake's included, and the
+ * refusals they answer with (PROTOCOL.md §1, §10.1).
  *
  * net.c puts the mounts into its lws context and http_callback() into its
  * protocol table under HTTP_PROTOCOL, with a struct http_source as that

@@ -3,7 +3,9 @@
  * service thread (see net.h).
  *
  * The WebSocket callback only translates lws events into the parts:
- * ESTABLISHED and CLOSED to session.h, RECEIVE to session.h's reassembly
+ * FILTER_HTTP_CONNECTION to http.h's request checks, CONFIRM_UPGRADE to
+ * the one decision on an upgrade (before any 101), ESTABLISHED and
+ * CLOSED to session.h, RECEIVE to session.h's reassembly
  * and then dispatch.h, WRITEABLE and the wake-ups from the rooms to
  * deliver.h. This is the edge: the one place that reads the clock for
  * them.
