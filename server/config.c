@@ -125,9 +125,9 @@ static const struct cfg_row rows[] = {
      "browser Origins allowed to connect, comma-separated (https://example.org,...); "
      "empty: any. Clients that send no Origin are not browsers and are let in"},
     {"ping-interval", T_UINT, FIELD(ping_interval), "30", 1, 3600, NULL, "SECONDS", 0,
-     "a connection silent this long is pinged"},
+     "a connection that sent nothing this long is pinged"},
     {"idle-timeout", T_UINT, FIELD(idle_timeout), "60", 2, 7200, NULL, "SECONDS", 0,
-     "a connection silent this long (no pong either) is closed"},
+     "a connection that sent nothing this long (no message, no pong) is closed"},
     {"record", T_STRING, FIELD(record_dir), "", 0, LEN(record_dir), NULL, "DIR", 0,
      "directory where every room appends its command log, ROOM.flog, for --replay; empty: none"},
     {"record-fsync", T_STRING, FIELD(record_fsync), "interval", 1, LEN(record_fsync), fsync_modes,

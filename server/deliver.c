@@ -119,11 +119,15 @@ static void send_roster(struct sessions *ss, struct session *s, const struct lob
 /* One reply of lr's room to s. A welcome from its current room starts the
  * feed of frames (a welcome from a room it has left since starts
  * nothing), the ack of keyframe restarts its version 2 stream on a key
- * frame (no base held); the last reply owed lets a held join run. */
+ * frame (no base held); the last reply owed lets a held join run. A
+ * welcome follows its join's ack and is no reply of its own: counted as
+ * one, it let a held join run (and a refusal of it be sent at once)
+ * while a reply to an earlier command was still owed. */
 static void route_reply(struct sessions *ss, struct lobby *l, struct lobby_room *lr,
                         struct session *s, const struct room_reply *rep, int64_t now)
 {
-    session_replied(s);
+    if (rep->kind != ROOM_REPLY_WELCOME)
+        session_replied(s);
     session_send(s, rep->text, rep->len);
     if (rep->kind == ROOM_REPLY_WELCOME && s->m.room == lr) {
         s->feed = (struct session_feed){.room = lr, .last_seq = 0, .last_frame_ns = now};

@@ -1,7 +1,9 @@
 /*
  * http — flockd's HTTP side: static files from the web root at /, and the
  * endpoints /healthz, /metrics and /api/rooms (PROTOCOL.md §10) with
- * their bodies (/metrics' from metrics.h).
+ * their bodies (/metrics' from metrics.h); the checks every request
+ * passes before lws serves it, a WebSocket handshake's included, and the
+ * refusals they answer with (PROTOCOL.md §1, §10.1).
  *
  * net.c puts the mounts into its lws context and http_callback() into its
  * protocol table under HTTP_PROTOCOL, with a struct http_source as that
@@ -40,6 +42,32 @@ struct http_mounts {
     struct lws_http_mount root, health, rooms, metrics;
 };
 const struct lws_http_mount *http_mounts_init(struct http_mounts *hm, const char *web_root);
+
+/*
+ * Writes a complete refusal: `status`, "Connection: close", a one-line
+ * text body with `why`, and Allow on a 405, Sec-WebSocket-Version: 13 on
+ * a 426. 0, or -1 if it did not fit or could not be written. The caller
+ * then ends the connection.
+ */
+int http_refuse(struct lws *wsi, unsigned status, const char *why);
+
+/*
+ * LWS_CALLBACK_FILTER_HTTP_CONNECTION, for whichever protocol lws asks:
+ * GET and HEAD pass (0). Any other method gets 405, a path with a control
+ * character (decoded, %00 included) or a request with body framing
+ * (Transfer-Encoding, a repeated or non-zero Content-Length) 400, OPTIONS
+ * a 204 with Allow; these return 1 after writing the answer, and lws
+ * closes the connection.
+ */
+int http_filter(struct lws *wsi);
+
+/*
+ * The HTTP status to refuse a WebSocket upgrade with for how it is made
+ * (http_filter()'s rules, then GET over HTTP/1.1, one Sec-WebSocket-Version
+ * of 13 (else 426), one Sec-WebSocket-Key of 16 bytes in base64), with the
+ * reason in *why; 0 if it is well made.
+ */
+unsigned http_upgrade_refusal(struct lws *wsi, const char **why);
 
 /* The lws callback of HTTP_PROTOCOL. */
 int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,

@@ -8,17 +8,20 @@
  */
 #include "lobby.h"
 
+#include "authguard.h"
 #include "metrics.h"
 #include "persist.h"
 #include "pool.h"
 #include "roles.h"
 
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct lobby {
     struct cfg cfg;
+    struct authguard guard; /* failed admin tokens and room passwords */
     struct room_config tmpl;
     struct pool *pool;
     struct lobby_room **rooms; /* [0] is the default room */
@@ -134,6 +137,7 @@ struct lobby *lobby_create(const struct cfg *cfg, const struct room_config *tmpl
     l->tmpl.name = NULL;
     l->pool = pool;
     l->next_owner = 1;
+    authguard_init(&l->guard);
     /* The default room never expires: when it became empty never matters.
      * It comes back from its checkpoint if there is one, else starts anew. */
     const struct ckpt *saved = tmpl->persist ? persist_restored(tmpl->persist, "default") : NULL;
@@ -299,11 +303,62 @@ struct join_plan {
     bool reclaim;
 };
 
+/* ---- authentication -------------------------------------------------------------- */
+
+/* m's address as text for the log. */
+static void address_text(const struct lobby_member *m, char *out, size_t cap)
+{
+    static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    bool is_v4 = memcmp(m->addr, mapped, sizeof mapped) == 0;
+    if (!inet_ntop(is_v4 ? AF_INET : AF_INET6, is_v4 ? m->addr + 12 : m->addr, out, (socklen_t)cap))
+        snprintf(out, cap, "?");
+}
+
+/* Before a secret is compared: PROTO_E_RATE_LIMITED while m's address (or
+ * every address) is locked out by earlier failures, else 0. */
+static int auth_allowed(struct lobby *l, const struct lobby_member *m, int64_t now,
+                        const char **why)
+{
+    if (authguard_wait(&l->guard, m->addr, now) == 0)
+        return 0;
+    atomic_fetch_add_explicit(&g_metrics.auth_locked_out, 1, memory_order_relaxed);
+    *why = "join: too many failed admin tokens or passwords; wait before trying again";
+    return PROTO_E_RATE_LIMITED;
+}
+
+/* A secret compared: counts a failure (metric, and a log line once it
+ * costs a delay) or clears m's address on success. */
+static void auth_result(struct lobby *l, const struct lobby_member *m, bool is_ok, int64_t now,
+                        const char *what)
+{
+    if (is_ok) {
+        authguard_succeeded(&l->guard, m->addr);
+        return;
+    }
+    atomic_fetch_add_explicit(&g_metrics.auth_failures, 1, memory_order_relaxed);
+    int64_t all, own = authguard_failed(&l->guard, m->addr, now, &all);
+    if (!own && !all)
+        return;
+    char addr[INET6_ADDRSTRLEN];
+    address_text(m, addr, sizeof addr);
+    fprintf(stderr,
+            "flockd: failed %s from %s (%.0f recent); refusing its next attempts for %.0f s%s\n",
+            what, addr, authguard_failures(&l->guard, m->addr, now),
+            (double)(own > all ? own : all) / 1e9,
+            all ? " (too many failures from every address: all are refused)" : "");
+}
+
 static int join_check(struct lobby *l, const struct lobby_member *m,
                       const struct proto_join_args *a, int64_t now, struct join_plan *plan,
                       const char **why)
 {
-    int code = roles_check_join(a, l->cfg.admin_token, m->loopback, why);
+    bool is_token_checked = a->role == PROTO_ROLE_ADMIN && lobby_has_admin_token(l);
+    int code = is_token_checked ? auth_allowed(l, m, now, why) : 0;
+    if (code)
+        return code;
+    code = roles_check_join(a, l->cfg.admin_token, m->loopback, why);
+    if (is_token_checked)
+        auth_result(l, m, code == 0, now, "admin token");
     if (code) {
         atomic_fetch_add_explicit(&g_metrics.admin_denied, 1, memory_order_relaxed);
         return code;
@@ -311,10 +366,15 @@ static int join_check(struct lobby *l, const struct lobby_member *m,
     struct lobby_room *lr = room_for(l, a, now, &code, why);
     if (!lr)
         return code;
-    if (a->role == PROTO_ROLE_PLAYER &&
-        !lobby_room_can_play(lr, a->has_password ? a->password : NULL)) {
-        *why = "join: this room needs the right password for players";
-        return PROTO_E_FORBIDDEN;
+    if (a->role == PROTO_ROLE_PLAYER && lobby_room_has_password(lr)) {
+        if ((code = auth_allowed(l, m, now, why)) != 0)
+            return code;
+        bool is_ok = lobby_room_can_play(lr, a->has_password ? a->password : NULL);
+        auth_result(l, m, is_ok, now, "room password");
+        if (!is_ok) {
+            *why = "join: this room needs the right password for players";
+            return PROTO_E_FORBIDDEN;
+        }
     }
     *plan = (struct join_plan){.room = lr, .team = -1, .reclaim = false};
     if (a->role != PROTO_ROLE_PLAYER || lobby_room_mode(lr) != PROTO_MODE_RTS)

@@ -144,6 +144,11 @@ struct teams *lobby_room_teams(struct lobby_room *lr)
     return &lr->teams;
 }
 
+bool lobby_room_has_password(const struct lobby_room *lr)
+{
+    return lr->password[0] != '\0';
+}
+
 bool lobby_room_can_play(const struct lobby_room *lr, const char *password)
 {
     return !lr->password[0] || (password && secret_matches(password, lr->password));

@@ -26,8 +26,9 @@ struct pool;
 /* One connection's membership, embedded in the network's session. */
 struct lobby_member {
     uint64_t client;
-    bool loopback;     /* the peer address is a loopback address */
-    unsigned protocol; /* the version its connection speaks (its welcomes say so); 0: 1 */
+    bool loopback;          /* the peer address is a loopback address */
+    unsigned char addr[16]; /* the peer address (IPv4 mapped), zeros if unknown */
+    unsigned protocol;      /* the version its connection speaks (its welcomes say so); 0: 1 */
     void *session;
     /* Set by the lobby. */
     struct lobby_room *room; /* NULL once it left (closed or kicked) */
@@ -75,6 +76,8 @@ struct teams *lobby_room_teams(struct lobby_room *lr);
 /* True if a player may join with this password (NULL: none given); the
  * comparison takes constant time. */
 bool lobby_room_can_play(const struct lobby_room *lr, const char *password);
+/* True if players of lr need a password. */
+bool lobby_room_has_password(const struct lobby_room *lr);
 
 /* ---- members ---- */
 

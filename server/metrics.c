@@ -32,6 +32,10 @@ void metrics_tick(uint64_t ns)
         b++;
     atomic_fetch_add_explicit(&g_metrics.tick_bucket[b], 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&g_metrics.tick_sum_ns, ns, memory_order_relaxed);
+}
+
+void metrics_stepped(void)
+{
     atomic_fetch_add_explicit(&g_metrics.ticks, 1, memory_order_relaxed);
 }
 
@@ -54,7 +58,9 @@ static void render_counters(struct textbuf *t)
         const char *name, *type, *help;
         size_t offset;
     } rows[] = {
-        {"ticks_total", "counter", "Simulation ticks run.", offsetof(struct metrics, ticks)},
+        {"ticks_total", "counter",
+         "Simulation ticks run (a paused room's periods, which step nothing, are not counted).",
+         offsetof(struct metrics, ticks)},
         {"tick_overruns_total", "counter", "Ticks that finished after their deadline.",
          offsetof(struct metrics, tick_overruns)},
         {"connections_total", "counter", "WebSocket connections accepted.",
@@ -74,6 +80,14 @@ static void render_counters(struct textbuf *t)
          offsetof(struct metrics, keyframes_requested)},
         {"admin_denied_total", "counter", "Joins as admin refused for a wrong or missing token.",
          offsetof(struct metrics, admin_denied)},
+        {"auth_failures_total", "counter",
+         "Wrong admin tokens and room passwords (per address and overall, each failure past a "
+         "few delays the next attempts).",
+         offsetof(struct metrics, auth_failures)},
+        {"auth_locked_out_total", "counter",
+         "Joins refused rate_limited, their token or password unchecked, while their address "
+         "(or every address) waits out its delay.",
+         offsetof(struct metrics, auth_locked_out)},
         {"kicked_total", "counter", "Clients kicked by an admin.",
          offsetof(struct metrics, kicked)},
         {"rooms_created_total", "counter", "Rooms created by joins.",
@@ -190,7 +204,8 @@ static void render_frames(struct textbuf *t)
 
 static void render_tick_histogram(struct textbuf *t)
 {
-    textbuf_printf(t, "# HELP flockd_tick_duration_seconds Time to run one tick.\n"
+    textbuf_printf(t, "# HELP flockd_tick_duration_seconds Time to run one period of a room "
+                      "(its commands, its tick unless paused, its snapshot).\n"
                       "# TYPE flockd_tick_duration_seconds histogram\n");
     uint64_t cum = 0;
     for (size_t b = 0; b < METRICS_TICK_BUCKETS; b++) {

@@ -55,6 +55,8 @@ struct metrics {
     atomic_uint_fast64_t commands_accepted;
     atomic_uint_fast64_t keyframes_requested; /* keyframe commands applied */
     atomic_uint_fast64_t admin_denied;        /* joins as admin refused (bad or no token) */
+    atomic_uint_fast64_t auth_failures;       /* wrong admin tokens and room passwords */
+    atomic_uint_fast64_t auth_locked_out;     /* attempts refused unchecked (authguard.h) */
     atomic_uint_fast64_t limit_hits[LIMIT_COUNT];
     atomic_uint_fast64_t kicked;
     atomic_uint_fast64_t rooms_created; /* by joins */
@@ -73,8 +75,12 @@ struct metrics {
 /* The one metrics block of the process (zero-initialised static). */
 extern struct metrics g_metrics;
 
-/* Records one tick's duration. */
+/* Records how long one period of a room's work took (a paused room's
+ * too): the tick-duration histogram. */
 void metrics_tick(uint64_t ns);
+
+/* Counts one tick that stepped a world (flockd_ticks_total). */
+void metrics_stepped(void);
 
 /* Counts one hit of a limit. */
 void metrics_limit(enum metrics_limit which);

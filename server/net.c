@@ -3,7 +3,9 @@
  * service thread (see net.h).
  *
  * The WebSocket callback only translates lws events into the parts:
- * ESTABLISHED and CLOSED to session.h, RECEIVE to session.h's reassembly
+ * FILTER_HTTP_CONNECTION to http.h's request checks, CONFIRM_UPGRADE to
+ * the one decision on an upgrade (before any 101), ESTABLISHED and
+ * CLOSED to session.h, RECEIVE to session.h's reassembly
  * and then dispatch.h, WRITEABLE and the wake-ups from the rooms to
  * deliver.h. This is the edge: the one place that reads the clock for
  * them.
@@ -60,10 +62,11 @@ struct net {
 /* Only PROTO_WS_PATH upgrades to WebSocket. */
 static bool is_ws_path(struct lws *wsi)
 {
-    char uri[64];
-    if (lws_hdr_copy(wsi, uri, sizeof uri, WSI_TOKEN_GET_URI) <= 0)
+    char *uri = NULL;
+    int len = 0;
+    if (lws_http_get_uri_and_method(wsi, &uri, &len) < 0 || !uri)
         return false;
-    return strcmp(uri, PROTO_WS_PATH) == 0;
+    return (size_t)len == strlen(PROTO_WS_PATH) && memcmp(uri, PROTO_WS_PATH, (size_t)len) == 0;
 }
 
 /* With --origins set, a browser (it sends Origin) must come from one of
@@ -89,6 +92,39 @@ static bool is_origin_allowed(const struct net *n, struct lws *wsi)
             p++;
     }
     return false;
+}
+
+/*
+ * LWS_CALLBACK_HTTP_CONFIRM_UPGRADE: the one place an upgrade is refused,
+ * before any 101, with an HTTP status: a badly made handshake (400, 426),
+ * another path (404), an Origin not allowed (403), no room for another
+ * client (503) or for another from this address (429). Returns as lws
+ * wants: 0 to go on, 1 after writing the refusal, -1 to hang up.
+ */
+static int confirm_upgrade(struct net *n, struct lws *wsi, const char *to)
+{
+    const char *why = "";
+    unsigned status = strcmp(to, "websocket") ? HTTP_STATUS_BAD_REQUEST : 0;
+    enum metrics_limit full;
+    if (!status)
+        status = http_upgrade_refusal(wsi, &why);
+    if (!status && !is_ws_path(wsi)) {
+        status = HTTP_STATUS_NOT_FOUND;
+        why = "WebSocket is at " PROTO_WS_PATH;
+    }
+    if (!status && !is_origin_allowed(n, wsi)) {
+        metrics_limit(LIMIT_ORIGIN);
+        status = HTTP_STATUS_FORBIDDEN;
+        why = "origin not allowed";
+    }
+    if (!status && (full = session_would_admit(wsi, &n->sessions)) != LIMIT_COUNT) {
+        bool is_address = full == LIMIT_CONNECTIONS_IP;
+        status = is_address ? 429 : HTTP_STATUS_SERVICE_UNAVAILABLE;
+        why = is_address ? "too many connections from this address" : "too many clients";
+    }
+    if (!status)
+        return 0;
+    return http_refuse(wsi, status, why) < 0 ? -1 : 1;
 }
 
 /* ---- wake-ups and shutdown ------------------------------------------------------ */
@@ -148,14 +184,10 @@ static int callback_ws(struct lws *wsi, enum lws_callback_reasons reason, void *
     struct session *s = user;
     struct session_message msg;
     switch (reason) {
-    case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
-        if (!is_ws_path(wsi))
-            return 1;
-        if (!is_origin_allowed(n, wsi)) {
-            metrics_limit(LIMIT_ORIGIN);
-            return 1;
-        }
-        return 0;
+    case LWS_CALLBACK_FILTER_HTTP_CONNECTION: /* plain HTTP starts here */
+        return http_filter(wsi);
+    case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+        return confirm_upgrade(n, wsi, in ? in : "");
     case LWS_CALLBACK_ESTABLISHED:
         if (atomic_load(&n->stop))
             return -1;
@@ -163,6 +195,10 @@ static int callback_ws(struct lws *wsi, enum lws_callback_reasons reason, void *
                    ? -1
                    : 0;
     case LWS_CALLBACK_RECEIVE:
+        /* Any message proves the connection alive, not only a pong: lws
+         * 4.1.6 would hang up at --idle-timeout on a client that sends
+         * commands but leaves pings unanswered. */
+        lws_validity_confirmed(wsi);
         if (session_receive(s, in, len, n->cfg.max_message, &msg))
             dispatch_message(s, &msg, n->lobby, clock_mono_ns());
         return 0;
@@ -170,6 +206,15 @@ static int callback_ws(struct lws *wsi, enum lws_callback_reasons reason, void *
         if (session_close_if_due(s))
             return -1; /* lws sends the close frame set */
         return deliver_writeable(s, clock_mono_ns()) < 0 ? -1 : 0;
+    case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
+        /* A close body is empty or starts with a 2-byte status (RFC 6455
+         * 5.5.1); lws 4.1.6 echoes a 1-byte one back as it came, a close
+         * without a status. It is a protocol error: 1002. */
+        if (len == 1) {
+            lws_close_reason(wsi, LWS_CLOSE_STATUS_PROTOCOL_ERR, NULL, 0);
+            return -1;
+        }
+        return 0;
     case LWS_CALLBACK_CLOSED:
         session_release(s, &n->sessions, n->lobby, clock_mono_ns());
         return 0;

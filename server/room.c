@@ -425,6 +425,7 @@ void room_tick(struct room *r, const struct pool_time *t)
     int stepping = !r->paused || r->steps_pending > 0;
     if (stepping) {
         room__step(r);
+        metrics_stepped();
         if (r->paused && r->steps_pending > 0)
             r->steps_pending--;
     }

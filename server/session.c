@@ -61,6 +61,12 @@ static void limit_send_buffer(struct lws *wsi, size_t bytes)
         setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &b, sizeof b);
 }
 
+enum metrics_limit session_would_admit(struct lws *wsi, const struct sessions *ss)
+{
+    unsigned char addr[SESSION_ADDR_LEN];
+    return sessions_would_admit(ss, peer_address(wsi, addr) == 0 ? addr : NULL);
+}
+
 int session_open(struct session *s, struct lws *wsi, struct sessions *ss, struct lobby *l,
                  unsigned protocol, int64_t now)
 {
@@ -82,6 +88,7 @@ int session_open(struct session *s, struct lws *wsi, struct sessions *ss, struct
     atomic_fetch_add_explicit(&g_metrics.connections_total, 1, memory_order_relaxed);
     s->m = (struct lobby_member){
         .client = s->id, .loopback = local, .protocol = protocol, .session = s};
+    memcpy(s->m.addr, s->addr, sizeof s->m.addr);
     lobby_enter(l, &s->m);
     s->state = SESSION_OPEN;
     s->reading = true; /* lws reads a new connection */
@@ -217,7 +224,11 @@ bool session_receive(struct session *s, const void *in, size_t len, uint32_t max
         s->rx_binary = lws_frame_is_binary(s->wsi);
     if (is_ending(s))
         return false; /* closing: the rest of what it sent is dropped */
-    if (len > max_message - s->rx_len) {
+    /* The frame's announced length counts at once: a frame that says it
+     * will carry more than the cap is closed on its first bytes, not held
+     * open while its sender trickles them in. */
+    size_t announced = lws_remaining_packet_payload(s->wsi);
+    if (len > max_message - s->rx_len || announced > max_message - s->rx_len - len) {
         /* Close from WRITEABLE, which sends the 1009 close frame even when
          * more frames of the burst are still in lws' read buffer. */
         metrics_limit(LIMIT_MESSAGE_SIZE);

@@ -92,6 +92,9 @@ struct session {
     uint32_t out_head, out_count;
 };
 
+/* sessions_would_admit() for the peer of wsi, before its upgrade. */
+enum metrics_limit session_would_admit(struct lws *wsi, const struct sessions *ss);
+
 /*
  * Admits a new connection (lws ESTABLISHED) speaking `protocol` (1 or 2,
  * the subprotocol it took): within the limits of `ss` (counted in

@@ -33,6 +33,18 @@ void sessions_free(struct sessions *ss)
     ss->text = NULL;
 }
 
+enum metrics_limit sessions_would_admit(const struct sessions *ss, const unsigned char *addr)
+{
+    enum metrics_limit full = LIMIT_COUNT;
+    if (idmap_count(&ss->ids) >= ss->cfg.max_clients)
+        full = LIMIT_CONNECTIONS;
+    else if (addr && ipcount_of(&ss->ips, addr) >= ss->cfg.max_per_ip)
+        full = LIMIT_CONNECTIONS_IP;
+    if (full != LIMIT_COUNT)
+        metrics_limit(full);
+    return full;
+}
+
 int sessions_admit(struct sessions *ss, struct session *s)
 {
     if (idmap_count(&ss->ids) >= ss->cfg.max_clients) {

@@ -19,6 +19,7 @@
 
 #include "idmap.h"
 #include "ipcount.h"
+#include "metrics.h"
 
 struct session;
 
@@ -45,6 +46,14 @@ struct sessions {
 /* 0, or a negative PROTO_E_* (out of memory); sessions_free() releases. */
 int sessions_init(struct sessions *ss, const struct sessions_config *cfg);
 void sessions_free(struct sessions *ss);
+
+/*
+ * Whether a connection from addr (NULL: an address not counted) would be
+ * admitted now: LIMIT_COUNT if so, else the limit that refuses it
+ * (LIMIT_CONNECTIONS, LIMIT_CONNECTIONS_IP), counted in /metrics. The
+ * upgrade asks this before its 101; sessions_admit() decides.
+ */
+enum metrics_limit sessions_would_admit(const struct sessions *ss, const unsigned char *addr);
 
 /*
  * Admits s: within max-clients and, if s->counted is set (its address

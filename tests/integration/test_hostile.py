@@ -207,6 +207,44 @@ def http_raw(port, request, timeout=10):
     return status, got
 
 
+def http_answer(port, request, timeout=5):
+    """Sends raw HTTP bytes and reads until the server closes the connection
+    or `timeout` passes. Returns (status or None, head as lower-case text,
+    body bytes, whether the server closed)."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    got, closed = b"", False
+    try:
+        s.sendall(request)
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                closed = True
+                break
+            got += chunk
+    except ConnectionResetError:
+        closed = True
+    except socket.timeout:
+        pass
+    s.close()
+    head, _, body = got.partition(b"\r\n\r\n")
+    status = int(got.split(b" ", 2)[1]) if got.startswith(b"HTTP/1.") else None
+    return status, head.decode("latin-1").lower(), body, closed
+
+
+def vm_kib(d):
+    """flockd's address space (VmSize) in KiB."""
+    with open(f"/proc/{d.proc.pid}/status") as f:
+        return int(next(l for l in f if l.startswith("VmSize:")).split()[1])
+
+
+def upgrade_request(path=b"/ws", version=b"HTTP/1.1", headers=None):
+    """A WebSocket handshake; `headers` replaces the Sec-WebSocket ones."""
+    if headers is None:
+        headers = [b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", b"Sec-WebSocket-Version: 13"]
+    return (b"GET " + path + b" " + version + b"\r\nHost: x\r\nUpgrade: websocket\r\n"
+            b"Connection: Upgrade\r\n" + b"".join(h + b"\r\n" for h in headers) + b"\r\n")
+
+
 # --- what the viewer sees -----------------------------------------------------
 
 class Window:
@@ -749,6 +787,333 @@ async def a_one_megabyte_header_is_refused_and_the_server_stays_healthy():
         fresh = await Client.connect(d.url)
         await fresh.close()
         await assert_healthy(d)
+        await viewer.close()
+
+ENDPOINTS = [b"/healthz", b"/metrics", b"/api/rooms"]
+# Requests whose body framing no reader could agree on, or a body on a GET
+# (RFC 9112 6.1, 6.3): each is answered 400 and its connection closed.
+BODY_REQUESTS = [
+    b"Content-Length: 5\r\n\r\nhello",
+    b"Content-Length: 0\r\nContent-Length: 0\r\n\r\n",
+    b"Content-Length: 5\r\nContent-Length: 7\r\n\r\nhello",
+    b"Transfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n",
+    b"Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+]
+
+
+@test
+async def a_get_with_a_body_is_refused_with_400_and_closed_and_keeps_no_memory():
+    with Flockd(FLOCKD, "--boids", BOIDS) as d:
+        # The baseline once every thread has started and allocated: the
+        # measuring thread's first measure gives it a malloc arena (64 MiB
+        # of address space) a fraction of a second after start.
+        deadline = time.time() + 10
+        while d.metric('flockd_flock_measured_tick{room="default"}') is None:
+            assert time.time() < deadline, "the default room was never measured"
+            await asyncio.sleep(0.05)
+        vm0 = vm_kib(d)
+        for i in range(300):
+            path, tail = ENDPOINTS[i % 3], BODY_REQUESTS[i % len(BODY_REQUESTS)]
+            status, _, _, closed = http_answer(d.port, b"GET " + path + b" HTTP/1.1\r\nHost: x\r\n"
+                                               + tail)
+            assert (status, closed) == (400, True), (path, tail, status, closed)
+        growth = vm_kib(d) - vm0
+        print(f"  300 GETs with a body: address space grew {growth} KiB", flush=True)
+        # Each used to keep a 512 KiB body buffer for good (150 MiB in all).
+        assert growth < 16384, growth
+        # A GET without a body, and one with an explicit empty one, are served.
+        status, head, body, _ = http_answer(
+            d.port, b"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n"
+            b"Connection: close\r\n\r\n")
+        assert status == 200 and json.loads(body)["status"] == "ok", (status, body)
+        await assert_healthy(d)
+
+
+@test
+async def head_and_options_on_the_endpoints_are_answered():
+    with Flockd(FLOCKD, "--boids", BOIDS) as d:
+        for path in ENDPOINTS:
+            _, _, get_body, _ = http_answer(d.port, b"GET " + path + b" HTTP/1.1\r\nHost: x\r\n"
+                                            b"Connection: close\r\n\r\n")
+            status, head, body, closed = http_answer(
+                d.port, b"HEAD " + path + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            assert (status, body, closed) == (200, b"", True), (path, status, body, closed)
+            length = int(next(l for l in head.split("\r\n") if l.startswith("content-length:"))
+                         .split(":")[1])
+            assert abs(length - len(get_body)) < 64, (path, length, len(get_body))
+            status, head, body, closed = http_answer(
+                d.port, b"OPTIONS " + path + b" HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert (status, body, closed) == (204, b"", True), (path, status, body, closed)
+            assert "\r\nallow: get, head, options" in head, head
+        # HEAD keeps a keep-alive connection usable: a GET after it is served.
+        s = socket.create_connection(("127.0.0.1", d.port), timeout=5)
+        s.sendall(b"HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+                  b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        got = b""
+        while (chunk := s.recv(65536)):
+            got += chunk
+        s.close()
+        assert got.count(b"HTTP/1.1 200") == 2 and got.endswith(b"}\n"), got[-200:]
+        status, head, _, closed = http_answer(
+            d.port, b"DELETE /api/rooms HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert (status, closed) == (405, True) and "\r\nallow: get, head, options" in head, head
+        await assert_healthy(d)
+
+
+# (what the path holds, an HTTP/1.1 request line's target)
+CONTROL_PATHS = [b"/%00", b"/%00?a=b", b"/%01", b"/index.html%1f", b"/a%7fb", b"/%09",
+                 b"/index.html%0a", b"/index.html%0d", b"/healthz%0d%0a"]
+
+
+@test
+async def paths_with_an_encoded_nul_or_control_character_are_refused_with_400():
+    with Flockd(FLOCKD, "--boids", BOIDS) as d:
+        for path in CONTROL_PATHS:
+            status, _, body, closed = http_answer(
+                d.port, b"GET " + path + b" HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert (status, closed) == (400, True), (path, status, body[:100])
+            assert b"<html" not in body.lower(), path
+        # A NUL decoded anywhere but right after a '/' makes lws 4.1.6 drop
+        # the request before flockd sees it: no answer, and no file.
+        for path in [b"/index.html%00", b"/healthz%00", b"/index.html%00.png"]:
+            status, _, body, closed = http_answer(
+                d.port, b"GET " + path + b" HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert status in (None, 400) and closed and b"<html" not in body.lower(), (path, status)
+        for path in [b"/", b"/index.html", b"/?room=a", b"/healthz?x=1"]:
+            status, _, _, _ = http_answer(
+                d.port, b"GET " + path + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            assert status == 200, (path, status)
+        await assert_healthy(d)
+
+
+KEY = b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ=="
+V13 = b"Sec-WebSocket-Version: 13"
+BAD_HANDSHAKES = [
+    ("version 12", upgrade_request(headers=[KEY, b"Sec-WebSocket-Version: 12"]), 426),
+    ("two versions", upgrade_request(headers=[KEY, V13, b"Sec-WebSocket-Version: 8"]), 426),
+    ("no version", upgrade_request(headers=[KEY]), 426),
+    ("15-byte key", upgrade_request(headers=[b"Sec-WebSocket-Key: " + base64.b64encode(b"k" * 15),
+                                             V13]), 400),
+    ("17-byte key", upgrade_request(headers=[b"Sec-WebSocket-Key: " + base64.b64encode(b"k" * 17),
+                                             V13]), 400),
+    ("key not base64", upgrade_request(headers=[b"Sec-WebSocket-Key: !!!!not~base64!!!!!!!==", V13]),
+     400),
+    ("no key", upgrade_request(headers=[V13]), 400),
+    ("two keys", upgrade_request(headers=[KEY, KEY, V13]), 400),
+    ("HTTP/1.0", upgrade_request(version=b"HTTP/1.0"), 400),
+    ("a body", upgrade_request(headers=[KEY, V13, b"Content-Length: 3"]) + b"abc", 400),
+]
+
+
+@test
+async def badly_made_websocket_handshakes_are_refused_without_a_101():
+    with Flockd(FLOCKD, "--boids", BOIDS) as d:
+        for name, request, want in BAD_HANDSHAKES:
+            status, head, _, closed = http_answer(d.port, request)
+            assert (status, closed) == (want, True), (name, status, head[:200])
+            if want == 426:
+                assert "\r\nsec-websocket-version: 13" in head, (name, head)
+        status, _, _, _ = http_answer(d.port, upgrade_request(path=b"/elsewhere"))
+        assert status == 404, status
+        RawWS(d.port).close()  # a well-made handshake still gets its 101
+        assert json.loads(d.http("/healthz")[2])["clients"] <= 1
+        await assert_healthy(d)
+
+
+@test
+def a_connection_past_the_per_address_or_client_limit_gets_an_http_refusal_not_a_101():
+    with Flockd(FLOCKD, "--boids", BOIDS, "--max-per-ip", "2") as d:
+        held = [RawWS(d.port) for _ in range(2)]
+        for _ in range(3):
+            status, head, _, closed = http_answer(d.port, upgrade_request())
+            assert (status, closed) == (429, True), (status, head[:200])
+        assert limit_hits(d, "connections_per_ip") == 3
+        held.pop().close()
+        time.sleep(0.3)
+        held.append(RawWS(d.port))  # the freed place is taken again
+        for c in held:
+            c.close()
+    with Flockd(FLOCKD, "--boids", BOIDS, "--max-clients", "1") as d:
+        held = RawWS(d.port)
+        status, head, _, closed = http_answer(d.port, upgrade_request())
+        assert (status, closed) == (503, True), (status, head[:200])
+        assert limit_hits(d, "connections") == 1
+        held.close()
+
+
+class BoundWS(RawWS):
+    """A RawWS from a chosen loopback source address (127.0.0.0/8 is all
+    this machine's)."""
+
+    def __init__(self, port, source):
+        real = socket.create_connection
+        socket.create_connection = lambda addr, timeout=None: real(addr, timeout, (source, 0))
+        try:
+            super().__init__(port)
+        finally:
+            socket.create_connection = real
+
+    def command(self, **cmd):
+        self.send(frame(1, json.dumps(cmd).encode()))
+        return self.replies(1)[0]
+
+
+def admin_join(port, source, token):
+    ws = BoundWS(port, source)
+    r = ws.command(cmd="join", id=1, room="default", role="admin", token=token)
+    ws.close()
+    return r
+
+
+@test
+async def admin_token_guesses_from_new_connections_are_delayed_per_address_and_overall():
+    with Flockd(FLOCKD, "--boids", BOIDS, "--admin-token", "right-token") as d:
+        # Each guess on a connection of its own: the per-connection rate
+        # limit never sees more than one.
+        got = [admin_join(d.port, "127.0.0.2", "guess%d" % i)["code"] for i in range(6)]
+        assert got == ["forbidden"] * 6, got  # five free tries, the sixth costs 1 s
+        r = admin_join(d.port, "127.0.0.2", "right-token")
+        assert r["type"] == "error" and r["code"] == "rate_limited", r  # unchecked while it waits
+        assert admin_join(d.port, "127.0.0.3", "right-token")["type"] == "ack"  # another address
+        time.sleep(1.1)
+        assert admin_join(d.port, "127.0.0.2", "right-token")["type"] == "ack"
+        assert d.metric("flockd_auth_failures_total") == 6
+        assert d.metric("flockd_auth_locked_out_total") == 1
+        assert any("failed admin token from 127.0.0.2" in l for l in d.stderr), d.stderr[-5:]
+        # Many addresses, each within its free tries, together past 50
+        # recent failures (one a second is forgotten): then every address
+        # waits.
+        codes = [admin_join(d.port, "127.0.1.%d" % k, "g%d" % i)["code"]
+                 for k in range(11) for i in range(5)]
+        first = codes.index("rate_limited")
+        assert 44 <= first <= 50 and codes[:first] == ["forbidden"] * first, codes
+        assert codes[first:] == ["rate_limited"] * (len(codes) - first), codes
+        r = admin_join(d.port, "127.0.2.1", "right-token")
+        assert r["type"] == "error" and r["code"] == "rate_limited", r
+        assert any("from every address" in l for l in d.stderr), d.stderr[-5:]
+        await assert_healthy(d)
+
+
+@test
+async def pipelined_joins_get_one_reply_each_in_order_and_welcomes_are_not_replies():
+    with Flockd(FLOCKD, "--boids", BOIDS, "--allow-create", "1", *NO_RATE_LIMIT) as d:
+        raw = RawWS(d.port)
+        cmds = []
+        for k in range(20):
+            cmds += [{"cmd": "join", "room": "r%d" % (k % 3), "role": "viewer"},
+                     {"cmd": "ping"},
+                     # refused by the lobby (the room is a sandbox), not the parser
+                     {"cmd": "join", "room": "r%d" % (k % 3), "role": "viewer", "mode": "rts"},
+                     {"cmd": "join", "room": "r%d" % ((k + 1) % 3), "role": "admin"},
+                     {"cmd": "ping"}]
+        for i, c in enumerate(cmds):
+            c["id"] = i
+        raw.send(b"".join(frame(1, json.dumps(c).encode()) for c in cmds))
+        got, welcomes = [], 0
+        while len(got) < len(cmds):
+            opcode, payload = raw.recv_frame()
+            if opcode != 1:
+                continue
+            m = json.loads(payload)
+            if m["type"] == "welcome":
+                welcomes += 1
+                assert got and got[-1]["type"] == "ack" and cmds[got[-1]["id"]]["cmd"] == "join", \
+                    (m, got[-1:])
+            elif m["type"] in ("ack", "error"):
+                got.append(m)
+        assert [r["id"] for r in got] == list(range(len(cmds))), [r["id"] for r in got]
+        kinds = [(cmds[r["id"]]["cmd"], r["type"]) for r in got]
+        assert kinds.count(("join", "ack")) == 40 and welcomes == 40, (kinds, welcomes)
+        assert kinds.count(("join", "error")) == 20, kinds
+        raw.close()
+        await assert_healthy(d)
+
+
+@test
+async def a_frame_announcing_more_than_max_message_is_closed_with_1009_on_its_first_bytes():
+    with Flockd(FLOCKD, "--boids", BOIDS) as d:
+        for announced in (1 << 20, 4097, 1 << 40):
+            ws = RawWS(d.port, timeout=3)
+            head = bytes([0x81, 0x80 | 127]) + struct.pack(">Q", announced) + b"abcd"
+            t0 = time.time()
+            ws.send(head + bytes(100))  # then nothing more
+            code = ws.close_code()
+            ws.close()
+            assert code == 1009 and time.time() - t0 < 2.5, (announced, code)
+        # Fragments: the running total with the announced rest counts too.
+        ws = RawWS(d.port, timeout=3)
+        ws.send(frame(1, b"a" * 3000, fin=False)
+                + bytes([0x00, 0x80 | 126]) + struct.pack(">H", 2000) + b"abcd" + bytes(10))
+        assert ws.close_code() == 1009
+        ws.close()
+        # A message of exactly max-message still passes.
+        ws = RawWS(d.port)
+        msg = b'{"cmd":"ping","id":"full"}'.ljust(4096)
+        ws.send(frame(1, msg))
+        r = ws.replies(1)[0]
+        assert r["type"] == "ack" and r["id"] == "full", r
+        ws.close()
+        await assert_healthy(d)
+
+
+@test
+async def a_close_frame_with_a_one_byte_body_is_answered_with_1002():
+    with Flockd(FLOCKD, "--boids", BOIDS) as d:
+        assert close_code_after(d.port, frame(8, b"x")) == 1002
+        assert close_code_after(d.port, frame(8, b"")) == 1005  # empty: answered empty
+        assert close_code_after(d.port, frame(8, struct.pack(">H", 1000) + b"bye")) == 1000
+        assert close_code_after(d.port, frame(8, struct.pack(">H", 999))) == 1002
+        await assert_healthy(d)
+
+
+@timing
+async def a_client_that_sends_commands_but_never_answers_pings_is_not_idle():
+    with Flockd(FLOCKD, "--boids", "200", "--ping-interval", "1", "--idle-timeout", "2") as d:
+        def busy():
+            ws = RawWS(d.port)  # raw: it never answers a ping
+            t0 = time.time()
+            for i in range(10):  # 5 s, past the idle timeout twice
+                ws.send(frame(1, b'{"cmd":"ping","id":%d}' % i))
+                r = ws.replies(1)[0]
+                assert r["type"] == "ack" and r["id"] == i, r
+                time.sleep(0.5)
+            ws.close()
+            return time.time() - t0
+
+        def silent():
+            ws = RawWS(d.port, timeout=10)
+            t0 = time.time()
+            code = ws.close_code()  # pings come, none is answered
+            ws.close()
+            return time.time() - t0, code
+
+        busy_s = await asyncio.to_thread(busy)
+        silent_s, _ = await asyncio.to_thread(silent)
+        print(f"  busy client alive {busy_s:.1f} s; silent one closed after {silent_s:.1f} s",
+              flush=True)
+        assert busy_s > 4.5, busy_s
+        assert silent_s < 6, silent_s  # the rule stays for connections that send nothing
+        await assert_healthy(d)
+
+
+@test
+async def ticks_total_counts_only_ticks_that_ran_not_a_paused_rooms_periods():
+    with Flockd(FLOCKD, "--boids", "200") as d:
+        viewer = await Client.connect(d.url)
+        await paused_world(viewer)
+        await asyncio.sleep(0.2)
+        t0 = d.metric("flockd_ticks_total")
+        timed0 = d.metric("flockd_tick_duration_seconds_count")
+        await asyncio.sleep(1.0)
+        assert d.metric("flockd_ticks_total") == t0, "a paused room ticked"
+        assert d.metric("flockd_tick_duration_seconds_count") > timed0 + 30  # its periods ran
+        ack = await viewer.command("step", n=5)
+        assert ack["type"] == "ack", ack
+        await asyncio.sleep(0.3)
+        assert d.metric("flockd_ticks_total") == t0 + 5
+        await viewer.command("resume")
+        await asyncio.sleep(0.5)
+        assert d.metric("flockd_ticks_total") > t0 + 20
         await viewer.close()
 
 

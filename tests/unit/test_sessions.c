@@ -3,7 +3,8 @@
  * in order and found until removal, max-clients and max-per-ip refuse (and
  * count the refusal in /metrics) without keeping anything, a session whose
  * address is unknown is counted against max-clients only, and removal
- * frees both the id and the address's count.
+ * frees both the id and the address's count; asking before a handshake
+ * names the limit that would refuse it.
  */
 #include "metrics.h"
 #include "proto.h"
@@ -120,12 +121,39 @@ static void max_per_ip_refuses_an_address_with_its_limit(void **state)
     sessions_free(&ss);
 }
 
+static void would_admit_names_the_limit_that_refuses_before_admission(void **state)
+{
+    (void)state;
+    struct sessions ss;
+    struct sessions_config c = config(3, 2);
+    struct session s[3];
+    assert_int_equal(sessions_init(&ss, &c), 0);
+    from(&s[0], 7);
+    from(&s[1], 7);
+    from(&s[2], 8);
+    assert_int_equal(sessions_would_admit(&ss, s[0].addr), LIMIT_COUNT);
+    assert_int_equal(sessions_admit(&ss, &s[0]), 0);
+    assert_int_equal(sessions_admit(&ss, &s[1]), 0);
+    uint64_t before = hits(LIMIT_CONNECTIONS_IP);
+    assert_int_equal(sessions_would_admit(&ss, s[1].addr), LIMIT_CONNECTIONS_IP);
+    assert_int_equal(hits(LIMIT_CONNECTIONS_IP), before + 1);
+    assert_int_equal(sessions_would_admit(&ss, s[2].addr), LIMIT_COUNT);
+    assert_int_equal(sessions_would_admit(&ss, NULL), LIMIT_COUNT);
+    assert_int_equal(sessions_admit(&ss, &s[2]), 0);
+    before = hits(LIMIT_CONNECTIONS);
+    assert_int_equal(sessions_would_admit(&ss, NULL), LIMIT_CONNECTIONS);
+    assert_int_equal(hits(LIMIT_CONNECTIONS), before + 1);
+    assert_int_equal(sessions_count(&ss), 3); /* asking admitted nothing */
+    sessions_free(&ss);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(admitted_sessions_get_ids_in_order_and_are_found_until_removed),
         cmocka_unit_test(max_clients_refuses_and_counts_the_hit),
         cmocka_unit_test(max_per_ip_refuses_an_address_with_its_limit),
+        cmocka_unit_test(would_admit_names_the_limit_that_refuses_before_admission),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
