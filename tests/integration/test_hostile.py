@@ -971,7 +971,7 @@ async def admin_token_guesses_from_new_connections_are_delayed_per_address_and_o
         time.sleep(1.1)
         assert admin_join(d.port, "127.0.0.2", "right-token")["type"] == "ack"
         assert d.metric("flockd_auth_failures_total") == 6
-        assert d.metric("flockd_auth_locked_out_total") == 1
+        assert limit_hits(d, "auth") == 1
         assert any("failed admin token from 127.0.0.2" in l for l in d.stderr), d.stderr[-5:]
         # Many addresses, each within its free tries, together past 50
         # recent failures (one a second is forgotten): then every address
@@ -985,6 +985,9 @@ async def admin_token_guesses_from_new_connections_are_delayed_per_address_and_o
         assert r["type"] == "error" and r["code"] == "rate_limited", r
         assert any("from every address" in l for l in d.stderr), d.stderr[-5:]
         await assert_healthy(d)
+    with Flockd(FLOCKD, "--boids", BOIDS, "--admin-token", "right-token", "--auth-tries", "1") as d:
+        got = [admin_join(d.port, "127.0.0.2", "guess%d" % i)["code"] for i in range(3)]
+        assert got == ["forbidden", "forbidden", "rate_limited"], got
 
 
 @test
