@@ -6,14 +6,14 @@
 
 #include <string.h>
 
-void authguard_init(struct authguard *g)
+void authguard_init(struct authguard *g, uint32_t free_tries, uint32_t free_tries_all)
 {
     memset(g, 0, sizeof *g);
-    g->per_addr = (struct authguard_rule){.free_tries = 5,
+    g->per_addr = (struct authguard_rule){.free_tries = free_tries,
                                           .base_ns = 1000000000LL,
                                           .max_ns = 300000000000LL,
                                           .drain_ns = 60000000000LL};
-    g->global = (struct authguard_rule){.free_tries = 50,
+    g->global = (struct authguard_rule){.free_tries = free_tries_all,
                                         .base_ns = 1000000000LL,
                                         .max_ns = 60000000000LL,
                                         .drain_ns = 1000000000LL};

@@ -48,10 +48,10 @@ struct authguard {
     } slot[AUTHGUARD_ADDRS];
 };
 
-/* The defaults: per address 5 free tries, then 1 s doubling to 5 min,
- * one failure forgotten per minute; over all addresses 50 free tries,
- * then 1 s doubling to 1 min, one forgotten per second. */
-void authguard_init(struct authguard *g);
+/* Per address `free_tries`, then 1 s doubling to 5 min, one failure
+ * forgotten per minute; over all addresses `free_tries_all`, then 1 s
+ * doubling to 1 min, one forgotten per second. */
+void authguard_init(struct authguard *g, uint32_t free_tries, uint32_t free_tries_all);
 
 /* Nanoseconds until an attempt from addr may be checked (its own or the
  * global lock-out, the longer); 0: now. */

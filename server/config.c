@@ -105,6 +105,12 @@ static const struct cfg_row rows[] = {
     {"admin-token", T_STRING, FIELD(admin_token), "", 0, LEN(admin_token), NULL, "TOKEN", 0,
      "token that makes a join an admin (also FLOCKD_ADMIN_TOKEN); empty: loopback clients are "
      "admins, remote ones never"},
+    {"auth-tries", T_UINT, FIELD(auth_tries), "5", 1, 1000, NULL, "N", 0,
+     "wrong admin tokens or room passwords one address may give (one forgotten a minute) before "
+     "each further one makes it wait: 1 s, doubling up to 5 minutes"},
+    {"auth-tries-all", T_UINT, FIELD(auth_tries_all), "50", 1, 1000000, NULL, "N", 0,
+     "the same from all addresses together (one forgotten a second) before every address waits: "
+     "1 s, doubling up to 1 minute"},
     {"rate", T_DOUBLE, FIELD(rate), "100", 1, 100000, NULL, "N", 0,
      "commands per second one connection may send, on average"},
     {"burst", T_UINT, FIELD(burst), "200", 1, 100000, NULL, "N", 0,

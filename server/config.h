@@ -47,6 +47,8 @@ struct cfg {
     int allow_create;          /* "allow-create": 0 or 1, default 1 */
     double room_expiry;        /* "room-expiry": seconds an empty room lives, default 60 */
     char admin_token[129];     /* "admin-token": "" = loopback clients are admins */
+    uint32_t auth_tries;       /* "auth-tries": failed secrets per address before delays */
+    uint32_t auth_tries_all;   /* "auth-tries-all": the same from all addresses together */
     double rate;               /* "rate": commands per second per connection */
     uint32_t burst;            /* "burst": commands a connection may send at once */
     uint32_t player_obstacles; /* "player-obstacles": obstacles per player or team */

@@ -137,7 +137,7 @@ struct lobby *lobby_create(const struct cfg *cfg, const struct room_config *tmpl
     l->tmpl.name = NULL;
     l->pool = pool;
     l->next_owner = 1;
-    authguard_init(&l->guard);
+    authguard_init(&l->guard, cfg->auth_tries, cfg->auth_tries_all);
     /* The default room never expires: when it became empty never matters.
      * It comes back from its checkpoint if there is one, else starts anew. */
     const struct ckpt *saved = tmpl->persist ? persist_restored(tmpl->persist, "default") : NULL;
@@ -321,7 +321,7 @@ static int auth_allowed(struct lobby *l, const struct lobby_member *m, int64_t n
 {
     if (authguard_wait(&l->guard, m->addr, now) == 0)
         return 0;
-    atomic_fetch_add_explicit(&g_metrics.auth_locked_out, 1, memory_order_relaxed);
+    metrics_limit(LIMIT_AUTH);
     *why = "join: too many failed admin tokens or passwords; wait before trying again";
     return PROTO_E_RATE_LIMITED;
 }

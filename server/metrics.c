@@ -81,13 +81,9 @@ static void render_counters(struct textbuf *t)
         {"admin_denied_total", "counter", "Joins as admin refused for a wrong or missing token.",
          offsetof(struct metrics, admin_denied)},
         {"auth_failures_total", "counter",
-         "Wrong admin tokens and room passwords (per address and overall, each failure past a "
-         "few delays the next attempts).",
+         "Wrong admin tokens and room passwords (past auth-tries, each delays its address's "
+         "next attempts).",
          offsetof(struct metrics, auth_failures)},
-        {"auth_locked_out_total", "counter",
-         "Joins refused rate_limited, their token or password unchecked, while their address "
-         "(or every address) waits out its delay.",
-         offsetof(struct metrics, auth_locked_out)},
         {"kicked_total", "counter", "Clients kicked by an admin.",
          offsetof(struct metrics, kicked)},
         {"rooms_created_total", "counter", "Rooms created by joins.",
@@ -120,6 +116,7 @@ static const char *const limit_names[LIMIT_COUNT] = {
     [LIMIT_QUEUE] = "queue",
     [LIMIT_STALE] = "stale",
     [LIMIT_UNREAD_REPLIES] = "unread_replies",
+    [LIMIT_AUTH] = "auth",
 };
 
 void metrics_limit(enum metrics_limit which)

@@ -38,6 +38,7 @@ enum metrics_limit {
     LIMIT_QUEUE,            /* queue: a command refused queue_full */
     LIMIT_STALE,            /* stale-timeout: a lagging client closed */
     LIMIT_UNREAD_REPLIES,   /* a client that does not read its replies closed */
+    LIMIT_AUTH,             /* auth-tries: a token or password refused unchecked */
     LIMIT_COUNT
 };
 
@@ -56,7 +57,6 @@ struct metrics {
     atomic_uint_fast64_t keyframes_requested; /* keyframe commands applied */
     atomic_uint_fast64_t admin_denied;        /* joins as admin refused (bad or no token) */
     atomic_uint_fast64_t auth_failures;       /* wrong admin tokens and room passwords */
-    atomic_uint_fast64_t auth_locked_out;     /* attempts refused unchecked (authguard.h) */
     atomic_uint_fast64_t limit_hits[LIMIT_COUNT];
     atomic_uint_fast64_t kicked;
     atomic_uint_fast64_t rooms_created; /* by joins */

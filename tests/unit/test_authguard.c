@@ -32,7 +32,7 @@ static void an_address_gets_free_tries_then_doubling_delays_up_to_the_ceiling(vo
     static struct authguard g;
     unsigned char a[AUTHGUARD_ADDR_LEN], b[AUTHGUARD_ADDR_LEN];
     int64_t all, now = 1000 * S;
-    authguard_init(&g);
+    authguard_init(&g, 5, 50);
     addr_of(a, 1);
     addr_of(b, 2);
     for (int i = 0; i < 5; i++)
@@ -58,7 +58,7 @@ static void failures_drain_one_a_minute_per_address(void **state)
     static struct authguard g;
     unsigned char a[AUTHGUARD_ADDR_LEN];
     int64_t all, now = 1000 * S;
-    authguard_init(&g);
+    authguard_init(&g, 5, 50);
     addr_of(a, 1);
     for (int i = 0; i < 5; i++)
         authguard_failed(&g, a, now, &all);
@@ -77,7 +77,7 @@ static void many_addresses_together_put_every_address_on_hold(void **state)
     static struct authguard g;
     unsigned char a[AUTHGUARD_ADDR_LEN], fresh[AUTHGUARD_ADDR_LEN];
     int64_t all = 0, now = 1000 * S;
-    authguard_init(&g);
+    authguard_init(&g, 5, 50);
     for (unsigned n = 0; n < 50; n++) {
         addr_of(a, 100 + n);
         assert_int_equal(authguard_failed(&g, a, now, &all), 0);
@@ -97,7 +97,7 @@ static void a_full_table_forgets_the_address_with_the_fewest_failures(void **sta
     static struct authguard g;
     unsigned char a[AUTHGUARD_ADDR_LEN], heavy[AUTHGUARD_ADDR_LEN];
     int64_t all, now = 1000 * S;
-    authguard_init(&g);
+    authguard_init(&g, 5, 50);
     g.global.free_tries = UINT32_MAX; /* only the table is under test */
     addr_of(heavy, 1);
     for (int i = 0; i < 8; i++)
