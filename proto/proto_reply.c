@@ -65,49 +65,47 @@ static void put_param_list(struct proto_json_writer *w)
     proto_json_close(w, ']');
 }
 
-static void put_values(struct proto_json_writer *w, const struct sim_params *values)
+/* values, or the registry's defaults when NULL. */
+static struct sim_params values_or_defaults(const struct sim_params *values)
 {
     struct sim_params v;
     if (values)
         v = *values;
     else
         sim_params_default(&v);
-    proto_json_key(w, "values");
+    return v;
+}
+
+/* key:{NAME:VALUE,...}: every parameter of v in the registry's order, or,
+ * with base, only those that differ from it. */
+static void put_params(struct proto_json_writer *w, const char *key, struct sim_params v,
+                       const struct sim_params *base)
+{
+    struct sim_params b = base ? *base : v;
+    proto_json_key(w, key);
     proto_json_open(w, '{');
     for (size_t i = 0; i < sim_param_count(); i++) {
         const struct sim_param_desc *d = sim_param_at(i);
-        proto_json_member_float(w, d->name, *sim_param_field(&v, d));
+        float x = *sim_param_field(&v, d);
+        if (!base || x != *sim_param_field(&b, d))
+            proto_json_member_float(w, d->name, x);
     }
     proto_json_close(w, '}');
 }
 
 /* "groups":{"3":{"max_speed":150},...}: each group's members that differ
- * from base. Left out when no group differs. */
-static void put_groups(struct proto_json_writer *w, const struct sim_params *values,
+ * from group 0's. Left out when no group differs. */
+static void put_groups(struct proto_json_writer *w, const struct sim_params *base,
                        const struct proto_group_values *groups, size_t n)
 {
     if (!n)
         return;
-    struct sim_params base;
-    if (values)
-        base = *values;
-    else
-        sim_params_default(&base);
     proto_json_key(w, "groups");
     proto_json_open(w, '{');
     for (size_t g = 0; g < n; g++) {
         char key[8];
         snprintf(key, sizeof key, "%u", groups[g].group & 0xffu);
-        proto_json_key(w, key);
-        proto_json_open(w, '{');
-        struct sim_params own = *groups[g].values;
-        for (size_t i = 0; i < sim_param_count(); i++) {
-            const struct sim_param_desc *d = sim_param_at(i);
-            float v = *sim_param_field(&own, d);
-            if (v != *sim_param_field(&base, d))
-                proto_json_member_float(w, d->name, v);
-        }
-        proto_json_close(w, '}');
+        put_params(w, key, *groups[g].values, base);
     }
     proto_json_close(w, '}');
 }
@@ -161,8 +159,9 @@ int proto_reply_welcome(char *buf, size_t cap, const struct proto_welcome *in)
     proto_json_double(&w, in->snapshot_hz);
     put_world(&w, in);
     put_param_list(&w);
-    put_values(&w, in->values);
-    put_groups(&w, in->values, in->groups, in->n_groups);
+    struct sim_params values = values_or_defaults(in->values);
+    put_params(&w, "values", values, NULL);
+    put_groups(&w, &values, in->groups, in->n_groups);
     if (in->flock)
         put_flock(&w, in->flock);
     if (in->replay) {

@@ -114,6 +114,26 @@ export function startFlockd(bin, args, port = 0) {
   });
 }
 
+/**
+ * The checks every script ends with: no console errors (those of the
+ * phase 'restart' matching a refused connection are expected while flockd
+ * is down), and, for each of `servers` ({name, server}), an orderly exit
+ * with status 0 on SIGTERM.
+ */
+export async function closingChecks(consoleLog, servers = []) {
+  await check('no console errors (other than refused connections while flockd was down)', async () => {
+    const expected = /WebSocket connection to .* failed|net::ERR_[A-Z_]+/;
+    const bad = consoleLog.filter((e) => e.phase !== 'restart' || !expected.test(e.text));
+    assert(bad.length === 0, `console errors:\n${bad.map((e) => `  [${e.phase}] ${e.text}`).join('\n')}`);
+  });
+  for (const { name, server } of servers) {
+    await check(`${name} shuts down cleanly`, async () => {
+      const status = await server.stop();
+      assert(status === 0, `flockd exited with ${status}`);
+    });
+  }
+}
+
 export function killServers() {
   for (const p of servers) p.kill('SIGKILL');
 }

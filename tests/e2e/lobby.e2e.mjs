@@ -12,7 +12,7 @@
 import { join } from 'node:path';
 import {
   ROOT, check, assert, sleep, waitFor, finish, anyFailed, crashed, startFlockd, killServers, launchBrowser,
-  view, openViewer, pointAt, sameF32, VIEWPORT,
+  view, openViewer, pointAt, sameF32, VIEWPORT, closingChecks,
 } from './harness.mjs';
 import { groupColor } from '../../client/web/js/render2d.js';
 import { roomCells } from '../../client/web/js/lobby.js';
@@ -354,15 +354,7 @@ async function main() {
       server = await restartCheck(admin, server, args, consoleLog);
       await admin.ctx.close();
     }
-    await check('no console errors (other than refused connections while flockd was down)', async () => {
-      const expected = /WebSocket connection to .* failed|net::ERR_[A-Z_]+/;
-      const bad = consoleLog.filter((e) => e.phase !== 'restart' || !expected.test(e.text));
-      assert(bad.length === 0, `console errors:\n${bad.map((e) => `  [${e.phase}] ${e.text}`).join('\n')}`);
-    });
-    await check('flockd shuts down cleanly', async () => {
-      const status = await server.stop();
-      assert(status === 0, `flockd exited with ${status}`);
-    });
+    await closingChecks(consoleLog, [{ name: 'flockd', server }]);
   } finally {
     await browser.close();
     killServers();

@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   ROOT, check, assert, sleep, waitFor, finish, anyFailed, crashed, startFlockd, killServers, launchBrowser,
-  view, openViewer, pointAt,
+  view, openViewer, pointAt, closingChecks,
 } from './harness.mjs';
 
 const [flockdBin, buildDir = join(ROOT, 'build')] = process.argv.slice(2);
@@ -139,13 +139,7 @@ async function main() {
       await page.screenshot({ path });
       console.log(`     screenshot: ${path}`);
     });
-    await check('no console errors', async () => {
-      assert(consoleLog.length === 0, `console errors:\n${consoleLog.map((e) => `  ${e.text}`).join('\n')}`);
-    });
-    await check('the replaying flockd shuts down cleanly', async () => {
-      const status = await server.stop();
-      assert(status === 0, `flockd exited with ${status}`);
-    });
+    await closingChecks(consoleLog, [{ name: 'the replaying flockd', server }]);
   } finally {
     await browser.close();
     killServers();

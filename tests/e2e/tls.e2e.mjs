@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   check, assert, waitFor, finish, anyFailed, crashed, startFlockd, killServers, launchBrowser, view, openViewer,
+  closingChecks,
 } from './harness.mjs';
 
 const [flockdBin] = process.argv.slice(2);
@@ -62,13 +63,7 @@ async function main() {
       await waitFor('a paused snapshot', () => view(page, () => window.flockView.snapshot &&
         window.flockView.snapshot.paused), 5000);
     });
-    await check('no console errors', async () => {
-      assert(consoleLog.length === 0, `console errors:\n${consoleLog.map((e) => `  ${e.text}`).join('\n')}`);
-    });
-    await check('flockd shuts down cleanly', async () => {
-      const status = await server.stop();
-      assert(status === 0, `flockd exited with ${status}`);
-    });
+    await closingChecks(consoleLog, [{ name: 'flockd', server }]);
   } finally {
     await browser.close();
     killServers();

@@ -16,7 +16,7 @@ import { mkdirSync, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import {
   ROOT, check, assert, sleep, waitFor, finish, anyFailed, crashed, startFlockd, killServers, launchBrowser, view,
-  openViewer, pointAt, sameF32,
+  openViewer, pointAt, sameF32, closingChecks,
 } from './harness.mjs';
 
 const USAGE = 'node viewer.e2e.mjs FLOCKD [BUILD_DIR] [--functional | --timing]';
@@ -479,11 +479,7 @@ async function main() {
     if (runFunctional) await functionalPart(browser, consoleLog);
     if (runFunctional) await recoveryChecks(browser, consoleLog);
     if (runTiming) await timingPart(browser, consoleLog);
-    await check('no console errors (other than refused connections while flockd was down)', async () => {
-      const expected = /WebSocket connection to .* failed|net::ERR_[A-Z_]+/;
-      const bad = consoleLog.filter((e) => e.phase !== 'restart' || !expected.test(e.text));
-      assert(bad.length === 0, `console errors:\n${bad.map((e) => `  [${e.phase}] ${e.text}`).join('\n')}`);
-    });
+    await closingChecks(consoleLog);
   } finally {
     await browser.close();
     killServers();
