@@ -1,6 +1,7 @@
 #!/bin/bash
 # flockd-healthcheck: the image's HEALTHCHECK. Succeeds when flockd answers
-# GET /healthz with status 200 on a port it listens on.
+# GET /healthz with status 200 on a port it listens on, in plain HTTP or,
+# when flockd serves TLS itself, over TLS (with the openssl command).
 #
 # The port is read from the running process, not assumed: flockd may have
 # been given --port, a config file or --port 0. The check takes the
@@ -11,6 +12,9 @@
 # Usage: flockd-healthcheck [PID]   (default: the first process named flockd)
 # Exit status: 0 healthy, 1 not (with the reason on stderr).
 set -u
+# A TLS port drops the plain request, sometimes before it is written:
+# writing to it must fail, not kill the check (SIGPIPE).
+trap '' PIPE
 
 find_flockd() {
     local d comm
@@ -66,14 +70,29 @@ address() {
     echo "${words%:}"
 }
 
-# Asks GET /healthz at $1:$2; succeeds on a 200 status line within 2 s
-# (the HEALTHCHECK allows 3).
+REQUEST='GET /healthz HTTP/1.0\r\nHost: localhost\r\nConnection: close\r\n\r\n'
+
+# The status line of GET /healthz at $1:$2 over TLS (flockd --tls-cert; its
+# certificate is not checked: this is the same machine), or nothing.
+tls_status() {
+    local host=$1
+    case $host in *:*) host="[$host]" ;; esac
+    command -v openssl >/dev/null || return 0
+    printf "$REQUEST" | timeout 1.5 openssl s_client -quiet -connect "$host:$2" \
+        2>/dev/null | head -n 1
+}
+
+# Asks GET /healthz at $1:$2, in plain HTTP and, if that gets no answer
+# (a TLS port drops it), over TLS; succeeds on a 200 status line within
+# about 2.5 s (the HEALTHCHECK allows 3).
 healthz() {
-    local line
-    exec 3<>"/dev/tcp/$1/$2" || return 1
-    printf 'GET /healthz HTTP/1.0\r\nHost: localhost\r\nConnection: close\r\n\r\n' >&3
-    IFS= read -r -t 2 line <&3
-    exec 3<&-
+    local line=""
+    if exec 3<>"/dev/tcp/$1/$2"; then
+        printf "$REQUEST" >&3 2>/dev/null
+        IFS= read -r -t 1 line <&3 2>/dev/null # a TLS port resets it
+        exec 3<&-
+    fi
+    [ -n "$line" ] || line=$(tls_status "$1" "$2")
     case $line in "HTTP/1."[01]" 200 "*) return 0 ;; esac
     echo "flockd-healthcheck: $1 port $2 answered: ${line%$'\r'}" >&2
     return 1

@@ -17,6 +17,7 @@ import os
 import pathlib
 import shutil
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -59,18 +60,22 @@ def free_port():
         return s.getsockname()[1]
 
 
-def http(port, path, timeout=5):
-    """GET http://127.0.0.1:PORT/PATH; returns (status, body text)."""
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=timeout) as r:
+def http(port, path, timeout=5, tls=False):
+    """GET http[s]://127.0.0.1:PORT/PATH (a TLS certificate is not checked);
+    returns (status, body text)."""
+    ctx = ssl._create_unverified_context() if tls else None
+    scheme = "https" if tls else "http"
+    with urllib.request.urlopen(f"{scheme}://127.0.0.1:{port}{path}", timeout=timeout,
+                                context=ctx) as r:
         return r.status, r.read().decode()
 
 
-def wait_healthz(port, timeout=30):
+def wait_healthz(port, timeout=30, tls=False):
     """The /healthz JSON once flockd answers it, or an AssertionError."""
     deadline = time.time() + timeout
     while True:
         try:
-            status, body = http(port, "/healthz", timeout=2)
+            status, body = http(port, "/healthz", timeout=2, tls=tls)
             if status == 200:
                 return json.loads(body)
         except OSError:
@@ -114,12 +119,15 @@ class Container:
 
     count = 0
 
-    def __init__(self, *args, inner_port=8080, env=None, entrypoint=None):
+    def __init__(self, *args, inner_port=8080, env=None, entrypoint=None, volume=None):
         Container.count += 1
         self.name = f"{PREFIX}-{Container.count}"
         self.port = free_port()
+        self.tls = "--tls-cert" in args
         self.cmd = ["run", "-d", "--name", self.name,
                     "-p", f"127.0.0.1:{self.port}:{inner_port}"]
+        if volume:  # (host folder, folder in the container), read-only
+            self.cmd += ["-v", f"{volume[0]}:{volume[1]}:ro"]
         for k, v in (env or {}).items():
             self.cmd += ["-e", f"{k}={v}"]
         if entrypoint:
@@ -131,7 +139,7 @@ class Container:
         engine(*self.cmd)
         try:
             if self.runs_flockd:
-                self.healthz = wait_healthz(self.port)
+                self.healthz = wait_healthz(self.port, tls=self.tls)
         except BaseException:
             print(logs(self.name), file=sys.stderr)
             self.remove()
@@ -237,6 +245,22 @@ def healthcheck_follows_the_port_given_to_flockd():
     with Container("--port", "9123", inner_port=9123) as c:
         assert "listening on http://0.0.0.0:9123" in logs(c.name)
         assert health(c.name)
+
+
+@suite.test
+def healthcheck_reports_healthy_when_flockd_serves_tls():
+    with tempfile.TemporaryDirectory() as tls:
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                        "-subj", "/CN=localhost", "-keyout", f"{tls}/flockd.key",
+                        "-out", f"{tls}/flockd.crt"], check=True, capture_output=True)
+        for f in ("flockd.key", "flockd.crt"):  # the container's user is not the owner
+            os.chmod(f"{tls}/{f}", 0o644)
+        os.chmod(tls, 0o755)
+        with Container("--tls-cert", "/tls/flockd.crt", "--tls-key", "/tls/flockd.key",
+                       volume=(tls, "/tls")) as c:
+            assert "listening on https://0.0.0.0:8080" in logs(c.name)
+            assert c.healthz["status"] == "ok"
+            assert health(c.name)
 
 
 @suite.test
