@@ -147,6 +147,9 @@ static const struct cfg_row rows[] = {
      "http:// and ws://; needs --tls-key. SIGHUP reloads both files; empty: plain"},
     {"tls-key", T_STRING, FIELD(tls_key), "", 0, LEN(tls_key), NULL, "FILE", 0,
      "PEM private key of --tls-cert (not encrypted)"},
+    {"tls-redirect-port", T_INT, FIELD(tls_redirect_port), "0", 0, 65535, NULL, "PORT", 0,
+     "with --tls-cert: also listen on this port in plain HTTP and answer every request with a "
+     "301 to the same path on https; 0: none"},
     {"checkpoint-dir", T_STRING, FIELD(checkpoint_dir), "", 0, LEN(checkpoint_dir), NULL, "DIR", 0,
      "directory of the rooms' checkpoints, ROOM.ckpt, restored at start; empty: none"},
     {"checkpoint-every", T_DOUBLE, FIELD(checkpoint_every), "5", 0, 86400, NULL, "SECONDS", 0,
@@ -634,8 +637,11 @@ int cfg_validate(const struct cfg *c, char *err, size_t errlen)
     }
     if (!c->tls_cert[0] != !c->tls_key[0])
         return fail(err, errlen, CFG_EINVAL,
-                    "--tls-cert and --tls-key go together: give both or "
-                    "neither");
+                    "--tls-cert and --tls-key go together: give both or neither");
+    if (c->tls_redirect_port && !c->tls_cert[0])
+        return fail(err, errlen, CFG_EINVAL, "--tls-redirect-port needs --tls-cert");
+    if (c->tls_redirect_port && c->tls_redirect_port == c->port)
+        return fail(err, errlen, CFG_EINVAL, "--tls-redirect-port must differ from --port");
     for (size_t i = 0; i < sizeof order_rules / sizeof order_rules[0]; i++) {
         const struct cfg_row *lo = find_row(order_rules[i].lo, strlen(order_rules[i].lo));
         const struct cfg_row *hi = find_row(order_rules[i].hi, strlen(order_rules[i].hi));

@@ -68,6 +68,7 @@ struct cfg {
     double checkpoint_every;   /* "checkpoint-every": seconds between them, default 5 */
     char tls_cert[1024];       /* "tls-cert": PEM certificate (chain) for https/wss; "" = plain */
     char tls_key[1024];        /* "tls-key": its PEM private key */
+    int tls_redirect_port;     /* "tls-redirect-port": plain HTTP sent on to https; 0 = none */
 };
 
 /* Fills *c with every default from the table. */

@@ -7,6 +7,7 @@
 #include "http.h"
 
 #include "metrics.h"
+#include "redirect.h"
 #include "room.h"
 #include "textbuf.h"
 
@@ -25,6 +26,8 @@
 static const char *reason_phrase(unsigned status)
 {
     switch (status) {
+    case 301:
+        return "Moved Permanently";
     case 400:
         return "Bad Request";
     case 403:
@@ -54,7 +57,7 @@ static const char *reason_phrase(unsigned status)
  */
 static int write_response(struct lws *wsi, unsigned status, const char *extra, const char *why)
 {
-    unsigned char buf[LWS_PRE + 768], *start = buf + LWS_PRE;
+    unsigned char buf[LWS_PRE + 768 + REDIRECT_PATH_MAX + 512], *start = buf + LWS_PRE;
     size_t cap = sizeof buf - LWS_PRE;
     int n = status == HTTP_STATUS_NO_CONTENT
                 ? snprintf((char *)start, cap,
@@ -162,10 +165,25 @@ static unsigned request_refusal(struct lws *wsi, int *method, const char **why)
     return 0;
 }
 
-int http_filter(struct lws *wsi)
+int http_redirect_to_https(struct lws *wsi, int tls_port)
+{
+    char loc[REDIRECT_PATH_MAX + 400], extra[sizeof loc + 16];
+    if (redirect_location(wsi, tls_port, loc, sizeof loc) < 0)
+        return http_refuse(wsi, HTTP_STATUS_BAD_REQUEST,
+                           "this port sends requests on to https: the path must be printable "
+                           "ASCII, at most 1024 bytes");
+    snprintf(extra, sizeof extra, "location: %s\r\n", loc);
+    return write_response(wsi, HTTP_STATUS_MOVED_PERMANENTLY, extra, "served over https");
+}
+
+int http_filter(const struct http_source *src, struct lws *wsi)
 {
     const char *why;
     int method;
+    if (redirect_came_to(wsi, src->redirect_port)) {
+        http_redirect_to_https(wsi, src->tls_port);
+        return 1;
+    }
     unsigned status = request_refusal(wsi, &method, &why);
     if (status) {
         http_refuse(wsi, status, why);
@@ -494,7 +512,7 @@ int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
     struct http_session *h = user;
     switch (reason) {
     case LWS_CALLBACK_FILTER_HTTP_CONNECTION:
-        return http_filter(wsi);
+        return http_filter(lws_get_protocol(wsi)->user, wsi);
     case LWS_CALLBACK_HTTP:
         return http_begin(lws_get_protocol(wsi)->user, h, wsi);
     case LWS_CALLBACK_HTTP_WRITEABLE:

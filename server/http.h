@@ -28,6 +28,8 @@
 struct http_source {
     struct lobby *lobby;
     const struct sessions *sessions; /* the clients of /healthz */
+    int tls_port;                    /* the https port when serving TLS; 0: plain */
+    int redirect_port;               /* --tls-redirect-port; 0: none */
 };
 
 /* One HTTP transaction, in lws' per-session storage. */
@@ -57,9 +59,17 @@ int http_refuse(struct lws *wsi, unsigned status, const char *why);
  * character (decoded, %00 included) or a request with body framing
  * (Transfer-Encoding, a repeated or non-zero Content-Length) 400, OPTIONS
  * a 204 with Allow; these return 1 after writing the answer, and lws
- * closes the connection.
+ * closes the connection. A request that came to src's redirect port gets
+ * a 301 to the same path on https instead, whatever it is (1).
  */
-int http_filter(struct lws *wsi);
+int http_filter(const struct http_source *src, struct lws *wsi);
+
+/*
+ * Writes a complete 301 to the request's path and query on https at
+ * tls_port (redirect.h), or a 400 for a path that cannot be sent on; then
+ * the caller ends the connection. 0, or -1 if it could not be written.
+ */
+int http_redirect_to_https(struct lws *wsi, int tls_port);
 
 /*
  * The HTTP status to refuse a WebSocket upgrade with for how it is made

@@ -119,11 +119,17 @@ int listener_port(int fd)
 
 /* ---- accepting ----------------------------------------------------------------- */
 
-int listener_adopt(struct lws_vhost *vh, int fd)
+/* The listening socket's opaque user data when its connections are plain. */
+static char plain_mark;
+
+int listener_adopt(struct lws_vhost *vh, int fd, bool is_plain)
 {
     lws_sock_file_fd_type desc = {.filefd = fd};
-    if (!lws_adopt_descriptor_vhost(vh, LWS_ADOPT_RAW_FILE_DESC, desc, LISTENER_PROTOCOL, NULL))
+    struct lws *wsi =
+        lws_adopt_descriptor_vhost(vh, LWS_ADOPT_RAW_FILE_DESC, desc, LISTENER_PROTOCOL, NULL);
+    if (!wsi)
         return PROTO_E_INTERNAL; /* lws closed fd */
+    lws_set_opaque_user_data(wsi, is_plain ? &plain_mark : NULL);
     return 0;
 }
 
@@ -147,11 +153,16 @@ static void pause_accepting(struct lws *wsi)
 /* Adopted sockets skip the options lws sets on those its own listener
  * accepts: flockd sets the one that matters, no Nagle delay for small
  * replies. */
-static void adopt_connection(struct lws_vhost *vh, int fd)
+static void adopt_connection(struct lws_vhost *vh, int fd, bool is_plain)
 {
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    lws_adopt_socket_vhost(vh, fd); /* on failure lws closes fd */
+    if (!is_plain) {
+        lws_adopt_socket_vhost(vh, fd); /* TLS if the vhost has it; on failure lws closes fd */
+        return;
+    }
+    lws_sock_file_fd_type desc = {.sockfd = fd};
+    lws_adopt_descriptor_vhost(vh, LWS_ADOPT_SOCKET | LWS_ADOPT_HTTP, desc, NULL, NULL);
 }
 
 /* Accepts what waits, up to LISTENER_BATCH at a time so that a stream of
@@ -163,7 +174,7 @@ static void accept_waiting(struct lws *wsi)
     for (int i = 0; i < LISTENER_BATCH; i++) {
         int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd >= 0) {
-            adopt_connection(lws_get_vhost(wsi), fd);
+            adopt_connection(lws_get_vhost(wsi), fd, lws_get_opaque_user_data(wsi) == &plain_mark);
             continue;
         }
         if (errno == EAGAIN || errno == EWOULDBLOCK)

@@ -24,6 +24,7 @@
 #ifndef FLOCKD_LISTENER_H
 #define FLOCKD_LISTENER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <libwebsockets.h>
@@ -48,8 +49,10 @@ int listener_open(const char *host, int port, const char **err);
 int listener_port(int fd);
 
 /* Hands fd to vh: from now on lws owns it (and closes it with the context,
- * or at once if adoption fails). 0, or PROTO_E_INTERNAL. */
-int listener_adopt(struct lws_vhost *vh, int fd);
+ * or at once if adoption fails). Its connections take TLS when the vhost
+ * serves it, unless is_plain (the --tls-redirect-port socket).
+ * 0, or PROTO_E_INTERNAL. */
+int listener_adopt(struct lws_vhost *vh, int fd, bool is_plain);
 
 /* The lws callback of LISTENER_PROTOCOL. */
 int listener_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,

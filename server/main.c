@@ -149,6 +149,7 @@ static struct net_config net_config_from(const struct cfg *c)
         .idle_timeout = c->idle_timeout,
         .tls_cert = c->tls_cert,
         .tls_key = c->tls_key,
+        .tls_redirect_port = c->tls_redirect_port,
     };
 }
 
@@ -158,6 +159,9 @@ static void print_banner(const struct cfg *c, const struct net *net, const struc
     bool v6 = strchr(c->host, ':') != NULL; /* an IPv6 address goes in brackets in a URL */
     printf("flockd listening on %s://%s%s%s:%d\n", c->tls_cert[0] ? "https" : "http", v6 ? "[" : "",
            c->host, v6 ? "]" : "", net_port(net));
+    if (c->tls_redirect_port)
+        printf("flockd: http://%s%s%s:%d answers with redirects to https\n", v6 ? "[" : "", c->host,
+               v6 ? "]" : "", c->tls_redirect_port);
     printf("flockd: room \"default\": %u boids, %.0f x %.0f %s, %g Hz ticks, %g Hz snapshots\n",
            c->boids, c->width, c->height, c->edges, c->tick_hz, c->snapshot_hz);
     printf("flockd: %u tick threads; up to %u rooms%s\n", pool_workers(pool), c->max_rooms,

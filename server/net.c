@@ -23,6 +23,7 @@
 #include "metrics.h"
 #include "proto.h"
 #include "proto_v2.h"
+#include "redirect.h"
 #include "session.h"
 #include "sessions.h"
 #include "tlsfiles.h"
@@ -103,6 +104,8 @@ static bool is_origin_allowed(const struct net *n, struct lws *wsi)
  */
 static int confirm_upgrade(struct net *n, struct lws *wsi, const char *to)
 {
+    if (redirect_came_to(wsi, n->http.redirect_port)) /* no WebSocket there: to https */
+        return http_redirect_to_https(wsi, n->http.tls_port) < 0 ? -1 : 1;
     const char *why = "";
     unsigned status = strcmp(to, "websocket") ? HTTP_STATUS_BAD_REQUEST : 0;
     enum metrics_limit full;
@@ -185,7 +188,7 @@ static int callback_ws(struct lws *wsi, enum lws_callback_reasons reason, void *
     struct session_message msg;
     switch (reason) {
     case LWS_CALLBACK_FILTER_HTTP_CONNECTION: /* plain HTTP starts here */
-        return http_filter(wsi);
+        return http_filter(&n->http, wsi);
     case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
         return confirm_upgrade(n, wsi, in ? in : "");
     case LWS_CALLBACK_ESTABLISHED:
@@ -315,6 +318,21 @@ static struct lws_context *context_create(struct net *n)
     return lws_create_context(&info);
 }
 
+/* --tls-redirect-port: a second listening socket whose connections the
+ * vhost adopts without TLS; http.c answers each of their requests with a
+ * 301 to https (redirect.h). true, or false with a static reason in *err. */
+static bool listen_for_redirects(struct net *n, const char **err)
+{
+    int fd = listener_open(n->host, n->cfg.tls_redirect_port, err);
+    if (fd < 0)
+        return false;
+    if (listener_adopt(n->vhost, fd, true) < 0) { /* lws closed fd */
+        *err = "cannot watch the redirect port's socket";
+        return false;
+    }
+    return true;
+}
+
 /* Opens the listening socket, creates the context and hands it the
  * socket: true, or false with a static reason in *err. */
 static bool listen_and_serve(struct net *n, const char **err)
@@ -323,6 +341,8 @@ static bool listen_and_serve(struct net *n, const char **err)
     if (fd < 0)
         return false;
     n->port = listener_port(fd);
+    n->http.tls_port = n->tls_cert[0] ? n->port : 0;
+    n->http.redirect_port = n->tls_cert[0] ? n->cfg.tls_redirect_port : 0;
     n->ctx = context_create(n);
     n->vhost = n->ctx ? lws_get_vhost_by_name(n->ctx, "flockd") : NULL;
     if (!n->vhost) {
@@ -330,11 +350,11 @@ static bool listen_and_serve(struct net *n, const char **err)
         *err = "cannot create the server";
         return false;
     }
-    if (listener_adopt(n->vhost, fd) < 0) { /* lws closed fd */
+    if (listener_adopt(n->vhost, fd, false) < 0) { /* lws closed fd */
         *err = "cannot watch the listening socket";
         return false;
     }
-    return true;
+    return n->cfg.tls_redirect_port <= 0 || listen_for_redirects(n, err);
 }
 
 struct net *net_create(const struct net_config *cfg, struct lobby *lobby, const char **err)

@@ -34,8 +34,9 @@ struct net_config {
     uint32_t max_per_ip;
     const char *origins;                  /* allowed Origin values, comma-separated; "" = any */
     uint32_t ping_interval, idle_timeout; /* seconds */
-    const char *tls_cert,
-        *tls_key; /* PEM files: https and wss (checked, tlsfiles.h); NULL or "": plain */
+    /* PEM files: https and wss (checked, tlsfiles.h); NULL or "": plain. */
+    const char *tls_cert, *tls_key;
+    int tls_redirect_port; /* plain HTTP answered with 301s to https (redirect.h); 0: none */
 };
 
 struct net;

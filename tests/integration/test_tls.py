@@ -172,6 +172,60 @@ async def sighup_loads_renewed_files_and_keeps_open_connections():
         await old.close()
 
 
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def plain_request(port, request):
+    """Sends request bytes to port; returns the answer's head (text)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        s.sendall(request)
+        data = b""
+        while b"\r\n\r\n" not in data:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+        return data.split(b"\r\n\r\n")[0].decode("latin-1")
+
+
+@test
+async def the_redirect_port_sends_every_request_on_to_https():
+    crt, key = A
+    rp = free_port()
+    with Flockd(FLOCKD, "--tls-cert", crt, "--tls-key", key, "--tls-redirect-port", str(rp),
+                "--boids", "100") as d:
+        assert any(f"http://127.0.0.1:{rp} answers with redirects" in line for line in d.stdout)
+        cases = [
+            (b"GET /index.html?room=x&role=viewer HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+             f"https://127.0.0.1:{d.port}/index.html?room=x&role=viewer"),
+            (b"GET / HTTP/1.1\r\nHost: flock.example.org:80\r\n\r\n",
+             f"https://flock.example.org:{d.port}/"),
+            (b"GET /healthz HTTP/1.1\r\nHost: [::1]:8080\r\n\r\n",
+             f"https://[::1]:{d.port}/healthz"),
+            # A Host that is no plain name: the address the request came to.
+            (b"GET /a HTTP/1.1\r\nHost: evil/../x\r\n\r\n", f"https://127.0.0.1:{d.port}/a"),
+            # No WebSocket on the plain port: the upgrade is sent on too, no 101.
+            (b"GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+             b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+             b"Sec-WebSocket-Version: 13\r\n\r\n", f"https://127.0.0.1:{d.port}/ws"),
+        ]
+        for request, location in cases:
+            head = plain_request(rp, request)
+            assert head.startswith("HTTP/1.1 301 "), (request, head)
+            got = [line.split(":", 1)[1].strip() for line in head.split("\r\n")
+                   if line.lower().startswith("location:")]
+            assert got == [location], (request, head)
+        long_path = b"GET /" + b"a" * 1100 + b" HTTP/1.1\r\nHost: x\r\n\r\n"
+        assert plain_request(rp, long_path).startswith("HTTP/1.1 400 "), "a long path"
+        # The TLS port is what it was.
+        assert d.http("/healthz")[0] == 200
+    rc, err = start_fails("--tls-redirect-port", str(rp))
+    assert rc == 2 and "--tls-redirect-port needs --tls-cert" in err, (rc, err)
+
+
 async def run(*argv, timeout=60):
     p = await asyncio.create_subprocess_exec(*argv, stdout=asyncio.subprocess.PIPE,
                                              stderr=asyncio.subprocess.PIPE)
