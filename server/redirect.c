@@ -88,8 +88,7 @@ int redirect_location(struct lws *wsi, int tls_port, char *out, size_t cap)
     char path[REDIRECT_PATH_MAX + 2], query[REDIRECT_PATH_MAX + 1];
     char *uri;
     int plen;
-    if (lws_http_get_uri_and_method(wsi, &uri, &plen) < 0 || plen <= 0 ||
-        plen > REDIRECT_PATH_MAX)
+    if (lws_http_get_uri_and_method(wsi, &uri, &plen) < 0 || plen <= 0 || plen > REDIRECT_PATH_MAX)
         return -1;
     memcpy(path, uri, (size_t)plen);
     /* lws keeps the query's parts apart: joined again with '&'. */
