@@ -159,8 +159,9 @@ FUZZ_TESTS = $(call phase,fuzz targets (two at a time),cd $(FUZZ_BUILD) && $(CTE
 
 # After each change: the Release build, the format check (quick, so first),
 # the unit and web tests, and the integration tests that do not measure
-# time. Not here: the serial tests, e2e, sanitizers and fuzzing (make test).
-CHECK_UNITS = cd $(BUILD) && $(CTEST) -j$(TEST_JOBS) -L '^(unit|web)$$'
+# time. Not here: the serial tests, e2e, sanitizers, fuzzing and the
+# longest unit test, test_step_forked_heavy (make test).
+CHECK_UNITS = cd $(BUILD) && $(CTEST) -j$(TEST_JOBS) -L '^(unit|web)$$' -E '^test_step_forked_heavy$$'
 CHECK_INTEGRATION = cd $(BUILD) && $(CTEST) -j$(TEST_JOBS) -L '^integration$$' -LE '^serial$$'
 check: build format-check
 	$(call phase,unit and web tests,$(CHECK_UNITS))

@@ -2,9 +2,10 @@
  * pool.c — worker threads over a deadline heap (see pool.h).
  *
  * Locking: `lock` guards the heap and every task's deadline, slot and
- * state. Workers sleep on `due` until the earliest deadline (or until a new
- * earlier task arrives); pool_remove sleeps on `idle` until a running task
- * comes back.
+ * state, and the list of forked jobs with pieces left. Workers sleep on
+ * `due` until the earliest deadline (or until a new earlier task or a
+ * forked job arrives); pool_remove sleeps on `idle` until a running task
+ * comes back, pool_fork on `joined` until its pieces are done.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -25,9 +26,18 @@
 
 enum { T_IDLE, T_QUEUED, T_RUNNING, T_REMOVING };
 
+/* One pool_fork call's pieces, on the caller's stack while it waits. */
+struct job {
+    void (*fn)(void *arg, unsigned part);
+    void *arg;
+    unsigned parts, taken, done; /* under lock */
+    struct job *next;            /* in the list while pieces are left */
+};
+
 struct pool {
     pthread_mutex_t lock;
-    pthread_cond_t due, idle;
+    pthread_cond_t due, idle, joined;
+    struct job *jobs; /* forked jobs with pieces not taken yet */
     struct pool_task *heap[POOL_TASKS_MAX];
     size_t count;
     int stop;
@@ -93,6 +103,45 @@ static void heap_take(struct pool *p, size_t i)
     }
 }
 
+/* ---- forked pieces (under lock) -------------------------------------------- */
+
+/* Takes job j's next piece and runs it outside the lock; unlinks j once its
+ * last piece is taken and wakes its caller once its last piece is done. */
+static void run_piece(struct pool *p, struct job *j)
+{
+    unsigned part = j->taken++;
+    if (j->taken == j->parts) {
+        struct job **at = &p->jobs;
+        while (*at && *at != j)
+            at = &(*at)->next;
+        if (*at)
+            *at = j->next;
+    }
+    pthread_mutex_unlock(&p->lock);
+    j->fn(j->arg, part);
+    pthread_mutex_lock(&p->lock);
+    if (++j->done == j->parts)
+        pthread_cond_broadcast(&p->joined);
+}
+
+void pool_fork(struct pool *p, void (*fn)(void *arg, unsigned part), void *arg, unsigned parts)
+{
+    if (parts == 0)
+        return;
+    struct job j = {.fn = fn, .arg = arg, .parts = parts};
+    pthread_mutex_lock(&p->lock);
+    if (parts > 1) {
+        j.next = p->jobs;
+        p->jobs = &j;
+        pthread_cond_broadcast(&p->due); /* idle workers: a piece each */
+    }
+    while (j.taken < j.parts)
+        run_piece(p, &j);
+    while (j.done < j.parts)
+        pthread_cond_wait(&p->joined, &p->lock);
+    pthread_mutex_unlock(&p->lock);
+}
+
 /* ---- workers ---------------------------------------------------------------- */
 
 static void *worker_main(void *arg)
@@ -100,6 +149,10 @@ static void *worker_main(void *arg)
     struct pool *p = arg;
     pthread_mutex_lock(&p->lock);
     while (!p->stop) {
+        if (p->jobs) { /* pieces of a running tick come before the next tick */
+            run_piece(p, p->jobs);
+            continue;
+        }
         if (p->count == 0) {
             pthread_cond_wait(&p->due, &p->lock);
             continue;
@@ -118,12 +171,15 @@ static void *worker_main(void *arg)
 
         struct pool_time at = {.now_ns = now,
                                .late_ns = now - t->deadline_ns + t->carry_ns,
-                               .wall_us = clock_wall_us()};
+                               .wall_us = clock_wall_us(),
+                               .last_ns = t->last_ns,
+                               .pool = p};
         t->run(t->arg, &at);
         int64_t end = clock_mono_ns();
         metrics_tick((uint64_t)(end - now));
 
         pthread_mutex_lock(&p->lock);
+        t->last_ns = end - now;
         t->deadline_ns += t->period_ns;
         t->carry_ns = 0;
         if (end > t->deadline_ns) {
@@ -166,6 +222,7 @@ struct pool *pool_create(unsigned workers, const char **err)
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->due, &attr);
     pthread_cond_init(&p->idle, &attr);
+    pthread_cond_init(&p->joined, &attr);
     pthread_condattr_destroy(&attr);
     for (unsigned i = 0; i < workers; i++) {
         if (pthread_create(&p->workers[i], NULL, worker_main, p) != 0) {
@@ -197,6 +254,7 @@ void pool_destroy(struct pool *p)
     pool_stop(p);
     pthread_cond_destroy(&p->due);
     pthread_cond_destroy(&p->idle);
+    pthread_cond_destroy(&p->joined);
     pthread_mutex_destroy(&p->lock);
     free(p->workers);
     free(p);
@@ -214,6 +272,7 @@ int pool_add(struct pool *p, struct pool_task *t)
     if (ok) {
         t->deadline_ns = clock_mono_ns();
         t->carry_ns = 0;
+        t->last_ns = 0;
         heap_push(p, t);
     }
     pthread_mutex_unlock(&p->lock);
