@@ -344,7 +344,7 @@ void room_tick(struct room *r, const struct pool_time *t)
         room__apply_command(r, &r->batch[k]);
     int stepping = !r->paused || r->steps_pending > 0;
     if (stepping) {
-        room__step(r);
+        room__step(r, t);
         if (r->paused && r->steps_pending > 0)
             r->steps_pending--;
     }
