@@ -83,15 +83,16 @@ asan-build: deps $(ASAN_BUILD)/CMakeCache.txt
 
 # ThreadSanitizer runs the tests that start flockd and drive its threads:
 # the integration tests of the server itself (flockd, hostile, rooms,
-# churn), integration_flockctl and the unit tests that start threads
-# (TSAN_UNITS); only what they need is built. Left out: integration_examples
+# churn, workers), integration_flockctl and the unit tests that start
+# threads (TSAN_UNITS: the pool, the lobby, steps split over threads);
+# only what they need is built. Left out: integration_examples
 # (its clients take the same server paths as integration_flockd; it runs in
 # Release and under ASan), integration_flockd_timing (why: at TREES
 # below), the other unit tests (single-threaded), the browser and node
 # tests (e2e_*, web_*). The build's tests carry TSAN_OPTIONS
 # (tests/CMakeLists.txt): a race fails the test, and tests/tsan.supp holds
 # the suppressions.
-TSAN_UNITS := test_pool test_lobby
+TSAN_UNITS := test_pool test_lobby test_stepper test_step_forked
 space := $(subst ,, )
 TSAN_SELECT = -R '^(integration_.+|$(subst $(space),|,$(TSAN_UNITS)))$$' \
                -E '^(integration_examples(_.+)?|integration_flockd_timing)$$'

@@ -24,6 +24,8 @@
 #define SIM_GATHER_MAX 2048
 
 #define SIM_GATHER_PAD 16 /* gathers are padded to a multiple of this */
+#define SIM_CHUNK      8  /* gathers copy runs in chunks of this many floats */
+#define SIM_PREFETCH   16 /* the sorted copy prefetches this many slots ahead */
 
 #define SIM_SUMS 7 /* neighbourhood sums per boid: enum sum_field */
 
@@ -31,6 +33,8 @@
  * the scan stays finite (1e18^2 < FLT_MAX) so masks zero them exactly. */
 #define SIM_FAR 1e18f
 
+/* The candidates of one cell's block; gathers hold at most
+ * SIM_GATHER_MAX - SIM_GATHER_PAD, so whole chunks always fit. */
 struct gather {
     float x[SIM_GATHER_MAX], y[SIM_GATHER_MAX], ux[SIM_GATHER_MAX], uy[SIM_GATHER_MAX];
     float g[SIM_GATHER_MAX];
@@ -48,6 +52,11 @@ struct sim_world {
     float *fx, *fy;       /* steering of the last step, canonical order */
     uint16_t *neighbours; /* neighbours seen by each boid, last step */
     int stepped;
+
+    /* Each boid's x, y, vx, vy side by side (boid order), written by the
+     * step's first phase so that the sorted copy reads one cache line per
+     * boid instead of four. */
+    float *packed;
 
     /* Cell-sorted scratch, rebuilt at the start of each step. */
     float *sx, *sy, *sux, *suy, *sgf; /* sgf: group as float */
@@ -159,9 +168,10 @@ struct sim_world *sim_create(const struct sim_config *cfg, const char **err)
     }
     size_t n = cfg->capacity, cells = max_cells_for(cfg->capacity);
     size_t f = (n * sizeof(float) + 15) & ~(size_t)15;
+    size_t fs = f + SIM_CHUNK * sizeof(float); /* sorted arrays: slack for copy_chunks */
     size_t b = (n + 15) & ~(size_t)15;
-    size_t total = ((sizeof(struct sim_world) + 15) & ~(size_t)15) + (15 + SIM_SUMS) * f + 2 * b +
-                   ((n * sizeof(uint16_t) + 15) & ~(size_t)15) +
+    size_t total = ((sizeof(struct sim_world) + 15) & ~(size_t)15) + (19 + SIM_SUMS) * f +
+                   5 * (fs - f) + 2 * b + ((n * sizeof(uint16_t) + 15) & ~(size_t)15) +
                    ((cfg->max_obstacles * sizeof(struct sim_obstacle) + 15) & ~(size_t)15) +
                    ((grid_bytes(cfg->capacity, (uint32_t)cells) + 15) & ~(size_t)15) +
                    SIM_PARTS * ((sizeof(struct gather) + 15) & ~(size_t)15);
@@ -181,11 +191,12 @@ struct sim_world *sim_create(const struct sim_config *cfg, const char **err)
     w->vy = carve(&cur, f);
     w->fx = carve(&cur, f);
     w->fy = carve(&cur, f);
-    w->sx = carve(&cur, f);
-    w->sy = carve(&cur, f);
-    w->sux = carve(&cur, f);
-    w->suy = carve(&cur, f);
-    w->sgf = carve(&cur, f);
+    w->packed = carve(&cur, 4 * f);
+    w->sx = carve(&cur, fs);
+    w->sy = carve(&cur, fs);
+    w->sux = carve(&cur, fs);
+    w->suy = carve(&cur, fs);
+    w->sgf = carve(&cur, fs);
     w->svx = carve(&cur, f);
     w->svy = carve(&cur, f);
     w->sfx = carve(&cur, f);
@@ -636,10 +647,25 @@ static void block_of(const struct sim_world *w, uint32_t cell, struct block *bl)
     }
 }
 
+/* Copies len floats from src to dst in whole chunks of SIM_CHUNK: up to
+ * SIM_CHUNK - 1 floats past each end are read and written. The sorted
+ * arrays carry that much slack and a gather stops that far short of its
+ * end. Fixed-size copies compile to a few vector moves, where a call to
+ * memcpy per run of a dozen floats cost more than the copy. */
+static inline void copy_chunks(float *restrict dst, const float *restrict src, uint32_t len)
+{
+    for (uint32_t j = 0; j < len; j += SIM_CHUNK) {
+        __builtin_memcpy(dst + j, src + j, SIM_CHUNK * sizeof(float));
+        /* Keeps the loop a loop of chunks: no memcpy call is made of it. */
+        __asm__("" : : "r"(dst + j));
+    }
+}
+
 /* Copies a block's candidates, shifted, into one contiguous gather buffer
  * so each boid of the cell scans them in a single SIMD loop. Returns the
  * number gathered, or -1 if they do not fit (then scan the runs directly). */
-static int gather_block(const struct sim_world *w, const struct block *bl, struct gather *gb)
+static inline __attribute__((always_inline)) int
+gather_block(const struct sim_world *w, const struct block *bl, struct gather *gb)
 {
     uint32_t n = 0;
     for (uint32_t r = 0; r < bl->n; r++)
@@ -649,11 +675,11 @@ static int gather_block(const struct sim_world *w, const struct block *bl, struc
     n = 0;
     for (uint32_t r = 0; r < bl->n; r++) {
         uint32_t a = bl->a[r], len = bl->b[r] - a;
-        memcpy(gb->x + n, w->sx + a, len * sizeof(float));
-        memcpy(gb->y + n, w->sy + a, len * sizeof(float));
-        memcpy(gb->ux + n, w->sux + a, len * sizeof(float));
-        memcpy(gb->uy + n, w->suy + a, len * sizeof(float));
-        memcpy(gb->g + n, w->sgf + a, len * sizeof(float));
+        copy_chunks(gb->x + n, w->sx + a, len);
+        copy_chunks(gb->y + n, w->sy + a, len);
+        copy_chunks(gb->ux + n, w->sux + a, len);
+        copy_chunks(gb->uy + n, w->suy + a, len);
+        copy_chunks(gb->g + n, w->sgf + a, len);
         if (bl->ox[r] != 0.0f || bl->oy[r] != 0.0f) /* only across the torus seam */
             for (uint32_t j = n; j < n + len; j++) {
                 gb->x[j] += bl->ox[r];
@@ -803,11 +829,16 @@ static void prepare_slots(struct sim_world *w, uint32_t begin, uint32_t end)
     const uint32_t *order = w->grid.order;
     for (uint32_t k = begin; k < end; k++) {
         uint32_t i = order[k];
-        float vx = w->vx[i], vy = w->vy[i];
+        const float *b = w->packed + 4 * (size_t)i;
+        /* Boids in cell order are all over memory: ask for one a few
+         * slots ahead while this one is copied. */
+        if (k + SIM_PREFETCH < end)
+            __builtin_prefetch(w->packed + 4 * (size_t)order[k + SIM_PREFETCH]);
+        float vx = b[2], vy = b[3];
         float l = sqrtf(vx * vx + vy * vy);
         float inv = l > 0.0f ? 1.0f / l : 0.0f;
-        w->sx[k] = w->x[i];
-        w->sy[k] = w->y[i];
+        w->sx[k] = b[0];
+        w->sy[k] = b[1];
         w->sux[k] = vx * inv;
         w->suy[k] = vy * inv;
         w->svx[k] = vx;
@@ -1036,11 +1067,15 @@ SIM_HOT static void steer_range(struct sim_world *w, unsigned lane, uint32_t beg
     const struct grid *g = &w->grid;
     struct gather *gb = &w->lanes[lane % SIM_PARTS];
     int use_grid = grid_usable(w);
-    uint32_t cur_cell = UINT32_MAX;
     struct block bl = {.n = 0};
     int gathered = -1;
     if (end > w->count)
         end = w->count;
+    /* Slots are sorted by cell: the cell of slot k is the one whose run of
+     * slots holds k, found by walking the prefix table along with k (where
+     * looking it up per slot missed the cache once a boid). */
+    uint32_t cell = begin < end ? g->cell[g->order[begin]] : 0;
+    uint32_t cell_end = 0; /* the slot the current gather's cell ends at; 0: none yet */
     for (uint32_t k = begin; k < end; k++) {
         struct probe p;
         struct nsum s = {0};
@@ -1048,11 +1083,12 @@ SIM_HOT static void steer_range(struct sim_world *w, unsigned lane, uint32_t beg
         if (!use_grid) {
             scan_brute(w, &p, &s);
         } else {
-            /* Slots are sorted by cell: gather each cell's block once. */
-            uint32_t cell = g->cell[g->order[k]];
-            if (cell != cur_cell) {
-                cur_cell = cell;
-                block_of(w, cur_cell, &bl);
+            /* Gather each cell's block once. */
+            if (k >= cell_end) {
+                while (g->start[cell + 1] <= k)
+                    cell++;
+                cell_end = g->start[cell + 1];
+                block_of(w, cell, &bl);
                 gathered = gather_block(w, &bl, gb);
             }
             if (gathered >= 0) {
@@ -1306,9 +1342,17 @@ static void part_range(uint32_t n, unsigned part, unsigned parts, uint32_t *a, u
 static void phase_cells(void *arg, unsigned part)
 {
     struct step_job *j = arg;
+    struct sim_world *w = j->w;
     uint32_t a, b;
-    part_range(j->w->count, part, j->parts, &a, &b);
-    grid_cells(&j->w->grid, j->w->x, j->w->y, a, b);
+    part_range(w->count, part, j->parts, &a, &b);
+    grid_cells(&w->grid, w->x, w->y, a, b);
+    for (uint32_t i = a; i < b; i++) {
+        float *p = w->packed + 4 * (size_t)i;
+        p[0] = w->x[i];
+        p[1] = w->y[i];
+        p[2] = w->vx[i];
+        p[3] = w->vy[i];
+    }
 }
 
 static void phase_slots(void *arg, unsigned part)
