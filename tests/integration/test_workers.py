@@ -7,17 +7,22 @@ target and an obstacle for a while, stepping while paused) must leave the
 same state hash after every round of steps whether flockd ticks with --workers 1 or --workers 2;
 with two workers the room's long ticks are cut into pieces for both
 threads (flockd_split_ticks_total grows), with one they never are, and a
-small room never is. The last line is "N passed, N failed".
+small room never is. Idle workers sleep: a flockd with an empty default
+room and two workers uses at most 0.5 % of a core (timed). The last line
+is "N passed, N failed".
 """
 
 import asyncio
+import os
 import sys
+import time
 
 from flockd_harness import Client, Flockd, Suite
 
 FLOCKD = sys.argv[1] if len(sys.argv) > 1 else "build/server/flockd"
 SUITE = Suite(timeout=300)
 test = SUITE.test
+timing = SUITE.timing
 
 BOIDS = 30011  # no multiple of the pieces' cut (64)
 # A short period, so that a room of BOIDS takes more than its share
@@ -101,6 +106,26 @@ async def a_small_room_never_splits_its_steps():
         split = await asyncio.to_thread(d.metric, "flockd_split_ticks_total")
         assert ticks >= 60, ticks
         assert split == 0, split
+
+
+def cpu_seconds(pid):
+    """User and system CPU time process pid has used, in seconds."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@timing
+async def an_idle_flockd_with_two_workers_uses_at_most_half_a_percent_of_a_core():
+    with Flockd(FLOCKD, "--boids", "0", "--workers", "2") as d:
+        await asyncio.sleep(2)  # past start-up
+        cpu0, t0 = cpu_seconds(d.proc.pid), time.monotonic()
+        await asyncio.sleep(20)
+        cpu1, t1 = cpu_seconds(d.proc.pid), time.monotonic()
+        share = (cpu1 - cpu0) / (t1 - t0)
+        print(f"FIGURES idle flockd, empty default room, 2 workers: {share * 100:.3f} % "
+              f"of a core over {t1 - t0:.1f} s", flush=True)
+        assert share <= 0.005, share
 
 
 if __name__ == "__main__":
