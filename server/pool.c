@@ -30,14 +30,16 @@ enum { T_IDLE, T_QUEUED, T_RUNNING, T_REMOVING };
 struct job {
     void (*fn)(void *arg, unsigned part);
     void *arg;
-    unsigned parts, taken, done; /* under lock */
-    struct job *next;            /* in the list while pieces are left */
+    unsigned parts, taken; /* under lock */
+    atomic_uint done;      /* written under lock, watched without it by the caller */
+    struct job *next;      /* in the list while pieces are left */
 };
 
 struct pool {
     pthread_mutex_t lock;
     pthread_cond_t due, idle, joined;
-    struct job *jobs; /* forked jobs with pieces not taken yet */
+    struct job *jobs;     /* forked jobs with pieces not taken yet */
+    atomic_uint has_jobs; /* jobs != NULL, for workers watching without the lock */
     struct pool_task *heap[POOL_TASKS_MAX];
     size_t count;
     int stop;
@@ -105,6 +107,23 @@ static void heap_take(struct pool *p, size_t i)
 
 /* ---- forked pieces (under lock) -------------------------------------------- */
 
+/* How long a thread about to sleep on a fork (a worker that has just run a
+ * piece, a caller whose last pieces a worker runs) watches for what it
+ * waits for first: waking a sleeping thread takes tens of microseconds,
+ * as long as a piece of a mid-sized room's phase. Only threads inside a
+ * fork ever watch, so a pool with nothing to fork never spins. */
+#define POOL_WATCH_NS 50000
+
+/* Spins, without the lock, until *v >= target or POOL_WATCH_NS have
+ * passed. */
+static void watch(const atomic_uint *v, unsigned target)
+{
+    int64_t until = clock_mono_ns() + POOL_WATCH_NS;
+    while (atomic_load_explicit(v, memory_order_acquire) < target && clock_mono_ns() < until)
+        for (int i = 0; i < 64; i++)
+            __asm__ __volatile__("" ::: "memory");
+}
+
 /* Takes job j's next piece and runs it outside the lock; unlinks j once its
  * last piece is taken and wakes its caller once its last piece is done. */
 static void run_piece(struct pool *p, struct job *j)
@@ -116,11 +135,12 @@ static void run_piece(struct pool *p, struct job *j)
             at = &(*at)->next;
         if (*at)
             *at = j->next;
+        atomic_store_explicit(&p->has_jobs, p->jobs != NULL, memory_order_release);
     }
     pthread_mutex_unlock(&p->lock);
     j->fn(j->arg, part);
     pthread_mutex_lock(&p->lock);
-    if (++j->done == j->parts)
+    if (atomic_fetch_add_explicit(&j->done, 1, memory_order_release) + 1 == j->parts)
         pthread_cond_broadcast(&p->joined);
 }
 
@@ -133,16 +153,34 @@ void pool_fork(struct pool *p, void (*fn)(void *arg, unsigned part), void *arg, 
     if (parts > 1) {
         j.next = p->jobs;
         p->jobs = &j;
+        atomic_store_explicit(&p->has_jobs, 1, memory_order_release);
         pthread_cond_broadcast(&p->due); /* idle workers: a piece each */
     }
     while (j.taken < j.parts)
         run_piece(p, &j);
-    while (j.done < j.parts)
+    if (atomic_load_explicit(&j.done, memory_order_acquire) < j.parts) {
+        /* A worker is finishing the last pieces: watch a moment, as a
+         * sleeping caller would take long to wake. */
+        pthread_mutex_unlock(&p->lock);
+        watch(&j.done, j.parts);
+        pthread_mutex_lock(&p->lock);
+    }
+    while (atomic_load_explicit(&j.done, memory_order_acquire) < j.parts)
         pthread_cond_wait(&p->joined, &p->lock);
     pthread_mutex_unlock(&p->lock);
 }
 
 /* ---- workers ---------------------------------------------------------------- */
+
+/* Called with the lock held after a piece, no job left: watches, without
+ * the lock, for the run's next fork for a moment. Returns with the lock
+ * held. */
+static void await_next_job(struct pool *p)
+{
+    pthread_mutex_unlock(&p->lock);
+    watch(&p->has_jobs, 1);
+    pthread_mutex_lock(&p->lock);
+}
 
 static void *worker_main(void *arg)
 {
@@ -151,6 +189,8 @@ static void *worker_main(void *arg)
     while (!p->stop) {
         if (p->jobs) { /* pieces of a running tick come before the next tick */
             run_piece(p, p->jobs);
+            if (!p->jobs)
+                await_next_job(p);
             continue;
         }
         if (p->count == 0) {
