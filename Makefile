@@ -193,8 +193,10 @@ fuzz-test: fuzz-build
 #    as soon as that build is done, and, once all compiling is done, the
 #    heavy browser test (e2e_lobby) of Release then ASan;
 # 2. the fuzz targets, two at a time, beside the churn tests of every build
-#    (neither measures time: fuzzers only fuzz less, and churn checks
-#    memory, while both load the machine);
+#    and the Release build's heavy unit test (test_step_forked_heavy: a
+#    100k-boid room for 1,000 ticks on 1, 2 and 7 threads; under ASan its
+#    small variant runs with the light tests) (none measures time: fuzzers
+#    only fuzz less, churn checks memory, while all load the machine);
 # 3. the serial tests, one at a time, build after build.
 # Each part prints its output when it is done, and how long it took.
 GATE_JOBS ?= 3
@@ -228,6 +230,7 @@ browser-lane: $(ALL_BUILDS)
 	$(call lane_part,release,e2e)
 	$(call lane_part,asan,e2e)
 churn-lane:
+	$(call lane_part,release,unit)
 	$(call lane_part,release,integration)
 	$(call lane_part,asan,integration)
 	$(call lane_part,tsan,integration)
