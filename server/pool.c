@@ -128,8 +128,8 @@ static void watch(const atomic_uint *v, unsigned target)
  * last piece is taken and wakes its caller once its last piece is done. */
 static void run_piece(struct pool *p, struct job *j)
 {
-    unsigned part = j->taken++;
-    if (j->taken == j->parts) {
+    unsigned part = j->taken++, parts = j->parts;
+    if (j->taken == parts) {
         struct job **at = &p->jobs;
         while (*at && *at != j)
             at = &(*at)->next;
@@ -140,7 +140,9 @@ static void run_piece(struct pool *p, struct job *j)
     pthread_mutex_unlock(&p->lock);
     j->fn(j->arg, part);
     pthread_mutex_lock(&p->lock);
-    if (atomic_fetch_add_explicit(&j->done, 1, memory_order_release) + 1 == j->parts)
+    /* The caller watches `done` without the lock and may return, ending j,
+     * as soon as the last piece counts: j is not touched after that. */
+    if (atomic_fetch_add_explicit(&j->done, 1, memory_order_release) + 1 == parts)
         pthread_cond_broadcast(&p->joined);
 }
 
