@@ -5,10 +5,15 @@
 
 #include "metrics.h"
 
-/* sim_fork's runner: the pool's idle workers and the tick thread. */
+/* sim_fork's runner: the pool's idle workers and the calling thread. */
 static void fork_on_pool(void *ctx, sim_part_fn *fn, void *arg, unsigned parts)
 {
     pool_fork(ctx, fn, arg, parts);
+}
+
+struct sim_fork stepper_fork(struct pool *p, unsigned parts)
+{
+    return (struct sim_fork){fork_on_pool, p, parts};
 }
 
 /* Updates the choice from the last tick's duration and the boid count. A
@@ -54,7 +59,7 @@ void stepper_step(struct stepper *s, struct sim_world *w, const struct pool_time
         sim_step(w);
         return;
     }
-    struct sim_fork fork = {fork_on_pool, t->pool, SIM_PARTS};
+    struct sim_fork fork = stepper_fork(t->pool, SIM_PARTS);
     sim_step_forked(w, &fork);
     atomic_fetch_add_explicit(&g_metrics.split_ticks, 1, memory_order_relaxed);
 }

@@ -42,6 +42,14 @@ struct stepper {
 void stepper_step(struct stepper *s, struct sim_world *w, const struct pool_time *t,
                   int64_t period_ns);
 
+/*
+ * The way to run a step's pieces on pool p (pool_fork: its idle workers
+ * beside the calling thread), each phase cut into `parts` pieces: what
+ * stepper_step() hands sim_step_forked() (with SIM_PARTS), and flockbench
+ * too. p must outlive its use.
+ */
+struct sim_fork stepper_fork(struct pool *p, unsigned parts);
+
 /* Whether the next step may be split: the choice as the last step left it. */
 bool stepper_is_split(const struct stepper *s);
 

@@ -18,6 +18,7 @@
 #include "flockstats.h"
 #include "pool.h"
 #include "sim.h"
+#include "stepper.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -329,12 +330,6 @@ struct run {
     double fig[FIG_COUNT];
 };
 
-/* sim_fork's runner: the pool's pool_fork. */
-static void fork_on_pool(void *ctx, sim_part_fn *fn, void *arg, unsigned parts)
-{
-    pool_fork(ctx, fn, arg, parts);
-}
-
 static double now_s(void)
 {
     struct timespec ts;
@@ -594,7 +589,7 @@ int main(int argc, char **argv)
             return 1;
         }
     }
-    struct sim_fork fork = {fork_on_pool, pool, SIM_PARTS};
+    struct sim_fork fork = stepper_fork(pool, SIM_PARTS);
     static struct run runs[MAX_SEEDS];
     for (int k = 0; k < n; k++) {
         run_one(&o, pool ? &fork : NULL, o.seed_lo + (uint64_t)k, &runs[k]);

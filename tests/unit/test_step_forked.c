@@ -19,6 +19,7 @@
 
 #include "pool.h"
 #include "sim.h"
+#include "stepper.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -29,9 +30,12 @@ struct stepping {
     unsigned threads, parts;
 };
 
-static void fork_on_pool(void *ctx, sim_part_fn *fn, void *arg, unsigned parts)
+/* A runner of pieces one after another on this thread, in reverse. */
+static void run_here(void *ctx, sim_part_fn *fn, void *arg, unsigned parts)
 {
-    pool_fork(ctx, fn, arg, parts);
+    (void)ctx;
+    while (parts-- > 0)
+        fn(arg, parts);
 }
 
 /* The world every run of a test starts from: n boids over a torus sized
@@ -78,12 +82,14 @@ static struct sim_world *run(uint32_t n, int busy, uint64_t ticks, struct steppi
         pool = pool_create(s.threads - 1, &err);
         assert_non_null(pool);
     }
-    struct sim_fork fork = {fork_on_pool, pool, s.parts};
+    struct sim_fork fork = stepper_fork(pool, s.parts);
     for (uint64_t t = 0; t < ticks; t++) {
-        if (s.threads == 1 && s.parts == 1)
+        if (!pool && s.parts == 1)
             sim_step(w);
+        else if (!pool)
+            sim_step_forked(w, &(struct sim_fork){run_here, NULL, s.parts});
         else
-            sim_step_forked(w, pool ? &fork : &(struct sim_fork){fork_on_pool, NULL, 1});
+            sim_step_forked(w, &fork);
     }
     pool_destroy(pool);
     return w;
