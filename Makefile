@@ -83,15 +83,16 @@ asan-build: deps $(ASAN_BUILD)/CMakeCache.txt
 
 # ThreadSanitizer runs the tests that start flockd and drive its threads:
 # the integration tests of the server itself (flockd, hostile, rooms,
-# churn), integration_flockctl and the unit tests that start threads
-# (TSAN_UNITS); only what they need is built. Left out: integration_examples
+# churn, workers), integration_flockctl and the unit tests that start
+# threads (TSAN_UNITS: the pool, the lobby, steps split over threads);
+# only what they need is built. Left out: integration_examples
 # (its clients take the same server paths as integration_flockd; it runs in
 # Release and under ASan), integration_flockd_timing (why: at TREES
 # below), the other unit tests (single-threaded), the browser and node
 # tests (e2e_*, web_*). The build's tests carry TSAN_OPTIONS
 # (tests/CMakeLists.txt): a race fails the test, and tests/tsan.supp holds
 # the suppressions.
-TSAN_UNITS := test_pool test_lobby
+TSAN_UNITS := test_pool test_lobby test_stepper test_step_forked
 space := $(subst ,, )
 TSAN_SELECT = -R '^(integration_.+|$(subst $(space),|,$(TSAN_UNITS)))$$' \
                -E '^(integration_examples(_.+)?|integration_flockd_timing)$$'
@@ -159,8 +160,9 @@ FUZZ_TESTS = $(call phase,fuzz targets (two at a time),cd $(FUZZ_BUILD) && $(CTE
 
 # After each change: the Release build, the format check (quick, so first),
 # the unit and web tests, and the integration tests that do not measure
-# time. Not here: the serial tests, e2e, sanitizers and fuzzing (make test).
-CHECK_UNITS = cd $(BUILD) && $(CTEST) -j$(TEST_JOBS) -L '^(unit|web)$$'
+# time. Not here: the serial tests, e2e, sanitizers, fuzzing and the
+# longest unit test, test_step_forked_heavy (make test).
+CHECK_UNITS = cd $(BUILD) && $(CTEST) -j$(TEST_JOBS) -L '^(unit|web)$$' -E '^test_step_forked_heavy$$'
 CHECK_INTEGRATION = cd $(BUILD) && $(CTEST) -j$(TEST_JOBS) -L '^integration$$' -LE '^serial$$'
 check: build format-check
 	$(call phase,unit and web tests,$(CHECK_UNITS))
@@ -191,8 +193,10 @@ fuzz-test: fuzz-build
 #    as soon as that build is done, and, once all compiling is done, the
 #    heavy browser test (e2e_lobby) of Release then ASan;
 # 2. the fuzz targets, two at a time, beside the churn tests of every build
-#    (neither measures time: fuzzers only fuzz less, and churn checks
-#    memory, while both load the machine);
+#    and the Release build's heavy unit test (test_step_forked_heavy: a
+#    100k-boid room for 1,000 ticks on 1, 2 and 7 threads; under ASan its
+#    small variant runs with the light tests) (none measures time: fuzzers
+#    only fuzz less, churn checks memory, while all load the machine);
 # 3. the serial tests, one at a time, build after build.
 # Each part prints its output when it is done, and how long it took.
 GATE_JOBS ?= 3
@@ -226,6 +230,7 @@ browser-lane: $(ALL_BUILDS)
 	$(call lane_part,release,e2e)
 	$(call lane_part,asan,e2e)
 churn-lane:
+	$(call lane_part,release,unit)
 	$(call lane_part,release,integration)
 	$(call lane_part,asan,integration)
 	$(call lane_part,tsan,integration)

@@ -45,6 +45,7 @@ enum metrics_limit {
 struct metrics {
     atomic_uint_fast64_t ticks;
     atomic_uint_fast64_t tick_overruns;
+    atomic_uint_fast64_t split_ticks; /* steps cut into pieces for several tick threads */
     atomic_uint_fast64_t tick_bucket[METRICS_TICK_BUCKETS + 1]; /* last: +Inf */
     atomic_uint_fast64_t tick_sum_ns;
     atomic_int_fast64_t clients;

@@ -2,9 +2,10 @@
  * pool.c — worker threads over a deadline heap (see pool.h).
  *
  * Locking: `lock` guards the heap and every task's deadline, slot and
- * state. Workers sleep on `due` until the earliest deadline (or until a new
- * earlier task arrives); pool_remove sleeps on `idle` until a running task
- * comes back.
+ * state, and the list of forked jobs with pieces left. Workers sleep on
+ * `due` until the earliest deadline (or until a new earlier task or a
+ * forked job arrives); pool_remove sleeps on `idle` until a running task
+ * comes back, pool_fork on `joined` until its pieces are done.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -25,9 +26,20 @@
 
 enum { T_IDLE, T_QUEUED, T_RUNNING, T_REMOVING };
 
+/* One pool_fork call's pieces, on the caller's stack while it waits. */
+struct job {
+    void (*fn)(void *arg, unsigned part);
+    void *arg;
+    unsigned parts, taken; /* under lock */
+    atomic_uint done;      /* written under lock, watched without it by the caller */
+    struct job *next;      /* in the list while pieces are left */
+};
+
 struct pool {
     pthread_mutex_t lock;
-    pthread_cond_t due, idle;
+    pthread_cond_t due, idle, joined;
+    struct job *jobs;     /* forked jobs with pieces not taken yet */
+    atomic_uint has_jobs; /* jobs != NULL, for workers watching without the lock */
     struct pool_task *heap[POOL_TASKS_MAX];
     size_t count;
     int stop;
@@ -93,13 +105,96 @@ static void heap_take(struct pool *p, size_t i)
     }
 }
 
+/* ---- forked pieces (under lock) -------------------------------------------- */
+
+/* How long a thread about to sleep on a fork (a worker that has just run a
+ * piece, a caller whose last pieces a worker runs) watches for what it
+ * waits for first: waking a sleeping thread takes tens of microseconds,
+ * as long as a piece of a mid-sized room's phase. Only threads inside a
+ * fork ever watch, so a pool with nothing to fork never spins. */
+#define POOL_WATCH_NS 50000
+
+/* Spins, without the lock, until *v >= target or POOL_WATCH_NS have
+ * passed. */
+static void watch(const atomic_uint *v, unsigned target)
+{
+    int64_t until = clock_mono_ns() + POOL_WATCH_NS;
+    while (atomic_load_explicit(v, memory_order_acquire) < target && clock_mono_ns() < until)
+        for (int i = 0; i < 64; i++)
+            __asm__ __volatile__("" ::: "memory");
+}
+
+/* Takes job j's next piece and runs it outside the lock; unlinks j once its
+ * last piece is taken and wakes its caller once its last piece is done. */
+static void run_piece(struct pool *p, struct job *j)
+{
+    unsigned part = j->taken++, parts = j->parts;
+    if (j->taken == parts) {
+        struct job **at = &p->jobs;
+        while (*at && *at != j)
+            at = &(*at)->next;
+        if (*at)
+            *at = j->next;
+        atomic_store_explicit(&p->has_jobs, p->jobs != NULL, memory_order_release);
+    }
+    pthread_mutex_unlock(&p->lock);
+    j->fn(j->arg, part);
+    pthread_mutex_lock(&p->lock);
+    /* The caller watches `done` without the lock and may return, ending j,
+     * as soon as the last piece counts: j is not touched after that. */
+    if (atomic_fetch_add_explicit(&j->done, 1, memory_order_release) + 1 == parts)
+        pthread_cond_broadcast(&p->joined);
+}
+
+void pool_fork(struct pool *p, void (*fn)(void *arg, unsigned part), void *arg, unsigned parts)
+{
+    if (parts == 0)
+        return;
+    struct job j = {.fn = fn, .arg = arg, .parts = parts};
+    pthread_mutex_lock(&p->lock);
+    if (parts > 1) {
+        j.next = p->jobs;
+        p->jobs = &j;
+        atomic_store_explicit(&p->has_jobs, 1, memory_order_release);
+        pthread_cond_broadcast(&p->due); /* idle workers: a piece each */
+    }
+    while (j.taken < j.parts)
+        run_piece(p, &j);
+    if (atomic_load_explicit(&j.done, memory_order_acquire) < j.parts) {
+        /* A worker is finishing the last pieces: watch a moment, as a
+         * sleeping caller would take long to wake. */
+        pthread_mutex_unlock(&p->lock);
+        watch(&j.done, j.parts);
+        pthread_mutex_lock(&p->lock);
+    }
+    while (atomic_load_explicit(&j.done, memory_order_acquire) < j.parts)
+        pthread_cond_wait(&p->joined, &p->lock);
+    pthread_mutex_unlock(&p->lock);
+}
+
 /* ---- workers ---------------------------------------------------------------- */
+
+/* Called with the lock held after a piece, no job left: watches, without
+ * the lock, for the run's next fork for a moment. Returns with the lock
+ * held. */
+static void await_next_job(struct pool *p)
+{
+    pthread_mutex_unlock(&p->lock);
+    watch(&p->has_jobs, 1);
+    pthread_mutex_lock(&p->lock);
+}
 
 static void *worker_main(void *arg)
 {
     struct pool *p = arg;
     pthread_mutex_lock(&p->lock);
     while (!p->stop) {
+        if (p->jobs) { /* pieces of a running tick come before the next tick */
+            run_piece(p, p->jobs);
+            if (!p->jobs)
+                await_next_job(p);
+            continue;
+        }
         if (p->count == 0) {
             pthread_cond_wait(&p->due, &p->lock);
             continue;
@@ -119,13 +214,14 @@ static void *worker_main(void *arg)
         struct pool_time at = {.now_ns = now,
                                .late_ns = now - t->deadline_ns + t->carry_ns,
                                .wall_us = clock_wall_us(),
-                               .last_run_ns = t->ran_ns};
+                               .last_ns = t->last_ns,
+                               .pool = p};
         t->run(t->arg, &at);
         int64_t end = clock_mono_ns();
         metrics_tick((uint64_t)(end - now));
 
         pthread_mutex_lock(&p->lock);
-        t->ran_ns = end - now;
+        t->last_ns = end - now;
         t->deadline_ns += t->period_ns;
         t->carry_ns = 0;
         if (end > t->deadline_ns) {
@@ -168,6 +264,7 @@ struct pool *pool_create(unsigned workers, const char **err)
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->due, &attr);
     pthread_cond_init(&p->idle, &attr);
+    pthread_cond_init(&p->joined, &attr);
     pthread_condattr_destroy(&attr);
     for (unsigned i = 0; i < workers; i++) {
         if (pthread_create(&p->workers[i], NULL, worker_main, p) != 0) {
@@ -199,6 +296,7 @@ void pool_destroy(struct pool *p)
     pool_stop(p);
     pthread_cond_destroy(&p->due);
     pthread_cond_destroy(&p->idle);
+    pthread_cond_destroy(&p->joined);
     pthread_mutex_destroy(&p->lock);
     free(p->workers);
     free(p);
@@ -216,7 +314,7 @@ int pool_add(struct pool *p, struct pool_task *t)
     if (ok) {
         t->deadline_ns = clock_mono_ns();
         t->carry_ns = 0;
-        t->ran_ns = 0;
+        t->last_ns = 0;
         heap_push(p, t);
     }
     pthread_mutex_unlock(&p->lock);

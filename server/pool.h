@@ -18,6 +18,15 @@
  * counted as one tick in the metrics (flockd_tick_duration_seconds), and
  * each overrun as a tick overrun.
  *
+ * A run may also cut its work into pieces (pool_fork): workers that are
+ * idle at that moment take pieces, the caller takes the rest itself, and
+ * the call returns when every piece is done. A busy pool therefore costs a
+ * forking run nothing but a few locks. Idle workers sleep; only a thread
+ * inside a fork (a worker that has just run a piece, a caller waiting for
+ * a worker's last piece) watches for up to 50 microseconds before it
+ * sleeps, as waking it would take longer, so a pool with nothing to fork
+ * never spins.
+ *
  * Threading: every function is safe from any thread except that
  * pool_remove() must not be called from inside the task it removes.
  */
@@ -29,10 +38,11 @@
 
 /* When a run starts, as its worker read the clocks. */
 struct pool_time {
-    int64_t now_ns;      /* clock_mono_ns() as the run starts */
-    int64_t late_ns;     /* how long after its deadline the run started */
-    int64_t wall_us;     /* clock_wall_us() at the same moment: the time clients see */
-    int64_t last_run_ns; /* how long the task's previous run took; 0 before its first */
+    int64_t now_ns;    /* clock_mono_ns() as the run starts */
+    int64_t late_ns;   /* how long after its deadline the run started */
+    int64_t wall_us;   /* clock_wall_us() at the same moment: the time clients see */
+    int64_t last_ns;   /* how long the task's previous run took; 0 before its first */
+    struct pool *pool; /* the pool running it: a run may hand it pieces (pool_fork) */
 };
 
 /* Owned by the caller (embed it), managed by the pool while added. */
@@ -44,7 +54,7 @@ struct pool_task {
     /* Pool-private. */
     int64_t deadline_ns;
     int64_t carry_ns; /* how far the last run overran the next deadline */
-    int64_t ran_ns;   /* how long the last run took */
+    int64_t last_ns;  /* the last run's duration */
     size_t slot;
     int state;
 };
@@ -65,5 +75,15 @@ unsigned pool_workers(const struct pool *p);
 int pool_add(struct pool *p, struct pool_task *t);
 /* Unschedules t, waiting for a run in progress to end. Idempotent. */
 void pool_remove(struct pool *p, struct pool_task *t);
+
+/*
+ * Calls fn(arg, part) once for each part in 0..parts-1 and returns when all
+ * have returned, their writes visible to the caller. Pieces are taken in
+ * order of part, by the caller and by whichever workers are idle (none
+ * after pool_stop), so which thread runs a piece is unknown and several
+ * run at once. From any thread, a pool task's run included; fn must not
+ * call pool_fork itself. Nothing can fail.
+ */
+void pool_fork(struct pool *p, void (*fn)(void *arg, unsigned part), void *arg, unsigned parts);
 
 #endif

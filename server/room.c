@@ -424,7 +424,7 @@ void room_tick(struct room *r, const struct pool_time *t)
         room__apply_command(r, &r->batch[k]);
     int stepping = !r->paused || r->steps_pending > 0;
     if (stepping) {
-        room__step(r);
+        room__step(r, t);
         metrics_stepped();
         if (r->paused && r->steps_pending > 0)
             r->steps_pending--;
@@ -438,7 +438,7 @@ void room_tick(struct room *r, const struct pool_time *t)
         notify = 1;
     }
     offer_measure(r, stepping);
-    record_lateness(r, t->late_ns, t->last_run_ns);
+    record_lateness(r, t->late_ns, t->last_ns);
     if (n > 0)
         atomic_store_explicit(&r->dirty, 1, memory_order_release);
     if (notify && r->cfg.notify)

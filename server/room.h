@@ -162,7 +162,7 @@ struct room_info {
     uint32_t capacity, max_obstacles;
     int wrap;
     double late_p99_ms;  /* how late recent ticks started, 99th percentile */
-    double tick_ms_mean; /* how long recent ticks took (pool_time.last_run_ns) */
+    double tick_ms_mean; /* how long recent ticks took (pool_time.last_ns) */
     double tick_ms_p99;
     int has_flock;                  /* flock holds a measure (cfg.measure) */
     uint64_t flock_tick;            /* the tick it was taken at */

@@ -13,6 +13,7 @@
 #include "room.h"
 
 #include "pool.h"
+#include "stepper.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -47,6 +48,7 @@ struct room {
     atomic_int dirty;
 
     /* Tick-thread state. */
+    struct stepper stepper; /* one tick thread or several for the step */
     int paused;
     uint32_t steps_pending;  /* ticks to run while paused (step command) */
     uint64_t snapshot_every; /* ticks per snapshot */
@@ -117,9 +119,11 @@ void room__store_close(struct room *r);
 
 /* ---- room_replay.c ---- */
 
-/* One step of the world: the simulation's, or the recording's next tick
- * (which pauses the room at the recording's end). Tick thread. */
-void room__step(struct room *r);
+/* One step of the world: the simulation's (on the pool's idle workers too
+ * when the room's ticks are long: stepper.h; t as the tick was handed it),
+ * or the recording's next tick (which pauses the room at the recording's
+ * end). Tick thread. */
+void room__step(struct room *r, const struct pool_time *t);
 
 /* 0 if the room may apply a command of this kind: any, unless it plays a
  * recording; else PROTO_E_FORBIDDEN with *message. */

@@ -9,10 +9,10 @@
 
 #include "replay.h"
 
-void room__step(struct room *r)
+void room__step(struct room *r, const struct pool_time *t)
 {
     if (!r->cfg.replay) {
-        sim_step(r->world);
+        stepper_step(&r->stepper, r->world, t, r->task.period_ns);
         return;
     }
     if (replay_advance(r->cfg.replay, UINT64_MAX) != 1) {

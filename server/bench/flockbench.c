@@ -7,25 +7,29 @@
  * a size, or `auto` for the world flockd gives that many boids. Boids start
  * scattered uniformly with random headings, as in a room. With --seeds A-B
  * the run is repeated for each seed and the metrics are summarised (mean,
- * min, max). The last line printed is one JSON object, for scripts;
- * everything above it is for people.
+ * min, max). With --threads N, each tick runs as in flockd's biggest
+ * rooms: sim_step_forked() cut into SIM_PARTS pieces per phase, which this
+ * thread and N - 1 idle workers of a pool (pool.h) take. The last line
+ * printed is one JSON object, for scripts; everything above it is for
+ * people.
  */
 #define _POSIX_C_SOURCE 200809L
 
 #include "flockstats.h"
+#include "pool.h"
 #include "sim.h"
+#include "stepper.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #define MAX_PARAMS  32
-#define MAX_THREADS SIM_LANES
+#define MAX_THREADS SIM_PARTS
 #define MAX_SEEDS   64
 #define TICK_HZ     60.0
 
@@ -209,7 +213,7 @@ static const struct option options[] = {
      "size the torus for K neighbours per perception radius (default 15, 0.1..1000)", opt_density},
     {"--world", "WxH", "world size instead (e.g. 1600x1000), or auto: flockd's world for --boids",
      opt_world},
-    {"--threads", "N", "threads computing steering (default 1, 1..8)", opt_threads},
+    {"--threads", "N", "threads stepping the world (default 1, 1..8)", opt_threads},
     {"--param", "N=V", "set a flocking parameter for every group (repeatable)", opt_param},
     {"--seed", "S", "PRNG seed (default 1)", opt_seed},
     {"--seeds", "A-B", "run once per seed A..B and summarise (mean, min, max)", opt_seeds},
@@ -325,39 +329,6 @@ struct run {
     uint64_t seed, hash;
     double fig[FIG_COUNT];
 };
-
-struct slice {
-    struct sim_world *w;
-    unsigned lane;
-    uint32_t begin, end;
-};
-
-static void *steer_slice(void *arg)
-{
-    struct slice *s = arg;
-    sim_steer_range(s->w, s->lane, s->begin, s->end);
-    return NULL;
-}
-
-/* One tick with the steering phase split across `threads` threads. */
-static void step_threaded(struct sim_world *w, uint32_t count, long threads)
-{
-    pthread_t tid[MAX_THREADS];
-    struct slice sl[MAX_THREADS];
-    sim_prepare(w);
-    for (long t = 0; t < threads; t++) {
-        sl[t] = (struct slice){w, (unsigned)t, (uint32_t)((uint64_t)count * t / threads),
-                               (uint32_t)((uint64_t)count * (t + 1) / threads)};
-        if (t > 0 && pthread_create(&tid[t], NULL, steer_slice, &sl[t]) != 0) {
-            fprintf(stderr, "flockbench: pthread_create failed\n");
-            exit(1);
-        }
-    }
-    steer_slice(&sl[0]);
-    for (long t = 1; t < threads; t++)
-        pthread_join(tid[t], NULL);
-    sim_integrate(w);
-}
 
 static double now_s(void)
 {
@@ -487,7 +458,8 @@ static void measure(const struct sim_world *w, struct run *r)
     r->fig[FIG_MILL_FRACTION] = m.mill_fraction;
 }
 
-static void run_one(const struct bench_opts *o, uint64_t seed, struct run *r)
+static void run_one(const struct bench_opts *o, const struct sim_fork *fork, uint64_t seed,
+                    struct run *r)
 {
     struct sim_world *w = make_world(o, seed);
     double *inside = NULL, *speed = NULL;
@@ -502,10 +474,7 @@ static void run_one(const struct bench_opts *o, uint64_t seed, struct run *r)
     double busy = 0;
     for (long t = 0; t < o->ticks; t++) {
         double t0 = now_s();
-        if (o->threads == 1)
-            sim_step(w);
-        else
-            step_threaded(w, (uint32_t)o->boids, o->threads);
+        sim_step_forked(w, fork);
         busy += now_s() - t0;
         if (o->seek)
             seek_sample(w, &inside[t], &speed[t]);
@@ -611,12 +580,23 @@ int main(int argc, char **argv)
            o.boids, o.ticks, (double)o.ticks / TICK_HZ, (double)width, (double)height, o.threads,
            o.threads == 1 ? "" : "s", o.brute ? "brute-force" : "grid");
     fflush(stdout);
+    struct pool *pool = NULL;
+    if (o.threads > 1) {
+        const char *err = NULL;
+        pool = pool_create((unsigned)o.threads - 1, &err);
+        if (!pool) {
+            fprintf(stderr, "flockbench: %s\n", err);
+            return 1;
+        }
+    }
+    struct sim_fork fork = stepper_fork(pool, SIM_PARTS);
     static struct run runs[MAX_SEEDS];
     for (int k = 0; k < n; k++) {
-        run_one(&o, o.seed_lo + (uint64_t)k, &runs[k]);
+        run_one(&o, pool ? &fork : NULL, o.seed_lo + (uint64_t)k, &runs[k]);
         print_run(&o, &runs[k]);
         fflush(stdout);
     }
+    pool_destroy(pool);
     summarise(&o, runs, n, width, height);
     return 0;
 }

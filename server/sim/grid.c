@@ -63,13 +63,22 @@ uint32_t grid_cell_of(const struct grid *g, float x, float y)
 
 void grid_build(struct grid *g, const float *x, const float *y, uint32_t n)
 {
+    grid_cells(g, x, y, 0, n);
+    grid_sort(g, n);
+}
+
+void grid_cells(struct grid *g, const float *x, const float *y, uint32_t begin, uint32_t end)
+{
+    for (uint32_t i = begin; i < end; i++)
+        g->cell[i] = grid_cell_of(g, x[i], y[i]);
+}
+
+void grid_sort(struct grid *g, uint32_t n)
+{
     uint32_t ncells = g->ncols * g->nrows;
     memset(g->start, 0, ((size_t)ncells + 1) * sizeof *g->start);
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t c = grid_cell_of(g, x[i], y[i]);
-        g->cell[i] = c;
-        g->start[c + 1]++;
-    }
+    for (uint32_t i = 0; i < n; i++)
+        g->start[g->cell[i] + 1]++;
     for (uint32_t c = 0; c < ncells; c++)
         g->start[c + 1] += g->start[c];
     /* Stable scatter: within a cell boids stay in index order. Uses

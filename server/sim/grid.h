@@ -9,7 +9,9 @@
  * cells are therefore contiguous, which keeps the neighbour scan linear.
  *
  * Never: allocation (memory is handed in by the owner), I/O.
- * Threading: a grid is written by grid_build() only; reads may be shared.
+ * Threading: a grid is written by grid_build() (or grid_cells() and
+ * grid_sort()) only; reads may be shared. grid_cells() on disjoint ranges
+ * may run concurrently.
  */
 #ifndef FLOCKD_SIM_GRID_H
 #define FLOCKD_SIM_GRID_H
@@ -43,7 +45,13 @@ void grid_layout(struct grid *g, float width, float height, float min_cell);
 /* Cell index of a point (clamped into the grid). */
 uint32_t grid_cell_of(const struct grid *g, float x, float y);
 
-/* Sorts boids 0..n-1 at (x[i], y[i]) into cells. */
+/* Sorts boids 0..n-1 at (x[i], y[i]) into cells: grid_cells(0, n), then grid_sort(n). */
 void grid_build(struct grid *g, const float *x, const float *y, uint32_t n);
+
+/* The first half of grid_build(): notes the cell of boids [begin, end). */
+void grid_cells(struct grid *g, const float *x, const float *y, uint32_t begin, uint32_t end);
+
+/* The second half: the counting sort of boids 0..n-1 by the cells noted. */
+void grid_sort(struct grid *g, uint32_t n);
 
 #endif

@@ -24,6 +24,8 @@
 #define SIM_GATHER_MAX 2048
 
 #define SIM_GATHER_PAD 16 /* gathers are padded to a multiple of this */
+#define SIM_CHUNK      8  /* gathers copy runs in chunks of this many floats */
+#define SIM_PREFETCH   16 /* the sorted copy prefetches this many slots ahead */
 
 #define SIM_SUMS 7 /* neighbourhood sums per boid: enum sum_field */
 
@@ -31,6 +33,8 @@
  * the scan stays finite (1e18^2 < FLT_MAX) so masks zero them exactly. */
 #define SIM_FAR 1e18f
 
+/* The candidates of one cell's block; gathers hold at most
+ * SIM_GATHER_MAX - SIM_GATHER_PAD, so whole chunks always fit. */
 struct gather {
     float x[SIM_GATHER_MAX], y[SIM_GATHER_MAX], ux[SIM_GATHER_MAX], uy[SIM_GATHER_MAX];
     float g[SIM_GATHER_MAX];
@@ -49,7 +53,12 @@ struct sim_world {
     uint16_t *neighbours; /* neighbours seen by each boid, last step */
     int stepped;
 
-    /* Cell-sorted scratch, rebuilt by sim_prepare(). */
+    /* Each boid's x, y, vx, vy side by side (boid order), written by the
+     * step's first phase so that the sorted copy reads one cache line per
+     * boid instead of four. */
+    float *packed;
+
+    /* Cell-sorted scratch, rebuilt at the start of each step. */
     float *sx, *sy, *sux, *suy, *sgf; /* sgf: group as float */
     uint8_t *sg;
     struct grid grid;
@@ -60,7 +69,7 @@ struct sim_world {
     float fmax[SIM_GROUPS], wali[SIM_GROUPS];
     float ksep[SIM_GROUPS], kcoh[SIM_GROUPS]; /* per group rule gains (flock_rules) */
     int extras;           /* targets, obstacles or walls: steering needs the scalar pass */
-    struct gather *lanes; /* SIM_LANES gather buffers for sim_steer_range */
+    struct gather *lanes; /* SIM_PARTS gather buffers: one per part of the steering */
 
     /* Per sorted slot: velocity, neighbourhood sums, flocking force. */
     float *svx, *svy;
@@ -159,12 +168,13 @@ struct sim_world *sim_create(const struct sim_config *cfg, const char **err)
     }
     size_t n = cfg->capacity, cells = max_cells_for(cfg->capacity);
     size_t f = (n * sizeof(float) + 15) & ~(size_t)15;
+    size_t fs = f + SIM_CHUNK * sizeof(float); /* sorted arrays: slack for copy_chunks */
     size_t b = (n + 15) & ~(size_t)15;
-    size_t total = ((sizeof(struct sim_world) + 15) & ~(size_t)15) + (15 + SIM_SUMS) * f + 2 * b +
-                   ((n * sizeof(uint16_t) + 15) & ~(size_t)15) +
+    size_t total = ((sizeof(struct sim_world) + 15) & ~(size_t)15) + (19 + SIM_SUMS) * f +
+                   5 * (fs - f) + 2 * b + ((n * sizeof(uint16_t) + 15) & ~(size_t)15) +
                    ((cfg->max_obstacles * sizeof(struct sim_obstacle) + 15) & ~(size_t)15) +
                    ((grid_bytes(cfg->capacity, (uint32_t)cells) + 15) & ~(size_t)15) +
-                   SIM_LANES * ((sizeof(struct gather) + 15) & ~(size_t)15);
+                   SIM_PARTS * ((sizeof(struct gather) + 15) & ~(size_t)15);
     char *mem = aligned_alloc(16, (total + 15) & ~(size_t)15);
     if (!mem) {
         if (err)
@@ -181,11 +191,12 @@ struct sim_world *sim_create(const struct sim_config *cfg, const char **err)
     w->vy = carve(&cur, f);
     w->fx = carve(&cur, f);
     w->fy = carve(&cur, f);
-    w->sx = carve(&cur, f);
-    w->sy = carve(&cur, f);
-    w->sux = carve(&cur, f);
-    w->suy = carve(&cur, f);
-    w->sgf = carve(&cur, f);
+    w->packed = carve(&cur, 4 * f);
+    w->sx = carve(&cur, fs);
+    w->sy = carve(&cur, fs);
+    w->sux = carve(&cur, fs);
+    w->suy = carve(&cur, fs);
+    w->sgf = carve(&cur, fs);
     w->svx = carve(&cur, f);
     w->svy = carve(&cur, f);
     w->sfx = carve(&cur, f);
@@ -196,7 +207,7 @@ struct sim_world *sim_create(const struct sim_config *cfg, const char **err)
     w->sg = carve(&cur, b);
     w->neighbours = carve(&cur, n * sizeof(uint16_t));
     w->obstacles = carve(&cur, cfg->max_obstacles * sizeof(struct sim_obstacle));
-    w->lanes = carve(&cur, SIM_LANES * sizeof(struct gather));
+    w->lanes = carve(&cur, SIM_PARTS * sizeof(struct gather));
     grid_init(&w->grid, carve(&cur, grid_bytes(cfg->capacity, (uint32_t)cells)), cfg->capacity,
               (uint32_t)cells);
     sim_reset(w, cfg->seed);
@@ -636,10 +647,25 @@ static void block_of(const struct sim_world *w, uint32_t cell, struct block *bl)
     }
 }
 
+/* Copies len floats from src to dst in whole chunks of SIM_CHUNK: up to
+ * SIM_CHUNK - 1 floats past each end are read and written. The sorted
+ * arrays carry that much slack and a gather stops that far short of its
+ * end. Fixed-size copies compile to a few vector moves, where a call to
+ * memcpy per run of a dozen floats cost more than the copy. */
+static inline void copy_chunks(float *restrict dst, const float *restrict src, uint32_t len)
+{
+    for (uint32_t j = 0; j < len; j += SIM_CHUNK) {
+        __builtin_memcpy(dst + j, src + j, SIM_CHUNK * sizeof(float));
+        /* Keeps the loop a loop of chunks: no memcpy call is made of it. */
+        __asm__("" : : "r"(dst + j));
+    }
+}
+
 /* Copies a block's candidates, shifted, into one contiguous gather buffer
  * so each boid of the cell scans them in a single SIMD loop. Returns the
  * number gathered, or -1 if they do not fit (then scan the runs directly). */
-static int gather_block(const struct sim_world *w, const struct block *bl, struct gather *gb)
+static inline __attribute__((always_inline)) int
+gather_block(const struct sim_world *w, const struct block *bl, struct gather *gb)
 {
     uint32_t n = 0;
     for (uint32_t r = 0; r < bl->n; r++)
@@ -649,11 +675,11 @@ static int gather_block(const struct sim_world *w, const struct block *bl, struc
     n = 0;
     for (uint32_t r = 0; r < bl->n; r++) {
         uint32_t a = bl->a[r], len = bl->b[r] - a;
-        memcpy(gb->x + n, w->sx + a, len * sizeof(float));
-        memcpy(gb->y + n, w->sy + a, len * sizeof(float));
-        memcpy(gb->ux + n, w->sux + a, len * sizeof(float));
-        memcpy(gb->uy + n, w->suy + a, len * sizeof(float));
-        memcpy(gb->g + n, w->sgf + a, len * sizeof(float));
+        copy_chunks(gb->x + n, w->sx + a, len);
+        copy_chunks(gb->y + n, w->sy + a, len);
+        copy_chunks(gb->ux + n, w->sux + a, len);
+        copy_chunks(gb->uy + n, w->suy + a, len);
+        copy_chunks(gb->g + n, w->sgf + a, len);
         if (bl->ox[r] != 0.0f || bl->oy[r] != 0.0f) /* only across the torus seam */
             for (uint32_t j = n; j < n + len; j++) {
                 gb->x[j] += bl->ox[r];
@@ -770,15 +796,15 @@ static float max_radius(const struct sim_world *w)
     return r;
 }
 
-void sim_prepare(struct sim_world *w)
+/* The serial start of a step: the grid's layout and each group's
+ * constants as the rules read them. */
+static void prepare_groups(struct sim_world *w)
 {
-    struct grid *g = &w->grid;
     float cell = max_radius(w);
     if (cell != w->grid_cell) {
-        grid_layout(g, w->cfg.width, w->cfg.height, cell);
+        grid_layout(&w->grid, w->cfg.width, w->cfg.height, cell);
         w->grid_cell = cell;
     }
-    grid_build(g, w->x, w->y, w->count);
     for (int k = 0; k < SIM_GROUPS; k++) {
         const struct sim_params *pp = &w->params[k];
         float c = cosf(0.5f * pp->fov * (PI_F / 180.0f));
@@ -794,13 +820,25 @@ void sim_prepare(struct sim_world *w)
     for (int k = 0; k < SIM_GROUPS; k++)
         targets |= w->targets[k].active;
     w->extras = targets || w->obstacle_count > 0 || w->cfg.edges != SIM_EDGES_WRAP;
-    for (uint32_t k = 0; k < w->count; k++) {
-        uint32_t i = g->order[k];
-        float vx = w->vx[i], vy = w->vy[i];
+}
+
+/* Copies sorted slots [begin, end) of the grid's order into the scratch
+ * arrays the neighbour scan reads: position, unit heading, velocity, group. */
+static void prepare_slots(struct sim_world *w, uint32_t begin, uint32_t end)
+{
+    const uint32_t *order = w->grid.order;
+    for (uint32_t k = begin; k < end; k++) {
+        uint32_t i = order[k];
+        const float *b = w->packed + 4 * (size_t)i;
+        /* Boids in cell order are all over memory: ask for one a few
+         * slots ahead while this one is copied. */
+        if (k + SIM_PREFETCH < end)
+            __builtin_prefetch(w->packed + 4 * (size_t)order[k + SIM_PREFETCH]);
+        float vx = b[2], vy = b[3];
         float l = sqrtf(vx * vx + vy * vy);
         float inv = l > 0.0f ? 1.0f / l : 0.0f;
-        w->sx[k] = w->x[i];
-        w->sy[k] = w->y[i];
+        w->sx[k] = b[0];
+        w->sy[k] = b[1];
         w->sux[k] = vx * inv;
         w->suy[k] = vy * inv;
         w->svx[k] = vx;
@@ -883,7 +921,7 @@ static inline struct slot slot_at(const struct sim_world *w, uint32_t k)
     };
 }
 
-/* A group's constants as the rules use them (sim_prepare fills them). */
+/* A group's constants as the rules use them (prepare_groups fills them). */
 struct gains {
     float mf;   /* max_force */
     float ksep; /* w_separation x max_force x separation_radius */
@@ -1027,13 +1065,17 @@ static void finish_forces(struct sim_world *w, uint32_t begin, uint32_t end)
 SIM_HOT static void steer_range(struct sim_world *w, unsigned lane, uint32_t begin, uint32_t end)
 {
     const struct grid *g = &w->grid;
-    struct gather *gb = &w->lanes[lane % SIM_LANES];
+    struct gather *gb = &w->lanes[lane % SIM_PARTS];
     int use_grid = grid_usable(w);
-    uint32_t cur_cell = UINT32_MAX;
     struct block bl = {.n = 0};
     int gathered = -1;
     if (end > w->count)
         end = w->count;
+    /* Slots are sorted by cell: the cell of slot k is the one whose run of
+     * slots holds k, found by walking the prefix table along with k (where
+     * looking it up per slot missed the cache once a boid). */
+    uint32_t cell = begin < end ? g->cell[g->order[begin]] : 0;
+    uint32_t cell_end = 0; /* the slot the current gather's cell ends at; 0: none yet */
     for (uint32_t k = begin; k < end; k++) {
         struct probe p;
         struct nsum s = {0};
@@ -1041,11 +1083,12 @@ SIM_HOT static void steer_range(struct sim_world *w, unsigned lane, uint32_t beg
         if (!use_grid) {
             scan_brute(w, &p, &s);
         } else {
-            /* Slots are sorted by cell: gather each cell's block once. */
-            uint32_t cell = g->cell[g->order[k]];
-            if (cell != cur_cell) {
-                cur_cell = cell;
-                block_of(w, cur_cell, &bl);
+            /* Gather each cell's block once. */
+            if (k >= cell_end) {
+                while (g->start[cell + 1] <= k)
+                    cell++;
+                cell_end = g->start[cell + 1];
+                block_of(w, cell, &bl);
                 gathered = gather_block(w, &bl, gb);
             }
             if (gathered >= 0) {
@@ -1064,11 +1107,6 @@ SIM_HOT static void steer_range(struct sim_world *w, unsigned lane, uint32_t beg
             flock_forces(w, begin, end);
         finish_forces(w, begin, end);
     }
-}
-
-void sim_steer_range(struct sim_world *w, unsigned lane, uint32_t begin, uint32_t end)
-{
-    steer_range(w, lane, begin, end);
 }
 
 /* ---- integration -------------------------------------------------------- */
@@ -1215,10 +1253,10 @@ static void keep_out(const struct sim_world *w, float px, float py, float *x, fl
     }
 }
 
-/* Moves every boid: velocity += force * dt, speed clamped to its group's
- * [min, max], position += velocity * dt, then folded onto the torus or
- * stopped at the walls. Branch-free so it runs in SIMD lanes. */
-SIM_HOT static void integrate_boids(struct sim_world *w)
+/* Moves boids [begin, end): velocity += force * dt, speed clamped to its
+ * group's [min, max], position += velocity * dt, then folded onto the
+ * torus or stopped at the walls. Branch-free so it runs in SIMD lanes. */
+SIM_HOT static void integrate_boids(struct sim_world *w, uint32_t begin, uint32_t end)
 {
     const float dt = w->cfg.dt, W = w->cfg.width, H = w->cfg.height;
     const float iw = 1.0f / W, ih = 1.0f / H;
@@ -1226,12 +1264,21 @@ SIM_HOT static void integrate_boids(struct sim_world *w)
     const float *restrict fx = w->fx, *restrict fy = w->fy;
     const float *restrict vmax = w->vmax, *restrict vmin = w->vmin;
     const uint8_t *restrict g = w->group;
-    const uint32_t n = w->count;
     const int wrap = w->cfg.edges == SIM_EDGES_WRAP;
-    for (uint32_t i = 0; i < n; i++) {
+    /* Not in vectors: the vectoriser would take hi / sqrtf() as an
+     * estimate, and each boid's speed must come out as it always has. */
+#if defined(__clang__)
+#pragma clang loop vectorize(disable)
+#endif
+    for (uint32_t i = begin; i < end; i++) {
         float ux = vx[i] + fx[i] * dt, uy = vy[i] + fy[i] * dt;
         float s = sqrtf(ux * ux + uy * uy), hi = vmax[g[i]], lo = vmin[g[i]];
-        float k = s > hi ? hi / s : (s < lo && s > 0.0f ? lo / s : 1.0f);
+        /* hi / s above the top speed, lo / s below the least, else 1, as
+         * one division without branches: a flock cruises about its top
+         * speed, some boids a hair above it and some below, and branching
+         * on which was mispredicted half the time. s / s is exactly 1. */
+        float num = s > hi ? hi : (s < lo ? lo : s);
+        float k = s > 0.0f ? num / s : 1.0f;
         ux *= k;
         uy *= k;
         float nx = x[i] + ux * dt, ny = y[i] + uy * dt;
@@ -1254,28 +1301,123 @@ SIM_HOT static void integrate_boids(struct sim_world *w)
     }
 }
 
-void sim_integrate(struct sim_world *w)
+/* Integrates boids [begin, end), then keeps them out of obstacles. */
+static void integrate_range(struct sim_world *w, uint32_t begin, uint32_t end)
 {
     /* The sorted scratch is free once steering is done: keep the previous
      * positions there for the obstacle constraint. */
     int obstacles = w->obstacle_count > 0;
     if (obstacles) {
-        memcpy(w->sx, w->x, w->count * sizeof(float));
-        memcpy(w->sy, w->y, w->count * sizeof(float));
+        memcpy(w->sx + begin, w->x + begin, (end - begin) * sizeof(float));
+        memcpy(w->sy + begin, w->y + begin, (end - begin) * sizeof(float));
     }
-    integrate_boids(w);
+    integrate_boids(w, begin, end);
     if (obstacles)
-        for (uint32_t i = 0; i < w->count; i++)
+        for (uint32_t i = begin; i < end; i++)
             keep_out(w, w->sx[i], w->sy[i], &w->x[i], &w->y[i], &w->vx[i], &w->vy[i]);
+}
+
+/* ---- the step, in phases ------------------------------------------------- */
+
+/*
+ * A step runs as: the groups' constants (serial); each boid's cell (by
+ * boid); the counting sort (serial); the sorted scratch (by slot); the
+ * steering (by slot); the integration (by boid). Every phase computes
+ * each element from state the phases before it finished, never from a
+ * neighbour in the same phase, so how a phase is cut and who runs which
+ * piece changes nothing in the result.
+ */
+struct step_job {
+    struct sim_world *w;
+    unsigned parts;
+};
+
+/* Pieces of a phase start at multiples of this many elements. A loop the
+ * compiler vectorised runs its elements in vectors from its start and the
+ * last few one by one, and the two can round differently (flock_forces'
+ * vectors take 1 / sqrt as an estimate refined by a Newton step, its
+ * scalar tail divides by sqrtf). Cut at a multiple of every vector step
+ * (lanes x unroll <= 64), each element falls on the same side of that line
+ * as in an uncut loop: in a vector when [0, n) would run it in a vector. */
+#define SIM_CUT 64
+
+/* Part `part` of `parts` of [0, n), cut at multiples of SIM_CUT. */
+static void part_range(uint32_t n, unsigned part, unsigned parts, uint32_t *a, uint32_t *b)
+{
+    uint32_t cut = ~(uint32_t)(SIM_CUT - 1);
+    *a = (uint32_t)((uint64_t)n * part / parts) & cut;
+    *b = part + 1 == parts ? n : (uint32_t)((uint64_t)n * (part + 1) / parts) & cut;
+}
+
+static void phase_cells(void *arg, unsigned part)
+{
+    struct step_job *j = arg;
+    struct sim_world *w = j->w;
+    uint32_t a, b;
+    part_range(w->count, part, j->parts, &a, &b);
+    grid_cells(&w->grid, w->x, w->y, a, b);
+    for (uint32_t i = a; i < b; i++) {
+        float *p = w->packed + 4 * (size_t)i;
+        p[0] = w->x[i];
+        p[1] = w->y[i];
+        p[2] = w->vx[i];
+        p[3] = w->vy[i];
+    }
+}
+
+static void phase_slots(void *arg, unsigned part)
+{
+    struct step_job *j = arg;
+    uint32_t a, b;
+    part_range(j->w->count, part, j->parts, &a, &b);
+    prepare_slots(j->w, a, b);
+}
+
+static void phase_steer(void *arg, unsigned part)
+{
+    struct step_job *j = arg;
+    uint32_t a, b;
+    part_range(j->w->count, part, j->parts, &a, &b);
+    steer_range(j->w, part, a, b); /* concurrent parts: distinct lanes */
+}
+
+static void phase_integrate(void *arg, unsigned part)
+{
+    struct step_job *j = arg;
+    uint32_t a, b;
+    part_range(j->w->count, part, j->parts, &a, &b);
+    integrate_range(j->w, a, b);
+}
+
+/* Runs every part of a phase: through the fork, or here one by one. */
+static void run_phase(const struct sim_fork *f, sim_part_fn *fn, struct step_job *j)
+{
+    if (f && j->parts > 1) {
+        f->run(f->ctx, fn, j, j->parts);
+        return;
+    }
+    for (unsigned p = 0; p < j->parts; p++)
+        fn(j, p);
+}
+
+void sim_step_forked(struct sim_world *w, const struct sim_fork *f)
+{
+    struct step_job j = {w, 1};
+    if (f && f->parts > 1)
+        j.parts = f->parts < SIM_PARTS ? f->parts : SIM_PARTS;
+    prepare_groups(w);
+    run_phase(f, phase_cells, &j);
+    grid_sort(&w->grid, w->count);
+    run_phase(f, phase_slots, &j);
+    run_phase(f, phase_steer, &j);
+    run_phase(f, phase_integrate, &j);
     w->tick++;
     w->stepped = 1;
 }
 
 void sim_step(struct sim_world *w)
 {
-    sim_prepare(w);
-    sim_steer_range(w, 0, 0, w->count);
-    sim_integrate(w);
+    sim_step_forked(w, NULL);
 }
 
 /* ---- views, hash, stats ------------------------------------------------- */

@@ -14,9 +14,9 @@
  * calls give bit-identical state on the same build.
  *
  * Threading: a world is not thread-safe; one thread at a time may call into
- * it. sim_steer_range() is the exception: after sim_prepare(), disjoint
- * ranges may be computed concurrently, each on its own lane (0 ..
- * SIM_LANES-1), then sim_integrate() runs alone.
+ * it. sim_step_forked() is the exception: the caller hands it a way to run
+ * the pieces of each phase of a step on several threads of its own (the
+ * core starts none), with a result equal bit for bit to sim_step().
  *
  * Errors: functions that can fail return 0 or a negative SIM_E* code;
  * sim_strerror() names it.
@@ -52,7 +52,7 @@ enum sim_edges {
  * kept for the rules after it, so a crowd packed tighter than separation
  * allows still aligns instead of jittering in place. */
 #define SIM_SEPARATION_SHARE 0.75f
-#define SIM_LANES            8 /* concurrent sim_steer_range() callers */
+#define SIM_PARTS            8 /* most pieces sim_step_forked() cuts a phase into */
 
 struct sim_config {
     float width, height;    /* world size in units, each in [16, 1e6] */
@@ -153,19 +153,36 @@ int sim_param_get(const struct sim_world *w, int group, const char *name, float 
 /* Direct read-only access to a group's whole parameter block. */
 const struct sim_params *sim_group_params(const struct sim_world *w, int group);
 
-/* Advances the world by one tick: sim_prepare + sim_steer_range(all) + sim_integrate. */
+/* Advances the world by one tick (sim_step_forked(w, NULL)). */
 void sim_step(struct sim_world *w);
 
+/* One piece of a phase of a step: computes part `part` of the phase. */
+typedef void sim_part_fn(void *arg, unsigned part);
+
 /*
- * The three phases of sim_step(), for callers that split steering across
- * threads: sim_prepare() sorts boids into the grid; sim_steer_range()
- * computes the steering of sorted slots [begin, end) using scratch lane
- * `lane` (concurrent callers must use different lanes); sim_integrate()
- * moves every boid and advances the tick.
+ * How a caller runs the pieces of a phase: run(ctx, fn, arg, parts) must
+ * call fn(arg, part) exactly once for every part in 0..parts-1, in any
+ * order, on any threads, concurrently or not, and return once every call
+ * has returned (with their writes visible to the calling thread).
  */
-void sim_prepare(struct sim_world *w);
-void sim_steer_range(struct sim_world *w, unsigned lane, uint32_t begin, uint32_t end);
-void sim_integrate(struct sim_world *w);
+struct sim_fork {
+    void (*run)(void *ctx, sim_part_fn *fn, void *arg, unsigned parts);
+    void *ctx;
+    unsigned parts; /* pieces per phase: 1..SIM_PARTS (more are cut to SIM_PARTS) */
+};
+
+/*
+ * Advances the world by one tick with the work of each phase cut into
+ * f->parts pieces run through f->run: each boid's cell, the cell-sorted
+ * copies of the state, the steering (the neighbour scan and the rules, over
+ * the same read-only state) and the integration. Only the counting sort and
+ * the groups' constants run on the calling thread. Every boid's result is
+ * computed by the same operations in the same order whatever the cut, so
+ * the state after the step equals sim_step()'s bit for bit, whatever
+ * f->parts and whichever threads run the pieces. f NULL or f->parts <= 1:
+ * all on the calling thread.
+ */
+void sim_step_forked(struct sim_world *w, const struct sim_fork *f);
 
 /*
  * Read-only view of the state, valid until the next mutating call. Boids

@@ -3,7 +3,8 @@
  * buffer of grid_bytes(): the layout cuts the world into floor(size / cell)
  * cells no smaller than asked (growing them to fit the cell budget),
  * grid_cell_of() clamps, and grid_build() sorts every boid into the cell
- * that contains it with a valid prefix table, so that any two points closer
+ * that contains it with a valid prefix table (as grid_cells() in pieces
+ * and grid_sort() do together), so that any two points closer
  * than the cell size always land in neighbouring cells, borders included.
  */
 #include <stdarg.h>
@@ -220,6 +221,38 @@ static void rebuild_after_a_new_layout_sorts_into_the_new_cells(void **state)
     assert_valid_build(&g, x, y, N);
 }
 
+static void cells_in_pieces_then_sort_equal_one_build(void **state)
+{
+    (void)state;
+    enum { N = 1500 };
+    static float x[N], y[N];
+    static uint32_t start[4097], cell[N], order[N];
+    uint64_t s = 11;
+    for (uint32_t i = 0; i < N; i++) {
+        x[i] = uniform(&s, 1600.0f);
+        y[i] = uniform(&s, 1000.0f);
+    }
+    struct grid g;
+    test_grid_init(&g, N, 4096);
+    grid_layout(&g, 1600.0f, 1000.0f, 30.0f);
+    grid_build(&g, x, y, N);
+    uint32_t cells = g.ncols * g.nrows;
+    memcpy(start, g.start, (cells + 1) * sizeof *start);
+    memcpy(cell, g.cell, sizeof cell);
+    memcpy(order, g.order, sizeof order);
+    /* Pieces in any order, of any size, the same grid after the sort. */
+    memset(g.cell, 0xff, N * sizeof *g.cell);
+    grid_cells(&g, x, y, 1000, N);
+    grid_cells(&g, x, y, 0, 7);
+    grid_cells(&g, x, y, 7, 7);
+    grid_cells(&g, x, y, 7, 1000);
+    grid_sort(&g, N);
+    assert_memory_equal(g.start, start, (cells + 1) * sizeof *start);
+    assert_memory_equal(g.cell, cell, sizeof cell);
+    assert_memory_equal(g.order, order, sizeof order);
+    assert_valid_build(&g, x, y, N);
+}
+
 /* Adds (x, y) to the point list if it lies in the w x h world. */
 static void add_point(float *x, float *y, uint32_t *n, float px, float py, float w, float h)
 {
@@ -322,6 +355,7 @@ int main(void)
         TEST(build_sorts_every_boid_into_its_cell_with_a_valid_prefix_table),
         TEST(build_of_no_boids_leaves_every_cell_empty),
         TEST(rebuild_after_a_new_layout_sorts_into_the_new_cells),
+        TEST(cells_in_pieces_then_sort_equal_one_build),
         TEST(points_closer_than_a_cell_land_in_neighbouring_cells_even_on_borders),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

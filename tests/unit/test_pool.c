@@ -3,7 +3,9 @@
  * does not hold back a fast one while another worker is free, a task never
  * runs on two workers at once, removal waits for a run in progress, and
  * each run is told when it started and how late, against deadlines that
- * advance by one period (or start again after an overrun).
+ * advance by one period (or start again after an overrun), and how long
+ * its previous run took. pool_fork runs every piece exactly once, on idle
+ * workers beside the caller, or on the caller alone when no worker is free.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -191,8 +193,132 @@ static void each_run_is_told_its_start_and_a_deadline_one_period_after_the_last(
         rebased += next != deadline + period;
     }
     assert_true(rebased <= atomic_load(&g_metrics.tick_overruns) - overruns);
+    /* Each run after the first is told its previous run's duration. */
+    assert_int_equal(p.times[0].last_ns, 0);
+    for (int k = 1; k < p.recorded; k++) {
+        assert_true(p.times[k].last_ns > 0);
+        assert_true(p.times[k].last_ns <= p.times[k].now_ns - p.times[k - 1].now_ns);
+        assert_ptr_equal(p.times[k].pool, pool);
+    }
     /* Every run is timed in the tick-duration histogram. */
     assert_int_equal(histogram_count() - timed, (uint64_t)runs);
+    pool_destroy(pool);
+}
+
+/* ---- pool_fork ---- */
+
+#define PIECES 64
+
+struct pieces {
+    atomic_int calls[PIECES]; /* calls per piece */
+    int value[PIECES];        /* written by each piece, read by the caller after the fork */
+    atomic_int started;       /* bit k: piece k has started */
+    atomic_int saw_other;     /* piece 0 saw piece 1 start while it ran */
+    int wait_for_other;       /* piece 0 waits (up to 10 s) for piece 1 to start */
+};
+
+static void piece(void *arg, unsigned part)
+{
+    struct pieces *ps = arg;
+    atomic_fetch_or(&ps->started, 1 << (part % 31));
+    if (part == 0 && ps->wait_for_other) {
+        for (int i = 0; i < 10000 && !(atomic_load(&ps->started) & 2); i++)
+            sleep_ns(1000000);
+        atomic_store(&ps->saw_other, (atomic_load(&ps->started) & 2) != 0);
+    }
+    atomic_fetch_add(&ps->calls[part], 1);
+    ps->value[part] = (int)part * 3 + 1;
+}
+
+static void assert_each_piece_ran_once(struct pieces *ps, unsigned parts)
+{
+    for (unsigned k = 0; k < PIECES; k++) {
+        assert_int_equal(atomic_load(&ps->calls[k]), k < parts ? 1 : 0);
+        assert_int_equal(ps->value[k], k < parts ? (int)k * 3 + 1 : 0);
+    }
+}
+
+static void a_fork_runs_every_piece_once_and_returns_when_all_are_done(void **state)
+{
+    (void)state;
+    const char *err = NULL;
+    struct pool *pool = pool_create(3, &err);
+    assert_non_null(pool);
+    for (unsigned parts = 0; parts <= PIECES; parts += 7) {
+        static struct pieces ps;
+        ps = (struct pieces){0};
+        pool_fork(pool, piece, &ps, parts);
+        assert_each_piece_ran_once(&ps, parts);
+    }
+    pool_destroy(pool);
+}
+
+static void an_idle_worker_takes_pieces_beside_the_caller(void **state)
+{
+    (void)state;
+    const char *err = NULL;
+    struct pool *pool = pool_create(1, &err);
+    assert_non_null(pool);
+    static struct pieces ps;
+    ps = (struct pieces){.wait_for_other = 1};
+    /* The caller takes piece 0 and waits in it until piece 1 starts: only
+     * the worker can start it. */
+    pool_fork(pool, piece, &ps, 2);
+    assert_int_equal(atomic_load(&ps.saw_other), 1);
+    assert_each_piece_ran_once(&ps, 2);
+    pool_destroy(pool);
+}
+
+static void without_free_workers_the_caller_runs_every_piece(void **state)
+{
+    (void)state;
+    const char *err = NULL;
+    struct pool *pool = pool_create(2, &err);
+    assert_non_null(pool);
+    pool_stop(pool); /* no workers left */
+    static struct pieces ps;
+    ps = (struct pieces){0};
+    pool_fork(pool, piece, &ps, 9);
+    assert_each_piece_ran_once(&ps, 9);
+    pool_destroy(pool);
+}
+
+/* A task that forks from inside its run, as a room's tick does. */
+struct forking {
+    struct pool_task task;
+    atomic_int runs;
+    struct pieces ps;
+    int ok;
+};
+
+static void forking_run(void *arg, const struct pool_time *t)
+{
+    struct forking *f = arg;
+    if (atomic_load(&f->runs) == 0) {
+        pool_fork(t->pool, piece, &f->ps, 5);
+        f->ok = 1;
+        for (unsigned k = 0; k < 5; k++)
+            f->ok &= atomic_load(&f->ps.calls[k]) == 1;
+    }
+    atomic_fetch_add(&f->runs, 1);
+}
+
+static void a_run_can_fork_its_work_over_the_other_workers(void **state)
+{
+    (void)state;
+    const char *err = NULL;
+    struct pool *pool = pool_create(2, &err);
+    assert_non_null(pool);
+    static struct forking f;
+    f = (struct forking){.ps.wait_for_other = 1};
+    f.task = (struct pool_task){.run = forking_run, .arg = &f, .period_ns = 5000000};
+    assert_int_equal(pool_add(pool, &f.task), 0);
+    for (int i = 0; i < 10000 && atomic_load(&f.runs) < 3; i++)
+        sleep_ns(1000000);
+    pool_remove(pool, &f.task);
+    assert_true(atomic_load(&f.runs) >= 3); /* and the task went on ticking */
+    assert_int_equal(f.ok, 1);
+    assert_int_equal(atomic_load(&f.ps.saw_other), 1);
     pool_destroy(pool);
 }
 
@@ -204,6 +330,10 @@ int main(void)
         cmocka_unit_test(a_task_never_runs_twice_at_once),
         cmocka_unit_test(removal_waits_for_a_run_in_progress),
         cmocka_unit_test(each_run_is_told_its_start_and_a_deadline_one_period_after_the_last),
+        cmocka_unit_test(a_fork_runs_every_piece_once_and_returns_when_all_are_done),
+        cmocka_unit_test(an_idle_worker_takes_pieces_beside_the_caller),
+        cmocka_unit_test(without_free_workers_the_caller_runs_every_piece),
+        cmocka_unit_test(a_run_can_fork_its_work_over_the_other_workers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -297,7 +297,7 @@ static void stats_is_acked_with_the_rooms_figures(void **state)
     (void)state;
     struct room *r = room_new();
     for (int k = 1; k <= 100; k++) {
-        struct pool_time t = {.now_ns = 1000000000, .wall_us = 1, .last_run_ns = k * 100000};
+        struct pool_time t = {.now_ns = 1000000000, .wall_us = 1, .last_ns = k * 100000};
         room_tick(r, &t); /* 0.1, 0.2, ..., 10 ms */
     }
     push(r, "{\"cmd\":\"stats\",\"id\":5}");
