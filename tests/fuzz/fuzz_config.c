@@ -18,6 +18,7 @@
 
 #include "config.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,14 +94,22 @@ static void check_settings(const struct cfg *c)
     check_range("max-clients", c->max_clients, 1, 100000);
     check_length("config", c->config_path, sizeof c->config_path, 0);
 
-    int cross_ok = c->snapshot_hz <= c->tick_hz && c->boids <= c->capacity;
+    check_range("tls-redirect-port", c->tls_redirect_port, 0, 65535);
+    check_length("tls-cert", c->tls_cert, sizeof c->tls_cert, 0);
+    check_length("tls-key", c->tls_key, sizeof c->tls_key, 0);
+
+    /* The cross-setting rules: rates, boids, the TLS pair and its redirect port. */
+    bool has_cert = c->tls_cert[0] != '\0', has_key = c->tls_key[0] != '\0';
+    int cross_ok = c->snapshot_hz <= c->tick_hz && c->boids <= c->capacity && has_cert == has_key &&
+                   (!c->tls_redirect_port || (has_cert && c->tls_redirect_port != c->port));
     int rc = cfg_validate(c, err, sizeof err);
     if (rc != 0 && rc != CFG_EINVAL)
         fuzz_fail("cfg_validate returned %d", rc);
     if ((rc == 0) != cross_ok)
         fuzz_fail("cfg_validate returned %d for snapshot-hz %g, tick-hz %g, boids %u, "
-                  "capacity %u: %s",
-                  rc, c->snapshot_hz, c->tick_hz, c->boids, c->capacity, rc ? err : "");
+                  "capacity %u, tls-cert %d, tls-key %d, tls-redirect-port %d, port %d: %s",
+                  rc, c->snapshot_hz, c->tick_hz, c->boids, c->capacity, has_cert, has_key,
+                  c->tls_redirect_port, c->port, rc ? err : "");
     if (!memchr(err, '\0', sizeof err))
         fuzz_fail("cfg_validate left err unterminated");
 }
