@@ -19,7 +19,8 @@ TEST_JOBS  ?= $(shell echo $$(( $(JOBS) * 2 )))
 # Debian packages the build, the tests and the tools need.
 DEB_PACKAGES := build-essential cmake pkg-config clang clang-format \
                 libwebsockets-dev libcjson-dev libcmocka-dev zlib1g-dev libssl-dev \
-                python3 python3-websockets nodejs chromium libclang-rt-14-dev
+                python3 python3-websockets nodejs chromium libclang-rt-14-dev \
+                nats-server libnats-dev
 
 # npm packages for the browser and Node tests, pinned by their lock files.
 NODE_DIRS := $(dir $(wildcard tests/*/package-lock.json client/*/package-lock.json))

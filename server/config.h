@@ -64,6 +64,8 @@ struct cfg {
     uint32_t log_hash_every;   /* "record-hash-every": ticks between logged hashes */
     char checkpoint_dir[1024]; /* "checkpoint-dir": the rooms' checkpoints; "" = none */
     double checkpoint_every;   /* "checkpoint-every": seconds between them, default 5 */
+    char nats_url[1024];       /* "nats": NATS server(s) of the cluster; "" = a single process */
+    char node_id[65];          /* "node-id": this node's name in the cluster; "" = HOST-PORT */
 };
 
 /* Fills *c with every default from the table. */
