@@ -43,10 +43,10 @@ struct croom {
     struct room *room;
     char name[PROTO_ROOM_MAX + 1];
     bool owner;
-    uint64_t rev;         /* the lease key's revision last seen (owner: last written) */
-    int64_t rev_seen_ns;  /* when rev was first seen (relay: the lease runs from here) */
-    uint64_t term;        /* owner: the revision the lease was taken at */
-    uint64_t term_seen;   /* relay: the highest term of a frame accepted */
+    uint64_t rev;        /* the lease key's revision last seen (owner: last written) */
+    int64_t rev_seen_ns; /* when rev was first seen (relay: the lease runs from here) */
+    uint64_t term;       /* owner: the revision the lease was taken at */
+    uint64_t term_seen;  /* relay: the highest term of a frame accepted */
     natsSubscription *frames, *cmds, *wants;
 };
 
@@ -306,8 +306,8 @@ static void serve_command(struct cluster *c, struct room *r, struct cluster_cmd 
     who.client = client;
     who.owner = remote_owner(reply_to, cmd->who.owner);
     who.team = -1; /* teams are the owner's lobby's */
-    int rc = refused ? room_push_refusal(r, client, cmd->id, refused, message)
-                     : room_push(r, &who, &pc);
+    int rc =
+        refused ? room_push_refusal(r, client, cmd->id, refused, message) : room_push(r, &who, &pc);
     if (rc < 0) {
         link_reply(c, client, ROOM_REPLY_PLAIN, "", 0); /* frees the slot */
         refuse_now(c, cmd, reply_to, rc, "the room's command queue is full");
@@ -369,14 +369,17 @@ static void on_frame(natsConnection *nc, natsSubscription *sub, natsMsg *msg, vo
     (void)nc;
     (void)sub;
     struct cluster *c = arg;
-    size_t len;
-    const char *name = subject_room(natsMsg_GetSubject(msg), &len);
+    size_t len = 0;
+    char name[PROTO_ROOM_MAX + 1];
+    const char *subject_name = subject_room(natsMsg_GetSubject(msg), &len);
+    if (subject_name)
+        memcpy(name, subject_name, len); /* the subject goes with the message */
     uint64_t term = 0;
     int rc = PROTO_E_BAD_VALUE;
-    struct frame *f = name ? cluster_frame_decode((const uint8_t *)natsMsg_GetData(msg),
-                                                  (size_t)natsMsg_GetDataLength(msg),
-                                                  c->cfg.frame_pre, &term, &rc)
-                           : NULL;
+    struct frame *f = subject_name ? cluster_frame_decode((const uint8_t *)natsMsg_GetData(msg),
+                                                          (size_t)natsMsg_GetDataLength(msg),
+                                                          c->cfg.frame_pre, &term, &rc)
+                                   : NULL;
     natsMsg_Destroy(msg);
     if (!f) {
         COUNT(c, rejected);
@@ -407,7 +410,8 @@ static int link_forward(void *arg, struct room *r, const struct room_actor *who,
                        : proto_command_format(cmd, text, sizeof text);
     if (tlen < 0 || (size_t)tlen >= sizeof text)
         return PROTO_E_INTERNAL;
-    struct cluster_cmd m = {.who = *who, .refused = refused, .text = text, .text_len = (size_t)tlen};
+    struct cluster_cmd m = {
+        .who = *who, .refused = refused, .text = text, .text_len = (size_t)tlen};
     snprintf(m.room, sizeof m.room, "%s", room_name(r));
     snprintf(m.id, sizeof m.id, "%s", cmd->id);
     static _Thread_local uint8_t buf[65536 + 1024];
@@ -568,7 +572,8 @@ static void fetch_checkpoint(struct cluster *c, struct lease_job *j)
 
 /* The owner renews: RENEWED, LOST (another node holds it) or KEEP (NATS
  * did not answer: the room ticks on). */
-static void renew(struct cluster *c, struct lease_job *j, const char *key, const char *val, int vlen)
+static void renew(struct cluster *c, struct lease_job *j, const char *key, const char *val,
+                  int vlen)
 {
     uint64_t rev = 0;
     if (kvStore_Update(&rev, c->kv, key, val, vlen, j->rev) == NATS_OK) {
@@ -582,8 +587,9 @@ static void renew(struct cluster *c, struct lease_job *j, const char *key, const
     if (s == NATS_NOT_FOUND && kvStore_Create(&rev, c->kv, key, val, vlen) == NATS_OK) {
         j->outcome = TAKEN; /* the store lost the key (a new server): ours again */
         j->new_rev = rev;
-    } else if (s == NATS_OK && lease_node(c, kvEntry_ValueString(e), kvEntry_ValueLen(e), node,
-                                          sizeof node) == 0 && strcmp(node, c->node) != 0) {
+    } else if (s == NATS_OK &&
+               lease_node(c, kvEntry_ValueString(e), kvEntry_ValueLen(e), node, sizeof node) == 0 &&
+               strcmp(node, c->node) != 0) {
         j->outcome = LOST;
     }
     kvEntry_Destroy(e);
@@ -591,8 +597,8 @@ static void renew(struct cluster *c, struct lease_job *j, const char *key, const
 
 /* A relay looks at the lease: TAKEN (absent, expired, or this node's from
  * before), SEEN (a new revision) or KEEP. */
-static void watch(struct cluster *c, struct lease_job *j, const char *key, const char *val, int vlen,
-                  int64_t now)
+static void watch(struct cluster *c, struct lease_job *j, const char *key, const char *val,
+                  int vlen, int64_t now)
 {
     kvEntry *e = NULL;
     uint64_t rev = 0;
@@ -608,8 +614,9 @@ static void watch(struct cluster *c, struct lease_job *j, const char *key, const
         return;
     uint64_t seen = kvEntry_Revision(e);
     char node[65];
-    bool mine = lease_node(c, kvEntry_ValueString(e), kvEntry_ValueLen(e), node, sizeof node) == 0 &&
-                strcmp(node, c->node) == 0;
+    bool mine =
+        lease_node(c, kvEntry_ValueString(e), kvEntry_ValueLen(e), node, sizeof node) == 0 &&
+        strcmp(node, c->node) == 0;
     kvEntry_Destroy(e);
     bool expired = seen == j->rev && (double)(now - j->rev_seen_ns) >= c->cfg.lease_s * 1e9;
     if ((mine || expired) && kvStore_Update(&rev, c->kv, key, val, vlen, seen) == NATS_OK) {
@@ -1071,8 +1078,8 @@ void cluster_destroy(struct cluster *c)
 
 void cluster_render_health(struct cluster *c, struct textbuf *t)
 {
-    textbuf_printf(t, ",\"nats\":\"%s\",\"node\":\"%s\"", cluster_is_connected(c) ? "connected" : "lost",
-                   c->node);
+    textbuf_printf(t, ",\"nats\":\"%s\",\"node\":\"%s\"",
+                   cluster_is_connected(c) ? "connected" : "lost", c->node);
 }
 
 int cluster_render_rooms(struct cluster *c, struct textbuf *t,
@@ -1124,14 +1131,14 @@ void cluster_render_metrics(struct cluster *c, struct textbuf *t)
         {"leases_lost", "owned rooms another node took", &c->n.leases_lost},
         {"checkpoints_stored", "checkpoints stored in the bucket", &c->n.checkpoints_stored},
         {"checkpoints_dropped", "checkpoints not stored (NATS lost)", &c->n.checkpoints_dropped},
-        {"messages_rejected", "messages from NATS refused as malformed or hostile",
-         &c->n.rejected},
+        {"messages_rejected", "messages from NATS refused as malformed or hostile", &c->n.rejected},
         {"nats_disconnects", "times the NATS connection was lost", &c->n.disconnects},
         {"nats_reconnects", "times it came back", &c->n.reconnects},
     };
     for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
-        textbuf_printf(t, "# HELP flockd_cluster_%s_total %s\n# TYPE flockd_cluster_%s_total counter\n"
-                          "flockd_cluster_%s_total{node=\"%s\"} %llu\n",
+        textbuf_printf(t,
+                       "# HELP flockd_cluster_%s_total %s\n# TYPE flockd_cluster_%s_total counter\n"
+                       "flockd_cluster_%s_total{node=\"%s\"} %llu\n",
                        counters[i].name, counters[i].help, counters[i].name, counters[i].name,
                        c->node, (unsigned long long)atomic_load(counters[i].v));
     textbuf_printf(t,

@@ -41,11 +41,11 @@
 #include "textbuf.h"
 
 struct cluster_config {
-    const char *url;     /* one NATS URL, or several separated by commas */
-    const char *node_id; /* [A-Za-z0-9_-], 1..64 */
-    double lease_s;      /* a lease whose revision stays this long is taken; 0: 1 s */
-    double step_s;       /* the steward's period (renewals, takeovers); 0: lease / 5 */
-    size_t frame_pre;    /* headroom before each part of a relayed frame (LWS_PRE) */
+    const char *url;      /* one NATS URL, or several separated by commas */
+    const char *node_id;  /* [A-Za-z0-9_-], 1..64 */
+    double lease_s;       /* a lease whose revision stays this long is taken; 0: 1 s */
+    double step_s;        /* the steward's period (renewals, takeovers); 0: lease / 5 */
+    size_t frame_pre;     /* headroom before each part of a relayed frame (LWS_PRE) */
     uint32_t max_message; /* commands from other nodes are parsed against this */
 };
 

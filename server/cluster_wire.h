@@ -22,7 +22,7 @@
 #include "snapenc.h"
 
 #define CLUSTER_WIRE_VERSION 1
-#define CLUSTER_FRAME_HEADER 84 /* bytes before a frame message's parts */
+#define CLUSTER_FRAME_HEADER 84         /* bytes before a frame message's parts */
 #define CLUSTER_TEXT_MAX     (1u << 20) /* the longest command or reply text */
 
 /* ---- frames: the owner's snapshot, every kind it encoded ---- */

@@ -158,8 +158,8 @@ void room_relay_frame(struct room *r, struct frame *f)
         r->cfg.notify(r->cfg.notify_arg);
 }
 
-void room_relay_reply(struct room *r, uint64_t client, enum room_reply_kind kind,
-                      const char *text, size_t len)
+void room_relay_reply(struct room *r, uint64_t client, enum room_reply_kind kind, const char *text,
+                      size_t len)
 {
     room__add_reply(r, client, kind, text, len);
     atomic_store_explicit(&r->dirty, 1, memory_order_release);
