@@ -32,7 +32,7 @@ static int check_head(struct bytes_r *r, const char *magic)
 {
     const uint8_t *m = bytes_take(r, 4);
     uint16_t version = (uint16_t)bytes_get(r, 2);
-    if (!m)
+    if (r->short_read)
         return PROTO_E_TRUNCATED;
     if (memcmp(m, magic, 4) != 0)
         return PROTO_E_BAD_MAGIC;
