@@ -32,7 +32,7 @@ CC_PICK = $$(command -v clang || command -v cc)
 .PHONY: all deps build run check test release-test asan-test tsan-test fuzz fuzz-test \
         asan-build tsan-build fuzz-build gate-light gate-load release-light asan-light \
         tsan-light browser-lane churn-lane fuzz-parallel \
-        format format-check bench bench-rooms clean help
+        format format-check bench bench-rooms bench-cluster clean help
 
 all: build
 
@@ -46,6 +46,8 @@ help:
 	@echo "make bench    flockbench at 1k, 10k, 100k and 300k boids"
 	@echo "make bench-rooms  how many 1k-boid rooms flockd runs before ticks run late"
 	@echo "              (BENCH_ARGS=... e.g. \"--beside 100000 -- --workers 2\")"
+	@echo "make bench-cluster  three nodes on NATS: relay overhead, kill -9 failover times"
+	@echo "              (BENCH_ARGS=... e.g. \"--trials 20 --boids 5000\")"
 	@echo "make fuzz     run each fuzz target for FUZZ_SECONDS (default 60) under ASan+UBSan"
 	@echo "make format   reformat the C sources with clang-format"
 	@echo "make clean    remove build folders"
@@ -254,6 +256,9 @@ bench: build
 # late (tests/bench/rooms_bench.py says how; BENCH_ARGS passes options).
 bench-rooms: build
 	/usr/bin/python3 tests/bench/rooms_bench.py $(BUILD)/server/flockd $(BENCH_ARGS)
+
+bench-cluster: build
+	/usr/bin/python3 tests/bench/cluster_bench.py $(BUILD)/server/flockd $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD) build-gcc build-clang
