@@ -356,7 +356,7 @@ static void on_want(natsConnection *nc, natsSubscription *sub, natsMsg *msg, voi
         pthread_mutex_lock(&c->lock);
         struct croom *cr = find(c, name, len);
         if (cr && cr->owner)
-            room_relay_want(cr->room, kinds);
+            room_relay_want(cr->room, kinds, clock_mono_ns());
         pthread_mutex_unlock(&c->lock);
     }
     natsMsg_Destroy(msg);
@@ -504,11 +504,6 @@ static void link_detach(void *arg, struct room *r)
     free(cr);
 }
 
-const struct room_link *cluster_link(struct cluster *c)
-{
-    return &c->link;
-}
-
 /* ---- leases ---------------------------------------------------------------------------- */
 
 /* What the steward read or wrote for one room, outside the lock. */
@@ -568,6 +563,36 @@ static void fetch_checkpoint(struct cluster *c, struct lease_job *j)
         j->ck_len = (size_t)len;
     }
     kvEntry_Destroy(e);
+}
+
+/* A room of the cluster that this node does not have: 1 and its last
+ * checkpoint, or 0 (no lease: nobody has it, or NATS cannot say). */
+static int link_fetch(void *arg, const char *name, uint8_t **ck, size_t *len)
+{
+    struct cluster *c = arg;
+    *ck = NULL;
+    *len = 0;
+    if (!cluster_is_connected(c) || !cluster_is_room_name(name, strlen(name)))
+        return 0;
+    char key[64];
+    snprintf(key, sizeof key, "room.%s", name);
+    kvEntry *e = NULL;
+    pthread_mutex_lock(&c->kv_lock);
+    natsStatus s = c->kv ? kvStore_Get(&e, c->kv, key) : NATS_NOT_FOUND;
+    kvEntry_Destroy(e);
+    struct lease_job j = {0};
+    snprintf(j.name, sizeof j.name, "%s", name);
+    if (s == NATS_OK && c->ckpt)
+        fetch_checkpoint(c, &j);
+    pthread_mutex_unlock(&c->kv_lock);
+    *ck = j.ck;
+    *len = j.ck_len;
+    return s == NATS_OK;
+}
+
+const struct room_link *cluster_link(struct cluster *c)
+{
+    return &c->link;
 }
 
 /* The owner renews: RENEWED, LOST (another node holds it) or KEEP (NATS
@@ -1024,7 +1049,8 @@ struct cluster *cluster_create(const struct cluster_config *cfg, const char **er
                                  .forward = link_forward,
                                  .reply = link_reply,
                                  .attach = link_attach,
-                                 .detach = link_detach};
+                                 .detach = link_detach,
+                                 .fetch = link_fetch};
     pthread_mutex_init(&c->lock, NULL);
     pthread_mutex_init(&c->kv_lock, NULL);
     pthread_mutex_init(&c->pend_lock, NULL);

@@ -83,6 +83,11 @@ struct room_link {
      * network's thread. */
     void (*attach)(void *arg, struct room *r);
     void (*detach)(void *arg, struct room *r);
+    /* The network's thread, at a join of a room this node does not have:
+     * 1 if another node has it, with *ck its last checkpoint (malloc'd,
+     * the caller frees it; NULL if none yet) of *len bytes; 0 if the
+     * cluster has no such room. May wait on the cluster briefly. */
+    int (*fetch)(void *arg, const char *name, uint8_t **ck, size_t *len);
 };
 
 struct room_config {
@@ -305,8 +310,15 @@ void room_relay_reply(struct room *r, uint64_t client, enum room_reply_kind kind
  * lately, relative to the latest frame (any thread). */
 unsigned room_relay_wanted(struct room *r);
 
-/* Another node's clients take these kinds (bit k: kind k): encode them
- * from the next snapshot on, as room_want() (any thread). */
-void room_relay_want(struct room *r, unsigned kinds);
+/* Another node's clients take these kinds (bit k: kind k) at `now`
+ * (monotonic ns): encode them from the next snapshot on, as room_want()
+ * (any thread). */
+void room_relay_want(struct room *r, unsigned kinds, int64_t now);
+
+/* How long after the last room_relay_want() the room counts as watched
+ * by another node's clients, and whether it is at `now` (then it does not
+ * expire, even without members here). */
+#define ROOM_WATCHED_S 5.0
+bool room_relay_is_watched(struct room *r, int64_t now);
 
 #endif

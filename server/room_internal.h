@@ -69,8 +69,9 @@ struct room {
     /* A room of a cluster (room_relay.c): it relays another node's while
      * `relay`; a switch asked for waits in `switch_to` for the tick. */
     atomic_bool relay;
-    bool attached;                 /* told the link it exists */
-    struct room_switch *switch_to; /* under lock */
+    bool attached;                  /* told the link it exists */
+    atomic_int_fast64_t watched_ns; /* another node's clients last took frames; 0: never */
+    struct room_switch *switch_to;  /* under lock */
 
     pthread_mutex_t lock;
     struct queued *ring; /* bounded command queue */

@@ -175,8 +175,15 @@ unsigned room_relay_wanted(struct room *r)
     return room__wanted_kinds(r, seq);
 }
 
-void room_relay_want(struct room *r, unsigned kinds)
+bool room_relay_is_watched(struct room *r, int64_t now)
 {
+    int64_t at = atomic_load_explicit(&r->watched_ns, memory_order_relaxed);
+    return at != 0 && (double)(now - at) < ROOM_WATCHED_S * 1e9;
+}
+
+void room_relay_want(struct room *r, unsigned kinds, int64_t now)
+{
+    atomic_store_explicit(&r->watched_ns, now, memory_order_relaxed);
     pthread_mutex_lock(&r->lock);
     uint64_t seq = r->latest ? r->latest->seq : 1;
     pthread_mutex_unlock(&r->lock);

@@ -126,15 +126,15 @@ static void frames_that_break_their_rules_are_refused(void **state)
     assert_int_equal(rc, PROTO_E_BAD_LENGTH);
     expect_frame_refused(good, len, 0, 'X', PROTO_E_BAD_MAGIC);
     expect_frame_refused(good, len, 4, 2, PROTO_E_BAD_VERSION);
-    expect_frame_refused(good, len, 6, 1, PROTO_E_BAD_VALUE);  /* flags */
-    expect_frame_refused(good, len, 8, 0, PROTO_E_BAD_VALUE);  /* term 0 */
-    expect_frame_refused(good, len, 16, 0, PROTO_E_BAD_VALUE); /* sequence 0 */
-    expect_frame_refused(good, len, 44, 0, PROTO_E_BAD_VALUE); /* no frame in the plan */
-    expect_frame_refused(good, len, 44, 6, PROTO_E_BAD_VALUE); /* more than 5 */
-    expect_frame_refused(good, len, 48, 1, PROTO_E_BAD_VALUE); /* the key frame twice */
-    expect_frame_refused(good, len, 48, 9, PROTO_E_BAD_VALUE); /* no such kind */
-    expect_frame_refused(good, len, 49, 0, PROTO_E_BAD_VALUE); /* a delta without a base */
-    expect_frame_refused(good, len, 51, 3, PROTO_E_BAD_VALUE); /* an unused entry set */
+    expect_frame_refused(good, len, 6, 1, PROTO_E_BAD_VALUE);     /* flags */
+    expect_frame_refused(good, len, 8, 0, PROTO_E_BAD_VALUE);     /* term 0 */
+    expect_frame_refused(good, len, 16, 0, PROTO_E_BAD_VALUE);    /* sequence 0 */
+    expect_frame_refused(good, len, 44, 0, PROTO_E_BAD_VALUE);    /* no frame in the plan */
+    expect_frame_refused(good, len, 44, 6, PROTO_E_BAD_VALUE);    /* more than 5 */
+    expect_frame_refused(good, len, 48, 1, PROTO_E_BAD_VALUE);    /* the key frame twice */
+    expect_frame_refused(good, len, 48, 9, PROTO_E_BAD_VALUE);    /* no such kind */
+    expect_frame_refused(good, len, 49, 0, PROTO_E_BAD_VALUE);    /* a delta without a base */
+    expect_frame_refused(good, len, 51, 3, PROTO_E_BAD_VALUE);    /* an unused entry set */
     expect_frame_refused(good, len, 60, 0xff, PROTO_E_TRUNCATED); /* a part longer than all */
 }
 
@@ -143,8 +143,8 @@ static struct cluster_cmd sample_cmd(void)
     struct cluster_cmd c;
     memset(&c, 0, sizeof c);
     snprintf(c.room, sizeof c.room, "arena-2");
-    c.who = (struct room_actor){.client = 77, .protocol = 2, .role = PROTO_ROLE_PLAYER,
-                                .team = -1, .owner = 12};
+    c.who = (struct room_actor){
+        .client = 77, .protocol = 2, .role = PROTO_ROLE_PLAYER, .team = -1, .owner = 12};
     snprintf(c.id, sizeof c.id, "\"abc\"");
     c.text = "{\"cmd\":\"ping\",\"id\":\"abc\"}";
     c.text_len = strlen(c.text);
@@ -239,8 +239,11 @@ static void replies_and_wants_read_back_and_bad_ones_are_refused(void **state)
 {
     (void)state;
     uint8_t buf[256];
-    struct cluster_reply r = {.room = "default", .client = 5, .kind = ROOM_REPLY_KEYFRAME,
-                              .text = "{\"type\":\"ack\"}", .text_len = 14},
+    struct cluster_reply r = {.room = "default",
+                              .client = 5,
+                              .kind = ROOM_REPLY_KEYFRAME,
+                              .text = "{\"type\":\"ack\"}",
+                              .text_len = 14},
                          s;
     int len = cluster_reply_encode(&r, buf, sizeof buf);
     assert_int_equal(cluster_reply_decode(buf, (size_t)len, &s), 0);
