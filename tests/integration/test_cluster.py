@@ -281,6 +281,27 @@ async def kill_9_of_the_owner_moves_its_rooms_within_2_seconds():
 
 
 @test
+async def an_owner_stopped_with_sigterm_hands_its_room_over_with_nothing_lost():
+    with cluster("--checkpoint-every", "60") as (_, nodes):
+        owner_id = (await settled(nodes))["default"]
+        owner = by_id(nodes, owner_id)
+        others = [n for n in nodes if n is not owner]
+        c = await Client.connect(others[0].url, headers_only=True)
+        r = await c.command("obstacle_add", x=500.0, y=400.0, r=30.0)
+        assert r["type"] == "ack", r
+        assert owner.terminate(timeout=10) == 0  # its last checkpoint, then its leases go
+        new_owner = (await settled(others, not_on=owner_id))["default"]
+        assert new_owner != owner_id
+        # The command acked just before the stop is in the room that goes on.
+        tick = c.snapshots[-1][1]["tick"]
+        snap = await c.next_snapshot(after_tick=tick, timeout=10)
+        await c.wait_for(lambda: c.snapshots[-1][1]["obstacle_count"] == 1 and
+                         c.snapshots[-1][1]["tick"] > tick, 5)
+        assert snap["obstacle_count"] == 1, snap
+        await c.close()
+
+
+@test
 async def restarting_nats_server_loses_no_room():
     with cluster() as (nats, nodes):
         c = await Client.connect(nodes[0].url)
