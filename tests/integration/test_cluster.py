@@ -327,6 +327,35 @@ async def restarting_nats_server_loses_no_room():
 
 
 @test
+async def losing_nats_keeps_owners_ticking_and_relays_say_the_room_is_unavailable():
+    with cluster() as (nats, nodes):
+        owner_id = (await settled(nodes))["default"]
+        owner = by_id(nodes, owner_id)
+        relay = next(n for n in nodes if n is not owner)
+        local = await Client.connect(owner.url, headers_only=True)
+        far = await Client.connect(relay.url, headers_only=True)
+        await far.next_snapshot()
+        await asyncio.get_running_loop().run_in_executor(None, nats.stop)
+        deadline = time.time() + 5
+        while json.loads(relay.http("/healthz")[2])["nats"] != "lost" and time.time() < deadline:
+            await asyncio.sleep(0.1)
+        assert json.loads(relay.http("/healthz")[2])["nats"] == "lost"
+        r = await far.command("seek", group=0, x=10.0, y=10.0)
+        assert r["type"] == "error" and "unavailable" in r["message"], r
+        # The owner ticks on for its own viewer.
+        tick = local.snapshots[-1][1]["tick"]
+        await local.next_snapshot(after_tick=tick + 30)
+        await asyncio.get_running_loop().run_in_executor(None, lambda: nats.start(nats.port))
+        await settled(nodes, timeout=20)
+        tick = far.snapshots[-1][1]["tick"]
+        await far.next_snapshot(after_tick=tick, timeout=10)
+        r = await far.command("seek", group=0, x=10.0, y=10.0)
+        assert r["type"] == "ack", r
+        await far.close()
+        await local.close()
+
+
+@test
 async def garbled_messages_on_room_subjects_are_rejected_and_counted():
     with cluster() as (nats, nodes):
         owner = (await settled(nodes))["default"]
