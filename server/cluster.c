@@ -374,12 +374,13 @@ static void on_frame(natsConnection *nc, natsSubscription *sub, natsMsg *msg, vo
     const char *subject_name = subject_room(natsMsg_GetSubject(msg), &len);
     if (subject_name)
         memcpy(name, subject_name, len); /* the subject goes with the message */
-    uint64_t term = 0;
+    struct cluster_frame_meta meta = {0};
     int rc = PROTO_E_BAD_VALUE;
     struct frame *f = subject_name ? cluster_frame_decode((const uint8_t *)natsMsg_GetData(msg),
                                                           (size_t)natsMsg_GetDataLength(msg),
-                                                          c->cfg.frame_pre, &term, &rc)
+                                                          c->cfg.frame_pre, &meta, &rc)
                                    : NULL;
+    uint64_t term = meta.term;
     natsMsg_Destroy(msg);
     if (!f) {
         COUNT(c, rejected);
@@ -389,7 +390,7 @@ static void on_frame(natsConnection *nc, natsSubscription *sub, natsMsg *msg, vo
     struct croom *cr = find(c, name, len);
     if (cr && !cr->owner && term >= cr->term_seen) {
         cr->term_seen = term;
-        room_relay_frame(cr->room, f); /* takes f */
+        room_relay_frame(cr->room, f, meta.boids, meta.paused); /* takes f */
         f = NULL;
         COUNT(c, frames_relayed);
     } else if (cr && !cr->owner) {

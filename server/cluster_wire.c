@@ -5,6 +5,8 @@
 #include "cluster_wire.h"
 
 #include "bytes.h"
+#include "proto_snapshot.h"
+#include "proto_v2.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -116,11 +118,55 @@ static int get_plan(struct bytes_r *r, struct frame *f)
     return bad ? PROTO_E_BAD_VALUE : 0;
 }
 
-struct frame *cluster_frame_decode(const uint8_t *buf, size_t len, size_t pre, uint64_t *term,
-                                   int *rc)
+/* The plan entry of a version 2 kind, or -1 if the plan has none. */
+static int plan_entry(const struct frame *f, unsigned kind)
+{
+    for (unsigned k = 0; k < f->plan.count; k++)
+        if (f->kind[k] == kind)
+            return (int)k;
+    return -1;
+}
+
+/* Checks the header of every part of f against f: 0, or the code that
+ * refuses it. The boid count and pause flag into *meta. */
+static int check_parts(const struct frame *f, struct cluster_frame_meta *meta)
+{
+    for (unsigned k = 0; k < SNAPENC_KINDS; k++) {
+        const uint8_t *p = f->data + f->part[k].off;
+        size_t n = f->part[k].len;
+        if (!n)
+            continue;
+        struct proto_snapshot_header common;
+        if (k == SNAPENC_V1) {
+            int rc = proto_snapshot_decode_header(p, n, &common);
+            if (rc < 0)
+                return rc;
+        } else {
+            struct proto_v2_header h2;
+            int rc = proto_v2_decode_header(p, n, &h2);
+            int e = plan_entry(f, k);
+            if (rc < 0)
+                return rc;
+            if (e < 0 || h2.seq != f->plan.seq || h2.gap1 != f->plan.frame[e].gap1 ||
+                h2.gap0 != f->plan.frame[e].gap0)
+                return PROTO_E_BAD_VALUE;
+            common = proto_v2_common_header(&h2);
+        }
+        if (common.tick != f->tick)
+            return PROTO_E_BAD_VALUE;
+        meta->boids = common.boid_count;
+        meta->paused = common.flags & 1;
+    }
+    return 0;
+}
+
+struct frame *cluster_frame_decode(const uint8_t *buf, size_t len, size_t pre,
+                                   struct cluster_frame_meta *meta, int *rc)
 {
     struct bytes_r r = {.buf = buf, .len = len};
     struct frame h = {.pre = pre};
+    *meta = (struct cluster_frame_meta){0};
+    uint64_t *term = &meta->term;
     *rc = check_head(&r, MAGIC_FRAME);
     if (*rc < 0)
         return NULL;
@@ -160,6 +206,11 @@ struct frame *cluster_frame_decode(const uint8_t *buf, size_t len, size_t pre, u
         f->part[k].off = at + pre;
         memcpy(f->data + at + pre, bytes_take(&r, lens[k]), lens[k]);
         at += pre + lens[k];
+    }
+    *rc = check_parts(f, meta);
+    if (*rc < 0) {
+        frame_release(f);
+        return NULL;
     }
     return f;
 }

@@ -14,6 +14,7 @@
 #ifndef FLOCKD_CLUSTER_WIRE_H
 #define FLOCKD_CLUSTER_WIRE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,14 +32,26 @@
 size_t cluster_frame_size(const struct frame *f);
 /* f under lease term into buf: its length, or PROTO_E_NOSPACE. */
 int cluster_frame_encode(const struct frame *f, uint64_t term, uint8_t *buf, size_t cap);
+/* What a frame message says besides its frame. */
+struct cluster_frame_meta {
+    uint64_t term;
+    uint32_t boids; /* from the parts' headers */
+    bool paused;
+};
+
 /*
  * A frame message into a new frame with `pre` writable bytes before each
- * part (one reference, the caller's) and its term in *term. NULL and a
- * negative code in *rc (PROTO_E_TRUNCATED, _BAD_MAGIC, _BAD_VERSION,
- * _BAD_VALUE, _BAD_LENGTH, _INTERNAL: out of memory).
+ * part (one reference, the caller's), and its term and figures in *meta.
+ * Each part's header is checked as a client would (PROTOCOL.md §4.6 and
+ * §11.7 up to the body: counts against its length) and must name the
+ * frame's tick, and a version 2 part the plan's sequence number and its
+ * kind's bases; bodies are not inflated (a client checks those). NULL and
+ * a negative code in *rc (PROTO_E_TRUNCATED, _BAD_MAGIC, _BAD_VERSION,
+ * _BAD_VALUE, _BAD_LENGTH, or a part's own refusal; _INTERNAL: out of
+ * memory).
  */
-struct frame *cluster_frame_decode(const uint8_t *buf, size_t len, size_t pre, uint64_t *term,
-                                   int *rc);
+struct frame *cluster_frame_decode(const uint8_t *buf, size_t len, size_t pre,
+                                   struct cluster_frame_meta *meta, int *rc);
 
 /* ---- commands: a relay's client's command for the owner ---- */
 

@@ -299,8 +299,9 @@ void room_relay_set(struct room *r, bool owner, uint8_t *ck, size_t len);
 bool room_is_relay(const struct room *r);
 
 /* A frame from the owner becomes the latest (the room takes the caller's
- * reference); its tick shows in room_info(). Any thread. */
-void room_relay_frame(struct room *r, struct frame *f);
+ * reference); its tick, and the boids and pause its parts say, show in
+ * room_info(). Any thread. */
+void room_relay_frame(struct room *r, struct frame *f, uint32_t boids, bool paused);
 
 /* A reply from the owner for a client of this node. Any thread. */
 void room_relay_reply(struct room *r, uint64_t client, enum room_reply_kind kind, const char *text,

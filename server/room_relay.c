@@ -145,12 +145,19 @@ void room__relay_destroy(struct room *r)
     r->switch_to = NULL;
 }
 
-void room_relay_frame(struct room *r, struct frame *f)
+void room_relay_frame(struct room *r, struct frame *f, uint32_t boids, bool paused)
 {
     pthread_mutex_lock(&r->lock);
     struct frame *old = r->latest;
     r->latest = f;
     r->info.tick = f->tick;
+    bool has_part = false;
+    for (unsigned k = 0; k < SNAPENC_KINDS; k++)
+        has_part |= f->part[k].len > 0;
+    if (has_part) { /* the parts' headers said so */
+        r->info.boids = boids;
+        r->info.paused = paused;
+    }
     pthread_mutex_unlock(&r->lock);
     frame_release(old);
     atomic_store_explicit(&r->dirty, 1, memory_order_release);

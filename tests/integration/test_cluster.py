@@ -166,9 +166,20 @@ async def room_list_agrees_on_every_node():
             assert status["nats"] == "connected", status
         # A room made by a join on one node is listed by all, with its node.
         c = await Client.connect(nodes[1].url)
-        assert (await c.join("second", "player"))["type"] == "ack"
+        assert (await c.join("second", "admin", boids=0))["type"] == "ack"
         owners = await settled(nodes, ("default", "second"))
         assert owners["second"] == "n2", owners
+        # Every node shows the room as it is on its owner.
+        r = await c.command("spawn", n=10, group=1, x=100.0, y=100.0, spread=10.0)
+        assert r["type"] == "ack", r
+        deadline = time.time() + 5
+        while time.time() < deadline and any(
+                next(e for e in n.rooms()["rooms"] if e["name"] == "second")["boids"] != 10
+                for n in nodes):
+            await asyncio.sleep(0.1)
+        for n in nodes:
+            entry = next(e for e in n.rooms()["rooms"] if e["name"] == "second")
+            assert entry["boids"] == 10 and entry["node"] == "n2", entry
         await c.close()
 
 

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "cluster_wire.h"
+#include "sim.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,34 +24,49 @@
 
 #define PRE 16
 
-/* A frame of sequence 7 with a version 1 part, a key frame and one delta. */
+/* Frames of a small real room, as its snapshots encode them. */
+static struct sim_world *world;
+static struct snapenc *enc;
+static uint64_t seq;
+
+static int setup(void **state)
+{
+    (void)state;
+    struct sim_config cfg;
+    sim_default_config(&cfg);
+    cfg.capacity = 64;
+    cfg.max_obstacles = 2;
+    world = sim_create(&cfg, NULL);
+    sim_scatter(world, 50, 0);
+    struct snapenc_config ec = {.capacity = 64, .max_obstacles = 2, .pre = PRE};
+    enc = snapenc_create(&ec, NULL);
+    return world && enc ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    snapenc_destroy(enc);
+    sim_destroy(world);
+    return 0;
+}
+
+/* The room's next snapshot in every kind it allows: version 1, the key
+ * frame and, from the second on, deltas. */
 static struct frame *sample_frame(void)
 {
-    static const char v1[] = "version one part", key[] = "key", delta[] = "delta on 1,1";
-    size_t used = 3 * PRE + sizeof v1 + sizeof key + sizeof delta;
-    struct frame *f = calloc(1, sizeof *f + used);
-    atomic_init(&f->refs, 1);
-    f->seq = 7;
-    f->tick = 1234;
-    f->time_us = 987654321;
-    f->pre = PRE;
-    f->plan = (struct proto_v2_plan){.seq = 7, .count = 2, .frame = {{0, 0}, {1, 1}}};
-    f->kind[0] = SNAPENC_KEY;
-    f->kind[1] = SNAPENC_KEY + 1;
-    const char *parts[3] = {v1, key, delta};
-    unsigned kinds[3] = {SNAPENC_V1, SNAPENC_KEY, SNAPENC_KEY + 1};
-    size_t at = 0;
-    for (int i = 0; i < 3; i++) {
-        f->part[kinds[i]] = (struct frame_part){.off = at + PRE, .len = strlen(parts[i]) + 1};
-        memcpy(f->data + at + PRE, parts[i], strlen(parts[i]) + 1);
-        at += PRE + strlen(parts[i]) + 1;
-    }
+    sim_step(world);
+    struct snapenc_input in = {
+        .world = world, .seq = ++seq, .wall_us = 1700000000000000, .want = ~0u};
+    struct frame *f = snapenc_encode(enc, &in);
+    assert_non_null(f);
     return f;
 }
 
 static int encode_frame(uint8_t *buf, size_t cap, uint64_t term)
 {
-    struct frame *f = sample_frame();
+    sample_frame();
+    struct frame *f = sample_frame(); /* with deltas */
     int len = cluster_frame_encode(f, term, buf, cap);
     frame_release(f);
     return len;
@@ -59,24 +75,31 @@ static int encode_frame(uint8_t *buf, size_t cap, uint64_t term)
 static void a_frame_reads_back_with_its_term_plan_and_parts(void **state)
 {
     (void)state;
-    uint8_t buf[512];
+    static uint8_t buf[16384];
+    frame_release(sample_frame());
     struct frame *f = sample_frame();
+    assert_true(f->plan.count >= 2 && f->part[SNAPENC_V1].len && f->part[f->kind[1]].len);
     int len = cluster_frame_encode(f, 42, buf, sizeof buf);
     assert_int_equal(len, (int)cluster_frame_size(f));
-    uint64_t term = 0;
+    struct cluster_frame_meta meta;
     int rc = 0;
-    struct frame *g = cluster_frame_decode(buf, (size_t)len, 32, &term, &rc);
+    struct frame *g = cluster_frame_decode(buf, (size_t)len, 32, &meta, &rc);
     assert_non_null(g);
     assert_int_equal(rc, 0);
-    assert_int_equal(term, 42);
-    assert_int_equal(g->seq, 7);
-    assert_int_equal(g->tick, 1234);
-    assert_int_equal(g->time_us, 987654321);
+    assert_int_equal(meta.term, 42);
+    assert_int_equal(meta.boids, 50);
+    assert_false(meta.paused);
+    assert_int_equal(g->seq, f->seq);
+    assert_int_equal(g->tick, f->tick);
+    assert_int_equal(g->time_us, f->time_us);
     assert_int_equal(g->pre, 32);
-    assert_int_equal(g->plan.count, 2);
-    assert_int_equal(g->plan.seq, 7);
-    assert_int_equal(g->plan.frame[1].gap1, 1);
-    assert_int_equal(g->kind[1], SNAPENC_KEY + 1);
+    assert_int_equal(g->plan.count, f->plan.count);
+    assert_int_equal(g->plan.seq, f->plan.seq);
+    for (unsigned k = 0; k < f->plan.count; k++) {
+        assert_int_equal(g->kind[k], f->kind[k]);
+        assert_int_equal(g->plan.frame[k].gap1, f->plan.frame[k].gap1);
+        assert_int_equal(g->plan.frame[k].gap0, f->plan.frame[k].gap0);
+    }
     for (unsigned k = 0; k < SNAPENC_KINDS; k++) {
         assert_int_equal(g->part[k].len, f->part[k].len);
         if (f->part[k].len) {
@@ -92,50 +115,53 @@ static void a_frame_reads_back_with_its_term_plan_and_parts(void **state)
 static void every_cut_of_a_frame_is_refused(void **state)
 {
     (void)state;
-    uint8_t buf[512];
+    static uint8_t buf[16384];
     int len = encode_frame(buf, sizeof buf, 3);
     for (int cut = 0; cut < len; cut++) {
-        uint64_t term;
+        struct cluster_frame_meta meta;
         int rc = 0;
-        assert_null(cluster_frame_decode(buf, (size_t)cut, PRE, &term, &rc));
+        assert_null(cluster_frame_decode(buf, (size_t)cut, PRE, &meta, &rc));
         assert_true(rc == PROTO_E_TRUNCATED);
     }
 }
 
-/* buf as encoded with byte `at` set to v: refused with `code`. */
+/* good as encoded with byte `at` set to v: refused with `code`. */
 static void expect_frame_refused(const uint8_t *good, int len, size_t at, uint8_t v, int code)
 {
-    uint8_t buf[512];
+    static uint8_t buf[16384];
     memcpy(buf, good, (size_t)len);
     buf[at] = v;
-    uint64_t term;
+    struct cluster_frame_meta meta;
     int rc = 0;
-    assert_null(cluster_frame_decode(buf, (size_t)len, PRE, &term, &rc));
+    assert_null(cluster_frame_decode(buf, (size_t)len, PRE, &meta, &rc));
     assert_int_equal(rc, code);
 }
 
 static void frames_that_break_their_rules_are_refused(void **state)
 {
     (void)state;
-    uint8_t good[512];
+    static uint8_t good[16384];
     int len = encode_frame(good, sizeof good, 3);
-    uint64_t term;
+    struct cluster_frame_meta meta;
     int rc = 0;
     good[len] = 0;
-    assert_null(cluster_frame_decode(good, (size_t)len + 1, PRE, &term, &rc));
+    assert_null(cluster_frame_decode(good, (size_t)len + 1, PRE, &meta, &rc));
     assert_int_equal(rc, PROTO_E_BAD_LENGTH);
     expect_frame_refused(good, len, 0, 'X', PROTO_E_BAD_MAGIC);
     expect_frame_refused(good, len, 4, 2, PROTO_E_BAD_VERSION);
     expect_frame_refused(good, len, 6, 1, PROTO_E_BAD_VALUE);     /* flags */
     expect_frame_refused(good, len, 8, 0, PROTO_E_BAD_VALUE);     /* term 0 */
     expect_frame_refused(good, len, 16, 0, PROTO_E_BAD_VALUE);    /* sequence 0 */
+    expect_frame_refused(good, len, 24, 0x77, PROTO_E_BAD_VALUE); /* the parts name another tick */
+    expect_frame_refused(good, len, 40, 0x77, PROTO_E_BAD_VALUE); /* ... another sequence */
     expect_frame_refused(good, len, 44, 0, PROTO_E_BAD_VALUE);    /* no frame in the plan */
     expect_frame_refused(good, len, 44, 6, PROTO_E_BAD_VALUE);    /* more than 5 */
     expect_frame_refused(good, len, 48, 1, PROTO_E_BAD_VALUE);    /* the key frame twice */
     expect_frame_refused(good, len, 48, 9, PROTO_E_BAD_VALUE);    /* no such kind */
     expect_frame_refused(good, len, 49, 0, PROTO_E_BAD_VALUE);    /* a delta without a base */
-    expect_frame_refused(good, len, 51, 3, PROTO_E_BAD_VALUE);    /* an unused entry set */
     expect_frame_refused(good, len, 60, 0xff, PROTO_E_TRUNCATED); /* a part longer than all */
+    /* A part that is not what it claims to be: its own codec refuses it. */
+    expect_frame_refused(good, len, CLUSTER_FRAME_HEADER, 'X', PROTO_E_BAD_MAGIC);
 }
 
 static struct cluster_cmd sample_cmd(void)
@@ -287,5 +313,5 @@ int main(void)
         cmocka_unit_test(commands_that_break_their_rules_are_refused),
         cmocka_unit_test(replies_and_wants_read_back_and_bad_ones_are_refused),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, setup, teardown);
 }
