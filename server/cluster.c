@@ -36,7 +36,8 @@
 #define PENDING_TTL_S 10.0          /* a reply not produced by then is forgotten */
 #define REMOTE        (1ull << 63)  /* client ids of other nodes' clients here */
 #define SUBJECT_MAX   128
-#define DIRECTORY_S   1.0 /* how often the rooms' directory is read */
+#define HEARTBEAT_S   1.0  /* how often a node writes its heartbeat */
+#define MAX_DIR       4096 /* rooms of the cluster the directory lists */
 
 /* A room of this node, relaying or owned. */
 struct croom {
@@ -104,7 +105,8 @@ struct cluster {
     pthread_mutex_t stop_lock;
     pthread_cond_t stop_cond;
     bool stop, started;
-    int64_t dir_read_ns;
+    int64_t heartbeat_ns;
+    kvWatcher *watcher; /* the steward's: every update of a lease key */
     struct cluster_counters n;
 };
 
@@ -802,43 +804,67 @@ static int by_name(const void *pa, const void *pb)
     return da != db ? db - da : strcmp(a->name, b->name);
 }
 
-/* Reads every room's lease into the directory. */
+/* The directory's entry of room `name`, or NULL. Under lock. */
+static struct dir_entry *dir_find(struct cluster *c, const char *name)
+{
+    for (size_t i = 0; i < c->ndir; i++)
+        if (strcmp(c->dir[i].name, name) == 0)
+            return &c->dir[i];
+    return NULL;
+}
+
+/* One update of a lease key into the directory: a put adds or refreshes
+ * its room, a delete or purge removes it. Under lock. */
+static void dir_apply(struct cluster *c, kvEntry *e)
+{
+    const char *key = kvEntry_Key(e);
+    if (!key || strncmp(key, "room.", 5) != 0 || !cluster_is_room_name(key + 5, strlen(key + 5)))
+        return;
+    struct dir_entry *d = dir_find(c, key + 5);
+    if (kvEntry_Operation(e) != kvOp_Put) {
+        if (d)
+            *d = c->dir[--c->ndir];
+        return;
+    }
+    struct dir_entry fresh = {0};
+    const char *val = kvEntry_ValueString(e);
+    uint64_t boids = 0, tick = 0;
+    if (lease_node(c, val, kvEntry_ValueLen(e), fresh.node, sizeof fresh.node) < 0)
+        return;
+    snprintf(fresh.name, sizeof fresh.name, "%s", key + 5);
+    snprintf(fresh.mode, sizeof fresh.mode, "sandbox");
+    json_field(val, "mode", fresh.mode, sizeof fresh.mode, NULL);
+    json_field(val, "boids", NULL, 0, &boids);
+    json_field(val, "tick", NULL, 0, &tick);
+    fresh.boids = (uint32_t)(boids < UINT32_MAX ? boids : UINT32_MAX);
+    fresh.tick = tick;
+    if (!d && c->ndir < MAX_DIR)
+        d = &c->dir[c->ndir++];
+    if (d)
+        *d = fresh;
+}
+
+/* Every lease update the watcher holds, into the directory (sorted for
+ * /api/rooms when it changed). */
 static void read_directory(struct cluster *c)
 {
-    kvKeysList keys = {0};
-    if (kvStore_Keys(&keys, c->kv, NULL) != NATS_OK)
-        return;
-    struct dir_entry *dir = calloc((size_t)keys.Count + 1, sizeof *dir);
-    size_t n = 0;
-    for (int i = 0; dir && i < keys.Count; i++) {
-        const char *key = keys.Keys[i];
+    bool changed = false;
+    for (int k = 0; k < 100000 && c->watcher; k++) {
         kvEntry *e = NULL;
-        if (strncmp(key, "room.", 5) != 0 || !cluster_is_room_name(key + 5, strlen(key + 5)) ||
-            kvStore_Get(&e, c->kv, key) != NATS_OK)
-            continue;
-        struct dir_entry *d = &dir[n];
-        snprintf(d->name, sizeof d->name, "%s", key + 5);
-        const char *val = kvEntry_ValueString(e);
-        uint64_t boids = 0, tick = 0;
-        if (lease_node(c, val, kvEntry_ValueLen(e), d->node, sizeof d->node) == 0) {
-            snprintf(d->mode, sizeof d->mode, "sandbox");
-            json_field(val, "mode", d->mode, sizeof d->mode, NULL);
-            json_field(val, "boids", NULL, 0, &boids);
-            json_field(val, "tick", NULL, 0, &tick);
-            d->boids = (uint32_t)(boids < UINT32_MAX ? boids : UINT32_MAX);
-            d->tick = tick;
-            n++;
-        }
+        if (kvWatcher_Next(&e, c->watcher, 1) != NATS_OK)
+            break;
+        if (!e)
+            continue; /* the initial values are all in */
+        pthread_mutex_lock(&c->lock);
+        dir_apply(c, e);
+        pthread_mutex_unlock(&c->lock);
         kvEntry_Destroy(e);
+        changed = true;
     }
-    kvKeysList_Destroy(&keys);
-    if (!dir)
+    if (!changed)
         return;
-    qsort(dir, n, sizeof *dir, by_name);
     pthread_mutex_lock(&c->lock);
-    free(c->dir);
-    c->dir = dir;
-    c->ndir = n;
+    qsort(c->dir, c->ndir, sizeof *c->dir, by_name);
     pthread_mutex_unlock(&c->lock);
 }
 
@@ -911,6 +937,15 @@ static void on_reconnected(natsConnection *nc, void *arg)
     fprintf(stderr, "flockd: cluster: NATS is back\n");
 }
 
+static void stop_watching(struct cluster *c)
+{
+    if (c->watcher) {
+        kvWatcher_Stop(c->watcher);
+        kvWatcher_Destroy(c->watcher);
+        c->watcher = NULL;
+    }
+}
+
 /* Opens (creating if need be) both buckets. 0, or -1 (tried again later). */
 static int open_buckets(struct cluster *c)
 {
@@ -939,6 +974,12 @@ static int open_buckets(struct cluster *c)
     c->kv = kv;
     c->ckpt = ck;
     pthread_mutex_unlock(&c->kv_lock);
+    /* The directory anew: the watcher replays every lease first. */
+    stop_watching(c);
+    kvStore_Watch(&c->watcher, kv, "room.*", NULL);
+    pthread_mutex_lock(&c->lock);
+    c->ndir = 0;
+    pthread_mutex_unlock(&c->lock);
     return 0;
 }
 
@@ -951,10 +992,10 @@ static void steward_step(struct cluster *c, int64_t now)
     if ((atomic_exchange(&c->reconnected, false) || !c->kv) && open_buckets(c) < 0)
         return;
     leases(c, now);
-    if ((double)(now - c->dir_read_ns) >= DIRECTORY_S * 1e9) {
-        c->dir_read_ns = now;
+    read_directory(c);
+    if ((double)(now - c->heartbeat_ns) >= HEARTBEAT_S * 1e9) {
+        c->heartbeat_ns = now;
         heartbeat(c);
-        read_directory(c);
     }
 }
 
@@ -1040,6 +1081,12 @@ struct cluster *cluster_create(const struct cluster_config *cfg, const char **er
         return NULL;
     }
     c->cfg = *cfg;
+    c->dir = calloc(MAX_DIR, sizeof *c->dir);
+    if (!c->dir) {
+        free(c);
+        *err = "out of memory";
+        return NULL;
+    }
     if (!(c->cfg.lease_s > 0))
         c->cfg.lease_s = 1.0;
     if (!(c->cfg.step_s > 0))
@@ -1082,6 +1129,7 @@ void cluster_destroy(struct cluster *c)
         pthread_join(c->steward, NULL);
     }
     unsubscribe(&c->replies);
+    stop_watching(c);
     if (c->nc)
         natsConnection_Close(c->nc);
     kvStore_Destroy(c->kv);

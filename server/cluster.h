@@ -77,7 +77,8 @@ bool cluster_is_connected(const struct cluster *c);
 /*
  * Appends to t: ,"nats":"connected"|"lost","node":"ID" for /healthz;
  * the cluster's series for /metrics; or the rooms of the whole cluster as
- * /api/rooms entries (each with "node"), as the directory last read them,
+ * /api/rooms entries (each with "node"), as the directory (a watcher of
+ * the lease keys) last saw them,
  * `default` first, then by name: local() renders a room this node has
  * (true), else a short entry is written. The rooms: how many were written.
  */
