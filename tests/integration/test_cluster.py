@@ -298,6 +298,7 @@ async def an_owner_stopped_with_sigterm_hands_its_room_over_with_nothing_lost():
         owner = by_id(nodes, owner_id)
         others = [n for n in nodes if n is not owner]
         c = await Client.connect(others[0].url, headers_only=True)
+        await c.next_snapshot()
         r = await c.command("obstacle_add", x=500.0, y=400.0, r=30.0)
         assert r["type"] == "ack", r
         assert owner.terminate(timeout=10) == 0  # its last checkpoint, then its leases go
@@ -346,6 +347,7 @@ async def losing_nats_keeps_owners_ticking_and_relays_say_the_room_is_unavailabl
         local = await Client.connect(owner.url, headers_only=True)
         far = await Client.connect(relay.url, headers_only=True)
         await far.next_snapshot()
+        await local.next_snapshot()
         await asyncio.get_running_loop().run_in_executor(None, nats.stop)
         deadline = time.time() + 5
         while json.loads(relay.http("/healthz")[2])["nats"] != "lost" and time.time() < deadline:
