@@ -222,6 +222,28 @@ static uint64_t pending_take(struct cluster *c, const char *room, const char *re
     return id;
 }
 
+/* Forgets a command whose reply will never come. */
+static void pending_free(struct cluster *c, uint64_t client)
+{
+    uint32_t i = (uint32_t)(client & 0xfff);
+    pthread_mutex_lock(&c->pend_lock);
+    if (c->pend[i].gen == (client & ~REMOTE) >> 12)
+        c->pend[i].gen = 0;
+    pthread_mutex_unlock(&c->pend_lock);
+}
+
+/* True if subject is a node's reply subject, flockd.node.ID.reply. */
+static bool is_reply_subject(const char *subject)
+{
+    static const char prefix[] = "flockd.node.", suffix[] = ".reply";
+    size_t n = strlen(subject);
+    if (n >= SUBJECT_MAX || n <= sizeof prefix + sizeof suffix - 2 ||
+        strncmp(subject, prefix, sizeof prefix - 1) != 0 ||
+        strcmp(subject + n - (sizeof suffix - 1), suffix) != 0)
+        return false;
+    return is_token(subject + sizeof prefix - 1, n - (sizeof prefix - 1) - (sizeof suffix - 1), 64);
+}
+
 /* Sends a reply to the node whose client it is. */
 static void send_reply(struct cluster *c, const struct pending *p, enum room_reply_kind kind,
                        const char *text, size_t len)
@@ -311,7 +333,7 @@ static void serve_command(struct cluster *c, struct room *r, struct cluster_cmd 
     int rc =
         refused ? room_push_refusal(r, client, cmd->id, refused, message) : room_push(r, &who, &pc);
     if (rc < 0) {
-        link_reply(c, client, ROOM_REPLY_PLAIN, "", 0); /* frees the slot */
+        pending_free(c, client);
         refuse_now(c, cmd, reply_to, rc, "the room's command queue is full");
     }
 }
@@ -325,7 +347,7 @@ static void on_command(natsConnection *nc, natsSubscription *sub, natsMsg *msg, 
     size_t len;
     const char *name = subject_room(natsMsg_GetSubject(msg), &len);
     const char *reply_to = natsMsg_GetReply(msg);
-    if (!name || !reply_to || strlen(reply_to) >= SUBJECT_MAX ||
+    if (!name || !reply_to || !is_reply_subject(reply_to) ||
         cluster_cmd_decode((const uint8_t *)natsMsg_GetData(msg),
                            (size_t)natsMsg_GetDataLength(msg), &cmd) < 0 ||
         strlen(cmd.room) != len || memcmp(cmd.room, name, len) != 0) {

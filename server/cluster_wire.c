@@ -5,9 +5,11 @@
 #include "cluster_wire.h"
 
 #include "bytes.h"
+#include "proto_json.h"
 #include "proto_snapshot.h"
 #include "proto_v2.h"
 
+#include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -266,7 +268,12 @@ int cluster_cmd_decode(const uint8_t *buf, size_t len, struct cluster_cmd *c)
     c->text = (const char *)bytes_take(&r, c->text_len);
     if (r.short_read)
         return PROTO_E_TRUNCATED;
-    return r.at == len ? 0 : PROTO_E_BAD_LENGTH;
+    if (r.at != len)
+        return PROTO_E_BAD_LENGTH;
+    /* The id goes into replies as it is: one JSON scalar, or none. */
+    if (strlen(c->id) != id_len || (id_len && !proto_json_is_scalar(c->id)))
+        return PROTO_E_BAD_VALUE;
+    return 0;
 }
 
 /* ---- replies ---------------------------------------------------------------------- */
@@ -309,10 +316,16 @@ int cluster_reply_decode(const uint8_t *buf, size_t len, struct cluster_reply *r
         return PROTO_E_TRUNCATED;
     if (r.at != len)
         return PROTO_E_BAD_LENGTH;
-    /* A reply is one JSON object of printable text: no NUL reaches a client. */
+    /* A reply is one JSON object with a "type", as the owner's room wrote
+     * it; nothing else (no NUL, no second value) reaches a client. */
     if (rep->text[0] != '{' || memchr(rep->text, '\0', rep->text_len))
         return PROTO_E_BAD_VALUE;
-    return 0;
+    const char *end = NULL;
+    cJSON *json = cJSON_ParseWithLengthOpts(rep->text, rep->text_len, &end, 0);
+    bool ok = json && end == rep->text + rep->text_len && cJSON_IsObject(json) &&
+              cJSON_IsString(cJSON_GetObjectItemCaseSensitive(json, "type"));
+    cJSON_Delete(json);
+    return ok ? 0 : PROTO_E_BAD_VALUE;
 }
 
 /* ---- wants ------------------------------------------------------------------------ */

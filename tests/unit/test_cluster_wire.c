@@ -6,8 +6,10 @@
  * read back field for field. And refusals: every cut of each message is
  * refused, a byte too many, another version, another magic, and fields
  * out of range (a plan with no frame or a kind twice, term or sequence 0,
- * a role, team or refusal code out of range, a bad room name, a reply
- * that is not a JSON object or holds a NUL, wants beyond the kinds).
+ * parts that name another tick or sequence or are no snapshot, a role,
+ * team or refusal code out of range, a bad room name, an id that is not
+ * one JSON scalar, a reply that is not one JSON object with a type or
+ * holds a NUL, wants beyond the kinds).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -242,6 +244,10 @@ static void bad_room_name(struct cluster_cmd *c)
 {
     snprintf(c->room, sizeof c->room, "a.b");
 }
+static void id_not_a_scalar(struct cluster_cmd *c)
+{
+    snprintf(c->id, sizeof c->id, "1,\"type\":\"ack\"");
+}
 
 static void commands_that_break_their_rules_are_refused(void **state)
 {
@@ -252,6 +258,7 @@ static void commands_that_break_their_rules_are_refused(void **state)
     expect_cmd_refused(positive_refusal, PROTO_E_BAD_VALUE);
     expect_cmd_refused(unknown_refusal, PROTO_E_BAD_VALUE);
     expect_cmd_refused(bad_room_name, PROTO_E_BAD_VALUE);
+    expect_cmd_refused(id_not_a_scalar, PROTO_E_BAD_VALUE);
     uint8_t buf[256];
     struct cluster_cmd c = sample_cmd(), d;
     int len = cluster_cmd_encode(&c, buf, sizeof buf);
@@ -287,6 +294,13 @@ static void replies_and_wants_read_back_and_bad_ones_are_refused(void **state)
     r.text_len = 9;
     len = cluster_reply_encode(&r, buf, sizeof buf);
     assert_int_equal(cluster_reply_decode(buf, (size_t)len, &s), PROTO_E_BAD_VALUE);
+    const char *not_replies[] = {"{\"a\":1}", "{\"type\":\"ack\"} {}", "{\"type\":\"ack\""};
+    for (size_t i = 0; i < sizeof not_replies / sizeof not_replies[0]; i++) {
+        r.text = not_replies[i];
+        r.text_len = strlen(r.text);
+        len = cluster_reply_encode(&r, buf, sizeof buf);
+        assert_int_equal(cluster_reply_decode(buf, (size_t)len, &s), PROTO_E_BAD_VALUE);
+    }
     r.text = "{}";
     r.text_len = 2;
     r.kind = (enum room_reply_kind)3;
