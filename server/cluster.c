@@ -949,6 +949,16 @@ static void on_disconnected(natsConnection *nc, void *arg)
     fprintf(stderr, "flockd: cluster: NATS lost; owned rooms tick on, relayed rooms wait\n");
 }
 
+/* The first connection, made in the background when NATS was not there
+ * at start (a connect never blocks start-up). */
+static void on_connected(natsConnection *nc, void *arg)
+{
+    (void)nc;
+    struct cluster *c = arg;
+    atomic_store(&c->connected, true);
+    fprintf(stderr, "flockd: cluster: connected to NATS\n");
+}
+
 static void on_reconnected(natsConnection *nc, void *arg)
 {
     (void)nc;
@@ -1071,7 +1081,7 @@ static int connect_nats(struct cluster *c, const char **err)
         natsOptions_SetPingInterval(o, 1000) != NATS_OK ||
         natsOptions_SetMaxPingsOut(o, 2) != NATS_OK ||
         natsOptions_SetReconnectBufSize(o, 1 << 20) != NATS_OK ||
-        natsOptions_SetRetryOnFailedConnect(o, true, NULL, NULL) != NATS_OK ||
+        natsOptions_SetRetryOnFailedConnect(o, true, on_connected, c) != NATS_OK ||
         natsOptions_SetDisconnectedCB(o, on_disconnected, c) != NATS_OK ||
         natsOptions_SetReconnectedCB(o, on_reconnected, c) != NATS_OK)
         return -1;

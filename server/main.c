@@ -218,6 +218,13 @@ static void print_persist(const struct cfg *c)
                c->checkpoint_dir, c->checkpoint_every);
     else if (c->checkpoint_dir[0])
         printf("flockd: checkpoints of every room in %s when stopped\n", c->checkpoint_dir);
+    if (c->nats_url[0] && c->checkpoint_every > 0)
+        printf("flockd: checkpoints of the rooms this node ticks in the cluster's bucket every "
+               "%g s and when stopped\n",
+               c->checkpoint_every);
+    else if (c->nats_url[0])
+        printf("flockd: checkpoints of the rooms this node ticks in the cluster's bucket when "
+               "stopped\n");
 }
 
 /* With --nats: the cluster this node joins, its link in every room
@@ -259,8 +266,11 @@ static void final_checkpoints(const struct cfg *c, struct pool *pool, struct lob
     pool_stop(pool);
     lobby_checkpoint(lobby, clock_mono_ns(), true);
     persist_flush(persist);
-    printf("flockd: checkpoints of %zu rooms written to %s\n", lobby_count(lobby),
-           c->checkpoint_dir);
+    if (c->checkpoint_dir[0])
+        printf("flockd: checkpoints of %zu rooms written to %s\n", lobby_count(lobby),
+               c->checkpoint_dir);
+    if (c->nats_url[0])
+        printf("flockd: checkpoints of the rooms this node ticks handed to the cluster's bucket\n");
 }
 
 /* Runs flockd with settings c (playing the recording rp in its one room,
