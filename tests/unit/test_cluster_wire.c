@@ -67,7 +67,7 @@ static struct frame *sample_frame(void)
 
 static int encode_frame(uint8_t *buf, size_t cap, uint64_t term)
 {
-    sample_frame();
+    frame_release(sample_frame());
     struct frame *f = sample_frame(); /* with deltas */
     int len = cluster_frame_encode(f, term, buf, cap);
     frame_release(f);
