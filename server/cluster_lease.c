@@ -53,7 +53,8 @@ int cluster__lease_node(struct cluster *c, const char *val, int len, char *node,
         goto bad;
     const char *start = val + sizeof key - 1;
     const char *end = memchr(start, '"', (size_t)(len - (int)(sizeof key - 1)));
-    if (!end || (size_t)(end - start) >= cap || !cluster__is_token(start, (size_t)(end - start), cap - 1))
+    if (!end || (size_t)(end - start) >= cap ||
+        !cluster__is_token(start, (size_t)(end - start), cap - 1))
         goto bad;
     memcpy(node, start, (size_t)(end - start));
     node[end - start] = '\0';
@@ -121,7 +122,8 @@ static void renew(struct cluster *c, struct lease_job *j, const char *key, const
         j->outcome = TAKEN; /* the store lost the key (a new server): ours again */
         j->new_rev = rev;
     } else if (s == NATS_OK &&
-               cluster__lease_node(c, kvEntry_ValueString(e), kvEntry_ValueLen(e), node, sizeof node) == 0 &&
+               cluster__lease_node(c, kvEntry_ValueString(e), kvEntry_ValueLen(e), node,
+                                   sizeof node) == 0 &&
                strcmp(node, c->node) != 0) {
         j->outcome = LOST;
     }
@@ -147,9 +149,9 @@ static void watch(struct cluster *c, struct lease_job *j, const char *key, const
         return;
     uint64_t seen = kvEntry_Revision(e);
     char node[65];
-    bool mine =
-        cluster__lease_node(c, kvEntry_ValueString(e), kvEntry_ValueLen(e), node, sizeof node) == 0 &&
-        strcmp(node, c->node) == 0;
+    bool mine = cluster__lease_node(c, kvEntry_ValueString(e), kvEntry_ValueLen(e), node,
+                                    sizeof node) == 0 &&
+                strcmp(node, c->node) == 0;
     kvEntry_Destroy(e);
     bool expired = seen == j->rev && (double)(now - j->rev_seen_ns) >= c->cfg.lease_s * 1e9;
     if ((mine || expired) && kvStore_Update(&rev, c->kv, key, val, vlen, seen) == NATS_OK) {

@@ -100,7 +100,8 @@ static bool is_reply_subject(const char *subject)
         strncmp(subject, prefix, sizeof prefix - 1) != 0 ||
         strcmp(subject + n - (sizeof suffix - 1), suffix) != 0)
         return false;
-    return cluster__is_token(subject + sizeof prefix - 1, n - (sizeof prefix - 1) - (sizeof suffix - 1), 64);
+    return cluster__is_token(subject + sizeof prefix - 1,
+                             n - (sizeof prefix - 1) - (sizeof suffix - 1), 64);
 }
 
 /* Sends a reply to the node whose client it is. */
@@ -116,7 +117,7 @@ static void send_reply(struct cluster *c, const struct pending *p, enum room_rep
 }
 
 bool cluster__link_reply(void *arg, uint64_t client, enum room_reply_kind kind, const char *text,
-                       size_t len)
+                         size_t len)
 {
     struct cluster *c = arg;
     if (!(client & REMOTE))
@@ -282,7 +283,7 @@ static void on_frame(natsConnection *nc, natsSubscription *sub, natsMsg *msg, vo
 }
 
 int cluster__link_forward(void *arg, struct room *r, const struct room_actor *who,
-                        const struct proto_command *cmd, int refused, const char *message)
+                          const struct proto_command *cmd, int refused, const char *message)
 {
     struct cluster *c = arg;
     if (!cluster_is_connected(c))

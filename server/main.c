@@ -295,6 +295,10 @@ static int serve_and_stop(const struct cfg *cfg, struct replay *rp)
         return 1;
     }
     struct cluster *cl = NULL;
+    if (rp && c.nats_url[0]) {
+        fprintf(stderr, "flockd: a recording is served by one flockd: --nats does not apply\n");
+        return 2;
+    }
     if (c.nats_url[0] && !(cl = start_cluster(&c, &rc)))
         return 1;
     if (!start_persist(&c, cl, &rc.persist)) {
