@@ -200,9 +200,10 @@ static int open_buckets(struct cluster *c)
     pthread_mutex_unlock(&c->kv_lock);
     /* The directory anew: the watcher replays every lease first. */
     stop_watching(c);
-    kvStore_Watch(&c->watcher, kv, "room.*", NULL);
+    kvStore_WatchAll(&c->watcher, kv, NULL);
     pthread_mutex_lock(&c->lock);
     c->ndir = 0;
+    c->nnodes = 0;
     pthread_mutex_unlock(&c->lock);
     return 0;
 }
@@ -323,7 +324,9 @@ struct cluster *cluster_create(const struct cluster_config *cfg, const char **er
                                  .reply = cluster__link_reply,
                                  .attach = link_attach,
                                  .detach = link_detach,
-                                 .fetch = cluster__link_fetch};
+                                 .fetch = cluster__link_fetch,
+                                 .place = cluster__link_place,
+                                 .adopt = cluster__link_adopt};
     pthread_mutex_init(&c->lock, NULL);
     pthread_mutex_init(&c->kv_lock, NULL);
     pthread_mutex_init(&c->pend_lock, NULL);

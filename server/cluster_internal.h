@@ -31,6 +31,9 @@
 #define SUBJECT_MAX   128
 #define HEARTBEAT_S   1.0  /* how often a node writes its heartbeat */
 #define MAX_DIR       4096 /* rooms of the cluster the directory lists */
+#define MAX_NODES     256  /* nodes whose load a placement weighs */
+#define NODE_STALE_S  3.0  /* a node without a heartbeat this long is not placed on */
+#define MAX_ADOPT     32   /* rooms placed here waiting for the lobby */
 
 /* A room of this node, relaying or owned. */
 struct croom {
@@ -60,6 +63,16 @@ struct dir_entry {
     char mode[16];
     uint32_t boids, viewers;
     uint64_t tick;
+    bool placed; /* named by the node that placed it there, not yet taken by it */
+};
+
+/* A node of the cluster as its last heartbeat showed it. */
+struct node_load {
+    char id[65];
+    uint64_t boids;
+    uint32_t rooms;
+    int64_t clients;
+    int64_t seen_ns; /* when its heartbeat reached this node (monotonic) */
 };
 
 struct cluster_counters {
@@ -99,7 +112,11 @@ struct cluster {
     pthread_cond_t stop_cond;
     bool stop, started;
     int64_t heartbeat_ns;
-    kvWatcher *watcher; /* the steward's: every update of a lease key */
+    kvWatcher *watcher;                /* the steward's: every update of a lease or heartbeat key */
+    struct node_load nodes[MAX_NODES]; /* under lock */
+    size_t nnodes;
+    struct room_adoption adopt[MAX_ADOPT]; /* rooms placed here, for the lobby; under lock */
+    size_t nadopt;
     struct cluster_counters n;
 };
 
@@ -138,7 +155,14 @@ int cluster__lease_node(struct cluster *c, const char *val, int len, char *node,
 void cluster__leases(struct cluster *c, int64_t now);
 /* The lease updates the watcher holds, into the directory. Steward. */
 void cluster__read_directory(struct cluster *c);
+/* The directory's entry of room `name`, or NULL. Under lock. */
+struct dir_entry *cluster__dir_find(struct cluster *c, const char *name);
 /* This node's figures under node.ID. Steward. */
 void cluster__heartbeat(struct cluster *c);
+/* The link's place and adopt hooks (room.h): a room a join creates goes
+ * to the least loaded node; the rooms placed here go to the lobby. */
+int cluster__link_place(void *arg, const char *name, enum proto_mode mode, uint32_t boids,
+                        const char *password);
+int cluster__link_adopt(void *arg, struct room_adoption *out);
 
 #endif

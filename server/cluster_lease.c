@@ -15,6 +15,7 @@
 #include "metrics.h"
 #include "proto_reply.h"
 
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,7 +284,7 @@ static int by_name(const void *pa, const void *pb)
 }
 
 /* The directory's entry of room `name`, or NULL. Under lock. */
-static struct dir_entry *dir_find(struct cluster *c, const char *name)
+struct dir_entry *cluster__dir_find(struct cluster *c, const char *name)
 {
     for (size_t i = 0; i < c->ndir; i++)
         if (strcmp(c->dir[i].name, name) == 0)
@@ -293,12 +294,151 @@ static struct dir_entry *dir_find(struct cluster *c, const char *name)
 
 /* One update of a lease key into the directory: a put adds or refreshes
  * its room, a delete or purge removes it. Under lock. */
+/* A heartbeat into the nodes' loads (a node that is gone ages out). Under lock. */
+static void node_apply(struct cluster *c, kvEntry *e)
+{
+    const char *val = kvEntry_ValueString(e);
+    struct node_load fresh = {.seen_ns = clock_mono_ns()};
+    uint64_t rooms = 0, clients = 0;
+    if (kvEntry_Operation(e) != kvOp_Put ||
+        cluster__lease_node(c, val, kvEntry_ValueLen(e), fresh.id, sizeof fresh.id) < 0)
+        return;
+    json_field(val, "rooms", NULL, 0, &rooms);
+    json_field(val, "boids", NULL, 0, &fresh.boids);
+    json_field(val, "clients", NULL, 0, &clients);
+    fresh.rooms = (uint32_t)(rooms < UINT32_MAX ? rooms : UINT32_MAX);
+    fresh.clients = (int64_t)(clients < INT64_MAX ? clients : INT64_MAX);
+    size_t i = 0;
+    while (i < c->nnodes && strcmp(c->nodes[i].id, fresh.id) != 0)
+        i++;
+    if (i == c->nnodes && c->nnodes < MAX_NODES)
+        c->nnodes++;
+    if (i < c->nnodes)
+        c->nodes[i] = fresh;
+}
+
+/* A lease that names this node for a room it does not have, written by
+ * the node that placed it here: queued for the lobby to open. Under lock. */
+static void adopt_apply(struct cluster *c, const char *name, const char *val, int len)
+{
+    cJSON *json = cJSON_ParseWithLength(val, (size_t)len);
+    const cJSON *placed = cJSON_GetObjectItemCaseSensitive(json, "placed");
+    const cJSON *mode = cJSON_GetObjectItemCaseSensitive(json, "mode");
+    const cJSON *boids = cJSON_GetObjectItemCaseSensitive(json, "boids");
+    const cJSON *password = cJSON_GetObjectItemCaseSensitive(json, "password");
+    bool queued = false;
+    for (size_t i = 0; i < c->nadopt; i++)
+        queued |= strcmp(c->adopt[i].name, name) == 0;
+    if (cJSON_IsTrue(placed) && cJSON_IsString(mode) && cJSON_IsNumber(boids) &&
+        boids->valuedouble >= 0 && boids->valuedouble <= UINT32_MAX &&
+        (!password ||
+         (cJSON_IsString(password) && strlen(password->valuestring) <= PROTO_TOKEN_MAX)) &&
+        !queued && !cluster__find(c, name, strlen(name)) && c->nadopt < MAX_ADOPT) {
+        struct room_adoption *ad = &c->adopt[c->nadopt++];
+        snprintf(ad->name, sizeof ad->name, "%s", name);
+        ad->mode = strcmp(mode->valuestring, "rts") == 0 ? PROTO_MODE_RTS : PROTO_MODE_SANDBOX;
+        ad->boids = (uint32_t)boids->valuedouble;
+        snprintf(ad->password, sizeof ad->password, "%s", password ? password->valuestring : "");
+    }
+    cJSON_Delete(json);
+}
+
+int cluster__link_adopt(void *arg, struct room_adoption *out)
+{
+    struct cluster *c = arg;
+    pthread_mutex_lock(&c->lock);
+    int got = c->nadopt > 0;
+    if (got) {
+        *out = c->adopt[0];
+        memmove(c->adopt, c->adopt + 1, --c->nadopt * sizeof c->adopt[0]);
+    }
+    pthread_mutex_unlock(&c->lock);
+    return got;
+}
+
+/* The least loaded node seen lately (fewest boids it ticks, then fewest
+ * rooms, then clients), into best; false if none. Under lock. */
+static bool least_loaded(struct cluster *c, int64_t now, char *best, size_t cap)
+{
+    const struct node_load *pick = NULL;
+    for (size_t i = 0; i < c->nnodes; i++) {
+        const struct node_load *n = &c->nodes[i];
+        if ((double)(now - n->seen_ns) > NODE_STALE_S * 1e9)
+            continue;
+        if (!pick || n->boids < pick->boids ||
+            (n->boids == pick->boids &&
+             (n->rooms < pick->rooms || (n->rooms == pick->rooms && n->clients < pick->clients))))
+            pick = n;
+    }
+    if (pick)
+        snprintf(best, cap, "%s", pick->id);
+    return pick != NULL;
+}
+
+/* A room placed on node id, counted in its load at once, so that the
+ * next joins before its heartbeat do not all land on the same node. */
+static void count_placed(struct cluster *c, const char *id, uint32_t boids)
+{
+    pthread_mutex_lock(&c->lock);
+    for (size_t i = 0; i < c->nnodes; i++)
+        if (strcmp(c->nodes[i].id, id) == 0) {
+            c->nodes[i].boids += boids;
+            c->nodes[i].rooms++;
+        }
+    pthread_mutex_unlock(&c->lock);
+}
+
+int cluster__link_place(void *arg, const char *name, enum proto_mode mode, uint32_t boids,
+                        const char *password)
+{
+    struct cluster *c = arg;
+    char best[65];
+    pthread_mutex_lock(&c->lock);
+    bool found = least_loaded(c, clock_mono_ns(), best, sizeof best);
+    pthread_mutex_unlock(&c->lock);
+    if (!cluster_is_connected(c) || !found)
+        return 0;
+    if (strcmp(best, c->node) == 0) {
+        count_placed(c, best, boids);
+        return 0;
+    }
+    /* The lease names the chosen node before it ticks: it opens the room
+     * and takes the lease; if it does not within a lease, this node's
+     * copy takes it over like any expired lease. */
+    cJSON *v = cJSON_CreateObject();
+    cJSON_AddStringToObject(v, "node", best);
+    cJSON_AddStringToObject(v, "mode", proto_mode_name(mode));
+    cJSON_AddNumberToObject(v, "boids", boids);
+    cJSON_AddNumberToObject(v, "tick", 0);
+    cJSON_AddTrueToObject(v, "placed");
+    if (password && password[0])
+        cJSON_AddStringToObject(v, "password", password);
+    char *text = cJSON_PrintUnformatted(v);
+    cJSON_Delete(v);
+    char key[64];
+    snprintf(key, sizeof key, "room.%s", name);
+    uint64_t rev = 0;
+    pthread_mutex_lock(&c->kv_lock);
+    natsStatus s =
+        text && c->kv ? kvStore_Create(&rev, c->kv, key, text, (int)strlen(text)) : NATS_ERR;
+    pthread_mutex_unlock(&c->kv_lock);
+    cJSON_free(text);
+    if (s != NATS_OK)
+        return 0;
+    count_placed(c, best, boids);
+    return 1;
+}
+
 static void dir_apply(struct cluster *c, kvEntry *e)
 {
     const char *key = kvEntry_Key(e);
+    if (key && strncmp(key, "node.", 5) == 0) {
+        node_apply(c, e);
+        return;
+    }
     if (!key || strncmp(key, "room.", 5) != 0 || !cluster_is_room_name(key + 5, strlen(key + 5)))
         return;
-    struct dir_entry *d = dir_find(c, key + 5);
+    struct dir_entry *d = cluster__dir_find(c, key + 5);
     if (kvEntry_Operation(e) != kvOp_Put) {
         if (d)
             *d = c->dir[--c->ndir];
@@ -316,6 +456,9 @@ static void dir_apply(struct cluster *c, kvEntry *e)
     json_field(val, "tick", NULL, 0, &tick);
     fresh.boids = (uint32_t)(boids < UINT32_MAX ? boids : UINT32_MAX);
     fresh.tick = tick;
+    fresh.placed = strstr(val, "\"placed\":true") != NULL;
+    if (strcmp(fresh.node, c->node) == 0)
+        adopt_apply(c, fresh.name, val, kvEntry_ValueLen(e));
     if (!d && c->ndir < MAX_DIR)
         d = &c->dir[c->ndir++];
     if (d)

@@ -286,7 +286,14 @@ int cluster__link_forward(void *arg, struct room *r, const struct room_actor *wh
                           const struct proto_command *cmd, int refused, const char *message)
 {
     struct cluster *c = arg;
-    if (!cluster_is_connected(c))
+    /* A room placed on another node that has not taken it yet: nobody
+     * would answer, so the client hears it at once. */
+    pthread_mutex_lock(&c->lock);
+    struct croom *cr = cluster__find_room(c, r);
+    const struct dir_entry *d = cluster__dir_find(c, room_name(r));
+    bool has_owner = (cr && cr->term_seen > 0) || (d && !d->placed);
+    pthread_mutex_unlock(&c->lock);
+    if (!cluster_is_connected(c) || !has_owner)
         return PROTO_E_INTERNAL;
     char text[CLUSTER_TEXT_MAX < 65536 ? CLUSTER_TEXT_MAX : 65536];
     int tlen = refused ? snprintf(text, sizeof text, "%s", message)

@@ -211,8 +211,25 @@ void lobby_checkpoint(struct lobby *l, int64_t now, bool stopped)
         lobby_room_checkpoint(l->rooms[i], now, stopped);
 }
 
+/* The rooms other nodes of the cluster placed here: opened, so that this
+ * node takes their leases and ticks them. */
+static void adopt_rooms(struct lobby *l, int64_t now)
+{
+    const struct room_link *link = l->tmpl.link;
+    struct room_adoption ad;
+    while (link && link->adopt(link->arg, &ad)) {
+        const char *err = "";
+        if (!room_find(l, ad.name) && l->nrooms < l->cfg.max_rooms &&
+            ad.boids <= l->cfg.max_room_boids &&
+            !room_open(l, ad.name, ad.mode, ad.boids, ad.password[0] ? ad.password : NULL, now,
+                       NULL, &err))
+            fprintf(stderr, "flockd: room \"%s\" placed here not opened: %s\n", ad.name, err);
+    }
+}
+
 void lobby_housekeep(struct lobby *l, int64_t now)
 {
+    adopt_rooms(l, now);
     if (l->tmpl.persist && persist_checkpoint_due(l->tmpl.persist, now))
         lobby_checkpoint(l, now, false);
     for (size_t i = l->nrooms; i-- > 0;) {
@@ -285,8 +302,11 @@ static struct lobby_room *room_create_for(struct lobby *l, const struct proto_jo
         return NULL;
     }
     const char *err = "";
-    struct lobby_room *lr =
-        room_open(l, a->room, mode, boids, a->has_password ? a->password : NULL, now, NULL, &err);
+    const char *password = a->has_password ? a->password : NULL;
+    const struct room_link *link = l->tmpl.link;
+    if (link) /* a cluster may tick it on a less loaded node; this copy relays it then */
+        link->place(link->arg, a->room, mode, boids, password);
+    struct lobby_room *lr = room_open(l, a->room, mode, boids, password, now, NULL, &err);
     if (!lr) {
         *code = PROTO_E_INTERNAL;
         *why = err;

@@ -62,6 +62,14 @@ struct room_reply {
 struct room;
 struct room_actor;
 
+/* A room another node of a cluster placed on this one (room_link.adopt). */
+struct room_adoption {
+    char name[PROTO_ROOM_MAX + 1];
+    enum proto_mode mode;
+    uint32_t boids;
+    char password[PROTO_TOKEN_MAX + 1];
+};
+
 /*
  * A room's link to a cluster of flockd nodes (cluster.h); NULL in a single
  * process. Each hook is called on the room's tick thread and must not block.
@@ -88,6 +96,14 @@ struct room_link {
      * the caller frees it; NULL if none yet) of *len bytes; 0 if the
      * cluster has no such room. May wait on the cluster briefly. */
     int (*fetch)(void *arg, const char *name, uint8_t **ck, size_t *len);
+    /* The network's thread, before a join creates a room: the cluster may
+     * place it on a less loaded node (1: placed there, this node's copy
+     * relays it; 0: it is this node's). May wait on the cluster briefly. */
+    int (*place)(void *arg, const char *name, enum proto_mode mode, uint32_t boids,
+                 const char *password);
+    /* The network's thread: a room another node placed here, to open
+     * (1 and *out), or 0 when none waits. */
+    int (*adopt)(void *arg, struct room_adoption *out);
 };
 
 struct room_config {

@@ -113,7 +113,8 @@ static void relay_one(struct room *r, const struct queued *q)
     if (rc < 0) {
         char text[PROTO_REPLY_BYTES];
         int len = proto_reply_error(text, sizeof text, q->cmd.id, rc,
-                                    "the room is unavailable: its node cannot be reached");
+                                    "the room is unavailable: its node is starting or cannot "
+                                    "be reached; try again");
         if (len > 0)
             room__add_reply(r, q->who.client, ROOM_REPLY_PLAIN, text, (size_t)len);
     }

@@ -168,7 +168,8 @@ async def room_list_agrees_on_every_node():
         c = await Client.connect(nodes[1].url)
         assert (await c.join("second", "admin", boids=0))["type"] == "ack"
         owners = await settled(nodes, ("default", "second"))
-        assert owners["second"] == "n2", owners
+        second = owners["second"]
+        await c.next_snapshot()  # its owner ticks it
         # Every node shows the room as it is on its owner.
         r = await c.command("spawn", n=10, group=1, x=100.0, y=100.0, spread=10.0)
         assert r["type"] == "ack", r
@@ -179,7 +180,7 @@ async def room_list_agrees_on_every_node():
             await asyncio.sleep(0.1)
         for n in nodes:
             entry = next(e for e in n.rooms()["rooms"] if e["name"] == "second")
-            assert entry["boids"] == 10 and entry["node"] == "n2", entry
+            assert entry["boids"] == 10 and entry["node"] == second, entry
         await c.close()
 
 
@@ -231,24 +232,57 @@ async def a_room_made_on_one_node_is_served_on_another_with_its_password():
         maker = await Client.connect(nodes[0].url)
         r = await maker.join("locked", "player", password="s3cret", boids=300)
         assert r["type"] == "ack", r
-        await settled(nodes, ("default", "locked"))
+        first = (await settled(nodes, ("default", "locked")))["locked"]
         await asyncio.sleep(1.5)  # its first checkpoint carries the password
-        far = await Client.connect(nodes[1].url)
+        # A node that neither ticks the room nor has its maker.
+        far_id = next(i for i in NODES if i not in (first, "n1"))
+        far = await Client.connect(by_id(nodes, far_id).url)
         refused = await far.join("locked", "player", password="wrong")
         assert refused["type"] == "error" and refused["code"] == "forbidden", refused
         assert (await far.join("locked", "viewer"))["type"] == "ack"
         assert far.welcome["room"] == "locked", far.welcome
         snap = await far.next_snapshot()
         assert len(snap["boids"]) == 300, len(snap["boids"])
-        # The maker leaves: the room has nobody on its owner, but a viewer
-        # elsewhere, so it neither expires nor moves.
+        # The maker leaves: the room may have nobody on its owner, but a
+        # viewer elsewhere, so it neither expires nor moves.
         await maker.close()
         await asyncio.sleep(3)
         owners = await settled(nodes, ("locked",))
-        assert owners["locked"] == "n1", owners
+        assert owners["locked"] == first, owners
         tick = far.snapshots[-1][1]["tick"]
         await far.next_snapshot(after_tick=tick)
         await far.close()
+
+
+@test
+async def a_join_creates_its_room_on_the_least_loaded_node():
+    with cluster() as (_, nodes):
+        owner = (await settled(nodes))["default"]  # it ticks 1,000 boids
+        await asyncio.sleep(1.5)  # every node's heartbeat is in
+        c = await Client.connect(by_id(nodes, owner).url)
+        r = await c.join("placed", "player", password="pw", boids=200)
+        assert r["type"] == "ack", r
+        owners = await settled(nodes, ("default", "placed"))
+        assert owners["placed"] != owner, owners
+        # Its client stays on the node it joined: frames relayed, commands
+        # forwarded, the password the join set kept where it ticks.
+        snap = await c.next_snapshot(timeout=5)
+        assert len(snap["boids"]) == 200, len(snap["boids"])
+        ack = await c.command("obstacle_add", x=50.0, y=50.0, r=10.0)
+        assert ack["type"] == "ack", ack
+        there = await Client.connect(by_id(nodes, owners["placed"]).url)
+        refused = await there.join("placed", "player", password="nope")
+        assert refused["type"] == "error" and refused["code"] == "forbidden", refused
+        assert (await there.join("placed", "player", password="pw"))["type"] == "ack"
+        await there.next_snapshot()
+        assert there.welcome["room"] == "placed"
+        # A second room goes elsewhere than the first: its load counts at once.
+        d = await Client.connect(by_id(nodes, owner).url)
+        assert (await d.join("placed2", "viewer", boids=200))["type"] == "ack"
+        owners = await settled(nodes, ("default", "placed", "placed2"))
+        assert len(set(owners.values())) == 3, owners
+        for x in (c, d, there):
+            await x.close()
 
 
 @timing
