@@ -57,6 +57,8 @@ bool cluster__is_token(const char *s, size_t len, size_t max)
 /* The attached room called name (len bytes), or NULL. Under lock. */
 struct croom *cluster__find(struct cluster *c, const char *name, size_t len)
 {
+    if (c->quiet)
+        return NULL;
     for (size_t i = 0; i < c->nrooms; i++)
         if (strlen(c->rooms[i]->name) == len && memcmp(c->rooms[i]->name, name, len) == 0)
             return c->rooms[i];
@@ -342,6 +344,15 @@ struct cluster *cluster_create(const struct cluster_config *cfg, const char **er
     c->started = true;
     atomic_store_explicit(&g_cluster, c, memory_order_release);
     return c;
+}
+
+void cluster_quiesce(struct cluster *c)
+{
+    if (!c)
+        return;
+    pthread_mutex_lock(&c->lock);
+    c->quiet = true; /* a handler that holds the lock finishes first */
+    pthread_mutex_unlock(&c->lock);
 }
 
 void cluster_destroy(struct cluster *c)

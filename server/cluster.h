@@ -60,6 +60,12 @@ struct cluster;
 struct cluster *cluster_create(const struct cluster_config *cfg, const char **err);
 void cluster_destroy(struct cluster *c);
 
+/* From now on nothing from NATS reaches a room (frames, replies, commands,
+ * wants are dropped): call it before the network goes away, which the
+ * rooms wake. The leases, checkpoints and their removal go on until
+ * cluster_destroy(). NULL is ignored. */
+void cluster_quiesce(struct cluster *c);
+
 /* The link every room of this node is created with (room_config.link). */
 const struct room_link *cluster_link(struct cluster *c);
 

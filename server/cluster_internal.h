@@ -98,6 +98,7 @@ struct cluster {
     struct room_link link;
 
     pthread_mutex_t lock;
+    bool quiet; /* cluster_quiesce(): messages no longer reach the rooms */
     struct croom *rooms[MAX_ROOMS];
     size_t nrooms;
     struct dir_entry *dir;
@@ -126,7 +127,9 @@ struct cluster {
 
 /* True if s[0..len) is 1..max characters of [A-Za-z0-9_-]: a node id. */
 bool cluster__is_token(const char *s, size_t len, size_t max);
-/* The attached room called name (len bytes) / holding r, or NULL. Under lock. */
+/* The attached room called name (len bytes) / holding r, or NULL (the
+ * first also once the cluster is quiet: what NATS brings is dropped).
+ * Under lock. */
 struct croom *cluster__find(struct cluster *c, const char *name, size_t len);
 struct croom *cluster__find_room(struct cluster *c, const struct room *r);
 /* Ends and frees *s, if any; *s becomes NULL. */

@@ -332,6 +332,7 @@ static int serve_and_stop(const struct cfg *cfg, struct replay *rp)
     pthread_t sig_thread;
     if (pthread_create(&sig_thread, NULL, signal_main, &app) != 0) {
         fprintf(stderr, "flockd: cannot start threads\n");
+        cluster_quiesce(cl);
         tear_down(pool, net, lobby, &rc);
         cluster_destroy(cl);
         return 1;
@@ -346,6 +347,7 @@ static int serve_and_stop(const struct cfg *cfg, struct replay *rp)
     atomic_store(&app.done, 1);
     pthread_kill(sig_thread, SIGTERM);
     pthread_join(sig_thread, NULL);
+    cluster_quiesce(cl); /* NATS's threads wake the network no more */
     final_checkpoints(&c, pool, lobby, rc.persist);
     tear_down(pool, net, lobby, &rc); /* the rooms give up their leases */
     cluster_destroy(cl);
