@@ -20,8 +20,9 @@ test_cluster.py's helpers), then prints two figures:
   (p50 and the slowest percent, p1) and frame age p99, from flockctl's
   report. The nodes run with --max-per-ip raised for the viewers.
 - rooms (with --rooms): that many rooms of --room-boids boids, made by
-  joins spread over the three nodes in turn (each made, and so owned, by
-  the node its viewer joined), watched --seconds; then every room's p99
+  joins spread over the three nodes in turn (the cluster places each on
+  the least loaded node; its viewer watches it from the node it joined),
+  watched --seconds; then how many each node ticks and every room's p99
   tick lateness from its owner's /metrics: median and worst.
 - failover: --trials times, kill -9 of the node that owns `default`; the
   time from the kill to the first frame at each viewer on the two
