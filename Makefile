@@ -10,7 +10,7 @@ FUZZ_BUILD ?= build-fuzz
 # Seconds per fuzz target for `make fuzz`; `make test` fuzzes each for
 # FLOCKD_FUZZ_SECONDS (20 s, tests/fuzz/CMakeLists.txt), two at a time.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := command snapshot snapshot_v2 join config store
+FUZZ_TARGETS := command snapshot snapshot_v2 join config store cluster
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 # Tests that do not measure time mostly wait on the clock: run twice as
 # many at a time as there are cores.
@@ -19,7 +19,8 @@ TEST_JOBS  ?= $(shell echo $$(( $(JOBS) * 2 )))
 # Debian packages the build, the tests and the tools need.
 DEB_PACKAGES := build-essential cmake pkg-config clang clang-format \
                 libwebsockets-dev libcjson-dev libcmocka-dev zlib1g-dev libssl-dev \
-                python3 python3-websockets nodejs chromium libclang-rt-14-dev openssl
+                python3 python3-websockets nodejs chromium libclang-rt-14-dev openssl \
+                nats-server libnats-dev
 
 # npm packages for the browser and Node tests, pinned by their lock files.
 NODE_DIRS := $(dir $(wildcard tests/*/package-lock.json client/*/package-lock.json))
@@ -31,7 +32,7 @@ CC_PICK = $$(command -v clang || command -v cc)
 .PHONY: all deps build run check test release-test asan-test tsan-test fuzz fuzz-test \
         asan-build tsan-build fuzz-build gate-light gate-load release-light asan-light \
         tsan-light browser-lane churn-lane fuzz-parallel \
-        format format-check bench bench-rooms clean help
+        format format-check bench bench-rooms bench-cluster clean help
 
 all: build
 
@@ -45,6 +46,8 @@ help:
 	@echo "make bench    flockbench at 1k, 10k, 100k and 300k boids"
 	@echo "make bench-rooms  how many 1k-boid rooms flockd runs before ticks run late"
 	@echo "              (BENCH_ARGS=... e.g. \"--beside 100000 -- --workers 2\")"
+	@echo "make bench-cluster  three nodes on NATS: relay overhead, kill -9 failover times"
+	@echo "              (BENCH_ARGS=... e.g. \"--trials 20 --boids 5000\")"
 	@echo "make fuzz     run each fuzz target for FUZZ_SECONDS (default 60) under ASan+UBSan"
 	@echo "make format   reformat the C sources with clang-format"
 	@echo "make clean    remove build folders"
@@ -258,6 +261,9 @@ bench: build
 # late (tests/bench/rooms_bench.py says how; BENCH_ARGS passes options).
 bench-rooms: build
 	/usr/bin/python3 tests/bench/rooms_bench.py $(BUILD)/server/flockd $(BENCH_ARGS)
+
+bench-cluster: build
+	/usr/bin/python3 tests/bench/cluster_bench.py $(BUILD)/server/flockd $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD) build-gcc build-clang

@@ -144,6 +144,8 @@ deps() {
     if [ "$(engine || echo podman)" = podman ]; then
         want="$want podman runc conmon slirp4netns containernetworking-plugins iptables"
         want="$want uidmap catatonit podman-compose"
+        # Service names resolve between containers (compose.cluster.yaml).
+        want="$want golang-github-containernetworking-plugin-dnsname"
     fi
     missing=""
     for p in $want; do

@@ -155,6 +155,12 @@ static const struct cfg_row rows[] = {
     {"checkpoint-every", T_DOUBLE, FIELD(checkpoint_every), "5", 0, 86400, NULL, "SECONDS", 0,
      "with --checkpoint-dir, seconds between checkpoints of every room; 0: only when flockd "
      "stops (SIGTERM)"},
+    /* A cluster of nodes on NATS (server/cluster.h, server/CLUSTER.md). */
+    {"nats", T_STRING, FIELD(nats_url), "", 0, LEN(nats_url), NULL, "URL", 0,
+     "join a cluster of flockd nodes on this NATS server with JetStream (nats://HOST:PORT, or "
+     "several separated by commas); empty: a single process"},
+    {"node-id", T_STRING, FIELD(node_id), "", 0, LEN(node_id), NULL, "ID", 0,
+     "with --nats, this node's name in the cluster ([A-Za-z0-9_-]); empty: HOST-PORT"},
 };
 
 #define ROW_COUNT (sizeof rows / sizeof rows[0])

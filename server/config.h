@@ -69,6 +69,8 @@ struct cfg {
     char tls_cert[1024];       /* "tls-cert": PEM certificate (chain) for https/wss; "" = plain */
     char tls_key[1024];        /* "tls-key": its PEM private key */
     int tls_redirect_port;     /* "tls-redirect-port": plain HTTP sent on to https; 0 = none */
+    char nats_url[1024];       /* "nats": NATS server(s) of the cluster; "" = a single process */
+    char node_id[65];          /* "node-id": this node's name in the cluster; "" = HOST-PORT */
 };
 
 /* Fills *c with every default from the table. */

@@ -92,12 +92,17 @@ static void announce_frame(struct lobby_room *lr, int64_t stale_ns, int64_t now)
         frame_release(f);
         return;
     }
+    /* Frames that stopped for longer than a client may lag (a relayed
+     * room whose owner could not be reached) restart every stale clock. */
+    bool gap = *announced && f->time_us - (*announced)->time_us > stale_ns / 1000;
     frame_release(*announced);
     *announced = f; /* keeps the reference room_latest took */
     for (struct lobby_member *m = lobby_room_members(lr); m; m = m->next) {
         struct session *s = m->session;
         if (s->state == SESSION_CLOSING || s->feed.room != lr)
             continue;
+        if (gap)
+            s->feed.last_frame_ns = now;
         if (now - s->feed.last_frame_ns > stale_ns) {
             metrics_limit(LIMIT_STALE);
             session_evict(s, LWS_CLOSE_STATUS_POLICY_VIOLATION);

@@ -6,6 +6,7 @@
  */
 #include "http.h"
 
+#include "cluster.h"
 #include "metrics.h"
 #include "redirect.h"
 #include "room.h"
@@ -250,9 +251,12 @@ static int render_health(const struct http_source *src, char *buf, size_t cap)
     struct textbuf t;
     textbuf_init(&t, buf, cap);
     textbuf_printf(&t,
-                   "{\"status\":\"ok\",\"tick\":%llu,\"clients\":%zu,\"boids\":%u,\"rooms\":%zu}\n",
+                   "{\"status\":\"ok\",\"tick\":%llu,\"clients\":%zu,\"boids\":%u,\"rooms\":%zu",
                    (unsigned long long)info.tick, sessions_count(src->sessions), info.boids,
                    lobby_count(src->lobby));
+    if (cluster_current())
+        cluster_render_health(cluster_current(), &t);
+    textbuf_printf(&t, "}\n");
     return textbuf_finish(&t);
 }
 
@@ -279,7 +283,7 @@ static int rooms_in_order(const struct lobby *l, struct lobby_room **order, size
     return (int)n;
 }
 
-static void render_room(struct textbuf *t, struct lobby_room *lr, bool first)
+static void render_room(struct textbuf *t, struct lobby_room *lr, bool first, const char *node)
 {
     struct lobby_room_summary sum;
     struct room_info info;
@@ -288,11 +292,28 @@ static void render_room(struct textbuf *t, struct lobby_room *lr, bool first)
     textbuf_printf(t,
                    "%s{\"name\":\"%s\",\"mode\":\"%s\",\"players\":%u,\"admins\":%u,"
                    "\"viewers\":%u,\"boids\":%u,\"tick\":%llu,\"tick_hz\":%g,\"snapshot_hz\":%g,"
-                   "\"password\":%s,\"teams\":%u,\"late_p99_ms\":%.3f}",
+                   "\"password\":%s,\"teams\":%u,\"late_p99_ms\":%.3f",
                    first ? "" : ",", sum.name, proto_mode_name(sum.mode), sum.players, sum.admins,
                    sum.viewers, info.boids, (unsigned long long)info.tick, info.tick_hz,
                    info.snapshot_hz, sum.has_password ? "true" : "false", sum.teams,
                    info.late_p99_ms);
+    if (node)
+        textbuf_printf(t, ",\"node\":\"%s\"", node);
+    textbuf_printf(t, "}");
+}
+
+/* A room of the cluster's directory that this node has: rendered with
+ * what this node knows of its members, and true; false if it has not. */
+static bool render_local(void *arg, struct textbuf *t, const char *name, const char *node,
+                         bool first)
+{
+    const struct lobby *l = arg;
+    for (size_t i = 0; i < lobby_count(l); i++)
+        if (!strcmp(lobby_room_name(lobby_at(l, i)), name)) {
+            render_room(t, lobby_at(l, i), first, node);
+            return true;
+        }
+    return false;
 }
 
 /* GET /api/rooms (PROTOCOL.md §10). Room names are [A-Za-z0-9_-]: no
@@ -306,8 +327,10 @@ static int render_rooms(const struct lobby *l, char *buf, size_t cap)
     struct textbuf t;
     textbuf_init(&t, buf, cap);
     textbuf_printf(&t, "{\"rooms\":[");
-    for (int i = 0; i < n; i++)
-        render_room(&t, order[i], i == 0);
+    if (cluster_current()) /* every room of the cluster, each with its node */
+        cluster_render_rooms(cluster_current(), &t, render_local, (void *)l);
+    for (int i = 0; !cluster_current() && i < n; i++)
+        render_room(&t, order[i], i == 0, NULL);
     textbuf_printf(&t, "],\"max_rooms\":%u,\"create\":%s}\n", lobby_max_rooms(l),
                    lobby_can_create(l) ? "true" : "false");
     return textbuf_finish(&t);
@@ -443,6 +466,8 @@ static int render_metrics(const struct lobby *l, char *buf, size_t cap)
     struct textbuf t;
     textbuf_init(&t, buf + len, cap - (size_t)len);
     render_room_metrics(l, &t);
+    if (cluster_current())
+        cluster_render_metrics(cluster_current(), &t);
     int more = textbuf_finish(&t);
     return more < 0 ? more : len + more;
 }

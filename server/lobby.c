@@ -107,6 +107,27 @@ static void restore_rooms(struct lobby *l, int64_t now)
     persist_restored_done(p);
 }
 
+/* A room that another node of the cluster ticks (tmpl.link): opened here
+ * from its last checkpoint (its mode, password, world and teams), so that
+ * this node relays it; NULL if the cluster has no such room, or no
+ * checkpoint of it yet (a join may then create it as any other). */
+static struct lobby_room *room_of_cluster(struct lobby *l, const char *name, int64_t now)
+{
+    const struct room_link *link = l->tmpl.link;
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    if (!link || link->fetch(link->arg, name, &buf, &len) <= 0 || !buf)
+        return NULL;
+    struct ckpt c;
+    const char *why = NULL;
+    struct lobby_room *lr = NULL;
+    if (l->nrooms < l->cfg.max_rooms && ckpt_decode(buf, len, &c, &why) == 0 &&
+        strcmp(c.room, name) == 0)
+        lr = room_open(l, name, c.mode, c.boids, c.password, now, &c, &why);
+    free(buf);
+    return lr;
+}
+
 static void room_close(struct lobby *l, size_t i)
 {
     lobby_room_close(l->rooms[i], l->pool);
@@ -141,7 +162,7 @@ struct lobby *lobby_create(const struct cfg *cfg, const struct room_config *tmpl
     /* The default room never expires: when it became empty never matters.
      * It comes back from its checkpoint if there is one, else starts anew. */
     const struct ckpt *saved = tmpl->persist ? persist_restored(tmpl->persist, "default") : NULL;
-    if (!(saved && room_reopen(l, saved, now)) &&
+    if (!(saved && room_reopen(l, saved, now)) && !room_of_cluster(l, "default", now) &&
         !room_open(l, "default", PROTO_MODE_SANDBOX, tmpl->boids, NULL, 0, NULL, err)) {
         lobby_destroy(l);
         return NULL;
@@ -194,13 +215,32 @@ void lobby_checkpoint(struct lobby *l, int64_t now, bool stopped)
         lobby_room_checkpoint(l->rooms[i], now, stopped);
 }
 
+/* The rooms other nodes of the cluster placed here: opened, so that this
+ * node takes their leases and ticks them. */
+static void adopt_rooms(struct lobby *l, int64_t now)
+{
+    const struct room_link *link = l->tmpl.link;
+    struct room_adoption ad;
+    while (link && link->adopt(link->arg, &ad)) {
+        const char *err = "";
+        if (!room_find(l, ad.name) && l->nrooms < l->cfg.max_rooms &&
+            ad.boids <= l->cfg.max_room_boids &&
+            !room_open(l, ad.name, ad.mode, ad.boids, ad.password[0] ? ad.password : NULL, now,
+                       NULL, &err))
+            fprintf(stderr, "flockd: room \"%s\" placed here not opened: %s\n", ad.name, err);
+    }
+}
+
 void lobby_housekeep(struct lobby *l, int64_t now)
 {
+    adopt_rooms(l, now);
     if (l->tmpl.persist && persist_checkpoint_due(l->tmpl.persist, now))
         lobby_checkpoint(l, now, false);
     for (size_t i = l->nrooms; i-- > 0;) {
         lobby_room_end_expired_teams(l->rooms[i], now);
-        if (i > 0 && lobby_room_is_expired(l->rooms[i], now, seconds_ns(l->cfg.room_expiry))) {
+        /* A room other nodes' clients watch (a cluster) is not empty. */
+        if (i > 0 && lobby_room_is_expired(l->rooms[i], now, seconds_ns(l->cfg.room_expiry)) &&
+            !room_relay_is_watched(lobby_room_room(l->rooms[i]), now)) {
             if (persist_has_checkpoints(l->tmpl.persist)) /* gone for good */
                 persist_remove(l->tmpl.persist, lobby_room_name(l->rooms[i]));
             room_close(l, i);
@@ -266,8 +306,11 @@ static struct lobby_room *room_create_for(struct lobby *l, const struct proto_jo
         return NULL;
     }
     const char *err = "";
-    struct lobby_room *lr =
-        room_open(l, a->room, mode, boids, a->has_password ? a->password : NULL, now, NULL, &err);
+    const char *password = a->has_password ? a->password : NULL;
+    const struct room_link *link = l->tmpl.link;
+    if (link) /* a cluster may tick it on a less loaded node; this copy relays it then */
+        link->place(link->arg, a->room, mode, boids, password);
+    struct lobby_room *lr = room_open(l, a->room, mode, boids, password, now, NULL, &err);
     if (!lr) {
         *code = PROTO_E_INTERNAL;
         *why = err;
@@ -283,6 +326,8 @@ static struct lobby_room *room_for(struct lobby *l, const struct proto_join_args
                                    int *code, const char **why)
 {
     struct lobby_room *lr = room_find(l, a->room);
+    if (!lr)
+        lr = room_of_cluster(l, a->room, now);
     if (!lr)
         return room_create_for(l, a, now, code, why);
     enum proto_mode mode = lobby_room_mode(lr);

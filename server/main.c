@@ -13,6 +13,7 @@
 
 #include "buildid.h"
 #include "clock.h"
+#include "cluster.h"
 #include "config.h"
 #include "lobby.h"
 #include "metrics.h"
@@ -34,6 +35,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 struct app {
     _Atomic(struct net *) net; /* NULL until the network is up; rooms tick before */
@@ -192,10 +194,10 @@ static void tear_down(struct pool *pool, struct net *net, struct lobby *lobby,
 
 /* The command logs and checkpoints the settings ask for: true with *out
  * (NULL if neither), false if a directory cannot be used (said). */
-static bool start_persist(const struct cfg *c, struct persist **out)
+static bool start_persist(const struct cfg *c, struct cluster *cl, struct persist **out)
 {
     *out = NULL;
-    if (!c->record_dir[0] && !c->checkpoint_dir[0])
+    if (!c->record_dir[0] && !c->checkpoint_dir[0] && !cl)
         return true;
     struct persist_config pc = {
         .record_dir = c->record_dir,
@@ -208,6 +210,8 @@ static bool start_persist(const struct cfg *c, struct persist **out)
         .build = buildid(),
         .max_capacity = c->capacity > c->max_room_boids ? c->capacity : c->max_room_boids,
         .max_obstacles = c->max_obstacles,
+        .sink = cl ? cluster_store_checkpoint : NULL,
+        .sink_arg = cl,
     };
     const char *err = NULL;
     *out = persist_create(&pc, &err);
@@ -227,6 +231,43 @@ static void print_persist(const struct cfg *c)
                c->checkpoint_dir, c->checkpoint_every);
     else if (c->checkpoint_dir[0])
         printf("flockd: checkpoints of every room in %s when stopped\n", c->checkpoint_dir);
+    if (c->nats_url[0] && c->checkpoint_every > 0)
+        printf("flockd: checkpoints of the rooms this node ticks in the cluster's bucket every "
+               "%g s and when stopped\n",
+               c->checkpoint_every);
+    else if (c->nats_url[0])
+        printf("flockd: checkpoints of the rooms this node ticks in the cluster's bucket when "
+               "stopped\n");
+}
+
+/* With --nats: the cluster this node joins, its link in every room
+ * (rc->link); NULL if it cannot start (said). */
+static struct cluster *start_cluster(struct cfg *c, struct room_config *rc)
+{
+    if (!c->node_id[0]) { /* HOST-PORT (HOST-PID on an ephemeral port), as a node id may read */
+        char host[64] = "flockd";
+        gethostname(host, sizeof host - 1);
+        snprintf(c->node_id, sizeof c->node_id, "%.40s-%d", host,
+                 c->port ? c->port : (int)getpid());
+        for (char *p = c->node_id; *p; p++)
+            if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
+                *p = '-';
+    }
+    struct cluster_config cc = {
+        .url = c->nats_url,
+        .node_id = c->node_id,
+        .frame_pre = LWS_PRE,
+        .max_message = c->max_message,
+    };
+    const char *err = NULL;
+    struct cluster *cl = cluster_create(&cc, &err);
+    if (!cl) {
+        fprintf(stderr, "flockd: cannot join the cluster: %s\n", err);
+        return NULL;
+    }
+    rc->link = cluster_link(cl);
+    printf("flockd: node %s of the cluster on %s\n", c->node_id, c->nats_url);
+    return cl;
 }
 
 /* After the service loop: every room checkpointed once no tick runs. */
@@ -238,8 +279,11 @@ static void final_checkpoints(const struct cfg *c, struct pool *pool, struct lob
     pool_stop(pool);
     lobby_checkpoint(lobby, clock_mono_ns(), true);
     persist_flush(persist);
-    printf("flockd: checkpoints of %zu rooms written to %s\n", lobby_count(lobby),
-           c->checkpoint_dir);
+    if (c->checkpoint_dir[0])
+        printf("flockd: checkpoints of %zu rooms written to %s\n", lobby_count(lobby),
+               c->checkpoint_dir);
+    if (c->nats_url[0])
+        printf("flockd: checkpoints of the rooms this node ticks handed to the cluster's bucket\n");
 }
 
 /* With --tls-cert: the pair is good (tlsfiles.h) and said so; false with
@@ -287,12 +331,22 @@ static int serve_and_stop(const struct cfg *cfg, struct replay *rp)
         fprintf(stderr, "flockd: the recording cannot be served: %s\n", err);
         return 1;
     }
-    if (!start_persist(&c, &rc.persist))
+    struct cluster *cl = NULL;
+    if (rp && c.nats_url[0]) {
+        fprintf(stderr, "flockd: a recording is served by one flockd: --nats does not apply\n");
+        return 2;
+    }
+    if (c.nats_url[0] && !(cl = start_cluster(&c, &rc)))
         return 1;
+    if (!start_persist(&c, cl, &rc.persist)) {
+        cluster_destroy(cl);
+        return 1;
+    }
     rc.measure = measure_create(&err);
     if (!rc.measure) {
         fprintf(stderr, "flockd: cannot start measuring: %s\n", err);
         tear_down(NULL, NULL, NULL, &rc);
+        cluster_destroy(cl);
         return 1;
     }
     struct pool *pool = pool_create(c.workers, &err);
@@ -300,6 +354,7 @@ static int serve_and_stop(const struct cfg *cfg, struct replay *rp)
     if (!lobby) {
         fprintf(stderr, "flockd: cannot start the rooms: %s\n", err);
         tear_down(pool, NULL, NULL, &rc);
+        cluster_destroy(cl);
         return 1;
     }
     struct net_config nc = net_config_from(&c);
@@ -307,13 +362,16 @@ static int serve_and_stop(const struct cfg *cfg, struct replay *rp)
     if (!net) {
         fprintf(stderr, "flockd: cannot serve on %s port %d: %s\n", c.host, c.port, err);
         tear_down(pool, NULL, lobby, &rc);
+        cluster_destroy(cl);
         return 1;
     }
     atomic_store_explicit(&app.net, net, memory_order_release);
     pthread_t sig_thread;
     if (pthread_create(&sig_thread, NULL, signal_main, &app) != 0) {
         fprintf(stderr, "flockd: cannot start threads\n");
+        cluster_quiesce(cl);
         tear_down(pool, net, lobby, &rc);
+        cluster_destroy(cl);
         return 1;
     }
     print_banner(&c, net, pool, lobby);
@@ -326,8 +384,10 @@ static int serve_and_stop(const struct cfg *cfg, struct replay *rp)
     atomic_store(&app.done, 1);
     pthread_kill(sig_thread, SIGTERM);
     pthread_join(sig_thread, NULL);
+    cluster_quiesce(cl); /* NATS's threads wake the network no more */
     final_checkpoints(&c, pool, lobby, rc.persist);
-    tear_down(pool, net, lobby, &rc);
+    tear_down(pool, net, lobby, &rc); /* the rooms give up their leases */
+    cluster_destroy(cl);
     printf("flockd: stopped\n");
     return 0;
 }

@@ -123,10 +123,12 @@ static void write_checkpoint(struct persist *p, struct persist_job *j)
     size_t n = ckpt_size(&j->ck);
     uint8_t *buf = malloc(n);
     int len = buf ? ckpt_encode(&j->ck, buf, n) : PROTO_E_NOSPACE;
+    if (len >= 0 && p->cfg.sink)
+        p->cfg.sink(p->cfg.sink_arg, j->ck.room, buf, (size_t)len);
     if (len < 0)
         persist_say(p, "checkpoint of room \"%s\" not written: %s", j->ck.room,
                     buf ? proto_status_name(len) : "out of memory");
-    else if (replace_file(p, j->ck.room, buf, (size_t)len) < 0)
+    else if (p->checkpoint_dir[0] && replace_file(p, j->ck.room, buf, (size_t)len) < 0)
         persist_say(p, "checkpoint %s/%s.ckpt not written: %s", p->checkpoint_dir, j->ck.room,
                     strerror(errno));
     free(buf);
@@ -141,6 +143,8 @@ static void run_task(struct persist *p, struct task *t)
         persist_job_free(t->job);
         break;
     case TASK_REMOVE:
+        if (!p->checkpoint_dir[0])
+            break;
         snprintf(path, sizeof path, "%s/%s.ckpt", p->checkpoint_dir, t->room);
         if (unlink(path) == 0 && p->dir_fd >= 0)
             fsync(p->dir_fd);
@@ -256,7 +260,7 @@ void persist_flush(struct persist *p)
 
 bool persist_checkpoint_due(struct persist *p, int64_t now)
 {
-    if (!p->checkpoint_dir[0] || !(p->cfg.checkpoint_every > 0))
+    if (!persist_has_checkpoints(p) || !(p->cfg.checkpoint_every > 0))
         return false;
     if (!p->due_started) {
         p->due_started = true;
@@ -513,5 +517,5 @@ bool persist_is_recording(const struct persist *p)
 
 bool persist_has_checkpoints(const struct persist *p)
 {
-    return p && p->checkpoint_dir[0];
+    return p && (p->checkpoint_dir[0] || p->cfg.sink);
 }

@@ -47,6 +47,11 @@ struct persist_config {
     const char *build;          /* this build's id, written into every file */
     uint32_t max_capacity;      /* a checkpoint of a bigger world is refused (oversized) */
     uint32_t max_obstacles;
+    /* Where else each checkpoint goes (a cluster's bucket, cluster.h),
+     * called on the writer thread with the encoded bytes; NULL: nowhere.
+     * With a sink and no directory, checkpoints go to the sink alone. */
+    void (*sink)(void *arg, const char *room, const uint8_t *buf, size_t len);
+    void *sink_arg;
 };
 
 struct persist;

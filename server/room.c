@@ -28,6 +28,9 @@ void room__add_reply(struct room *r, uint64_t client, enum room_reply_kind kind,
 {
     if (client == 0) /* the server's own command: nobody to answer */
         return;
+    const struct room_link *l = r->cfg.link;
+    if (l && l->reply(l->arg, client, kind, text, len)) /* another node's client */
+        return;
     struct room_reply *rep = malloc(sizeof *rep + len + 1);
     if (!rep) { /* out of memory: the client sees no reply; count it */
         metrics_reject("internal");
@@ -169,7 +172,7 @@ void room__refresh_welcome(struct room *r)
 /* ---- snapshots ---------------------------------------------------------------- */
 
 /* The kinds some client took within the last r->linger snapshots. */
-static unsigned wanted_kinds(struct room *r, uint64_t seq)
+unsigned room__wanted_kinds(struct room *r, uint64_t seq)
 {
     unsigned want = 0;
     for (unsigned k = 0; k < SNAPENC_KINDS; k++) {
@@ -206,11 +209,13 @@ static void publish(struct room *r, int64_t wall_us)
                                .seq = seq,
                                .wall_us = wall_us,
                                .paused = r->paused,
-                               .want = wanted_kinds(r, seq)};
+                               .want = room__wanted_kinds(r, seq)};
     struct frame *f = snapenc_encode(r->enc, &in);
     count_encodings(r);
     if (!f)
         return;
+    if (r->cfg.link)
+        r->cfg.link->frame(r->cfg.link->arg, r, f);
     pthread_mutex_lock(&r->lock);
     struct frame *old = r->latest;
     r->latest = f;
@@ -418,6 +423,8 @@ static void record_lateness(struct room *r, int64_t late_ns, int64_t run_ns)
 
 void room_tick(struct room *r, const struct pool_time *t)
 {
+    if (room__relay_tick(r))
+        return;
     uint32_t n = room__take_batch(r);
     room__hash_for_pings(r, n);
     for (uint32_t k = 0; k < n; k++)
@@ -485,6 +492,7 @@ struct room *room_create(const struct room_config *cfg, const char **err)
     }
     pthread_mutex_init(&r->lock, NULL);
     r->replies_tail = &r->replies;
+    atomic_init(&r->relay, cfg->link != NULL); /* until the cluster makes it the owner */
     r->snapshot_every = (uint64_t)llround(cfg->tick_hz / cfg->snapshot_hz);
     if (r->snapshot_every < 1)
         r->snapshot_every = 1;
@@ -509,6 +517,10 @@ struct room *room_create(const struct room_config *cfg, const char **err)
         .wrap = cfg->sim.edges == SIM_EDGES_WRAP,
         .boids = cfg->boids,
     };
+    if (cfg->link) {
+        cfg->link->attach(cfg->link->arg, r);
+        r->attached = true;
+    }
     return r;
 }
 
@@ -532,6 +544,8 @@ void room_destroy(struct room *r)
 {
     if (!r)
         return;
+    if (r->attached)
+        r->cfg.link->detach(r->cfg.link->arg, r);
     if (r->cfg.measure)
         measure_forget(r->cfg.measure, &r->measurer);
     struct room_reply *rep = r->replies;
@@ -541,6 +555,7 @@ void room_destroy(struct room *r)
         rep = next;
     }
     frame_release(r->latest);
+    room__relay_destroy(r);
     room__store_close(r);
     if (r->replies_tail)
         pthread_mutex_destroy(&r->lock);

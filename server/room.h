@@ -59,6 +59,53 @@ struct room_reply {
     char text[];
 };
 
+struct room;
+struct room_actor;
+
+/* A room another node of a cluster placed on this one (room_link.adopt). */
+struct room_adoption {
+    char name[PROTO_ROOM_MAX + 1];
+    enum proto_mode mode;
+    uint32_t boids;
+    char password[PROTO_TOKEN_MAX + 1];
+};
+
+/*
+ * A room's link to a cluster of flockd nodes (cluster.h); NULL in a single
+ * process. Each hook is called on the room's tick thread and must not block.
+ */
+struct room_link {
+    void *arg;
+    /* The room ticks here: a new frame to publish for the other nodes. */
+    void (*frame)(void *arg, struct room *r, const struct frame *f);
+    /* The room relays another node's: a command (or, with refused != 0, a
+     * refusal with its message) of a client of this node for the owner.
+     * 0 once sent; a negative wire code to answer the client at once. */
+    int (*forward)(void *arg, struct room *r, const struct room_actor *who,
+                   const struct proto_command *cmd, int refused, const char *message);
+    /* A reply for client: true if it is another node's client and the link
+     * took the reply, false to answer a client of this node as usual. */
+    bool (*reply)(void *arg, uint64_t client, enum room_reply_kind kind, const char *text,
+                  size_t len);
+    /* The room was created (its name set) / is about to be freed; the
+     * network's thread. */
+    void (*attach)(void *arg, struct room *r);
+    void (*detach)(void *arg, struct room *r);
+    /* The network's thread, at a join of a room this node does not have:
+     * 1 if another node has it, with *ck its last checkpoint (malloc'd,
+     * the caller frees it; NULL if none yet) of *len bytes; 0 if the
+     * cluster has no such room. May wait on the cluster briefly. */
+    int (*fetch)(void *arg, const char *name, uint8_t **ck, size_t *len);
+    /* The network's thread, before a join creates a room: the cluster may
+     * place it on a less loaded node (1: placed there, this node's copy
+     * relays it; 0: it is this node's). May wait on the cluster briefly. */
+    int (*place)(void *arg, const char *name, enum proto_mode mode, uint32_t boids,
+                 const char *password);
+    /* The network's thread: a room another node placed here, to open
+     * (1 and *out), or 0 when none waits. */
+    int (*adopt)(void *arg, struct room_adoption *out);
+};
+
 struct room_config {
     const char *name;
     enum proto_mode mode; /* rts: every group aligns and coheres with its own group only */
@@ -75,9 +122,10 @@ struct room_config {
     uint32_t player_obstacles; /*   obstacles per owner */
     void (*notify)(void *arg); /* called after a new frame or new replies */
     void *notify_arg;
-    struct persist *persist; /* command logs and checkpoints (persist.h); NULL: none */
-    struct replay *replay;   /* not NULL: the room plays this recording (room_replay.c) */
-    struct measure *measure; /* takes the flock's live measures (measure.h); NULL: none */
+    struct persist *persist;      /* command logs and checkpoints (persist.h); NULL: none */
+    struct replay *replay;        /* not NULL: the room plays this recording (room_replay.c) */
+    struct measure *measure;      /* takes the flock's live measures (measure.h); NULL: none */
+    const struct room_link *link; /* a cluster's node (room_relay.c); NULL: a single process */
 };
 
 /* How often a room offers its flock to be measured, per second. */
@@ -247,5 +295,47 @@ int room_checkpoint(struct room *r, const struct ckpt *id);
  * the commands still queued, then copies the room for the writer.
  */
 void room_checkpoint_now(struct room *r, const struct ckpt *id);
+
+/* ---- a room of a cluster (cfg.link; room_relay.c) ---------------------------
+ * A room with a link starts as a relay: it ticks without stepping its
+ * world, answers joins itself, hands every other command to the link for
+ * the owner node and serves the frames the link gives it. The cluster
+ * makes it the owner (and back) with room_relay_set(); the switch happens
+ * at the room's next tick. */
+
+/*
+ * Asks the room to tick its world (owner, with the checkpoint ck of len
+ * bytes to restore first, or NULL to carry on from its own state) or to
+ * relay another node's (owner false; ck ignored). Takes ck (malloc'd).
+ * Any thread; the last request before a tick wins.
+ */
+void room_relay_set(struct room *r, bool owner, uint8_t *ck, size_t len);
+
+/* True while the room relays another node's (any thread). */
+bool room_is_relay(const struct room *r);
+
+/* A frame from the owner becomes the latest (the room takes the caller's
+ * reference); its tick, and the boids and pause its parts say, show in
+ * room_info(). Any thread. */
+void room_relay_frame(struct room *r, struct frame *f, uint32_t boids, bool paused);
+
+/* A reply from the owner for a client of this node. Any thread. */
+void room_relay_reply(struct room *r, uint64_t client, enum room_reply_kind kind, const char *text,
+                      size_t len);
+
+/* The kinds of frame (bit k: SNAPENC kind k) this node's clients took
+ * lately, relative to the latest frame (any thread). */
+unsigned room_relay_wanted(struct room *r);
+
+/* Another node's clients take these kinds (bit k: kind k) at `now`
+ * (monotonic ns): encode them from the next snapshot on, as room_want()
+ * (any thread). */
+void room_relay_want(struct room *r, unsigned kinds, int64_t now);
+
+/* How long after the last room_relay_want() the room counts as watched
+ * by another node's clients, and whether it is at `now` (then it does not
+ * expire, even without members here). */
+#define ROOM_WATCHED_S 5.0
+bool room_relay_is_watched(struct room *r, int64_t now);
 
 #endif

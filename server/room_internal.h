@@ -68,6 +68,13 @@ struct room {
     uint64_t since_measure;
     bool unmeasured; /* the world changed since the last frame measure took */
 
+    /* A room of a cluster (room_relay.c): it relays another node's while
+     * `relay`; a switch asked for waits in `switch_to` for the tick. */
+    atomic_bool relay;
+    bool attached;                  /* told the link it exists */
+    atomic_int_fast64_t watched_ns; /* another node's clients last took frames; 0: never */
+    struct room_switch *switch_to;  /* under lock */
+
     pthread_mutex_t lock;
     struct queued *ring; /* bounded command queue */
     uint32_t head, count;
@@ -141,5 +148,14 @@ void room__hash_for_pings(struct room *r, uint32_t n);
 /* Applies one queued command (or answers a refusal queued in its turn) and
  * queues its ack or error, plus the welcome after a join. Tick thread. */
 void room__apply_command(struct room *r, const struct queued *q);
+
+/* The kinds of frame some client took within the last linger snapshots
+ * before seq (room.c). */
+unsigned room__wanted_kinds(struct room *r, uint64_t seq);
+
+/* room_relay.c: at the start of a tick, a switch asked for; then true if
+ * the room relays (the tick has handed on its commands and is done). */
+bool room__relay_tick(struct room *r);
+void room__relay_destroy(struct room *r);
 
 #endif

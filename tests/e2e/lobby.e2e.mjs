@@ -61,7 +61,7 @@ async function openLobby(page) {
 async function lobbyRow(page, name) {
   const row = page.locator(`#room-list tr[data-room="${name}"]`);
   await waitFor(`the row of ${name}`, () => row.count(), 5000);
-  return (await row.locator('td').allTextContents()).slice(0, 6);
+  return (await row.locator('td').allTextContents()).slice(0, 7);
 }
 
 async function apiRooms(server) {

@@ -15,7 +15,7 @@ set -eu
 
 if [ $# -lt 2 ]; then
     echo "usage: $0 TARGET SECONDS [libFuzzer flags...]" >&2
-    echo "       TARGET: command, snapshot, snapshot_v2, join or config" >&2
+    echo "       TARGET: command, snapshot, snapshot_v2, join, config, store or cluster" >&2
     exit 2
 fi
 target=$1

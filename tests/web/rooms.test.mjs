@@ -165,10 +165,16 @@ test('replies to other commands and stale joins should be left alone', () => {
 
 test('roomCells should show counts, mode and password of an /api/rooms entry', () => {
   const r = { name: 'default', mode: 'sandbox', players: 1, admins: 1, viewers: 4, boids: 1000, password: false };
-  assert.deepEqual(roomCells(r), ['default', 'sandbox', '1 + 1 admin', '4', '1000', 'no']);
+  assert.deepEqual(roomCells(r), ['default', 'sandbox', '1 + 1 admin', '4', '1000', 'no', '']);
   assert.deepEqual(roomCells({ name: 'arena', mode: 'rts', players: 2, admins: 0, viewers: 0, boids: 60, password: true }),
-    ['arena', 'rts', '2', '0', '60', 'yes']);
-  assert.deepEqual(roomCells({ name: 'x', mode: 'rts' }).slice(2), ['–', '–', '–', 'no']);
+    ['arena', 'rts', '2', '0', '60', 'yes', '']);
+  assert.deepEqual(roomCells({ name: 'x', mode: 'rts' }).slice(2), ['–', '–', '–', 'no', '']);
+});
+
+test('roomCells should name the node that ticks a room of a cluster', () => {
+  const r = { name: 'default', mode: 'sandbox', players: 0, admins: 0, viewers: 2, boids: 1000, password: false, node: 'n2' };
+  assert.equal(roomCells(r)[6], 'n2');
+  assert.equal(roomCells({ ...r, node: 7 })[6], '');
 });
 
 test('rosterRows should colour each team as the renderer does and mark who left', () => {

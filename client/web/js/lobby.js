@@ -1,6 +1,7 @@
 // The rooms panel: while open it fetches GET /api/rooms (PROTOCOL.md §10)
 // every couple of seconds and lists each room's mode, players, viewers,
-// boids and whether players need a password, with buttons to join as
+// boids, whether players need a password and, on a node of a cluster, the
+// node that ticks it (the column shows only then), with buttons to join as
 // viewer, player or admin; a form creates a room. Joining is the caller's
 // business: the panel hands onJoin({room, role, mode?, password?, token?,
 // name}) what the user asked for and never touches the connection.
@@ -10,11 +11,12 @@ import { validRoomName } from './session.js';
 
 const POLL_MS = 2000;
 
-/** The cells of one room's row: [name, mode, players, viewers, boids, password]. */
+/** The cells of one room's row: [name, mode, players, viewers, boids, password, node]. */
 export function roomCells(r) {
   const n = (v) => (Number.isFinite(v) ? String(v) : '–');
   const admins = Number.isFinite(r.admins) && r.admins > 0 ? ` + ${r.admins} admin` : '';
-  return [String(r.name), String(r.mode), n(r.players) + admins, n(r.viewers), n(r.boids), r.password ? 'yes' : 'no'];
+  return [String(r.name), String(r.mode), n(r.players) + admins, n(r.viewers), n(r.boids), r.password ? 'yes' : 'no',
+    typeof r.node === 'string' ? r.node : ''];
 }
 
 async function loadRooms() {
@@ -86,6 +88,7 @@ export class Lobby {
     const rooms = Array.isArray(data.rooms) ? data.rooms : [];
     const body = this.$('#room-list tbody');
     const seen = new Set();
+    this.$('#room-list').classList.toggle('cluster', rooms.some((r) => typeof r.node === 'string'));
     rooms.forEach((r, i) => {
       seen.add(r.name);
       const tr = this.rows.get(r.name) || this.row(r.name);
@@ -109,7 +112,8 @@ export class Lobby {
   row(name) {
     const tr = document.createElement('tr');
     tr.dataset.room = name;
-    for (let i = 0; i < 6; i++) tr.insertCell();
+    for (let i = 0; i < 7; i++) tr.insertCell();
+    tr.cells[6].className = 'node';
     const join = tr.insertCell();
     join.className = 'join';
     for (const role of ROLES) {

@@ -1,0 +1,364 @@
+/*
+ * cluster_msg.c — the messages between nodes on NATS (server/CLUSTER.md
+ * §3): an owner publishes its rooms' frames, serves the other nodes'
+ * commands (each a pending slot until its room's reply) and takes their
+ * wants; a relay serves the frames of the rooms it relays (dropping those
+ * of an older term), forwards its clients' commands and hands the replies
+ * back. Every message is decoded by cluster_wire.c before it is used; a
+ * bad one is counted and dropped.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "cluster_internal.h"
+
+#include "clock.h"
+#include "cluster_wire.h"
+#include "metrics.h"
+#include "proto_reply.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The room name in "flockd.room.NAME.KIND", checked: its start and length,
+ * or NULL. */
+static const char *subject_room(const char *subject, size_t *len)
+{
+    static const char prefix[] = "flockd.room.";
+    if (strncmp(subject, prefix, sizeof prefix - 1) != 0)
+        return NULL;
+    const char *name = subject + sizeof prefix - 1;
+    const char *dot = strchr(name, '.');
+    if (!dot || !cluster_is_room_name(name, (size_t)(dot - name)))
+        return NULL;
+    *len = (size_t)(dot - name);
+    return name;
+}
+
+void cluster__link_frame(void *arg, struct room *r, const struct frame *f)
+{
+    struct cluster *c = arg;
+    pthread_mutex_lock(&c->lock);
+    struct croom *cr = cluster__find_room(c, r);
+    uint64_t term = cr && cr->owner ? cr->term : 0;
+    pthread_mutex_unlock(&c->lock);
+    if (!term)
+        return;
+    if (!cluster_is_connected(c)) { /* nothing buffers while NATS is away */
+        COUNT(c, frames_dropped);
+        return;
+    }
+    size_t size = cluster_frame_size(f);
+    uint8_t *buf = malloc(size);
+    int len = buf ? cluster_frame_encode(f, term, buf, size) : PROTO_E_NOSPACE;
+    char subject[SUBJECT_MAX];
+    snprintf(subject, sizeof subject, "flockd.room.%s.frame", room_name(r));
+    if (len > 0 && natsConnection_Publish(c->nc, subject, buf, len) == NATS_OK)
+        COUNT(c, frames_published);
+    else
+        COUNT(c, frames_dropped);
+    free(buf);
+}
+
+/* A slot for a command from reply_to's client: its client id here, or 0
+ * if every slot is taken. */
+static uint64_t pending_take(struct cluster *c, const char *room, const char *reply_to,
+                             uint64_t client)
+{
+    int64_t now = clock_mono_ns();
+    uint64_t id = 0;
+    pthread_mutex_lock(&c->pend_lock);
+    for (uint32_t i = 0; i < PENDING && !id; i++) {
+        struct pending *p = &c->pend[i];
+        if (p->gen && (double)(now - p->at_ns) < PENDING_TTL_S * 1e9)
+            continue;
+        *p = (struct pending){.gen = ++c->pend_gen, .client = client, .at_ns = now};
+        snprintf(p->room, sizeof p->room, "%s", room);
+        snprintf(p->reply_to, sizeof p->reply_to, "%s", reply_to);
+        id = REMOTE | (p->gen << 12) | i;
+    }
+    pthread_mutex_unlock(&c->pend_lock);
+    return id;
+}
+
+/* Forgets a command whose reply will never come. */
+static void pending_free(struct cluster *c, uint64_t client)
+{
+    uint32_t i = (uint32_t)(client & 0xfff);
+    pthread_mutex_lock(&c->pend_lock);
+    if (c->pend[i].gen == (client & ~REMOTE) >> 12)
+        c->pend[i].gen = 0;
+    pthread_mutex_unlock(&c->pend_lock);
+}
+
+/* True if subject is a node's reply subject, flockd.node.ID.reply. */
+static bool is_reply_subject(const char *subject)
+{
+    static const char prefix[] = "flockd.node.", suffix[] = ".reply";
+    size_t n = strlen(subject);
+    if (n >= SUBJECT_MAX || n <= sizeof prefix + sizeof suffix - 2 ||
+        strncmp(subject, prefix, sizeof prefix - 1) != 0 ||
+        strcmp(subject + n - (sizeof suffix - 1), suffix) != 0)
+        return false;
+    return cluster__is_token(subject + sizeof prefix - 1,
+                             n - (sizeof prefix - 1) - (sizeof suffix - 1), 64);
+}
+
+/* Sends a reply to the node whose client it is. */
+static void send_reply(struct cluster *c, const struct pending *p, enum room_reply_kind kind,
+                       const char *text, size_t len)
+{
+    struct cluster_reply rep = {.client = p->client, .kind = kind, .text = text, .text_len = len};
+    snprintf(rep.room, sizeof rep.room, "%s", p->room);
+    uint8_t buf[PROTO_REPLY_BYTES + 128];
+    int n = len <= PROTO_REPLY_BYTES ? cluster_reply_encode(&rep, buf, sizeof buf) : -1;
+    if (n > 0 && natsConnection_Publish(c->nc, p->reply_to, buf, n) == NATS_OK)
+        COUNT(c, commands_served);
+}
+
+bool cluster__link_reply(void *arg, uint64_t client, enum room_reply_kind kind, const char *text,
+                         size_t len)
+{
+    struct cluster *c = arg;
+    if (!(client & REMOTE))
+        return false;
+    uint32_t i = (uint32_t)(client & 0xfff);
+    uint64_t gen = (client & ~REMOTE) >> 12;
+    struct pending p = {0};
+    pthread_mutex_lock(&c->pend_lock);
+    if (c->pend[i].gen == gen) {
+        p = c->pend[i];
+        c->pend[i].gen = 0;
+    }
+    pthread_mutex_unlock(&c->pend_lock);
+    if (p.gen)
+        send_reply(c, &p, kind, text, len);
+    return true;
+}
+
+/* An error for a command that never reached the room, straight back. */
+static void refuse_now(struct cluster *c, const struct cluster_cmd *cmd, const char *reply_to,
+                       int code, const char *message)
+{
+    char text[PROTO_REPLY_BYTES];
+    int len = proto_reply_error(text, sizeof text, cmd->id, code, message);
+    struct pending p = {.gen = 1, .client = cmd->who.client};
+    snprintf(p.room, sizeof p.room, "%s", cmd->room);
+    snprintf(p.reply_to, sizeof p.reply_to, "%s", reply_to);
+    if (len > 0)
+        send_reply(c, &p, ROOM_REPLY_PLAIN, text, (size_t)len);
+}
+
+/* The key of the obstacles another node's client adds here: its own key
+ * there, moved into a space no key of this node uses. */
+static uint64_t remote_owner(const char *reply_to, uint64_t owner)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (const char *s = reply_to; *s; s++)
+        h = (h ^ (uint8_t)*s) * 1099511628211ull;
+    return REMOTE | ((h ^ owner * 0x9E3779B97F4A7C15ull) & ~REMOTE);
+}
+
+/* Pushes a decoded command into the owned room r. Under lock. */
+static void serve_command(struct cluster *c, struct room *r, struct cluster_cmd *cmd,
+                          const char *reply_to)
+{
+    struct proto_command pc;
+    struct proto_error perr;
+    struct proto_limits lim;
+    int refused = cmd->refused;
+    const char *message = "";
+    char msg[PROTO_MESSAGE_MAX];
+    if (refused) {
+        snprintf(msg, sizeof msg, "%.*s", (int)cmd->text_len, cmd->text);
+        message = msg;
+    } else {
+        room_limits(r, c->cfg.max_message, &lim);
+        if (proto_command_parse(cmd->text, cmd->text_len, &lim, &pc, &perr) < 0 ||
+            pc.kind == PROTO_CMD_JOIN) {
+            COUNT(c, rejected);
+            refuse_now(c, cmd, reply_to, PROTO_E_BAD_ARG, "the owner node refused the command");
+            return;
+        }
+    }
+    uint64_t client = pending_take(c, cmd->room, reply_to, cmd->who.client);
+    if (!client) {
+        refuse_now(c, cmd, reply_to, PROTO_E_QUEUE_FULL, "the owner node has too many commands");
+        return;
+    }
+    struct room_actor who = cmd->who;
+    who.client = client;
+    who.owner = remote_owner(reply_to, cmd->who.owner);
+    who.team = -1; /* teams are the owner's lobby's */
+    int rc =
+        refused ? room_push_refusal(r, client, cmd->id, refused, message) : room_push(r, &who, &pc);
+    if (rc < 0) {
+        pending_free(c, client);
+        refuse_now(c, cmd, reply_to, rc, "the room's command queue is full");
+    }
+}
+
+static void on_command(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *arg)
+{
+    (void)nc;
+    (void)sub;
+    struct cluster *c = arg;
+    struct cluster_cmd cmd;
+    size_t len;
+    const char *name = subject_room(natsMsg_GetSubject(msg), &len);
+    const char *reply_to = natsMsg_GetReply(msg);
+    if (!name || !reply_to || !is_reply_subject(reply_to) ||
+        cluster_cmd_decode((const uint8_t *)natsMsg_GetData(msg),
+                           (size_t)natsMsg_GetDataLength(msg), &cmd) < 0 ||
+        strlen(cmd.room) != len || memcmp(cmd.room, name, len) != 0) {
+        COUNT(c, rejected);
+        natsMsg_Destroy(msg);
+        return;
+    }
+    pthread_mutex_lock(&c->lock);
+    struct croom *cr = cluster__find(c, name, len);
+    if (cr && cr->owner)
+        serve_command(c, cr->room, &cmd, reply_to);
+    else
+        refuse_now(c, &cmd, reply_to, PROTO_E_INTERNAL, "the room moved to another node; retry");
+    pthread_mutex_unlock(&c->lock);
+    natsMsg_Destroy(msg);
+}
+
+static void on_want(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *arg)
+{
+    (void)nc;
+    (void)sub;
+    struct cluster *c = arg;
+    size_t len;
+    unsigned kinds;
+    const char *name = subject_room(natsMsg_GetSubject(msg), &len);
+    if (!name || cluster_want_decode((const uint8_t *)natsMsg_GetData(msg),
+                                     (size_t)natsMsg_GetDataLength(msg), &kinds) < 0) {
+        COUNT(c, rejected);
+    } else {
+        pthread_mutex_lock(&c->lock);
+        struct croom *cr = cluster__find(c, name, len);
+        if (cr && cr->owner)
+            room_relay_want(cr->room, kinds, clock_mono_ns());
+        pthread_mutex_unlock(&c->lock);
+    }
+    natsMsg_Destroy(msg);
+}
+
+static void on_frame(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *arg)
+{
+    (void)nc;
+    (void)sub;
+    struct cluster *c = arg;
+    size_t len = 0;
+    char name[PROTO_ROOM_MAX + 1];
+    const char *subject_name = subject_room(natsMsg_GetSubject(msg), &len);
+    if (subject_name)
+        memcpy(name, subject_name, len); /* the subject goes with the message */
+    struct cluster_frame_meta meta = {0};
+    int rc = PROTO_E_BAD_VALUE;
+    struct frame *f = subject_name ? cluster_frame_decode((const uint8_t *)natsMsg_GetData(msg),
+                                                          (size_t)natsMsg_GetDataLength(msg),
+                                                          c->cfg.frame_pre, &meta, &rc)
+                                   : NULL;
+    uint64_t term = meta.term;
+    natsMsg_Destroy(msg);
+    if (!f) {
+        COUNT(c, rejected);
+        return;
+    }
+    pthread_mutex_lock(&c->lock);
+    struct croom *cr = cluster__find(c, name, len);
+    if (cr && !cr->owner && term >= cr->term_seen) {
+        cr->term_seen = term;
+        room_relay_frame(cr->room, f, meta.boids, meta.paused); /* takes f */
+        f = NULL;
+        COUNT(c, frames_relayed);
+    } else if (cr && !cr->owner) {
+        COUNT(c, frames_stale); /* an owner that lost its lease */
+    }
+    pthread_mutex_unlock(&c->lock);
+    frame_release(f);
+}
+
+int cluster__link_forward(void *arg, struct room *r, const struct room_actor *who,
+                          const struct proto_command *cmd, int refused, const char *message)
+{
+    struct cluster *c = arg;
+    /* A room placed on another node that has not taken it yet: nobody
+     * would answer, so the client hears it at once. */
+    pthread_mutex_lock(&c->lock);
+    struct croom *cr = cluster__find_room(c, r);
+    const struct dir_entry *d = cluster__dir_find(c, room_name(r));
+    bool has_owner = (cr && cr->term_seen > 0) || (d && !d->placed);
+    pthread_mutex_unlock(&c->lock);
+    if (!cluster_is_connected(c) || !has_owner)
+        return PROTO_E_INTERNAL;
+    char text[CLUSTER_TEXT_MAX < 65536 ? CLUSTER_TEXT_MAX : 65536];
+    int tlen = refused ? snprintf(text, sizeof text, "%s", message)
+                       : proto_command_format(cmd, text, sizeof text);
+    if (tlen < 0 || (size_t)tlen >= sizeof text)
+        return PROTO_E_INTERNAL;
+    struct cluster_cmd m = {
+        .who = *who, .refused = refused, .text = text, .text_len = (size_t)tlen};
+    snprintf(m.room, sizeof m.room, "%s", room_name(r));
+    snprintf(m.id, sizeof m.id, "%s", cmd->id);
+    static _Thread_local uint8_t buf[65536 + 1024];
+    int len = cluster_cmd_encode(&m, buf, sizeof buf);
+    char subject[SUBJECT_MAX];
+    snprintf(subject, sizeof subject, "flockd.room.%s.cmd", m.room);
+    if (len < 0 ||
+        natsConnection_PublishRequest(c->nc, subject, c->reply_subject, buf, len) != NATS_OK)
+        return PROTO_E_INTERNAL;
+    COUNT(c, commands_forwarded);
+    return 0;
+}
+
+void cluster__on_reply(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *arg)
+{
+    (void)nc;
+    (void)sub;
+    struct cluster *c = arg;
+    struct cluster_reply rep;
+    if (cluster_reply_decode((const uint8_t *)natsMsg_GetData(msg),
+                             (size_t)natsMsg_GetDataLength(msg), &rep) < 0) {
+        COUNT(c, rejected);
+    } else {
+        pthread_mutex_lock(&c->lock);
+        struct croom *cr = cluster__find(c, rep.room, strlen(rep.room));
+        if (cr) {
+            room_relay_reply(cr->room, rep.client, rep.kind, rep.text, rep.text_len);
+            COUNT(c, replies_relayed);
+        }
+        pthread_mutex_unlock(&c->lock);
+    }
+    natsMsg_Destroy(msg);
+}
+
+static void subscribe(struct cluster *c, natsSubscription **s, const char *name, const char *kind,
+                      natsMsgHandler cb)
+{
+    if (*s)
+        return;
+    char subject[SUBJECT_MAX];
+    snprintf(subject, sizeof subject, "flockd.room.%s.%s", name, kind);
+    if (natsConnection_Subscribe(s, c->nc, subject, cb, c) != NATS_OK)
+        *s = NULL;
+    else /* latest-frame policy: a relay that falls behind drops, never queues without bound */
+        natsSubscription_SetPendingLimits(*s, 64, 64 * 1024 * 1024);
+}
+
+/* The subscriptions a room needs as owner or relay. Under lock. */
+void cluster__resubscribe(struct cluster *c, struct croom *cr)
+{
+    if (cr->owner) {
+        cluster__unsubscribe(&cr->frames);
+        subscribe(c, &cr->cmds, cr->name, "cmd", on_command);
+        subscribe(c, &cr->wants, cr->name, "want", on_want);
+    } else {
+        cluster__unsubscribe(&cr->cmds);
+        cluster__unsubscribe(&cr->wants);
+        subscribe(c, &cr->frames, cr->name, "frame", on_frame);
+    }
+}

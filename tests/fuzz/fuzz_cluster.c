@@ -1,0 +1,96 @@
+/*
+ * fuzz_cluster — the decoders of the messages flockd nodes send each
+ * other over NATS (cluster_wire.h, server/CLUSTER.md §3) on arbitrary
+ * bytes: a frame, a command, a reply and a want.
+ *
+ * Each is network input: a decoder must refuse with a negative code or
+ * accept, never read outside the input. What it accepts must hold: a
+ * frame's parts lie inside the frame it built, each behind the headroom
+ * asked for, and encode back to the same bytes with the same term; a
+ * command's room is a room name, its text inside the input and its id one
+ * JSON scalar or none, and it encodes back to the same bytes; a reply is
+ * one JSON object for a client other than 0, and encodes back; a want
+ * names only kinds that exist.
+ */
+#include "fuzz_common.h"
+
+#include "cluster_wire.h"
+#include "proto_json.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define PRE 16
+
+static void check_frame(const uint8_t *data, size_t size)
+{
+    struct cluster_frame_meta meta;
+    int rc = 0;
+    struct frame *f = cluster_frame_decode(data, size, PRE, &meta, &rc);
+    if (!f) {
+        if (rc >= 0)
+            fuzz_fail("a refused frame without a negative code (%d)", rc);
+        return;
+    }
+    if (meta.term == 0 || f->seq == 0 || f->plan.count < 1 || f->plan.count > PROTO_V2_PLAN_MAX)
+        fuzz_fail("an accepted frame with term, sequence or plan out of range");
+    if (cluster_frame_size(f) != size)
+        fuzz_fail("an accepted frame of %zu bytes says it takes %zu", size, cluster_frame_size(f));
+    for (unsigned k = 0; k < SNAPENC_KINDS; k++)
+        if (f->part[k].len && f->part[k].off < PRE)
+            fuzz_fail("part %u has no headroom", k);
+    uint8_t *again = malloc(size);
+    if (again && (cluster_frame_encode(f, meta.term, again, size) != (int)size ||
+                  memcmp(again, data, size) != 0))
+        fuzz_fail("an accepted frame does not encode back to the same bytes");
+    free(again);
+    frame_release(f);
+}
+
+static void check_command(const uint8_t *data, size_t size)
+{
+    struct cluster_cmd c;
+    if (cluster_cmd_decode(data, size, &c) < 0)
+        return;
+    if (!cluster_is_room_name(c.room, strlen(c.room)) || c.who.client == 0)
+        fuzz_fail("an accepted command names no room or client");
+    if ((const uint8_t *)c.text < data || (const uint8_t *)c.text + c.text_len > data + size)
+        fuzz_fail("an accepted command's text lies outside the message");
+    if (c.id[0] && !proto_json_is_scalar(c.id))
+        fuzz_fail("an accepted command's id is not one JSON scalar");
+    uint8_t *again = malloc(size);
+    if (again &&
+        (cluster_cmd_encode(&c, again, size) != (int)size || memcmp(again, data, size) != 0))
+        fuzz_fail("an accepted command does not encode back to the same bytes");
+    free(again);
+}
+
+static void check_reply(const uint8_t *data, size_t size)
+{
+    struct cluster_reply r;
+    if (cluster_reply_decode(data, size, &r) < 0)
+        return;
+    if (r.client == 0 || r.text_len < 2 || r.text[0] != '{' || memchr(r.text, 0, r.text_len))
+        fuzz_fail("an accepted reply is not one JSON object for a client");
+    uint8_t *again = malloc(size);
+    if (again &&
+        (cluster_reply_encode(&r, again, size) != (int)size || memcmp(again, data, size) != 0))
+        fuzz_fail("an accepted reply does not encode back to the same bytes");
+    free(again);
+}
+
+static void check_want(const uint8_t *data, size_t size)
+{
+    unsigned kinds = 0;
+    if (cluster_want_decode(data, size, &kinds) == 0 && kinds >= 1u << SNAPENC_KINDS)
+        fuzz_fail("an accepted want names kinds that do not exist");
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    check_frame(data, size);
+    check_command(data, size);
+    check_reply(data, size);
+    check_want(data, size);
+    return 0;
+}

@@ -1,0 +1,431 @@
+#!/usr/bin/python3
+"""flockd as a cluster on NATS (server/CLUSTER.md): a real `nats-server -js`
+on a free loopback port with its store in a temporary folder, and three
+flockd nodes joined to it with --nats. Checks that the room list agrees on
+every node, that viewers on every node get the room's frames at the
+snapshot rate, that a command through a node that does not own the room is
+acked with its tick and takes effect, that kill -9 of the owner has its
+rooms tick again on another node within 2 s while viewers elsewhere keep
+their connection, that restarting nats-server loses no room, and that
+garbled or hostile messages on a room's subjects are rejected and counted.
+
+Usage: test_cluster.py FLOCKD_BINARY [--functional | --timing] [TEST_NAME...]
+The last line is "N passed, N failed".
+"""
+
+import asyncio
+import contextlib
+import glob
+import json
+import os
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import tempfile
+import time
+
+from flockd_harness import Client, Flockd, Suite, arg
+
+FLOCKD = arg(0, "build/server/flockd")
+SUITE = Suite(timeout=180)
+test = SUITE.test
+timing = SUITE.timing
+NODES = ("n1", "n2", "n3")
+
+
+class Nats:
+    """A nats-server with JetStream on a port it picks (-p -1), read from
+    the ports file it writes; its store in a temporary folder kept across
+    restart()."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="flockd-nats-")
+        self.proc = None
+        self.port = None
+
+    def start(self, port=-1):
+        ports = os.path.join(self.dir, "ports")
+        shutil.rmtree(ports, ignore_errors=True)
+        os.makedirs(ports)
+        self.proc = subprocess.Popen(
+            ["nats-server", "-a", "127.0.0.1", "-p", str(port), "-js",
+             "-sd", os.path.join(self.dir, "store"), "--ports_file_dir", ports],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            files = glob.glob(os.path.join(ports, "*.ports"))
+            if files:
+                with open(files[0]) as f:
+                    text = f.read()
+                if text.strip():
+                    url = json.loads(text)["nats"][0]
+                    self.port = int(url.rsplit(":", 1)[1])
+                    return self
+            time.sleep(0.05)
+        raise RuntimeError("nats-server did not start")
+
+    @property
+    def url(self):
+        return f"nats://127.0.0.1:{self.port}"
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(10)
+
+    def restart(self):
+        self.stop()
+        self.start(self.port)
+
+    def publish(self, subject, payload):
+        """Publishes raw bytes on subject with the plain NATS protocol."""
+        with socket.create_connection(("127.0.0.1", self.port), timeout=5) as s:
+            s.recv(4096)  # INFO
+            s.sendall(b'CONNECT {"verbose":false}\r\n' +
+                      f"PUB {subject} {len(payload)}\r\n".encode() + payload +
+                      b"\r\nPING\r\n")
+            buf = b""
+            while b"PONG" not in buf:
+                buf += s.recv(4096)
+
+
+class Node(Flockd):
+    """A flockd node; kill() ends it with SIGKILL, which then counts as a
+    clean exit."""
+
+    killed = False
+
+    def kill(self):
+        self.killed = True
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(5)
+
+    def shutdown_problem(self):
+        return None if self.killed else super().shutdown_problem()
+
+
+@contextlib.contextmanager
+def cluster(*extra):
+    nats = Nats().start()
+    try:
+        with contextlib.ExitStack() as stack:
+            nodes = [stack.enter_context(Node(FLOCKD, "--nats", nats.url, "--node-id", n,
+                                              "--checkpoint-every", "1", *extra))
+                     for n in NODES]
+            yield nats, nodes
+    finally:
+        nats.stop()
+        shutil.rmtree(nats.dir, ignore_errors=True)
+
+
+def listing(node):
+    return {r["name"]: r.get("node") for r in node.rooms()["rooms"]}
+
+
+async def settled(nodes, rooms=("default",), timeout=10, not_on=None):
+    """Waits until every node lists the same owner for each room (and
+    none of them is `not_on`); returns {room: owner node id}."""
+    deadline = time.time() + timeout
+    while True:
+        lists = [listing(n) for n in nodes]
+        if all(lists[0].get(r) and lists[0][r] != not_on and
+               all(lst.get(r) == lists[0][r] for lst in lists) for r in rooms):
+            return {r: lists[0][r] for r in rooms}
+        if time.time() > deadline:
+            raise AssertionError(f"the nodes do not agree: {lists}")
+        await asyncio.sleep(0.1)
+
+
+def frame_message(term, seq, tick):
+    """A well-formed frame message (CLUSTER.md §3.1) with no parts."""
+    head = b"FKCF" + struct.pack("<HHQQQq", 1, 0, term, seq, tick, 0)
+    plan = struct.pack("<IB", seq & 0xFFFFFFFF, 1) + bytes([1, 0, 0]) + bytes(12)
+    return head + plan + bytes(24)
+
+
+async def wait_metric(node, name, at_least, timeout=5):
+    deadline = time.time() + timeout
+    while (node.metric(name) or 0) < at_least and time.time() < deadline:
+        await asyncio.sleep(0.05)
+    assert (node.metric(name) or 0) >= at_least, (name, node.metric(name), at_least)
+
+
+def by_id(nodes, node_id):
+    return nodes[NODES.index(node_id)]
+
+
+@test
+async def room_list_agrees_on_every_node():
+    with cluster() as (_, nodes):
+        owner = (await settled(nodes))["default"]
+        assert owner in NODES, owner
+        for n in nodes:
+            status = json.loads(n.http("/healthz")[2])
+            assert status["nats"] == "connected", status
+        # A room made by a join on one node is listed by all, with its node.
+        c = await Client.connect(nodes[1].url)
+        assert (await c.join("second", "admin", boids=0))["type"] == "ack"
+        owners = await settled(nodes, ("default", "second"))
+        second = owners["second"]
+        await c.next_snapshot()  # its owner ticks it
+        # Every node shows the room as it is on its owner.
+        r = await c.command("spawn", n=10, group=1, x=100.0, y=100.0, spread=10.0)
+        assert r["type"] == "ack", r
+        deadline = time.time() + 5
+        while time.time() < deadline and any(
+                next(e for e in n.rooms()["rooms"] if e["name"] == "second")["boids"] != 10
+                for n in nodes):
+            await asyncio.sleep(0.1)
+        for n in nodes:
+            entry = next(e for e in n.rooms()["rooms"] if e["name"] == "second")
+            assert entry["boids"] == 10 and entry["node"] == second, entry
+        await c.close()
+
+
+@timing
+async def viewers_on_every_node_get_frames_at_the_snapshot_rate():
+    with cluster() as (_, nodes):
+        await settled(nodes)
+        viewers = [await Client.connect(n.url, headers_only=True) for n in nodes]
+        await asyncio.sleep(1)
+        start = [len(v.snapshots) for v in viewers]
+        await asyncio.sleep(5)
+        for node, v, s in zip(nodes, viewers, start):
+            ticks = [snap["tick"] for _, snap in v.snapshots[s:]]
+            rate = len(ticks) / 5
+            assert rate >= 18, (node.port, rate)
+            assert ticks == sorted(ticks) and len(set(ticks)) == len(ticks), ticks
+        for v in viewers:
+            await v.close()
+
+
+@test
+async def a_command_through_a_non_owner_is_acked_and_takes_effect():
+    with cluster() as (_, nodes):
+        owner = (await settled(nodes))["default"]
+        other = next(n for i, n in zip(NODES, nodes) if i != owner)
+        watcher = await Client.connect(by_id(nodes, owner).url)
+        c = await Client.connect(other.url)
+        r = await c.command("obstacle_add", x=300.0, y=200.0, r=25.0)
+        assert r["type"] == "ack" and r["tick"] > 0, r
+        snap = await watcher.next_snapshot(after_tick=r["tick"])
+        assert any(abs(o[1] - 300) < 1 and abs(o[2] - 200) < 1 for o in snap["obstacles"]), snap
+        # An error comes back unchanged, in order after the command before it.
+        bad = await c.command("spawn", n=0)
+        assert bad["type"] == "error" and bad["code"] == "out_of_range", bad
+        # The relay's own viewers see the obstacle too.
+        mine = await c.next_snapshot(after_tick=r["tick"])
+        assert mine["obstacle_count"] == 1, mine
+        forwarded = other.metric(f'flockd_cluster_commands_forwarded_total{{node="{NODES[nodes.index(other)]}"}}')
+        assert forwarded >= 2, forwarded
+        await c.close()
+        await watcher.close()
+
+
+@test
+async def a_room_made_on_one_node_is_served_on_another_with_its_password():
+    # Rooms expire 1 s after their last member here; checkpoints every 1 s.
+    with cluster("--room-expiry", "1") as (_, nodes):
+        await settled(nodes)
+        maker = await Client.connect(nodes[0].url)
+        r = await maker.join("locked", "player", password="s3cret", boids=300)
+        assert r["type"] == "ack", r
+        first = (await settled(nodes, ("default", "locked")))["locked"]
+        await asyncio.sleep(1.5)  # its first checkpoint carries the password
+        # A node that neither ticks the room nor has its maker.
+        far_id = next(i for i in NODES if i not in (first, "n1"))
+        far = await Client.connect(by_id(nodes, far_id).url)
+        refused = await far.join("locked", "player", password="wrong")
+        assert refused["type"] == "error" and refused["code"] == "forbidden", refused
+        assert (await far.join("locked", "viewer"))["type"] == "ack"
+        assert far.welcome["room"] == "locked", far.welcome
+        snap = await far.next_snapshot()
+        assert len(snap["boids"]) == 300, len(snap["boids"])
+        # The maker leaves: the room may have nobody on its owner, but a
+        # viewer elsewhere, so it neither expires nor moves.
+        await maker.close()
+        await asyncio.sleep(3)
+        owners = await settled(nodes, ("locked",))
+        assert owners["locked"] == first, owners
+        tick = far.snapshots[-1][1]["tick"]
+        await far.next_snapshot(after_tick=tick)
+        await far.close()
+
+
+@test
+async def a_join_creates_its_room_on_the_least_loaded_node():
+    with cluster() as (_, nodes):
+        owner = (await settled(nodes))["default"]  # it ticks 1,000 boids
+        await asyncio.sleep(1.5)  # every node's heartbeat is in
+        c = await Client.connect(by_id(nodes, owner).url)
+        r = await c.join("placed", "player", password="pw", boids=200)
+        assert r["type"] == "ack", r
+        owners = await settled(nodes, ("default", "placed"))
+        assert owners["placed"] != owner, owners
+        # Its client stays on the node it joined: frames relayed, commands
+        # forwarded, the password the join set kept where it ticks.
+        snap = await c.next_snapshot(timeout=5)
+        assert len(snap["boids"]) == 200, len(snap["boids"])
+        ack = await c.command("obstacle_add", x=50.0, y=50.0, r=10.0)
+        assert ack["type"] == "ack", ack
+        there = await Client.connect(by_id(nodes, owners["placed"]).url)
+        refused = await there.join("placed", "player", password="nope")
+        assert refused["type"] == "error" and refused["code"] == "forbidden", refused
+        assert (await there.join("placed", "player", password="pw"))["type"] == "ack"
+        await there.next_snapshot()
+        assert there.welcome["room"] == "placed"
+        # A second room goes elsewhere than the first: its load counts at once.
+        d = await Client.connect(by_id(nodes, owner).url)
+        assert (await d.join("placed2", "viewer", boids=200))["type"] == "ack"
+        owners = await settled(nodes, ("default", "placed", "placed2"))
+        assert len(set(owners.values())) == 3, owners
+        for x in (c, d, there):
+            await x.close()
+
+
+@timing
+async def kill_9_of_the_owner_moves_its_rooms_within_2_seconds():
+    with cluster() as (nats, nodes):
+        owner_id = (await settled(nodes))["default"]
+        owner = by_id(nodes, owner_id)
+        others = [n for n in nodes if n is not owner]
+        viewers = [await Client.connect(n.url, headers_only=True) for n in others]
+        await viewers[0].next_snapshot()
+        await asyncio.sleep(1.5)  # a checkpoint taken (--checkpoint-every 1)
+        t_kill = time.time()
+        owner.kill()
+        await asyncio.sleep(0.3)  # frames in flight at the kill are not the new owner's
+        counts = [len(v.snapshots) for v in viewers]
+        for v, k in zip(viewers, counts):
+            await v.wait_for(lambda v=v, k=k: len(v.snapshots) > k, 5)
+        first = [v.snapshots[k][0] - t_kill for v, k in zip(viewers, counts)]
+        assert max(first) <= 2.0, first
+        new_owner = (await settled(others, not_on=owner_id))["default"]
+        assert new_owner != owner_id, new_owner
+        # The viewers kept their connection and the room goes on.
+        for v in viewers:
+            tick = v.snapshots[-1][1]["tick"]
+            await v.next_snapshot(after_tick=tick)
+        taken = by_id(nodes, new_owner).metric(
+            f'flockd_cluster_lease_takeovers_total{{node="{new_owner}"}}')
+        assert taken >= 1, taken
+        # A frame of the dead owner's term (any term up to its own) is
+        # recognisably stale: dropped and counted, not shown.
+        relay_id = next(i for i in NODES if i not in (owner_id, new_owner))
+        relay = by_id(nodes, relay_id)
+        stale = f'flockd_cluster_frames_stale_total{{node="{relay_id}"}}'
+        before = relay.metric(stale)
+        nats.publish("flockd.room.default.frame", frame_message(term=1, seq=10**6, tick=10**9))
+        await wait_metric(relay, stale, before + 1)
+        assert all(s["tick"] < 10**9 for v in viewers for _, s in v.snapshots), "stale frame shown"
+        print(f"failover: first frame {max(first) * 1000:.0f} ms after kill -9")
+        for v in viewers:
+            await v.close()
+
+
+@test
+async def an_owner_stopped_with_sigterm_hands_its_room_over_with_nothing_lost():
+    with cluster("--checkpoint-every", "60") as (_, nodes):
+        owner_id = (await settled(nodes))["default"]
+        owner = by_id(nodes, owner_id)
+        others = [n for n in nodes if n is not owner]
+        c = await Client.connect(others[0].url, headers_only=True)
+        await c.next_snapshot()
+        r = await c.command("obstacle_add", x=500.0, y=400.0, r=30.0)
+        assert r["type"] == "ack", r
+        assert owner.terminate(timeout=10) == 0  # its last checkpoint, then its leases go
+        new_owner = (await settled(others, not_on=owner_id))["default"]
+        assert new_owner != owner_id
+        # The command acked just before the stop is in the room that goes on.
+        tick = c.snapshots[-1][1]["tick"]
+        snap = await c.next_snapshot(after_tick=tick, timeout=10)
+        await c.wait_for(lambda: c.snapshots[-1][1]["obstacle_count"] == 1 and
+                         c.snapshots[-1][1]["tick"] > tick, 5)
+        assert snap["obstacle_count"] == 1, snap
+        await c.close()
+
+
+@test
+async def restarting_nats_server_loses_no_room():
+    with cluster() as (nats, nodes):
+        c = await Client.connect(nodes[0].url)
+        assert (await c.join("kept", "player"))["type"] == "ack"
+        await settled(nodes, ("default", "kept"))
+        # A player of "kept" on another node: relayed frames, forwarded commands.
+        far = await Client.connect(nodes[2].url, headers_only=True)
+        assert (await far.join("kept", "player"))["type"] == "ack"
+        await far.next_snapshot()
+        await asyncio.get_running_loop().run_in_executor(None, nats.restart)
+        owners = await settled(nodes, ("default", "kept"), timeout=20)
+        assert owners["kept"] == "n1", owners
+        for i, n in zip(NODES, nodes):
+            await wait_metric(n, f'flockd_cluster_nats_reconnects_total{{node="{i}"}}', 1, 10)
+        tick = far.snapshots[-1][1]["tick"]
+        await far.next_snapshot(after_tick=tick, timeout=10)
+        r = await far.command("obstacle_add", x=100.0, y=100.0, r=10.0, timeout=10)
+        assert r["type"] == "ack", r
+        snap = await c.next_snapshot(after_tick=r["tick"])
+        assert len(snap["obstacles"]) == 1, snap["obstacles"]
+        await far.close()
+        await c.close()
+
+
+@test
+async def losing_nats_keeps_owners_ticking_and_relays_say_the_room_is_unavailable():
+    with cluster() as (nats, nodes):
+        owner_id = (await settled(nodes))["default"]
+        owner = by_id(nodes, owner_id)
+        relay = next(n for n in nodes if n is not owner)
+        local = await Client.connect(owner.url, headers_only=True)
+        far = await Client.connect(relay.url, headers_only=True)
+        await far.next_snapshot()
+        await local.next_snapshot()
+        await asyncio.get_running_loop().run_in_executor(None, nats.stop)
+        deadline = time.time() + 5
+        while json.loads(relay.http("/healthz")[2])["nats"] != "lost" and time.time() < deadline:
+            await asyncio.sleep(0.1)
+        assert json.loads(relay.http("/healthz")[2])["nats"] == "lost"
+        r = await far.command("seek", group=0, x=10.0, y=10.0)
+        assert r["type"] == "error" and "unavailable" in r["message"], r
+        # The owner ticks on for its own viewer.
+        tick = local.snapshots[-1][1]["tick"]
+        await local.next_snapshot(after_tick=tick + 30)
+        await asyncio.get_running_loop().run_in_executor(None, lambda: nats.start(nats.port))
+        await settled(nodes, timeout=20)
+        tick = far.snapshots[-1][1]["tick"]
+        await far.next_snapshot(after_tick=tick, timeout=10)
+        r = await far.command("seek", group=0, x=10.0, y=10.0)
+        assert r["type"] == "ack", r
+        await far.close()
+        await local.close()
+
+
+@test
+async def garbled_messages_on_room_subjects_are_rejected_and_counted():
+    with cluster() as (nats, nodes):
+        owner = (await settled(nodes))["default"]
+        relay_id = next(i for i in NODES if i != owner)
+        relay = by_id(nodes, relay_id)
+        viewer = await Client.connect(relay.url, headers_only=True)
+        await viewer.next_snapshot()
+        name = f'flockd_cluster_messages_rejected_total{{node="{relay_id}"}}'
+        before = relay.metric(name)
+        hostile = [b"", b"garbage", b"FKCF" + b"\x01\x00" + b"\xff" * 200,
+                   b"FKCF\x01\x00\x00\x00" + struct.pack("<QQQq", 5, 1, 1, 0) + b"\x07" * 44,
+                   os.urandom(5000)]
+        for h in hostile:
+            nats.publish("flockd.room.default.frame", h)
+        nats.publish(f"flockd.node.{relay_id}.reply", b"FKCR\x01\x00" + b"\x00" * 50)
+        nats.publish(f"flockd.room.default.want", b"FKCW\x01\x00\x00\x00\xff\xff\xff\xff")
+        await wait_metric(relay, name, before + len(hostile) + 1)
+        # The room goes on for the relay's viewer; every node still answers.
+        tick = viewer.snapshots[-1][1]["tick"]
+        await viewer.next_snapshot(after_tick=tick)
+        await settled(nodes)
+        await viewer.close()
+
+
+if __name__ == "__main__":
+    SUITE.main()
