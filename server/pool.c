@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
@@ -184,12 +185,21 @@ static void await_next_job(struct pool *p)
     pthread_mutex_lock(&p->lock);
 }
 
+/* A task's deadline has come (lock held). */
+static bool is_task_due(const struct pool *p)
+{
+    return p->count > 0 && p->heap[0]->deadline_ns <= clock_mono_ns();
+}
+
 static void *worker_main(void *arg)
 {
     struct pool *p = arg;
     pthread_mutex_lock(&p->lock);
     while (!p->stop) {
-        if (p->jobs) { /* pieces of a running tick come before the next tick */
+        /* Pieces of a running tick come before a tick not yet due, never
+         * before one that is: its forking run finishes its pieces itself,
+         * and a big room's steady forks must not make the others late. */
+        if (p->jobs && !is_task_due(p)) {
             run_piece(p, p->jobs);
             if (!p->jobs)
                 await_next_job(p);

@@ -201,8 +201,9 @@ static void count_encodings(struct room *r)
     r->stats = now;
 }
 
-/* Encodes the world into a new latest frame stamped with wall_us. */
-static void publish(struct room *r, int64_t wall_us)
+/* Encodes the world into a new latest frame stamped with wall_us. Returns
+ * whether the frame holds any kind a client takes (nobody to wake if not). */
+static bool publish(struct room *r, int64_t wall_us)
 {
     uint64_t seq = ++r->frame_seq;
     struct snapenc_input in = {.world = r->world,
@@ -213,7 +214,7 @@ static void publish(struct room *r, int64_t wall_us)
     struct frame *f = snapenc_encode(r->enc, &in);
     count_encodings(r);
     if (!f)
-        return;
+        return false;
     if (r->cfg.link)
         r->cfg.link->frame(r->cfg.link->arg, r, f);
     pthread_mutex_lock(&r->lock);
@@ -223,6 +224,7 @@ static void publish(struct room *r, int64_t wall_us)
     frame_release(old);
     atomic_store_explicit(&r->dirty, 1, memory_order_release);
     atomic_fetch_add_explicit(&g_metrics.snapshots_encoded, 1, memory_order_relaxed);
+    return in.want != 0;
 }
 
 struct frame *room_latest(struct room *r)
@@ -304,6 +306,11 @@ static void offer_measure(struct room *r, bool changed)
     flockstats_frame_of(r->world, &f);
     struct sim_view v;
     sim_view(r->world, &v);
+    if (f.count == 0 && r->offered_empty) { /* an empty world stays empty: measured */
+        r->unmeasured = false;
+        return;
+    }
+    r->offered_empty = f.count == 0;
     if (measure_offer(r->cfg.measure, &r->measurer, &f, v.tick) != 0) {
         r->since_measure = 0; /* taken, or it never will be */
         r->unmeasured = false;
@@ -441,8 +448,8 @@ void room_tick(struct room *r, const struct pool_time *t)
     if (++r->since_snapshot >= r->snapshot_every) {
         r->since_snapshot = 0;
         update_info(r);
-        publish(r, t->wall_us);
-        notify = 1;
+        if (publish(r, t->wall_us))
+            notify = 1;
     }
     offer_measure(r, stepping);
     record_lateness(r, t->late_ns, t->last_ns);

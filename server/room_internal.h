@@ -66,7 +66,8 @@ struct room {
     struct measure_client measurer; /* the room's side of cfg.measure */
     uint64_t measure_every;         /* ticks between offers */
     uint64_t since_measure;
-    bool unmeasured; /* the world changed since the last frame measure took */
+    bool unmeasured;    /* the world changed since the last frame measure took */
+    bool offered_empty; /* the last frame offered had no boids */
 
     /* A room of a cluster (room_relay.c): it relays another node's while
      * `relay`; a switch asked for waits in `switch_to` for the tick. */

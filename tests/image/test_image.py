@@ -318,18 +318,23 @@ class Compose:
 
     count = 0
 
-    def __init__(self, dotenv=None):
+    def __init__(self, dotenv=None, name="compose.yaml", env=None):
         Compose.count += 1
         self.project = f"{PREFIX}-compose-{Compose.count}"
         self.dir = tempfile.mkdtemp(prefix="flockd-compose-")
-        self.file = os.path.join(self.dir, "compose.yaml")
-        shutil.copy(ROOT / "docker" / "compose.yaml", self.file)
+        self.file = os.path.join(self.dir, name)
+        shutil.copy(ROOT / "docker" / name, self.file)
+        # Build contexts are relative to the file: the copy's are the repository's.
+        with open(self.file) as f:
+            text = f.read()
+        with open(self.file, "w") as f:
+            f.write(text.replace("context: ..", f"context: {ROOT}"))
         if dotenv is not None:
             with open(os.path.join(self.dir, ".env"), "w") as f:
                 f.write(dotenv)
         self.port = free_port()
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("FLOCKD_")}
-        self.env.update(FLOCKD_PUBLISH=f"127.0.0.1:{self.port}", FLOCKD_IMAGE=IMAGE)
+        self.env.update(FLOCKD_PUBLISH=f"127.0.0.1:{self.port}", FLOCKD_IMAGE=IMAGE, **(env or {}))
         with open(self.file) as f:
             self.services = sorted(yaml.safe_load(f)["services"])
 
@@ -382,6 +387,39 @@ def check_every_service(compose):
         if has_check not in ("", "<nil>"):
             assert health(name), (service, logs(name))
     return names
+
+
+@suite.test
+async def the_cluster_compose_file_runs_nats_and_three_nodes_that_serve_one_room():
+    base = subprocess.run([str(ROOT / "docker" / "image.sh"), "base"], check=True,
+                          capture_output=True, text=True).stdout.strip()
+    ports = [free_port() for _ in range(3)]
+    env = {"FLOCKD_BASE": base, "FLOCKD_HOST_IP": "127.0.0.1",
+           **{f"FLOCKD_PORT{i + 1}": str(p) for i, p in enumerate(ports)}}
+    with Compose(name="compose.cluster.yaml", env=env) as compose:
+        check_every_service(compose)
+        for p in ports:
+            h = wait_healthz(p, timeout=60)
+            assert h.get("nats") == "connected", h
+        # Every node lists the default room, ticked by one and the same node.
+        deadline = time.time() + 30
+        while True:
+            owners = []
+            for p in ports:
+                rooms = json.loads(http(p, "/api/rooms")[1])["rooms"]
+                owners += [r.get("node") for r in rooms if r["name"] == "default"]
+            if len(owners) == 3 and len(set(owners)) == 1 and owners[0]:
+                break
+            assert time.time() < deadline, owners
+            time.sleep(0.5)
+        assert owners[0] in ("flockd1", "flockd2", "flockd3"), owners
+        # A viewer on each node sees the room's snapshots.
+        ticks = []
+        for p in ports:
+            c = await Client.connect(f"ws://127.0.0.1:{p}/ws", headers_only=True)
+            ticks.append((await c.next_snapshot(timeout=10))["tick"])
+            await c.close()
+        assert all(t > 0 for t in ticks), ticks
 
 
 @suite.test

@@ -17,7 +17,7 @@ import os
 import sys
 import time
 
-from flockd_harness import Client, Flockd, Suite
+from flockd_harness import Client, Flockd, Suite, sanitizer_of
 
 FLOCKD = sys.argv[1] if len(sys.argv) > 1 else "build/server/flockd"
 SUITE = Suite(timeout=300)
@@ -135,7 +135,9 @@ async def an_idle_flockd_with_two_workers_uses_at_most_half_a_percent_of_a_core(
         share = (cpu1 - cpu0) / (t1 - t0)
         print(f"FIGURES idle flockd, empty default room, 2 workers: {share * 100:.3f} % "
               f"of a core over {t1 - t0:.1f} s", flush=True)
-        assert share <= 0.005, share
+        # The figure is the product's: a sanitizer's build only reports it.
+        if sanitizer_of(FLOCKD) is None:
+            assert share <= 0.005, share
 
 
 if __name__ == "__main__":
