@@ -20,8 +20,10 @@
  *
  * A run may also cut its work into pieces (pool_fork): workers that are
  * idle at that moment take pieces, the caller takes the rest itself, and
- * the call returns when every piece is done. A busy pool therefore costs a
- * forking run nothing but a few locks. Idle workers sleep; only a thread
+ * the call returns when every piece is done. A worker takes a task that
+ * is due before another run's pieces, so one room's forks never make
+ * another late. A busy pool therefore costs a forking run nothing but a
+ * few locks. Idle workers sleep; only a thread
  * inside a fork (a worker that has just run a piece, a caller waiting for
  * a worker's last piece) watches for up to 50 microseconds before it
  * sleeps, as waking it would take longer, so a pool with nothing to fork
