@@ -90,15 +90,15 @@ asan-build: deps $(ASAN_BUILD)/CMakeCache.txt
 # threads (TSAN_UNITS: the pool, the lobby, steps split over threads);
 # only what they need is built. Left out: integration_examples
 # (its clients take the same server paths as integration_flockd; it runs in
-# Release and under ASan), integration_flockd_timing (why: at TREES
-# below), the other unit tests (single-threaded), the browser and node
+# Release and under ASan), the timed parts of the scripts other than rooms
+# and cluster (why: at TREES below), the other unit tests (single-threaded), the browser and node
 # tests (e2e_*, web_*). The build's tests carry TSAN_OPTIONS
 # (tests/CMakeLists.txt): a race fails the test, and tests/tsan.supp holds
 # the suppressions.
 TSAN_UNITS := test_pool test_lobby test_stepper test_step_forked
 space := $(subst ,, )
 TSAN_SELECT = -R '^(integration_.+|$(subst $(space),|,$(TSAN_UNITS)))$$' \
-               -E '^(integration_examples(_.+)?|integration_flockd_timing)$$'
+               -E '^(integration_examples(_.+)?|integration_(flockd|flockctl|hostile|replay|workers)_timing)$$'
 
 $(TSAN_BUILD)/CMakeCache.txt:
 	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLOCKD_TSAN=ON \
@@ -141,10 +141,15 @@ phase = @echo "== $(1)"; t0=$$(date +%s); $(2) && \
 #   and time the page, which ASan does not instrument; what a browser makes
 #   flockd do (static files, Chromium's WebSocket, commands, joins, a
 #   restart) runs under ASan in e2e_lobby and the integration tests;
-# - under TSan, integration_flockd_timing (18 s alone): its snapshot rate,
-#   20 clients that never read and 1009 close take paths that
-#   integration_hostile_timing drives harder there (a viewer throughout,
-#   100 clients that never read, 10 MB frames, fragments past the limit).
+# - under ASan and TSan, integration_workers_timing (22 s): its figure, a
+#   idle flockd's CPU, is the product's, which a sanitizer's build only
+#   reports;
+# - under TSan, the timed parts of integration_flockd, _flockctl, _hostile
+#   and _replay (160 s): TSan looks for races, and what those parts drive
+#   runs there in the scripts' functional parts (hostile clients, crashes
+#   and restarts included), while their timings would measure TSan's
+#   slowness; the timed parts of rooms and cluster (rooms and nodes ticking
+#   on several threads under load) and test_pool run.
 TREES := release asan tsan
 dir_release := $(BUILD)
 dir_asan := $(ASAN_BUILD)
@@ -152,7 +157,7 @@ dir_tsan := $(TSAN_BUILD)
 name_release := Release
 name_asan := ASan+UBSan
 name_tsan := TSan
-tests_asan := -E '^e2e_viewer(_timing)?$$'
+tests_asan := -E '^(e2e_viewer(_timing)?|integration_workers_timing)$$'
 tests_tsan = $(TSAN_SELECT)
 # $(call part,TREE,TITLE,CTEST OPTIONS): some of TREE's tests.
 part = $(call phase,$(name_$(1)): $(2),cd $(dir_$(1)) && $(CTEST) $(3) $(tests_$(1)))
