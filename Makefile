@@ -141,7 +141,7 @@ phase = @echo "== $(1)"; t0=$$(date +%s); $(2) && \
 #   and time the page, which ASan does not instrument; what a browser makes
 #   flockd do (static files, Chromium's WebSocket, commands, joins, a
 #   restart) runs under ASan in e2e_lobby and the integration tests;
-# - under ASan and TSan, integration_workers_timing (22 s): its figure, a
+# - under ASan and TSan, integration_workers_timing (22 s): its figure, an
 #   idle flockd's CPU, is the product's, which a sanitizer's build only
 #   reports;
 # - under TSan, the timed parts of integration_flockd, _flockctl, _hostile
