@@ -20,10 +20,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* What the steward read or wrote for one room, outside the lock. */
+/* What the steward read or wrote for one room, outside the lock. The
+ * room is only a key there: it may be destroyed once the lock is let go,
+ * so what the lease says of it is read before (val). */
 struct lease_job {
     struct room *room;
     char name[PROTO_ROOM_MAX + 1];
+    char val[256]; /* the lease value (lease_value()) */
+    int vlen;
     bool owner;
     uint64_t rev, term;
     int64_t rev_seen_ns;
@@ -167,14 +171,13 @@ static void watch(struct cluster *c, struct lease_job *j, const char *key, const
 
 static void lease_step(struct cluster *c, struct lease_job *j, int64_t now)
 {
-    char key[64], val[256];
+    char key[64];
     snprintf(key, sizeof key, "room.%s", j->name);
-    int vlen = lease_value(c, j->room, val, sizeof val);
     j->outcome = KEEP;
     if (j->owner)
-        renew(c, j, key, val, vlen);
+        renew(c, j, key, j->val, j->vlen);
     else
-        watch(c, j, key, val, vlen, now);
+        watch(c, j, key, j->val, j->vlen, now);
     if (j->outcome == TAKEN && !j->owner)
         fetch_checkpoint(c, j);
 }
@@ -238,6 +241,9 @@ void cluster__leases(struct cluster *c, int64_t now)
                                      .term = cr->term,
                                      .rev_seen_ns = cr->rev_seen_ns};
         snprintf(jobs[i].name, sizeof jobs[i].name, "%s", cr->name);
+        /* Attached, so alive while the lock is held (a room detaches
+         * under it before it is freed). */
+        jobs[i].vlen = lease_value(c, cr->room, jobs[i].val, sizeof jobs[i].val);
     }
     pthread_mutex_unlock(&c->lock);
     for (size_t i = 0; i < n; i++)

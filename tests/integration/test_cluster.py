@@ -362,7 +362,10 @@ async def restarting_nats_server_loses_no_room():
         await far.next_snapshot()
         await asyncio.get_running_loop().run_in_executor(None, nats.restart)
         owners = await settled(nodes, ("default", "kept"), timeout=20)
-        assert owners["kept"] == "n1", owners
+        # Still ticked by a node: the one it had, unless NATS stayed away
+        # longer than a lease on a busy machine and another took it over
+        # from its last checkpoint.
+        assert owners["kept"] in NODES, owners
         for i, n in zip(NODES, nodes):
             await wait_metric(n, f'flockd_cluster_nats_reconnects_total{{node="{i}"}}', 1, 10)
         tick = far.snapshots[-1][1]["tick"]

@@ -121,7 +121,7 @@ async def the_server_takes_the_clients_first_choice_and_the_welcome_names_it():
 async def a_stream_starts_on_a_key_frame_and_deltas_follow_with_the_sim_hash():
     with Flockd(FLOCKD, "--boids", "2000") as d:
         c = await V2Client.connect(d.url)
-        await c.wait_for(lambda: len(c.frames) >= 30, 10)
+        await c.wait_for(lambda: len(c.frames) >= 30, 30)  # generous: a loaded sanitizer build
         assert c.refused == [], c.refused
         assert c.frames[0].kind == "key", kinds(c.frames[:3])
         assert kinds(c.frames[1:]).count("delta") >= 25, kinds(c.frames)
