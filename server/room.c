@@ -185,6 +185,13 @@ unsigned room__wanted_kinds(struct room *r, uint64_t seq)
 
 void room_want(struct room *r, unsigned kind, uint64_t seq)
 {
+    /* At least the newest snapshot's: a client that comes to a room nobody
+     * watched may hold an old announcement, and a want that old would have
+     * lingered out already (and the room, with nobody to wake, never
+     * announces a newer one). */
+    uint64_t newest = atomic_load_explicit(&r->published_seq, memory_order_relaxed);
+    if (seq < newest)
+        seq = newest;
     if (kind < SNAPENC_KINDS && atomic_load_explicit(&r->wanted[kind], memory_order_relaxed) < seq)
         atomic_store_explicit(&r->wanted[kind], seq, memory_order_relaxed);
 }
@@ -201,11 +208,11 @@ static void count_encodings(struct room *r)
     r->stats = now;
 }
 
-/* Encodes the world into a new latest frame stamped with wall_us. Returns
- * whether the frame holds any kind a client takes (nobody to wake if not). */
-static bool publish(struct room *r, int64_t wall_us)
+/* Encodes the world into a new latest frame stamped with wall_us. */
+static void publish(struct room *r, int64_t wall_us)
 {
     uint64_t seq = ++r->frame_seq;
+    atomic_store_explicit(&r->published_seq, seq, memory_order_relaxed);
     struct snapenc_input in = {.world = r->world,
                                .seq = seq,
                                .wall_us = wall_us,
@@ -214,7 +221,7 @@ static bool publish(struct room *r, int64_t wall_us)
     struct frame *f = snapenc_encode(r->enc, &in);
     count_encodings(r);
     if (!f)
-        return false;
+        return;
     if (r->cfg.link)
         r->cfg.link->frame(r->cfg.link->arg, r, f);
     pthread_mutex_lock(&r->lock);
@@ -224,7 +231,6 @@ static bool publish(struct room *r, int64_t wall_us)
     frame_release(old);
     atomic_store_explicit(&r->dirty, 1, memory_order_release);
     atomic_fetch_add_explicit(&g_metrics.snapshots_encoded, 1, memory_order_relaxed);
-    return in.want != 0;
 }
 
 struct frame *room_latest(struct room *r)
@@ -448,8 +454,8 @@ void room_tick(struct room *r, const struct pool_time *t)
     if (++r->since_snapshot >= r->snapshot_every) {
         r->since_snapshot = 0;
         update_info(r);
-        if (publish(r, t->wall_us))
-            notify = 1;
+        publish(r, t->wall_us);
+        notify = 1; /* a client that comes takes its first want from the announcement */
     }
     offer_measure(r, stepping);
     record_lateness(r, t->late_ns, t->last_ns);

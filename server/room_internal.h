@@ -54,6 +54,7 @@ struct room {
     uint64_t snapshot_every; /* ticks per snapshot */
     uint64_t since_snapshot;
     uint64_t frame_seq;
+    atomic_uint_fast64_t published_seq; /* frame_seq of the newest snapshot, for room_want() */
     uint64_t linger;            /* snapshots a kind is encoded after it was wanted */
     struct snapenc *enc;        /* the snapshots' encodings */
     struct snapenc_stats stats; /* what it had cost at the last snapshot */
