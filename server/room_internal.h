@@ -55,9 +55,9 @@ struct room {
     uint64_t since_snapshot;
     uint64_t frame_seq;
     atomic_uint_fast64_t published_seq; /* frame_seq of the newest snapshot, for room_want() */
-    uint64_t linger;            /* snapshots a kind is encoded after it was wanted */
-    struct snapenc *enc;        /* the snapshots' encodings */
-    struct snapenc_stats stats; /* what it had cost at the last snapshot */
+    uint64_t linger;                    /* snapshots a kind is encoded after it was wanted */
+    struct snapenc *enc;                /* the snapshots' encodings */
+    struct snapenc_stats stats;         /* what it had cost at the last snapshot */
     atomic_uint_fast64_t wanted[SNAPENC_KINDS]; /* seq a kind was last wanted at; 0: never */
     struct queued *batch;                       /* commands taken off the ring this tick */
     struct obstacle_owner *owners;              /* one per obstacle, max_obstacles */
