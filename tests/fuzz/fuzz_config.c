@@ -98,9 +98,12 @@ static void check_settings(const struct cfg *c)
     check_length("tls-cert", c->tls_cert, sizeof c->tls_cert, 0);
     check_length("tls-key", c->tls_key, sizeof c->tls_key, 0);
 
-    /* The cross-setting rules: rates, boids, the TLS pair and its redirect port. */
+    /* The cross-setting rules: rates, boids, teams, pings, the TLS pair and
+     * its redirect port. */
     bool has_cert = c->tls_cert[0] != '\0', has_key = c->tls_key[0] != '\0';
-    int cross_ok = c->snapshot_hz <= c->tick_hz && c->boids <= c->capacity && has_cert == has_key &&
+    int cross_ok = c->snapshot_hz <= c->tick_hz && c->boids <= c->capacity &&
+                   c->team_units <= c->team_cap && c->ping_interval <= c->idle_timeout &&
+                   has_cert == has_key &&
                    (!c->tls_redirect_port || (has_cert && c->tls_redirect_port != c->port));
     int rc = cfg_validate(c, err, sizeof err);
     if (rc != 0 && rc != CFG_EINVAL)
