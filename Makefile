@@ -98,7 +98,7 @@ asan-build: deps $(ASAN_BUILD)/CMakeCache.txt
 TSAN_UNITS := test_pool test_lobby test_stepper test_step_forked
 space := $(subst ,, )
 TSAN_SELECT = -R '^(integration_.+|$(subst $(space),|,$(TSAN_UNITS)))$$' \
-               -E '^(integration_examples(_.+)?|integration_(flockd|flockctl|hostile|replay|workers)_timing)$$'
+               -E '^(integration_examples(_.+)?|integration_(flockd|flockctl|hostile|replay)_timing)$$'
 
 $(TSAN_BUILD)/CMakeCache.txt:
 	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLOCKD_TSAN=ON \
@@ -141,9 +141,6 @@ phase = @echo "== $(1)"; t0=$$(date +%s); $(2) && \
 #   and time the page, which ASan does not instrument; what a browser makes
 #   flockd do (static files, Chromium's WebSocket, commands, joins, a
 #   restart) runs under ASan in e2e_lobby and the integration tests;
-# - under ASan and TSan, integration_workers_timing (22 s): its figure, an
-#   idle flockd's CPU, is the product's, which a sanitizer's build only
-#   reports;
 # - under TSan, the timed parts of integration_flockd, _flockctl, _hostile
 #   and _replay (160 s): TSan looks for races, and what those parts drive
 #   runs there in the scripts' functional parts (hostile clients, crashes
@@ -157,7 +154,7 @@ dir_tsan := $(TSAN_BUILD)
 name_release := Release
 name_asan := ASan+UBSan
 name_tsan := TSan
-tests_asan := -E '^(e2e_viewer(_timing)?|integration_workers_timing)$$'
+tests_asan := -E '^e2e_viewer(_timing)?$$'
 tests_tsan = $(TSAN_SELECT)
 # $(call part,TREE,TITLE,CTEST OPTIONS): some of TREE's tests.
 part = $(call phase,$(name_$(1)): $(2),cd $(dir_$(1)) && $(CTEST) $(3) $(tests_$(1)))
