@@ -162,6 +162,17 @@ export async function launchBrowser(bin, usage) {
   return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
 }
 
+/** Records the JSON commands `page` sends over its WebSocket, its periodic ping and stats left out. */
+export function recordCommands(page) {
+  const sent = [];
+  page.on('websocket', (ws) => ws.on('framesent', (f) => {
+    if (typeof f.payload !== 'string') return;
+    const msg = JSON.parse(f.payload);
+    if (msg.cmd !== 'ping' && msg.cmd !== 'stats') sent.push(msg);
+  }));
+  return sent;
+}
+
 /** Evaluates fn(arg) in the page. */
 export const view = (page, fn, arg) => page.evaluate(fn, arg);
 

@@ -12,7 +12,7 @@
 import { join } from 'node:path';
 import {
   ROOT, check, assert, sleep, waitFor, finish, anyFailed, crashed, startFlockd, killServers, launchBrowser,
-  view, openViewer, pointAt, sameF32, VIEWPORT, closingChecks,
+  view, openViewer, pointAt, sameF32, VIEWPORT, closingChecks, recordCommands,
 } from './harness.mjs';
 import { groupColor } from '../../client/web/js/render2d.js';
 import { roomCells } from '../../client/web/js/lobby.js';
@@ -29,17 +29,6 @@ const ADMIN_CONTROLS = ['btn-pause', 'btn-resume', 'btn-step', 'btn-reset', 'btn
 function rgb(hex) {
   const n = parseInt(hex.slice(1), 16);
   return `rgb(${n >> 16}, ${(n >> 8) & 255}, ${n & 255})`;
-}
-
-/** Records the JSON commands `page` sends over its WebSocket, its periodic ping and stats left out. */
-function recordCommands(page) {
-  const sent = [];
-  page.on('websocket', (ws) => ws.on('framesent', (f) => {
-    if (typeof f.payload !== 'string') return;
-    const msg = JSON.parse(f.payload);
-    if (msg.cmd !== 'ping' && msg.cmd !== 'stats') sent.push(msg);
-  }));
-  return sent;
 }
 
 const room = (page) => view(page, () => window.flockView.room);

@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   ROOT, check, assert, sleep, waitFor, finish, anyFailed, crashed, startFlockd, killServers, launchBrowser,
-  view, openViewer, pointAt, closingChecks,
+  view, openViewer, pointAt, closingChecks, recordCommands,
 } from './harness.mjs';
 
 const [flockdBin, buildDir = join(ROOT, 'build')] = process.argv.slice(2);
@@ -37,17 +37,6 @@ async function record(dir, seconds) {
   const status = await server.stop();
   assert(status === 0, `the recording flockd exited with ${status}`);
   return join(dir, 'default.flog');
-}
-
-/** Records the JSON commands `page` sends, its periodic ping and stats left out. */
-function recordCommands(page) {
-  const sent = [];
-  page.on('websocket', (ws) => ws.on('framesent', (f) => {
-    if (typeof f.payload !== 'string') return;
-    const msg = JSON.parse(f.payload);
-    if (msg.cmd !== 'ping' && msg.cmd !== 'stats') sent.push(msg);
-  }));
-  return sent;
 }
 
 async function playbackChecks(page, sent) {
