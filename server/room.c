@@ -252,7 +252,8 @@ static void update_info(struct room *r)
     r->info.boids = v.count;
     r->info.paused = r->paused;
     r->info.polarization = st.polarization;
-    copy_values(r);
+    if (r->cfg.replay) /* a recording's params commands change them as it plays */
+        copy_values(r);
     pthread_mutex_unlock(&r->lock);
 }
 
