@@ -89,6 +89,7 @@ static void link_attach(void *arg, struct room *r)
     if (!cr)
         return; /* the room relays nothing and is never taken: it stays empty */
     cr->room = r;
+    cr->frame_ns = clock_mono_ns();
     snprintf(cr->name, sizeof cr->name, "%s", room_name(r));
     pthread_mutex_lock(&c->lock);
     if (c->nrooms < MAX_ROOMS)
@@ -214,6 +215,7 @@ static void steward_step(struct cluster *c, int64_t now)
 {
     if (natsConnection_Status(c->nc) == NATS_CONN_STATUS_CONNECTED)
         atomic_store(&c->connected, true);
+    cluster__availability(c, now);
     if (!cluster_is_connected(c))
         return;
     if ((atomic_exchange(&c->reconnected, false) || !c->kv) && open_buckets(c) < 0)

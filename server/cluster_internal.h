@@ -34,6 +34,8 @@
 #define MAX_NODES     256  /* nodes whose load a placement weighs */
 #define NODE_STALE_S  3.0  /* a node without a heartbeat this long is not placed on */
 #define MAX_ADOPT     32   /* rooms placed here waiting for the lobby */
+#define OWNER_SILENT_S                                                                             \
+    2.0 /* a relay without a frame this long tells its clients the room is unavailable */
 
 /* A room of this node, relaying or owned. */
 struct croom {
@@ -44,6 +46,8 @@ struct croom {
     int64_t rev_seen_ns; /* when rev was first seen (relay: the lease runs from here) */
     uint64_t term;       /* owner: the revision the lease was taken at */
     uint64_t term_seen;  /* relay: the highest term of a frame accepted */
+    int64_t frame_ns;    /* relay: when it last accepted a frame (or became a relay) */
+    bool unavailable;    /* relay: its clients were told the owner cannot be reached */
     natsSubscription *frames, *cmds, *wants;
 };
 
@@ -147,6 +151,9 @@ int cluster__link_forward(void *arg, struct room *r, const struct room_actor *wh
 void cluster__on_reply(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *arg);
 /* The subscriptions cr needs as owner (commands, wants) or relay (frames). Under lock. */
 void cluster__resubscribe(struct cluster *c, struct croom *cr);
+/* Tells the clients of each relayed room whether its owner can be reached
+ * (NATS up and a frame within OWNER_SILENT_S), on a change. Steward. */
+void cluster__availability(struct cluster *c, int64_t now);
 
 /* ---- cluster_lease.c: leases, checkpoints, the directory, the heartbeat ---- */
 

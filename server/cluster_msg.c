@@ -272,6 +272,11 @@ static void on_frame(natsConnection *nc, natsSubscription *sub, natsMsg *msg, vo
     struct croom *cr = cluster__find(c, name, len);
     if (cr && !cr->owner && term >= cr->term_seen) {
         cr->term_seen = term;
+        cr->frame_ns = clock_mono_ns();
+        if (cr->unavailable) { /* at once, not at the steward's next step */
+            cr->unavailable = false;
+            room_relay_set_available(cr->room, true, NULL);
+        }
         room_relay_frame(cr->room, f, meta.boids, meta.paused); /* takes f */
         f = NULL;
         COUNT(c, frames_relayed);
@@ -280,6 +285,32 @@ static void on_frame(natsConnection *nc, natsSubscription *sub, natsMsg *msg, vo
     }
     pthread_mutex_unlock(&c->lock);
     frame_release(f);
+}
+
+void cluster__availability(struct cluster *c, int64_t now)
+{
+    bool is_connected = cluster_is_connected(c);
+    pthread_mutex_lock(&c->lock);
+    for (size_t i = 0; i < c->nrooms && !c->quiet; i++) {
+        struct croom *cr = c->rooms[i];
+        bool is_silent = !cr->owner && (double)(now - cr->frame_ns) > OWNER_SILENT_S * 1e9;
+        bool is_down = !cr->owner && (!is_connected || is_silent);
+        if (is_down == cr->unavailable)
+            continue;
+        cr->unavailable = is_down;
+        char reason[96];
+        const struct dir_entry *d = cluster__dir_find(c, cr->name);
+        if (!is_connected)
+            snprintf(reason, sizeof reason,
+                     "this node lost the cluster's messaging (NATS); waiting for it");
+        else
+            snprintf(reason, sizeof reason, "no frame from the room's node %s for %.0f s",
+                     d ? d->node : "(none yet)", OWNER_SILENT_S);
+        room_relay_set_available(cr->room, !is_down, reason);
+        fprintf(stderr, "flockd: cluster: room \"%s\" is %s%s\n", cr->name,
+                is_down ? "unavailable: " : "available again", is_down ? reason : "");
+    }
+    pthread_mutex_unlock(&c->lock);
 }
 
 int cluster__link_forward(void *arg, struct room *r, const struct room_actor *who,

@@ -408,7 +408,11 @@ int room_welcome(struct room *r, const struct room_actor *who, char *buf, size_t
         .max_message = r->cfg.max_message,
         .values = &values[0],
         .flock = r->info.has_flock ? &flock : NULL,
+        .unavailable = r->unavailable,
     };
+    char reason[sizeof r->unavailable_reason];
+    memcpy(reason, r->unavailable_reason, sizeof reason);
+    w.unavailable_reason = reason;
     pthread_mutex_unlock(&r->lock);
     for (unsigned g = 1; g < SIM_GROUPS; g++)
         if (memcmp(&values[g], &values[0], sizeof values[0]))

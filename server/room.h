@@ -48,6 +48,8 @@ enum room_reply_kind {
     ROOM_REPLY_PLAIN,    /* an ack or an error */
     ROOM_REPLY_WELCOME,  /* the welcome after a join: the client's stream starts */
     ROOM_REPLY_KEYFRAME, /* the ack of keyframe: its next frame is a key frame */
+    ROOM_REPLY_NOTICE,   /* no reply to a command: news of the room (its availability),
+                            for client 0: for every member that has the room's welcome */
 };
 
 /* A reply for one client, produced by the room thread. */
@@ -337,5 +339,14 @@ void room_relay_want(struct room *r, unsigned kinds, int64_t now);
  * expire, even without members here). */
 #define ROOM_WATCHED_S 5.0
 bool room_relay_is_watched(struct room *r, int64_t now);
+
+/*
+ * The relayed room lost its owner (NATS lost, or no frame from it for a
+ * while: available false, with a reason for people) or has it again. On a
+ * change, every member that has the room's welcome is told (PROTOCOL.md
+ * §6.6, a ROOM_REPLY_NOTICE for client 0) and later welcomes say so. Any
+ * thread; a room is available when made.
+ */
+void room_relay_set_available(struct room *r, bool available, const char *reason);
 
 #endif

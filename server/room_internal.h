@@ -76,6 +76,8 @@ struct room {
     bool attached;                  /* told the link it exists */
     atomic_int_fast64_t watched_ns; /* another node's clients last took frames; 0: never */
     struct room_switch *switch_to;  /* under lock */
+    bool unavailable;               /* under lock: no owner reached (room_relay_set_available) */
+    char unavailable_reason[96];    /* under lock */
 
     pthread_mutex_t lock;
     struct queued *ring; /* bounded command queue */

@@ -9,7 +9,7 @@ rooms tick again on another node within 2 s while viewers elsewhere keep
 their connection, that restarting nats-server loses no room, and that
 garbled or hostile messages on a room's subjects are rejected and counted.
 
-Usage: test_cluster.py FLOCKD_BINARY [--functional | --timing] [TEST_NAME...]
+Usage: test_cluster.py FLOCKD_BINARY FLOCKCTL_BINARY [--functional | --timing] [TEST_NAME...]
 The last line is "N passed, N failed".
 """
 
@@ -29,6 +29,7 @@ import time
 from flockd_harness import Client, Flockd, Suite, arg
 
 FLOCKD = arg(0, "build/server/flockd")
+FLOCKCTL = arg(1, "build/client/cli/flockctl")
 SUITE = Suite(timeout=180)
 test = SUITE.test
 timing = SUITE.timing
@@ -40,17 +41,20 @@ class Nats:
     the ports file it writes; its store in a temporary folder kept across
     restart()."""
 
-    def __init__(self):
+    def __init__(self, config=""):
         self.dir = tempfile.mkdtemp(prefix="flockd-nats-")
         self.proc = None
         self.port = None
+        self.config = os.path.join(self.dir, "nats.conf")
+        with open(self.config, "w") as f:
+            f.write(config)
 
     def start(self, port=-1):
         ports = os.path.join(self.dir, "ports")
         shutil.rmtree(ports, ignore_errors=True)
         os.makedirs(ports)
         self.proc = subprocess.Popen(
-            ["nats-server", "-a", "127.0.0.1", "-p", str(port), "-js",
+            ["nats-server", "-c", self.config, "-a", "127.0.0.1", "-p", str(port), "-js",
              "-sd", os.path.join(self.dir, "store"), "--ports_file_dir", ports],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.time() + 10
@@ -107,8 +111,8 @@ class Node(Flockd):
 
 
 @contextlib.contextmanager
-def cluster(*extra):
-    nats = Nats().start()
+def cluster(*extra, nats_config=""):
+    nats = Nats(nats_config).start()
     try:
         with contextlib.ExitStack() as stack:
             nodes = [stack.enter_context(Node(FLOCKD, "--nats", nats.url, "--node-id", n,
@@ -378,6 +382,10 @@ async def restarting_nats_server_loses_no_room():
         await c.close()
 
 
+def availability(client):
+    return [m for m in client.messages if m.get("type") == "availability"]
+
+
 @test
 async def losing_nats_keeps_owners_ticking_and_relays_say_the_room_is_unavailable():
     with cluster() as (nats, nodes):
@@ -388,24 +396,80 @@ async def losing_nats_keeps_owners_ticking_and_relays_say_the_room_is_unavailabl
         far = await Client.connect(relay.url, headers_only=True)
         await far.next_snapshot()
         await local.next_snapshot()
-        await asyncio.get_running_loop().run_in_executor(None, nats.stop)
-        deadline = time.time() + 5
-        while json.loads(relay.http("/healthz")[2])["nats"] != "lost" and time.time() < deadline:
-            await asyncio.sleep(0.1)
-        assert json.loads(relay.http("/healthz")[2])["nats"] == "lost"
-        r = await far.command("seek", group=0, x=10.0, y=10.0)
-        assert r["type"] == "error" and "unavailable" in r["message"], r
-        # The owner ticks on for its own viewer.
-        tick = local.snapshots[-1][1]["tick"]
-        await local.next_snapshot(after_tick=tick + 30)
-        await asyncio.get_running_loop().run_in_executor(None, lambda: nats.start(nats.port))
-        await settled(nodes, timeout=20)
-        tick = far.snapshots[-1][1]["tick"]
-        await far.next_snapshot(after_tick=tick, timeout=10)
-        r = await far.command("seek", group=0, x=10.0, y=10.0)
-        assert r["type"] == "ack", r
+        assert "available" not in far.welcome, far.welcome
+        watch = subprocess.Popen([FLOCKCTL, "watch", "--url", relay.url, "--seconds", "60"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            await asyncio.sleep(1.5)
+            await asyncio.get_running_loop().run_in_executor(None, nats.stop)
+            # The relay's viewer is told, without sending anything.
+            await far.wait_for(lambda: availability(far), 5)
+            told = availability(far)[0]
+            assert told["room"] == "default" and told["available"] is False, told
+            assert "NATS" in told["reason"], told
+            assert json.loads(relay.http("/healthz")[2])["nats"] == "lost"
+            r = await far.command("seek", group=0, x=10.0, y=10.0)
+            assert r["type"] == "error" and "unavailable" in r["message"], r
+            # A viewer that comes meanwhile reads it in its welcome.
+            late = await Client.connect(relay.url, headers_only=True)
+            assert late.welcome["available"] is False and late.welcome["reason"], late.welcome
+            # The owner ticks on for its own viewer, which is told nothing.
+            tick = local.snapshots[-1][1]["tick"]
+            await local.next_snapshot(after_tick=tick + 30)
+            assert not availability(local), local.messages
+            await asyncio.sleep(1.5)  # flockctl watch prints a line of it
+            await asyncio.get_running_loop().run_in_executor(None, lambda: nats.start(nats.port))
+            await settled(nodes, timeout=20)
+            tick = far.snapshots[-1][1]["tick"]
+            await far.next_snapshot(after_tick=tick, timeout=10)
+            # Both are told that it is back, once.
+            for c in (far, late):
+                await c.wait_for(lambda c=c: availability(c) and availability(c)[-1]["available"], 5)
+            assert [m["available"] for m in availability(far)] == [False, True], availability(far)
+            assert [m["available"] for m in availability(late)] == [True], availability(late)
+            r = await far.command("seek", group=0, x=10.0, y=10.0)
+            assert r["type"] == "ack", r
+            await asyncio.sleep(1.5)
+        finally:
+            watch.terminate()
+            out, err = watch.communicate(timeout=10)
+        lines = [json.loads(ln) for ln in out.splitlines() if ln.startswith("{")]
+        states = [ln["available"] for ln in lines]
+        assert False in states and states[-1] is True, lines
+        assert all("NATS" in ln["reason"] for ln in lines if not ln["available"]), lines
+        assert "room default is unavailable" in err and "available again" in err, err
         await far.close()
+        await late.close()
         await local.close()
+
+
+@test
+async def a_relay_whose_owner_sends_no_frames_says_the_room_is_unavailable():
+    # Frames of 20,000 boids (100 kB in version 1) are larger than the
+    # server takes (max_payload 64 kB): the owner holds its lease but no
+    # frame reaches the relays.
+    with cluster("--max-room-boids", "20000", nats_config="max_payload: 65536\n") as (_, nodes):
+        await settled(nodes)
+        maker = await Client.connect(nodes[0].url)
+        assert (await maker.join("big", "admin", boids=20000))["type"] == "ack"
+        owner_id = (await settled(nodes, ("default", "big")))["big"]
+        far_id = next(i for i in NODES if i != owner_id)
+        far = await Client.connect(by_id(nodes, far_id).url, headers_only=True)
+        assert (await far.join("big", "viewer"))["type"] == "ack"
+        await far.wait_for(lambda: availability(far), 2 + 3)
+        told = availability(far)[0]
+        assert told["room"] == "big" and told["available"] is False, told
+        assert owner_id in told["reason"], told
+        assert not [s for _, s in far.snapshots[far.welcome_at:]], "a frame came"
+        # The lease stayed where it was: nobody took the room over.
+        assert (await settled(nodes, ("big",)))["big"] == owner_id
+        # Fewer boids: the frames fit again and the room is back.
+        r = await maker.command("reset", boids=300)
+        assert r["type"] == "ack", r
+        await far.wait_for(lambda: availability(far)[-1]["available"], 5)
+        await far.next_snapshot()
+        await far.close()
+        await maker.close()
 
 
 @test
@@ -434,4 +498,4 @@ async def garbled_messages_on_room_subjects_are_rejected_and_counted():
 
 
 if __name__ == "__main__":
-    SUITE.main()
+    SUITE.main(skip_args=2)

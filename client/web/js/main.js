@@ -70,6 +70,7 @@ const app = {
   frames: { count: 0, workMs: 0, lastWorkMs: 0, intervals: 0, intervalMs: 0, lastAt: null },
   preview: null, // obstacle outline under the pointer while shift is held
   lostOnce: false,
+  unavailable: null, // the reason the room's node cannot be reached now (§6.6), or null
   perm: null, // what the page's role may do here (roles.js permissions)
 };
 
@@ -145,12 +146,22 @@ function onWelcome(w, fresh) {
   lobby.setCurrent(session.here.room);
   applyRole();
   if (fresh && app.lostOnce) toast('Reconnected to flockd', 'info');
+  setAvailable(w.available !== false, w.reason);
 }
 
 function onMessage(msg) {
   if (msg.type === 'roster' && session.here && msg.room === session.here.room) {
     roster.show(msg, session.here.client);
   }
+  if (msg.type === 'availability' && session.here && msg.room === session.here.room) {
+    setAvailable(msg.available !== false, msg.reason);
+  }
+}
+
+/** A room of a cluster whose node cannot be reached (§6.6): a banner until it is back. */
+function setAvailable(available, reason) {
+  app.unavailable = available ? null : (reason || 'its node cannot be reached');
+  updateBanner();
 }
 
 // A refused version 2 frame is not drawn: the bases it needed are gone or
@@ -229,7 +240,8 @@ function updateBanner() {
   const st = conn.state;
   const banner = $('banner');
   if (st.status === 'open') {
-    banner.hidden = true;
+    banner.hidden = !app.unavailable;
+    if (app.unavailable) banner.textContent = `Room unavailable: ${app.unavailable}. It comes back by itself.`;
     return;
   }
   banner.hidden = false;
