@@ -34,6 +34,8 @@
 #define MAX_NODES     256  /* nodes whose load a placement weighs */
 #define NODE_STALE_S  3.0  /* a node without a heartbeat this long is not placed on */
 #define MAX_ADOPT     32   /* rooms placed here waiting for the lobby */
+#define MAX_PLACED    64   /* rooms placed lately whose node's heartbeat may not count them yet */
+#define PLACED_TTL_S  10.0 /* a placement forgotten by then in any case */
 #define OWNER_SILENT_S                                                                             \
     2.0 /* a relay without a frame this long tells its clients the room is unavailable */
 
@@ -67,7 +69,17 @@ struct dir_entry {
     char mode[16];
     uint32_t boids, viewers;
     uint64_t tick;
-    bool placed; /* named by the node that placed it there, not yet taken by it */
+    bool placed;  /* named by the node that placed it there, not yet taken by it */
+    bool counted; /* a heartbeat of its node came after its node's own lease: in its figures */
+};
+
+/* A room a join here placed on a node (this one too), counted in that
+ * node's load until the directory has its lease (which then counts it). */
+struct placement {
+    char name[PROTO_ROOM_MAX + 1];
+    char node[65];
+    uint32_t boids;
+    int64_t at_ns;
 };
 
 /* A node of the cluster as its last heartbeat showed it. */
@@ -120,6 +132,8 @@ struct cluster {
     kvWatcher *watcher;                /* the steward's: every update of a lease or heartbeat key */
     struct node_load nodes[MAX_NODES]; /* under lock */
     size_t nnodes;
+    struct placement placed[MAX_PLACED]; /* under lock */
+    size_t nplaced;
     struct room_adoption adopt[MAX_ADOPT]; /* rooms placed here, for the lobby; under lock */
     size_t nadopt;
     struct cluster_counters n;

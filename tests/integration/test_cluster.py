@@ -280,16 +280,39 @@ async def a_join_creates_its_room_on_the_least_loaded_node():
         assert (await there.join("placed", "player", password="pw"))["type"] == "ack"
         await there.next_snapshot()
         assert there.welcome["room"] == "placed"
-        # A second room goes elsewhere than the first. (Its load counts at
-        # once where it was placed from, but a heartbeat written before the
-        # room opened may still arrive and say otherwise: wait one out.)
-        await asyncio.sleep(2 * 1.0)  # HEARTBEAT_S
+        # A second room goes elsewhere than the first, at once: the first
+        # counts where it was placed from until a heartbeat of its node
+        # written after it took the room.
         d = await Client.connect(by_id(nodes, owner).url)
         assert (await d.join("placed2", "viewer", boids=200))["type"] == "ack"
         owners = await settled(nodes, ("default", "placed", "placed2"))
         assert len(set(owners.values())) == 3, owners
         for x in (c, d, there):
             await x.close()
+
+
+@test
+async def joins_of_new_rooms_in_quick_succession_spread_over_the_nodes():
+    with cluster("--room-expiry", "60") as (_, nodes):
+        owner = (await settled(nodes))["default"]  # it ticks 1,000 boids
+        await asyncio.sleep(1.5)  # every node's heartbeat is in
+        others = [i for i in NODES if i != owner]
+        names = [f"quick{k}" for k in range(6)]
+        clients = []
+        # A join every quarter of a second: heartbeats (every second) written
+        # before a placed room opened arrive between them.
+        for k, name in enumerate(names):  # each join through another node
+            c = await Client.connect(nodes[k % 3].url, headers_only=True)
+            assert (await c.join(name, "viewer", boids=200))["type"] == "ack"
+            clients.append(c)
+            await asyncio.sleep(0.25)
+        owners = await settled(nodes, ("default", *names))
+        # 200-boid rooms: the two idle nodes take turns (600 boids each in
+        # the end, still fewer than the default room's 1,000).
+        per_node = {i: sum(1 for r in names if owners[r] == i) for i in NODES}
+        assert per_node == {owner: 0, others[0]: 3, others[1]: 3}, (per_node, owners)
+        for c in clients:
+            await c.close()
 
 
 @timing
