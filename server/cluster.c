@@ -92,12 +92,15 @@ static void link_attach(void *arg, struct room *r)
     cr->frame_ns = clock_mono_ns();
     snprintf(cr->name, sizeof cr->name, "%s", room_name(r));
     pthread_mutex_lock(&c->lock);
-    if (c->nrooms < MAX_ROOMS)
+    cluster__take_fetched(c, r); /* the owner's parameters, if a join asked for them */
+    if (c->nrooms < MAX_ROOMS) {
         c->rooms[c->nrooms++] = cr;
-    else
+        cluster__resubscribe(c, cr); /* a relay's frames and parameters from now on */
+    } else {
         free(cr);
+    }
     pthread_mutex_unlock(&c->lock);
-    /* The steward looks at it at its next step. */
+    /* The steward looks at its lease at its next step. */
 }
 
 /* Gives up r: its lease goes (another node may take it at once), its
@@ -119,6 +122,8 @@ static void link_detach(void *arg, struct room *r)
     cluster__unsubscribe(&cr->frames);
     cluster__unsubscribe(&cr->cmds);
     cluster__unsubscribe(&cr->wants);
+    cluster__unsubscribe(&cr->params);
+    cluster__unsubscribe(&cr->asks);
     if (cr->owner && cluster_is_connected(c)) {
         char key[64];
         snprintf(key, sizeof key, "room.%s", cr->name);
@@ -225,6 +230,7 @@ static void steward_step(struct cluster *c, int64_t now)
     if ((double)(now - c->heartbeat_ns) >= HEARTBEAT_S * 1e9) {
         c->heartbeat_ns = now;
         cluster__heartbeat(c);
+        cluster__publish_params(c); /* for relays that subscribed since the last change */
     }
 }
 
@@ -330,7 +336,8 @@ struct cluster *cluster_create(const struct cluster_config *cfg, const char **er
                                  .detach = link_detach,
                                  .fetch = cluster__link_fetch,
                                  .place = cluster__link_place,
-                                 .adopt = cluster__link_adopt};
+                                 .adopt = cluster__link_adopt,
+                                 .params = cluster__link_params};
     pthread_mutex_init(&c->lock, NULL);
     pthread_mutex_init(&c->kv_lock, NULL);
     pthread_mutex_init(&c->pend_lock, NULL);

@@ -104,6 +104,8 @@ int cluster__link_fetch(void *arg, const char *name, uint8_t **ck, size_t *len)
     if (s == NATS_OK && c->ckpt)
         fetch_checkpoint(c, &j);
     pthread_mutex_unlock(&c->kv_lock);
+    if (s == NATS_OK) /* a copy opens: its welcomes show the owner's parameters now */
+        cluster__ask_params(c, name);
     *ck = j.ck;
     *len = j.ck_len;
     return s == NATS_OK;

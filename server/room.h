@@ -106,6 +106,9 @@ struct room_link {
     /* The network's thread: a room another node placed here, to open
      * (1 and *out), or 0 when none waits. */
     int (*adopt)(void *arg, struct room_adoption *out);
+    /* The room ticks here and its parameters may have changed (a command,
+     * a reset, a restore, a join): room_values() has them. Tick thread. */
+    void (*params)(void *arg, struct room *r);
 };
 
 struct room_config {
@@ -348,5 +351,13 @@ bool room_relay_is_watched(struct room *r, int64_t now);
  * thread; a room is available when made.
  */
 void room_relay_set_available(struct room *r, bool available, const char *reason);
+
+/* Every group's parameters as welcomes show them, into out. Any thread. */
+void room_values(struct room *r, struct sim_params out[SIM_GROUPS]);
+
+/* The owner's parameters (every group) for the relay's welcomes, which
+ * show them instead of its copy's from then on, until the room ticks
+ * here. Any thread. */
+void room_relay_params(struct room *r, const struct sim_params values[SIM_GROUPS]);
 
 #endif

@@ -10,7 +10,9 @@
  * come back in the order it sent. Frames and replies from the owner are
  * handed in by the link on its own threads.
  *
- * A relay that cannot reach its owner says so to its members (a notice
+ * A relay's welcomes show the owner's parameters as the link last
+ * brought them (its copy's world keeps those of its checkpoint). A relay
+ * that cannot reach its owner says so to its members (a notice
  * for every member, and its welcomes) until frames come again.
  *
  * A switch to ticking restores the checkpoint it was given (the room then
@@ -93,6 +95,12 @@ static void take_switch(struct room *r)
         r->since_snapshot = r->snapshot_every - 1; /* a frame at once */
     }
     atomic_store_explicit(&r->relay, !sw->owner, memory_order_release);
+    if (sw->owner) { /* its own world's parameters from now on, told to the relays */
+        pthread_mutex_lock(&r->lock);
+        r->has_owner_values = false;
+        pthread_mutex_unlock(&r->lock);
+        room__refresh_welcome(r);
+    }
     free(sw->ck);
     free(sw);
 }
@@ -227,4 +235,12 @@ void room_relay_set_available(struct room *r, bool available, const char *reason
     atomic_store_explicit(&r->dirty, 1, memory_order_release);
     if (r->cfg.notify)
         r->cfg.notify(r->cfg.notify_arg);
+}
+
+void room_relay_params(struct room *r, const struct sim_params values[SIM_GROUPS])
+{
+    pthread_mutex_lock(&r->lock);
+    memcpy(r->values, values, sizeof r->values);
+    r->has_owner_values = true;
+    pthread_mutex_unlock(&r->lock);
 }

@@ -6,8 +6,12 @@ every node, that viewers on every node get the room's frames at the
 snapshot rate, that a command through a node that does not own the room is
 acked with its tick and takes effect, that kill -9 of the owner has its
 rooms tick again on another node within 2 s while viewers elsewhere keep
-their connection, that restarting nats-server loses no room, and that
-garbled or hostile messages on a room's subjects are rejected and counted.
+their connection, that restarting nats-server loses no room, that a relay
+tells its viewers when the room cannot be reached (NATS stopped, or no
+frames) and when it is back, that a relay's welcome carries the owner's
+current parameters, that joins of new rooms in quick succession spread
+over the nodes, and that garbled or hostile messages on a room's subjects
+are rejected and counted.
 
 Usage: test_cluster.py FLOCKD_BINARY FLOCKCTL_BINARY [--functional | --timing] [TEST_NAME...]
 The last line is "N passed, N failed".
@@ -226,6 +230,49 @@ async def a_command_through_a_non_owner_is_acked_and_takes_effect():
         assert forwarded >= 2, forwarded
         await c.close()
         await watcher.close()
+
+
+@test
+async def a_relays_welcome_shows_the_owners_current_parameters():
+    # No checkpoint in the test's time: a copy cannot learn them from one.
+    with cluster("--checkpoint-every", "60") as (_, nodes):
+        owner_id = (await settled(nodes))["default"]
+        relays = [n for n in nodes if n is not by_id(nodes, owner_id)]
+        # Through the owner, then through a relay: a later welcome on the
+        # other relay (which has the room) shows each at once.
+        for via, value in ((by_id(nodes, owner_id), 123.5), (relays[0], 77.25)):
+            setter = await Client.connect(via.url)
+            assert setter.welcome["role"] == "admin", setter.welcome
+            r = await setter.command("params", max_speed=value)
+            assert r["type"] == "ack", r
+            late = await Client.connect(relays[1].url)
+            assert late.welcome["values"]["max_speed"] == value, late.welcome["values"]
+            await late.close()
+            await setter.close()
+        # A room the joining node does not have yet: its copy opens with
+        # the owner's parameters, every group's.
+        maker = await Client.connect(nodes[0].url)
+        assert (await maker.join("tuned", "admin", boids=50))["type"] == "ack"
+        tuned_owner = (await settled(nodes, ("default", "tuned")))["tuned"]
+        await maker.next_snapshot()
+        r = await maker.command("params", group=3, fov=90.0)
+        assert r["type"] == "ack", r
+        r = await maker.command("params", w_cohesion=2.5)
+        assert r["type"] == "ack", r
+        far_id = next(i for i in NODES if i not in (tuned_owner, "n1"))
+        far = await Client.connect(by_id(nodes, far_id).url)
+        assert (await far.join("tuned", "viewer"))["type"] == "ack"
+        w = far.welcome
+        assert w["room"] == "tuned" and w["values"]["w_cohesion"] == 2.5, w["values"]
+        assert w["groups"]["3"]["fov"] == 90.0, w.get("groups")
+        # A change after the copy opened reaches its next welcome.
+        r = await maker.command("params", group=3, fov=45.0)
+        assert r["type"] == "ack", r
+        again = await Client.connect(by_id(nodes, far_id).url)
+        assert (await again.join("tuned", "viewer"))["type"] == "ack"
+        assert again.welcome["groups"]["3"]["fov"] == 45.0, again.welcome.get("groups")
+        for x in (maker, far, again):
+            await x.close()
 
 
 @test
@@ -512,7 +559,18 @@ async def garbled_messages_on_room_subjects_are_rejected_and_counted():
             nats.publish("flockd.room.default.frame", h)
         nats.publish(f"flockd.node.{relay_id}.reply", b"FKCR\x01\x00" + b"\x00" * 50)
         nats.publish(f"flockd.room.default.want", b"FKCW\x01\x00\x00\x00\xff\xff\xff\xff")
-        await wait_metric(relay, name, before + len(hostile) + 1)
+        # Parameters with NaN for every value, for the relay's welcomes.
+        nats.publish("flockd.room.default.params",
+                     b"FKCP\x01\x00\x0d\x00\x01\x00\x00\x00" + b"\x00" + b"\xff" * 52)
+        await wait_metric(relay, name, before + len(hostile) + 2)
+        late = await Client.connect(relay.url)
+        assert late.welcome["values"]["max_speed"] == 100, late.welcome["values"]
+        await late.close()
+        # A garbled question for the owner's parameters.
+        owner_name = f'flockd_cluster_messages_rejected_total{{node="{owner}"}}'
+        owner_before = by_id(nodes, owner).metric(owner_name)
+        nats.publish("flockd.room.default.ask", b"FKCA\x01\x00\x07")
+        await wait_metric(by_id(nodes, owner), owner_name, owner_before + 1)
         # The room goes on for the relay's viewer; every node still answers.
         tick = viewer.snapshots[-1][1]["tick"]
         await viewer.next_snapshot(after_tick=tick)
