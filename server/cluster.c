@@ -337,7 +337,8 @@ struct cluster *cluster_create(const struct cluster_config *cfg, const char **er
                                  .fetch = cluster__link_fetch,
                                  .place = cluster__link_place,
                                  .adopt = cluster__link_adopt,
-                                 .params = cluster__link_params};
+                                 .params = cluster__link_params,
+                                 .owner_of = cluster__link_owner_of};
     pthread_mutex_init(&c->lock, NULL);
     pthread_mutex_init(&c->kv_lock, NULL);
     pthread_mutex_init(&c->pend_lock, NULL);

@@ -208,5 +208,8 @@ void cluster__heartbeat(struct cluster *c);
 int cluster__link_place(void *arg, const char *name, enum proto_mode mode, uint32_t boids,
                         const char *password);
 int cluster__link_adopt(void *arg, struct room_adoption *out);
+/* The link's owner_of hook (room.h): from the room's role here, the
+ * directory and this node's placements. */
+int cluster__link_owner_of(void *arg, struct room *r, char *node, size_t cap);
 
 #endif

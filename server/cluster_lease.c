@@ -496,6 +496,24 @@ int cluster__link_place(void *arg, const char *name, enum proto_mode mode, uint3
 
 /* One update of a lease key into the directory: a put adds or refreshes
  * its room, a delete or purge removes it. Under lock. */
+int cluster__link_owner_of(void *arg, struct room *r, char *node, size_t cap)
+{
+    struct cluster *c = arg;
+    const char *other = NULL;
+    pthread_mutex_lock(&c->lock);
+    const struct croom *cr = cluster__find_room(c, r);
+    const struct dir_entry *d = cluster__dir_find(c, room_name(r));
+    if (cr && !cr->owner && d && strcmp(d->node, c->node) != 0)
+        other = d->node;
+    for (size_t i = 0; cr && !cr->owner && !d && i < c->nplaced; i++)
+        if (strcmp(c->placed[i].name, room_name(r)) == 0 && strcmp(c->placed[i].node, c->node))
+            other = c->placed[i].node;
+    if (other)
+        snprintf(node, cap, "%s", other);
+    pthread_mutex_unlock(&c->lock);
+    return other != NULL;
+}
+
 static void dir_apply(struct cluster *c, kvEntry *e)
 {
     const char *key = kvEntry_Key(e);

@@ -109,6 +109,10 @@ struct room_link {
     /* The room ticks here and its parameters may have changed (a command,
      * a reset, a restore, a join): room_values() has them. Tick thread. */
     void (*params)(void *arg, struct room *r);
+    /* The network's thread: 1 and the node's id in node (cap bytes) if
+     * another node ticks r or was chosen to (its RTS teams are that
+     * node's), 0 if this node does or will. */
+    int (*owner_of)(void *arg, struct room *r, char *node, size_t cap);
 };
 
 struct room_config {

@@ -276,6 +276,41 @@ async def a_relays_welcome_shows_the_owners_current_parameters():
 
 
 @test
+async def an_rts_rooms_teams_are_decided_by_its_owner_node_only():
+    with cluster("--room-expiry", "60") as (_, nodes):
+        await settled(nodes)
+        # A player makes an RTS room: it stays on the player's node, which
+        # decides its teams.
+        home = nodes[1]
+        first = await Client.connect(home.url)
+        r = await first.join("war", "player", mode="rts", name="ann")
+        assert r["type"] == "ack" and r["team"] == 1, r
+        owners = await settled(nodes, ("default", "war"))
+        assert owners["war"] == NODES[1], owners
+        # A player on another node is sent to the owner, by name, and
+        # holds no team anywhere; a viewer there is welcome.
+        for other in (nodes[0], nodes[2]):
+            c = await Client.connect(other.url)
+            refused = await c.join("war", "player", mode="rts", name="bob")
+            assert refused["type"] == "error" and refused["code"] == "bad_room", refused
+            assert f"node {NODES[1]}" in refused["message"], refused
+            assert c.welcome["room"] == "default", c.welcome  # nothing changed
+            assert (await c.join("war", "viewer"))["type"] == "ack"
+            assert c.welcome["room"] == "war" and "team" not in c.welcome, c.welcome
+            await c.close()
+        # On the owner the next player gets the next team: no team was
+        # given away elsewhere.
+        second = await Client.connect(home.url)
+        r = await second.join("war", "player", mode="rts", name="cat")
+        assert r["type"] == "ack" and r["team"] == 2, r
+        await second.wait_for(lambda: second.rosters and len(second.rosters[-1]["players"]) == 2, 5)
+        teams = sorted(p["team"] for p in second.rosters[-1]["players"])
+        assert teams == [1, 2], second.rosters[-1]
+        for x in (first, second):
+            await x.close()
+
+
+@test
 async def a_room_made_on_one_node_is_served_on_another_with_its_password():
     # Rooms expire 1 s after their last member here; checkpoints every 1 s.
     with cluster("--room-expiry", "1") as (_, nodes):
