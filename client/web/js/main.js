@@ -17,6 +17,7 @@ import { controlStates, clickCommand, hintFor, steeredGroup, replayPermissions }
 import { ReplayBar } from './replaybar.js';
 import { Lobby } from './lobby.js';
 import { RosterList } from './roster.js';
+import { availabilityOf, bannerText } from './banner.js';
 import {
   RateMeter, SkipCounter, Series, drawSparkline,
 } from './stats.js';
@@ -146,20 +147,19 @@ function onWelcome(w, fresh) {
   lobby.setCurrent(session.here.room);
   applyRole();
   if (fresh && app.lostOnce) toast('Reconnected to flockd', 'info');
-  setAvailable(w.available !== false, w.reason);
+  setAvailable(availabilityOf(w));
 }
 
 function onMessage(msg) {
   if (msg.type === 'roster' && session.here && msg.room === session.here.room) {
     roster.show(msg, session.here.client);
   }
-  if (msg.type === 'availability' && session.here && msg.room === session.here.room) {
-    setAvailable(msg.available !== false, msg.reason);
-  }
+  const state = session.here ? availabilityOf(msg, session.here.room) : undefined;
+  if (state) setAvailable(state);
 }
 
 /** A room of a cluster whose node cannot be reached (§6.6): a banner until it is back. */
-function setAvailable(available, reason) {
+function setAvailable({ available, reason }) {
   app.unavailable = available ? null : (reason || 'its node cannot be reached');
   updateBanner();
 }
@@ -239,18 +239,9 @@ function onState(st) {
 function updateBanner() {
   const st = conn.state;
   const banner = $('banner');
-  if (st.status === 'open') {
-    banner.hidden = !app.unavailable;
-    if (app.unavailable) banner.textContent = `Room unavailable: ${app.unavailable}. It comes back by itself.`;
-    return;
-  }
-  banner.hidden = false;
-  if (st.status === 'waiting') {
-    const secs = Math.max(0, (st.retryAt - performance.now()) / 1000);
-    banner.textContent = `Connection to flockd lost — reconnecting in ${secs.toFixed(1)} s (attempt ${st.attempt})`;
-  } else {
-    banner.textContent = st.everConnected || st.attempt ? `Reconnecting to flockd… (attempt ${st.attempt + 1})` : 'Connecting to flockd…';
-  }
+  const text = bannerText(st, app.unavailable, performance.now());
+  banner.hidden = text === null;
+  if (text !== null) banner.textContent = text;
 }
 
 /** Enables what the page's role may use here and says where it is. */
