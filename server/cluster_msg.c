@@ -411,9 +411,18 @@ void cluster__ask_params(struct cluster *c, const char *name)
     uint8_t ask[CLUSTER_ASK_SIZE];
     char subject[SUBJECT_MAX];
     snprintf(subject, sizeof subject, "flockd.room.%s.ask", name);
+    /* A one-off inbox of our own, ended here whatever comes to it later
+     * (no reply is kept past this call). */
+    natsInbox *inbox = NULL;
+    natsSubscription *sub = NULL;
     natsMsg *reply = NULL;
-    if (cluster_ask_encode(ask, sizeof ask) < 0 ||
-        natsConnection_Request(&reply, c->nc, subject, ask, sizeof ask, ASK_MS) != NATS_OK)
+    if (cluster_ask_encode(ask, sizeof ask) > 0 && natsInbox_Create(&inbox) == NATS_OK &&
+        natsConnection_SubscribeSync(&sub, c->nc, inbox) == NATS_OK &&
+        natsConnection_PublishRequest(c->nc, subject, inbox, ask, sizeof ask) == NATS_OK)
+        natsSubscription_NextMsg(&reply, sub, ASK_MS);
+    cluster__unsubscribe(&sub);
+    natsInbox_Destroy(inbox);
+    if (!reply)
         return; /* nobody answers (yet): the checkpoint's parameters until it does */
     int rc = cluster_params_decode((const uint8_t *)natsMsg_GetData(reply),
                                    (size_t)natsMsg_GetDataLength(reply), values);
