@@ -388,7 +388,7 @@ static void on_ask(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void
     size_t len;
     const char *name = subject_room(natsMsg_GetSubject(msg), &len);
     const char *reply_to = natsMsg_GetReply(msg);
-    if (!name || !reply_to ||
+    if (!name || !reply_to || strncmp(reply_to, "_INBOX.", 7) != 0 || strpbrk(reply_to, "*>") ||
         cluster_ask_decode((const uint8_t *)natsMsg_GetData(msg),
                            (size_t)natsMsg_GetDataLength(msg)) < 0) {
         COUNT(c, rejected);

@@ -87,12 +87,14 @@ class Nats:
         self.stop()
         self.start(self.port)
 
-    def publish(self, subject, payload):
-        """Publishes raw bytes on subject with the plain NATS protocol."""
+    def publish(self, subject, payload, reply=None):
+        """Publishes raw bytes on subject (with a reply subject if given)
+        with the plain NATS protocol."""
+        head = f"PUB {subject} {reply} {len(payload)}" if reply else f"PUB {subject} {len(payload)}"
         with socket.create_connection(("127.0.0.1", self.port), timeout=5) as s:
             s.recv(4096)  # INFO
             s.sendall(b'CONNECT {"verbose":false}\r\n' +
-                      f"PUB {subject} {len(payload)}\r\n".encode() + payload +
+                      f"{head}\r\n".encode() + payload +
                       b"\r\nPING\r\n")
             buf = b""
             while b"PONG" not in buf:
@@ -605,7 +607,10 @@ async def garbled_messages_on_room_subjects_are_rejected_and_counted():
         owner_name = f'flockd_cluster_messages_rejected_total{{node="{owner}"}}'
         owner_before = by_id(nodes, owner).metric(owner_name)
         nats.publish("flockd.room.default.ask", b"FKCA\x01\x00\x07")
-        await wait_metric(by_id(nodes, owner), owner_name, owner_before + 1)
+        # A good question whose answer would go to a room's subject.
+        nats.publish("flockd.room.default.ask", b"FKCA\x01\x00\x00\x00",
+                     reply="flockd.room.default.frame")
+        await wait_metric(by_id(nodes, owner), owner_name, owner_before + 2)
         # The room goes on for the relay's viewer; every node still answers.
         tick = viewer.snapshots[-1][1]["tick"]
         await viewer.next_snapshot(after_tick=tick)
