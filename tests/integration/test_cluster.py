@@ -234,6 +234,24 @@ async def a_command_through_a_non_owner_is_acked_and_takes_effect():
         await watcher.close()
 
 
+async def welcome_showing(url, room, shows, within=1.0):
+    """Joins `room` on url again and again until a welcome satisfies
+    shows(welcome); returns that welcome and how long it took (seconds),
+    or fails after `within` seconds (what CLUSTER.md §3.5 promises: the
+    owner's message on its way, else its republish every second)."""
+    t0 = time.time()
+    while True:
+        c = await Client.connect(url)
+        if room != "default":
+            assert (await c.join(room, "viewer"))["type"] == "ack"
+        w = c.welcome
+        await c.close()
+        if shows(w):
+            return w, time.time() - t0
+        assert time.time() - t0 < within, (room, w["values"], w.get("groups"))
+        await asyncio.sleep(0.02)
+
+
 @test
 async def a_relays_welcome_shows_the_owners_current_parameters():
     # No checkpoint in the test's time: a copy cannot learn them from one.
@@ -241,18 +259,18 @@ async def a_relays_welcome_shows_the_owners_current_parameters():
         owner_id = (await settled(nodes))["default"]
         relays = [n for n in nodes if n is not by_id(nodes, owner_id)]
         # Through the owner, then through a relay: a later welcome on the
-        # other relay (which has the room) shows each at once.
+        # other relay (which has the room) shows each.
         for via, value in ((by_id(nodes, owner_id), 123.5), (relays[0], 77.25)):
             setter = await Client.connect(via.url)
             assert setter.welcome["role"] == "admin", setter.welcome
             r = await setter.command("params", max_speed=value)
             assert r["type"] == "ack", r
-            late = await Client.connect(relays[1].url)
-            assert late.welcome["values"]["max_speed"] == value, late.welcome["values"]
-            await late.close()
+            _, took = await welcome_showing(relays[1].url, "default",
+                                            lambda w, v=value: w["values"]["max_speed"] == v)
+            print(f"a relay's welcome showed max_speed {value} {took * 1000:.0f} ms after the ack")
             await setter.close()
         # A room the joining node does not have yet: its copy opens with
-        # the owner's parameters, every group's.
+        # the owner's parameters, every group's (asked for as it opens).
         maker = await Client.connect(nodes[0].url)
         assert (await maker.join("tuned", "admin", boids=50))["type"] == "ack"
         tuned_owner = (await settled(nodes, ("default", "tuned")))["tuned"]
@@ -267,13 +285,12 @@ async def a_relays_welcome_shows_the_owners_current_parameters():
         w = far.welcome
         assert w["room"] == "tuned" and w["values"]["w_cohesion"] == 2.5, w["values"]
         assert w["groups"]["3"]["fov"] == 90.0, w.get("groups")
-        # A change after the copy opened reaches its next welcome.
+        # A change after the copy opened reaches its later welcomes.
         r = await maker.command("params", group=3, fov=45.0)
         assert r["type"] == "ack", r
-        again = await Client.connect(by_id(nodes, far_id).url)
-        assert (await again.join("tuned", "viewer"))["type"] == "ack"
-        assert again.welcome["groups"]["3"]["fov"] == 45.0, again.welcome.get("groups")
-        for x in (maker, far, again):
+        await welcome_showing(by_id(nodes, far_id).url, "tuned",
+                              lambda w: w.get("groups", {}).get("3", {}).get("fov") == 45.0)
+        for x in (maker, far):
             await x.close()
 
 
