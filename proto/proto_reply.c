@@ -171,6 +171,27 @@ int proto_reply_welcome(char *buf, size_t cap, const struct proto_welcome *in)
         proto_json_member_u64(&w, "last_tick", in->replay_last);
         proto_json_close(&w, '}');
     }
+    if (in->unavailable) {
+        proto_json_key(&w, "available");
+        proto_json_bool(&w, 0);
+        proto_json_member_str(&w, "reason", in->unavailable_reason ? in->unavailable_reason : "");
+    }
+    proto_json_close(&w, '}');
+    return proto_json_finish(&w);
+}
+
+int proto_reply_availability(char *buf, size_t cap, const char *room, int available,
+                             const char *reason)
+{
+    struct proto_json_writer w;
+    proto_json_init(&w, buf, cap);
+    proto_json_open(&w, '{');
+    proto_json_member_str(&w, "type", "availability");
+    proto_json_member_str(&w, "room", room);
+    proto_json_key(&w, "available");
+    proto_json_bool(&w, available);
+    if (!available)
+        proto_json_member_str(&w, "reason", reason ? reason : "");
     proto_json_close(&w, '}');
     return proto_json_finish(&w);
 }

@@ -84,6 +84,11 @@ struct proto_welcome {
     /* A room that plays a recording: "replay" with its lowest and highest tick. */
     int replay;
     uint64_t replay_first, replay_last;
+
+    /* A relayed room that cannot be reached now (§6.6): "available":false
+     * with why; 0: the member is left out (available). */
+    int unavailable;
+    const char *unavailable_reason; /* NULL: "" */
 };
 
 /* One extra member of an ack: an integer, e.g. {"obstacle", 7}, or a
@@ -138,5 +143,12 @@ int proto_reply_error(char *buf, size_t cap, const char *id, int code, const cha
 int proto_reply_roster(char *buf, size_t cap, const char *room, enum proto_mode mode,
                        uint32_t viewers, const struct proto_roster_entry *players, size_t n,
                        size_t more);
+
+/*
+ * {"type":"availability","room":R,"available":B[,"reason":TEXT]} (§6.6):
+ * reason is written when not available (NULL: "").
+ */
+int proto_reply_availability(char *buf, size_t cap, const char *room, int available,
+                             const char *reason);
 
 #endif

@@ -89,14 +89,18 @@ static void link_attach(void *arg, struct room *r)
     if (!cr)
         return; /* the room relays nothing and is never taken: it stays empty */
     cr->room = r;
+    cr->frame_ns = clock_mono_ns();
     snprintf(cr->name, sizeof cr->name, "%s", room_name(r));
     pthread_mutex_lock(&c->lock);
-    if (c->nrooms < MAX_ROOMS)
+    cluster__take_fetched(c, r); /* the owner's parameters, if a join asked for them */
+    if (c->nrooms < MAX_ROOMS) {
         c->rooms[c->nrooms++] = cr;
-    else
+        cluster__resubscribe(c, cr); /* a relay's frames and parameters from now on */
+    } else {
         free(cr);
+    }
     pthread_mutex_unlock(&c->lock);
-    /* The steward looks at it at its next step. */
+    /* The steward looks at its lease at its next step. */
 }
 
 /* Gives up r: its lease goes (another node may take it at once), its
@@ -118,6 +122,8 @@ static void link_detach(void *arg, struct room *r)
     cluster__unsubscribe(&cr->frames);
     cluster__unsubscribe(&cr->cmds);
     cluster__unsubscribe(&cr->wants);
+    cluster__unsubscribe(&cr->params);
+    cluster__unsubscribe(&cr->asks);
     if (cr->owner && cluster_is_connected(c)) {
         char key[64];
         snprintf(key, sizeof key, "room.%s", cr->name);
@@ -214,6 +220,7 @@ static void steward_step(struct cluster *c, int64_t now)
 {
     if (natsConnection_Status(c->nc) == NATS_CONN_STATUS_CONNECTED)
         atomic_store(&c->connected, true);
+    cluster__availability(c, now);
     if (!cluster_is_connected(c))
         return;
     if ((atomic_exchange(&c->reconnected, false) || !c->kv) && open_buckets(c) < 0)
@@ -223,6 +230,7 @@ static void steward_step(struct cluster *c, int64_t now)
     if ((double)(now - c->heartbeat_ns) >= HEARTBEAT_S * 1e9) {
         c->heartbeat_ns = now;
         cluster__heartbeat(c);
+        cluster__publish_params(c); /* for relays that subscribed since the last change */
     }
 }
 
@@ -328,7 +336,9 @@ struct cluster *cluster_create(const struct cluster_config *cfg, const char **er
                                  .detach = link_detach,
                                  .fetch = cluster__link_fetch,
                                  .place = cluster__link_place,
-                                 .adopt = cluster__link_adopt};
+                                 .adopt = cluster__link_adopt,
+                                 .params = cluster__link_params,
+                                 .owner_of = cluster__link_owner_of};
     pthread_mutex_init(&c->lock, NULL);
     pthread_mutex_init(&c->kv_lock, NULL);
     pthread_mutex_init(&c->pend_lock, NULL);

@@ -34,6 +34,20 @@
 #define MAX_NODES     256  /* nodes whose load a placement weighs */
 #define NODE_STALE_S  3.0  /* a node without a heartbeat this long is not placed on */
 #define MAX_ADOPT     32   /* rooms placed here waiting for the lobby */
+#define MAX_PLACED    64   /* rooms placed lately whose node's heartbeat may not count them yet */
+#define PLACED_TTL_S  10.0 /* a placement forgotten by then in any case */
+/* A relay without a frame this long tells its clients the room is unavailable. */
+#define OWNER_SILENT_S 2.0
+
+#define MAX_FETCHED 8   /* owners' parameters fetched for rooms about to open here */
+#define ASK_MS      250 /* how long a join waits for the owner's parameters */
+
+/* The owner's parameters of a room a join is opening here (fetch), for
+ * the room when it attaches. */
+struct fetched {
+    char name[PROTO_ROOM_MAX + 1]; /* "": free */
+    struct sim_params values[SIM_GROUPS];
+};
 
 /* A room of this node, relaying or owned. */
 struct croom {
@@ -44,7 +58,9 @@ struct croom {
     int64_t rev_seen_ns; /* when rev was first seen (relay: the lease runs from here) */
     uint64_t term;       /* owner: the revision the lease was taken at */
     uint64_t term_seen;  /* relay: the highest term of a frame accepted */
-    natsSubscription *frames, *cmds, *wants;
+    int64_t frame_ns;    /* relay: when it last accepted a frame (or became a relay) */
+    bool unavailable;    /* relay: its clients were told the owner cannot be reached */
+    natsSubscription *frames, *cmds, *wants, *params, *asks;
 };
 
 /* An other node's command awaiting the room's reply. */
@@ -63,7 +79,17 @@ struct dir_entry {
     char mode[16];
     uint32_t boids, viewers;
     uint64_t tick;
-    bool placed; /* named by the node that placed it there, not yet taken by it */
+    bool placed;  /* named by the node that placed it there, not yet taken by it */
+    bool counted; /* a heartbeat of its node came after its node's own lease: in its figures */
+};
+
+/* A room a join here placed on a node (this one too), counted in that
+ * node's load until the directory has its lease (which then counts it). */
+struct placement {
+    char name[PROTO_ROOM_MAX + 1];
+    char node[65];
+    uint32_t boids;
+    int64_t at_ns;
 };
 
 /* A node of the cluster as its last heartbeat showed it. */
@@ -116,6 +142,9 @@ struct cluster {
     kvWatcher *watcher;                /* the steward's: every update of a lease or heartbeat key */
     struct node_load nodes[MAX_NODES]; /* under lock */
     size_t nnodes;
+    struct fetched fetched[MAX_FETCHED]; /* under lock */
+    struct placement placed[MAX_PLACED]; /* under lock */
+    size_t nplaced;
     struct room_adoption adopt[MAX_ADOPT]; /* rooms placed here, for the lobby; under lock */
     size_t nadopt;
     struct cluster_counters n;
@@ -147,6 +176,18 @@ int cluster__link_forward(void *arg, struct room *r, const struct room_actor *wh
 void cluster__on_reply(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *arg);
 /* The subscriptions cr needs as owner (commands, wants) or relay (frames). Under lock. */
 void cluster__resubscribe(struct cluster *c, struct croom *cr);
+/* The link's params hook: an owner publishes its room's parameters. */
+void cluster__link_params(void *arg, struct room *r);
+/* Every owned room's parameters again, for relays that came since. Steward. */
+void cluster__publish_params(struct cluster *c);
+/* The owner's parameters of room `name` into c->fetched, asked for at
+ * once (waits up to ASK_MS); nothing if it does not answer. */
+void cluster__ask_params(struct cluster *c, const char *name);
+/* Gives r the parameters fetched for it, if any. Under lock. */
+void cluster__take_fetched(struct cluster *c, struct room *r);
+/* Tells the clients of each relayed room whether its owner can be reached
+ * (NATS up and a frame within OWNER_SILENT_S), on a change. Steward. */
+void cluster__availability(struct cluster *c, int64_t now);
 
 /* ---- cluster_lease.c: leases, checkpoints, the directory, the heartbeat ---- */
 
@@ -167,5 +208,8 @@ void cluster__heartbeat(struct cluster *c);
 int cluster__link_place(void *arg, const char *name, enum proto_mode mode, uint32_t boids,
                         const char *password);
 int cluster__link_adopt(void *arg, struct room_adoption *out);
+/* The link's owner_of hook (room.h): from the room's role here, the
+ * directory and this node's placements. */
+int cluster__link_owner_of(void *arg, struct room *r, char *node, size_t cap);
 
 #endif

@@ -104,6 +104,8 @@ int cluster__link_fetch(void *arg, const char *name, uint8_t **ck, size_t *len)
     if (s == NATS_OK && c->ckpt)
         fetch_checkpoint(c, &j);
     pthread_mutex_unlock(&c->kv_lock);
+    if (s == NATS_OK) /* a copy opens: its welcomes show the owner's parameters now */
+        cluster__ask_params(c, name);
     *ck = j.ck;
     *len = j.ck_len;
     return s == NATS_OK;
@@ -210,6 +212,7 @@ static void lease_apply(struct cluster *c, struct lease_job *j, int64_t now)
         cr->owner = false;
         cr->term_seen = cr->term;
         cr->rev_seen_ns = now;
+        cr->frame_ns = now;
         room_relay_set(cr->room, false, NULL, 0);
         COUNT(c, leases_lost);
         fprintf(stderr, "flockd: cluster: room \"%s\" is owned by another node now\n", cr->name);
@@ -298,8 +301,33 @@ struct dir_entry *cluster__dir_find(struct cluster *c, const char *name)
     return NULL;
 }
 
-/* One update of a lease key into the directory: a put adds or refreshes
- * its room, a delete or purge removes it. Under lock. */
+/* Forgets placement i. Under lock. */
+static void placed_drop(struct cluster *c, size_t i)
+{
+    c->placed[i] = c->placed[--c->nplaced];
+}
+
+/* A lease update of room `name`: the directory counts the room now, no
+ * placement needs to. Under lock. */
+static void placed_lease(struct cluster *c, const char *name)
+{
+    for (size_t i = 0; i < c->nplaced; i++)
+        if (strcmp(c->placed[i].name, name) == 0) {
+            placed_drop(c, i);
+            return;
+        }
+}
+
+/* A heartbeat of node id came, written after every lease update read
+ * before it (one stream of updates): the rooms whose own lease it wrote by
+ * then are in its figures. Under lock. */
+static void counted_by_heartbeat(struct cluster *c, const char *id)
+{
+    for (size_t i = 0; i < c->ndir; i++)
+        if (!c->dir[i].placed && strcmp(c->dir[i].node, id) == 0)
+            c->dir[i].counted = true;
+}
+
 /* A heartbeat into the nodes' loads (a node that is gone ages out). Under lock. */
 static void node_apply(struct cluster *c, kvEntry *e)
 {
@@ -321,6 +349,7 @@ static void node_apply(struct cluster *c, kvEntry *e)
         c->nnodes++;
     if (i < c->nnodes)
         c->nodes[i] = fresh;
+    counted_by_heartbeat(c, fresh.id);
 }
 
 /* A lease that names this node for a room it does not have, written by
@@ -362,35 +391,65 @@ int cluster__link_adopt(void *arg, struct room_adoption *out)
     return got;
 }
 
+/* Node n's load: its last heartbeat, plus the rooms named for it that it
+ * did not count yet (leases of the directory, then placements made here
+ * that the directory does not have yet). Under lock. */
+static struct node_load load_of(const struct cluster *c, const struct node_load *n)
+{
+    struct node_load l = *n;
+    for (size_t i = 0; i < c->ndir; i++)
+        if (!c->dir[i].counted && strcmp(c->dir[i].node, n->id) == 0) {
+            l.boids += c->dir[i].boids;
+            l.rooms++;
+        }
+    for (size_t i = 0; i < c->nplaced; i++)
+        if (strcmp(c->placed[i].node, n->id) == 0) {
+            l.boids += c->placed[i].boids;
+            l.rooms++;
+        }
+    return l;
+}
+
 /* The least loaded node seen lately (fewest boids it ticks, then fewest
  * rooms, then clients), into best; false if none. Under lock. */
 static bool least_loaded(struct cluster *c, int64_t now, char *best, size_t cap)
 {
-    const struct node_load *pick = NULL;
+    for (size_t i = c->nplaced; i-- > 0;)
+        if ((double)(now - c->placed[i].at_ns) > PLACED_TTL_S * 1e9)
+            placed_drop(c, i);
+    struct node_load pick = {0};
+    bool found = false;
     for (size_t i = 0; i < c->nnodes; i++) {
-        const struct node_load *n = &c->nodes[i];
-        if ((double)(now - n->seen_ns) > NODE_STALE_S * 1e9)
+        if ((double)(now - c->nodes[i].seen_ns) > NODE_STALE_S * 1e9)
             continue;
-        if (!pick || n->boids < pick->boids ||
-            (n->boids == pick->boids &&
-             (n->rooms < pick->rooms || (n->rooms == pick->rooms && n->clients < pick->clients))))
+        struct node_load n = load_of(c, &c->nodes[i]);
+        if (!found || n.boids < pick.boids ||
+            (n.boids == pick.boids &&
+             (n.rooms < pick.rooms || (n.rooms == pick.rooms && n.clients < pick.clients))))
             pick = n;
+        found = true;
     }
-    if (pick)
-        snprintf(best, cap, "%s", pick->id);
-    return pick != NULL;
+    if (found)
+        snprintf(best, cap, "%s", pick.id);
+    return found;
 }
 
-/* A room placed on node id, counted in its load at once, so that the
- * next joins before its heartbeat do not all land on the same node. */
-static void count_placed(struct cluster *c, const char *id, uint32_t boids)
+/* A room placed on node id, counted in its load at once and until that
+ * node's heartbeat counts it, so that the next joins do not all land on
+ * the same node (the oldest placement goes if the table is full). */
+static void count_placed(struct cluster *c, const char *name, const char *id, uint32_t boids)
 {
     pthread_mutex_lock(&c->lock);
-    for (size_t i = 0; i < c->nnodes; i++)
-        if (strcmp(c->nodes[i].id, id) == 0) {
-            c->nodes[i].boids += boids;
-            c->nodes[i].rooms++;
-        }
+    if (c->nplaced == MAX_PLACED) {
+        size_t oldest = 0;
+        for (size_t i = 1; i < c->nplaced; i++)
+            oldest = c->placed[i].at_ns < c->placed[oldest].at_ns ? i : oldest;
+        placed_drop(c, oldest);
+    }
+    struct placement *p = &c->placed[c->nplaced++];
+    *p = (struct placement){.boids = boids, .at_ns = clock_mono_ns()};
+    snprintf(p->name, sizeof p->name, "%s", name);
+    snprintf(p->node, sizeof p->node, "%s", id);
     pthread_mutex_unlock(&c->lock);
 }
 
@@ -405,7 +464,7 @@ int cluster__link_place(void *arg, const char *name, enum proto_mode mode, uint3
     if (!cluster_is_connected(c) || !found)
         return 0;
     if (strcmp(best, c->node) == 0) {
-        count_placed(c, best, boids);
+        count_placed(c, name, best, boids);
         return 0;
     }
     /* The lease names the chosen node before it ticks: it opens the room
@@ -431,8 +490,28 @@ int cluster__link_place(void *arg, const char *name, enum proto_mode mode, uint3
     cJSON_free(text);
     if (s != NATS_OK)
         return 0;
-    count_placed(c, best, boids);
+    count_placed(c, name, best, boids);
     return 1;
+}
+
+/* One update of a lease key into the directory: a put adds or refreshes
+ * its room, a delete or purge removes it. Under lock. */
+int cluster__link_owner_of(void *arg, struct room *r, char *node, size_t cap)
+{
+    struct cluster *c = arg;
+    const char *other = NULL;
+    pthread_mutex_lock(&c->lock);
+    const struct croom *cr = cluster__find_room(c, r);
+    const struct dir_entry *d = cluster__dir_find(c, room_name(r));
+    if (cr && !cr->owner && d && strcmp(d->node, c->node) != 0)
+        other = d->node;
+    for (size_t i = 0; cr && !cr->owner && !d && i < c->nplaced; i++)
+        if (strcmp(c->placed[i].name, room_name(r)) == 0 && strcmp(c->placed[i].node, c->node))
+            other = c->placed[i].node;
+    if (other)
+        snprintf(node, cap, "%s", other);
+    pthread_mutex_unlock(&c->lock);
+    return other != NULL;
 }
 
 static void dir_apply(struct cluster *c, kvEntry *e)
@@ -448,6 +527,7 @@ static void dir_apply(struct cluster *c, kvEntry *e)
     if (kvEntry_Operation(e) != kvOp_Put) {
         if (d)
             *d = c->dir[--c->ndir];
+        placed_lease(c, key + 5);
         return;
     }
     struct dir_entry fresh = {0};
@@ -463,6 +543,9 @@ static void dir_apply(struct cluster *c, kvEntry *e)
     fresh.boids = (uint32_t)(boids < UINT32_MAX ? boids : UINT32_MAX);
     fresh.tick = tick;
     fresh.placed = strstr(val, "\"placed\":true") != NULL;
+    /* Counted by its node's heartbeats while that node keeps it. */
+    fresh.counted = d && !fresh.placed && strcmp(d->node, fresh.node) == 0 && d->counted;
+    placed_lease(c, fresh.name);
     if (strcmp(fresh.node, c->node) == 0)
         adopt_apply(c, fresh.name, val, kvEntry_ValueLen(e));
     if (!d && c->ndir < MAX_DIR)

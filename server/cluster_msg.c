@@ -272,6 +272,11 @@ static void on_frame(natsConnection *nc, natsSubscription *sub, natsMsg *msg, vo
     struct croom *cr = cluster__find(c, name, len);
     if (cr && !cr->owner && term >= cr->term_seen) {
         cr->term_seen = term;
+        cr->frame_ns = clock_mono_ns();
+        if (cr->unavailable) { /* at once, not at the steward's next step */
+            cr->unavailable = false;
+            room_relay_set_available(cr->room, true, NULL);
+        }
         room_relay_frame(cr->room, f, meta.boids, meta.paused); /* takes f */
         f = NULL;
         COUNT(c, frames_relayed);
@@ -280,6 +285,171 @@ static void on_frame(natsConnection *nc, natsSubscription *sub, natsMsg *msg, vo
     }
     pthread_mutex_unlock(&c->lock);
     frame_release(f);
+}
+
+void cluster__availability(struct cluster *c, int64_t now)
+{
+    bool is_connected = cluster_is_connected(c);
+    pthread_mutex_lock(&c->lock);
+    for (size_t i = 0; i < c->nrooms && !c->quiet; i++) {
+        struct croom *cr = c->rooms[i];
+        bool is_silent = !cr->owner && (double)(now - cr->frame_ns) > OWNER_SILENT_S * 1e9;
+        bool is_down = !cr->owner && (!is_connected || is_silent);
+        if (is_down == cr->unavailable)
+            continue;
+        cr->unavailable = is_down;
+        char reason[96];
+        const struct dir_entry *d = cluster__dir_find(c, cr->name);
+        if (!is_connected)
+            snprintf(reason, sizeof reason,
+                     "this node lost the cluster's messaging (NATS); waiting for it");
+        else
+            snprintf(reason, sizeof reason, "no frame from the room's node %s for %.0f s",
+                     d ? d->node : "(none yet)", OWNER_SILENT_S);
+        room_relay_set_available(cr->room, !is_down, reason);
+        fprintf(stderr, "flockd: cluster: room \"%s\" is %s%s\n", cr->name,
+                is_down ? "unavailable: " : "available again", is_down ? reason : "");
+    }
+    pthread_mutex_unlock(&c->lock);
+}
+
+/* room's parameters as a message into a new buffer: its length and
+ * *buf (the caller frees it), or a negative code. */
+static int params_message(struct room *r, uint8_t **buf)
+{
+    static _Thread_local struct sim_params values[SIM_GROUPS];
+    size_t cap = cluster_params_size();
+    *buf = malloc(cap);
+    if (!*buf)
+        return PROTO_E_INTERNAL;
+    room_values(r, values);
+    return cluster_params_encode(values, *buf, cap);
+}
+
+/* Publishes an owned room's parameters on flockd.room.NAME.params. */
+static void publish_params(struct cluster *c, struct room *r, const char *name)
+{
+    uint8_t *buf = NULL;
+    int len = params_message(r, &buf);
+    char subject[SUBJECT_MAX];
+    snprintf(subject, sizeof subject, "flockd.room.%s.params", name);
+    if (len > 0)
+        natsConnection_Publish(c->nc, subject, buf, len);
+    free(buf);
+}
+
+void cluster__link_params(void *arg, struct room *r)
+{
+    struct cluster *c = arg;
+    pthread_mutex_lock(&c->lock);
+    struct croom *cr = cluster__find_room(c, r);
+    if (cr && cr->owner && !c->quiet && cluster_is_connected(c))
+        publish_params(c, r, cr->name);
+    pthread_mutex_unlock(&c->lock);
+}
+
+void cluster__publish_params(struct cluster *c)
+{
+    pthread_mutex_lock(&c->lock);
+    for (size_t i = 0; i < c->nrooms && !c->quiet; i++)
+        if (c->rooms[i]->owner)
+            publish_params(c, c->rooms[i]->room, c->rooms[i]->name);
+    pthread_mutex_unlock(&c->lock);
+}
+
+/* A relay's clients get the owner's parameters in their welcomes. */
+static void on_params(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *arg)
+{
+    (void)nc;
+    (void)sub;
+    struct cluster *c = arg;
+    static _Thread_local struct sim_params values[SIM_GROUPS];
+    size_t len;
+    const char *name = subject_room(natsMsg_GetSubject(msg), &len);
+    if (!name || cluster_params_decode((const uint8_t *)natsMsg_GetData(msg),
+                                       (size_t)natsMsg_GetDataLength(msg), values) < 0) {
+        COUNT(c, rejected);
+    } else {
+        pthread_mutex_lock(&c->lock);
+        struct croom *cr = cluster__find(c, name, len);
+        if (cr && !cr->owner)
+            room_relay_params(cr->room, values);
+        pthread_mutex_unlock(&c->lock);
+    }
+    natsMsg_Destroy(msg);
+}
+
+/* The owner answers a node that opens the room with its parameters. */
+static void on_ask(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *arg)
+{
+    (void)nc;
+    (void)sub;
+    struct cluster *c = arg;
+    size_t len;
+    const char *name = subject_room(natsMsg_GetSubject(msg), &len);
+    const char *reply_to = natsMsg_GetReply(msg);
+    if (!name || !reply_to || strncmp(reply_to, "_INBOX.", 7) != 0 || strpbrk(reply_to, "*>") ||
+        cluster_ask_decode((const uint8_t *)natsMsg_GetData(msg),
+                           (size_t)natsMsg_GetDataLength(msg)) < 0) {
+        COUNT(c, rejected);
+    } else {
+        pthread_mutex_lock(&c->lock);
+        struct croom *cr = cluster__find(c, name, len);
+        uint8_t *buf = NULL;
+        int n = cr && cr->owner ? params_message(cr->room, &buf) : -1;
+        if (n > 0)
+            natsConnection_Publish(c->nc, reply_to, buf, n);
+        free(buf);
+        pthread_mutex_unlock(&c->lock);
+    }
+    natsMsg_Destroy(msg);
+}
+
+void cluster__ask_params(struct cluster *c, const char *name)
+{
+    static _Thread_local struct sim_params values[SIM_GROUPS];
+    uint8_t ask[CLUSTER_ASK_SIZE];
+    char subject[SUBJECT_MAX];
+    snprintf(subject, sizeof subject, "flockd.room.%s.ask", name);
+    /* A one-off inbox of our own, ended here whatever comes to it later
+     * (no reply is kept past this call). */
+    natsInbox *inbox = NULL;
+    natsSubscription *sub = NULL;
+    natsMsg *reply = NULL;
+    if (cluster_ask_encode(ask, sizeof ask) > 0 && natsInbox_Create(&inbox) == NATS_OK &&
+        natsConnection_SubscribeSync(&sub, c->nc, inbox) == NATS_OK &&
+        natsConnection_PublishRequest(c->nc, subject, inbox, ask, sizeof ask) == NATS_OK)
+        natsSubscription_NextMsg(&reply, sub, ASK_MS);
+    cluster__unsubscribe(&sub);
+    natsInbox_Destroy(inbox);
+    if (!reply)
+        return; /* nobody answers (yet): the checkpoint's parameters until it does */
+    int rc = cluster_params_decode((const uint8_t *)natsMsg_GetData(reply),
+                                   (size_t)natsMsg_GetDataLength(reply), values);
+    natsMsg_Destroy(reply);
+    if (rc < 0) {
+        COUNT(c, rejected);
+        return;
+    }
+    pthread_mutex_lock(&c->lock);
+    size_t slot = 0;
+    for (size_t i = 0; i < MAX_FETCHED; i++)
+        if (strcmp(c->fetched[i].name, name) == 0 || !c->fetched[i].name[0]) {
+            slot = i;
+            break;
+        }
+    snprintf(c->fetched[slot].name, sizeof c->fetched[slot].name, "%s", name);
+    memcpy(c->fetched[slot].values, values, sizeof values);
+    pthread_mutex_unlock(&c->lock);
+}
+
+void cluster__take_fetched(struct cluster *c, struct room *r)
+{
+    for (size_t i = 0; i < MAX_FETCHED; i++)
+        if (c->fetched[i].name[0] && strcmp(c->fetched[i].name, room_name(r)) == 0) {
+            room_relay_params(r, c->fetched[i].values);
+            c->fetched[i].name[0] = '\0';
+        }
 }
 
 int cluster__link_forward(void *arg, struct room *r, const struct room_actor *who,
@@ -354,11 +524,15 @@ void cluster__resubscribe(struct cluster *c, struct croom *cr)
 {
     if (cr->owner) {
         cluster__unsubscribe(&cr->frames);
+        cluster__unsubscribe(&cr->params);
         subscribe(c, &cr->cmds, cr->name, "cmd", on_command);
         subscribe(c, &cr->wants, cr->name, "want", on_want);
+        subscribe(c, &cr->asks, cr->name, "ask", on_ask);
     } else {
         cluster__unsubscribe(&cr->cmds);
         cluster__unsubscribe(&cr->wants);
+        cluster__unsubscribe(&cr->asks);
         subscribe(c, &cr->frames, cr->name, "frame", on_frame);
+        subscribe(c, &cr->params, cr->name, "params", on_params);
     }
 }

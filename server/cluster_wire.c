@@ -8,15 +8,18 @@
 #include "proto_json.h"
 #include "proto_snapshot.h"
 #include "proto_v2.h"
+#include "params.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MAGIC_FRAME "FKCF"
-#define MAGIC_CMD   "FKCC"
-#define MAGIC_REPLY "FKCR"
-#define MAGIC_WANT  "FKCW"
+#define MAGIC_FRAME  "FKCF"
+#define MAGIC_CMD    "FKCC"
+#define MAGIC_REPLY  "FKCR"
+#define MAGIC_WANT   "FKCW"
+#define MAGIC_PARAMS "FKCP"
+#define MAGIC_ASK    "FKCA"
 
 int cluster_is_room_name(const char *name, size_t len)
 {
@@ -350,6 +353,107 @@ int cluster_want_decode(const uint8_t *buf, size_t len, unsigned *kinds)
     if (r.short_read)
         return PROTO_E_TRUNCATED;
     if (zero != 0 || *kinds >= 1u << SNAPENC_KINDS)
+        return PROTO_E_BAD_VALUE;
+    return r.at == len ? 0 : PROTO_E_BAD_LENGTH;
+}
+
+/* ---- parameters ---- */
+
+size_t cluster_params_size(void)
+{
+    return 12 + (size_t)SIM_GROUPS * (1 + 4 * sim_param_count());
+}
+
+int cluster_params_encode(const struct sim_params values[SIM_GROUPS], uint8_t *buf, size_t cap)
+{
+    size_t n = sim_param_count(), groups = 0;
+    for (unsigned g = 0; g < SIM_GROUPS; g++)
+        groups += g == 0 || memcmp(&values[g], &values[0], sizeof values[0]) != 0;
+    struct bytes_w w = {.buf = buf, .cap = cap};
+    put_head(&w, MAGIC_PARAMS);
+    bytes_put(&w, n, 1);
+    bytes_put(&w, 0, 1);
+    bytes_put(&w, groups, 2);
+    bytes_put(&w, 0, 2);
+    for (unsigned g = 0; g < SIM_GROUPS; g++) {
+        if (g != 0 && memcmp(&values[g], &values[0], sizeof values[0]) == 0)
+            continue;
+        bytes_put(&w, g, 1);
+        struct sim_params v = values[g];
+        for (size_t i = 0; i < n; i++)
+            bytes_put_f32(&w, *sim_param_field(&v, sim_param_at(i)));
+    }
+    return w.overflow ? PROTO_E_NOSPACE : (int)w.len;
+}
+
+/* One group's values from r into *v, each checked against the registry:
+ * 0, or the refusing code. */
+static int get_group(struct bytes_r *r, struct sim_params *v)
+{
+    for (size_t i = 0; i < sim_param_count(); i++) {
+        const struct sim_param_desc *d = sim_param_at(i);
+        float f = bytes_get_f32(r);
+        if (r->short_read)
+            return PROTO_E_TRUNCATED;
+        if (!sim_param_valid(d, f))
+            return PROTO_E_BAD_VALUE;
+        *sim_param_field(v, d) = f;
+    }
+    return 0;
+}
+
+int cluster_params_decode(const uint8_t *buf, size_t len, struct sim_params values[SIM_GROUPS])
+{
+    struct bytes_r r = {.buf = buf, .len = len};
+    int rc = check_head(&r, MAGIC_PARAMS);
+    if (rc < 0)
+        return rc;
+    size_t n = (size_t)bytes_get(&r, 1);
+    unsigned zero = (unsigned)bytes_get(&r, 1);
+    size_t groups = (size_t)bytes_get(&r, 2);
+    zero |= (unsigned)bytes_get(&r, 2);
+    if (r.short_read)
+        return PROTO_E_TRUNCATED;
+    if (n != sim_param_count() || zero || groups < 1 || groups > SIM_GROUPS)
+        return PROTO_E_BAD_VALUE;
+    if (len - r.at != groups * (1 + 4 * n))
+        return PROTO_E_BAD_LENGTH;
+    struct sim_params got[SIM_GROUPS];
+    int last = -1;
+    for (size_t k = 0; k < groups; k++) {
+        int g = (int)bytes_get(&r, 1);
+        if (g <= last || (k == 0 && g != 0))
+            return PROTO_E_BAD_VALUE; /* group 0 first, then increasing */
+        if ((rc = get_group(&r, &got[g])) < 0)
+            return rc;
+        for (int u = last + 1; u < g; u++)
+            got[u] = got[0]; /* a group not listed has group 0's values */
+        last = g;
+    }
+    for (int u = last + 1; u < SIM_GROUPS; u++)
+        got[u] = got[0];
+    memcpy(values, got, sizeof got);
+    return 0;
+}
+
+int cluster_ask_encode(uint8_t *buf, size_t cap)
+{
+    struct bytes_w w = {.buf = buf, .cap = cap};
+    put_head(&w, MAGIC_ASK);
+    bytes_put(&w, 0, 2);
+    return w.overflow ? PROTO_E_NOSPACE : (int)w.len;
+}
+
+int cluster_ask_decode(const uint8_t *buf, size_t len)
+{
+    struct bytes_r r = {.buf = buf, .len = len};
+    int rc = check_head(&r, MAGIC_ASK);
+    if (rc < 0)
+        return rc;
+    unsigned zero = (unsigned)bytes_get(&r, 2);
+    if (r.short_read)
+        return PROTO_E_TRUNCATED;
+    if (zero != 0)
         return PROTO_E_BAD_VALUE;
     return r.at == len ? 0 : PROTO_E_BAD_LENGTH;
 }

@@ -1,8 +1,9 @@
 /*
  * cluster_wire — the bytes of the messages flockd nodes send each other
  * over NATS (server/CLUSTER.md §3): a room's frame from its owner, a
- * client's command for the owner, the owner's reply, and the kinds of
- * frame a relay's clients take. Pure functions on memory buffers.
+ * client's command for the owner, the owner's reply, the kinds of
+ * frame a relay's clients take, and the owner's parameters (and a relay's
+ * question for them). Pure functions on memory buffers.
  *
  * Everything from NATS is network input: a decoder checks magic, version,
  * every length against the message's size and every value against its
@@ -88,6 +89,25 @@ int cluster_reply_decode(const uint8_t *buf, size_t len, struct cluster_reply *r
 int cluster_want_encode(unsigned kinds, uint8_t *buf, size_t cap);
 /* 0 and *kinds (only bits of SNAPENC kinds), or a negative code. */
 int cluster_want_decode(const uint8_t *buf, size_t len, unsigned *kinds);
+
+/* ---- parameters: every group's flocking parameters, from the owner ---- */
+
+/* The most bytes a parameters message takes. */
+size_t cluster_params_size(void);
+/* values (SIM_GROUPS groups) into buf: group 0 and each group that
+ * differs from it. Its length, or PROTO_E_NOSPACE. */
+int cluster_params_encode(const struct sim_params values[SIM_GROUPS], uint8_t *buf, size_t cap);
+/* A parameters message into values (every group; those not listed get
+ * group 0's), each value checked against the registry: 0, or a negative
+ * code (values untouched). */
+int cluster_params_decode(const uint8_t *buf, size_t len, struct sim_params values[SIM_GROUPS]);
+
+/* A relay's question for the owner's parameters (answered with a
+ * parameters message): 8 bytes. */
+#define CLUSTER_ASK_SIZE 8
+int cluster_ask_encode(uint8_t *buf, size_t cap);
+/* 0, or a negative code. */
+int cluster_ask_decode(const uint8_t *buf, size_t len);
 
 /* True if name is a room name ([A-Za-z0-9_-], 1..PROTO_ROOM_MAX). */
 int cluster_is_room_name(const char *name, size_t len);

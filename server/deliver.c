@@ -131,7 +131,7 @@ static void send_roster(struct sessions *ss, struct session *s, const struct lob
 static void route_reply(struct sessions *ss, struct lobby *l, struct lobby_room *lr,
                         struct session *s, const struct room_reply *rep, int64_t now)
 {
-    if (rep->kind != ROOM_REPLY_WELCOME)
+    if (rep->kind != ROOM_REPLY_WELCOME && rep->kind != ROOM_REPLY_NOTICE)
         session_replied(s);
     session_send(s, rep->text, rep->len);
     if (rep->kind == ROOM_REPLY_WELCOME && s->m.room == lr) {
@@ -146,13 +146,25 @@ static void route_reply(struct sessions *ss, struct lobby *l, struct lobby_room 
     session_flow(s);
 }
 
+/* A notice for every member of lr that has its welcome (room.h). */
+static void send_notice(struct lobby_room *lr, const struct room_reply *rep)
+{
+    for (struct lobby_member *m = lobby_room_members(lr); m; m = m->next) {
+        struct session *s = m->session;
+        if (s->feed.room == lr)
+            session_send(s, rep->text, rep->len);
+    }
+}
+
 static void route_replies(struct sessions *ss, struct lobby *l, struct lobby_room *lr, int64_t now)
 {
     struct room_reply *rep = room_take_replies(lobby_room_room(lr));
     while (rep) {
         struct room_reply *next = rep->next;
-        struct session *s = sessions_find(ss, rep->client);
-        if (s) /* else the client has gone meanwhile */
+        struct session *s = rep->client ? sessions_find(ss, rep->client) : NULL;
+        if (!rep->client && rep->kind == ROOM_REPLY_NOTICE)
+            send_notice(lr, rep);
+        else if (s) /* else the client has gone meanwhile */
             route_reply(ss, l, lr, s, rep, now);
         free(rep);
         rep = next;

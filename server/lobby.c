@@ -308,7 +308,9 @@ static struct lobby_room *room_create_for(struct lobby *l, const struct proto_jo
     const char *err = "";
     const char *password = a->has_password ? a->password : NULL;
     const struct room_link *link = l->tmpl.link;
-    if (link) /* a cluster may tick it on a less loaded node; this copy relays it then */
+    /* A cluster may tick it on a less loaded node (this copy relays it
+     * then), but not an RTS room a player makes: its teams are its node's. */
+    if (link && !(mode == PROTO_MODE_RTS && a->role == PROTO_ROLE_PLAYER))
         link->place(link->arg, a->room, mode, boids, password);
     struct lobby_room *lr = room_open(l, a->room, mode, boids, password, now, NULL, &err);
     if (!lr) {
@@ -393,6 +395,25 @@ static void auth_result(struct lobby *l, const struct lobby_member *m, bool is_o
             all ? " (too many failures from every address: all are refused)" : "");
 }
 
+/* An RTS room that another node of a cluster ticks: its teams are that
+ * node's (server/CLUSTER.md §7), so a player joins it there.
+ * PROTO_E_BAD_ROOM with a reason naming the node, or 0. */
+static int teams_elsewhere(const struct lobby *l, struct lobby_room *lr, const char **why)
+{
+    static _Thread_local char text[256];
+    const struct room_link *link = l->tmpl.link;
+    char node[65];
+    if (!link || !link->owner_of ||
+        link->owner_of(link->arg, lobby_room_room(lr), node, sizeof node) <= 0)
+        return 0;
+    snprintf(text, sizeof text,
+             "join: node %s ticks this rts room and keeps its teams: join it there to play "
+             "(here only to watch)",
+             node);
+    *why = text;
+    return PROTO_E_BAD_ROOM;
+}
+
 static int join_check(struct lobby *l, const struct lobby_member *m,
                       const struct proto_join_args *a, int64_t now, struct join_plan *plan,
                       const char **why)
@@ -424,6 +445,8 @@ static int join_check(struct lobby *l, const struct lobby_member *m,
     *plan = (struct join_plan){.room = lr, .team = -1, .reclaim = false};
     if (a->role != PROTO_ROLE_PLAYER || lobby_room_mode(lr) != PROTO_MODE_RTS)
         return 0;
+    if ((code = teams_elsewhere(l, lr, why)) != 0)
+        return code;
     plan->team =
         teams_pick(lobby_room_teams(lr), m, a->has_rejoin ? a->rejoin : NULL, &plan->reclaim);
     if (!plan->team) {

@@ -163,9 +163,20 @@ void room__refresh_welcome(struct room *r)
 {
     struct sim_view v;
     sim_view(r->world, &v);
+    bool is_relay = room_is_relay(r);
     pthread_mutex_lock(&r->lock);
     r->info.tick = v.tick;
-    copy_values(r);
+    if (!is_relay || !r->has_owner_values) /* a relay shows the owner's once it has them */
+        copy_values(r);
+    pthread_mutex_unlock(&r->lock);
+    if (!is_relay && r->cfg.link && r->cfg.link->params)
+        r->cfg.link->params(r->cfg.link->arg, r);
+}
+
+void room_values(struct room *r, struct sim_params out[SIM_GROUPS])
+{
+    pthread_mutex_lock(&r->lock);
+    memcpy(out, r->values, sizeof r->values);
     pthread_mutex_unlock(&r->lock);
 }
 
@@ -408,7 +419,11 @@ int room_welcome(struct room *r, const struct room_actor *who, char *buf, size_t
         .max_message = r->cfg.max_message,
         .values = &values[0],
         .flock = r->info.has_flock ? &flock : NULL,
+        .unavailable = r->unavailable,
     };
+    char reason[sizeof r->unavailable_reason];
+    memcpy(reason, r->unavailable_reason, sizeof reason);
+    w.unavailable_reason = reason;
     pthread_mutex_unlock(&r->lock);
     for (unsigned g = 1; g < SIM_GROUPS; g++)
         if (memcmp(&values[g], &values[0], sizeof values[0]))

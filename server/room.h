@@ -48,6 +48,8 @@ enum room_reply_kind {
     ROOM_REPLY_PLAIN,    /* an ack or an error */
     ROOM_REPLY_WELCOME,  /* the welcome after a join: the client's stream starts */
     ROOM_REPLY_KEYFRAME, /* the ack of keyframe: its next frame is a key frame */
+    ROOM_REPLY_NOTICE,   /* no reply to a command: news of the room (its availability),
+                            for client 0: for every member that has the room's welcome */
 };
 
 /* A reply for one client, produced by the room thread. */
@@ -104,6 +106,13 @@ struct room_link {
     /* The network's thread: a room another node placed here, to open
      * (1 and *out), or 0 when none waits. */
     int (*adopt)(void *arg, struct room_adoption *out);
+    /* The room ticks here and its parameters may have changed (a command,
+     * a reset, a restore, a join): room_values() has them. Tick thread. */
+    void (*params)(void *arg, struct room *r);
+    /* The network's thread: 1 and the node's id in node (cap bytes) if
+     * another node ticks r or was chosen to (its RTS teams are that
+     * node's), 0 if this node does or will. */
+    int (*owner_of)(void *arg, struct room *r, char *node, size_t cap);
 };
 
 struct room_config {
@@ -337,5 +346,22 @@ void room_relay_want(struct room *r, unsigned kinds, int64_t now);
  * expire, even without members here). */
 #define ROOM_WATCHED_S 5.0
 bool room_relay_is_watched(struct room *r, int64_t now);
+
+/*
+ * The relayed room lost its owner (NATS lost, or no frame from it for a
+ * while: available false, with a reason for people) or has it again. On a
+ * change, every member that has the room's welcome is told (PROTOCOL.md
+ * §6.6, a ROOM_REPLY_NOTICE for client 0) and later welcomes say so. Any
+ * thread; a room is available when made.
+ */
+void room_relay_set_available(struct room *r, bool available, const char *reason);
+
+/* Every group's parameters as welcomes show them, into out. Any thread. */
+void room_values(struct room *r, struct sim_params out[SIM_GROUPS]);
+
+/* The owner's parameters (every group) for the relay's welcomes, which
+ * show them instead of its copy's from then on, until the room ticks
+ * here. Any thread. */
+void room_relay_params(struct room *r, const struct sim_params values[SIM_GROUPS]);
 
 #endif

@@ -76,6 +76,9 @@ struct room {
     bool attached;                  /* told the link it exists */
     atomic_int_fast64_t watched_ns; /* another node's clients last took frames; 0: never */
     struct room_switch *switch_to;  /* under lock */
+    bool unavailable;               /* under lock: no owner reached (room_relay_set_available) */
+    char unavailable_reason[96];    /* under lock */
+    bool has_owner_values;          /* under lock: values are the owner's (room_relay_params) */
 
     pthread_mutex_t lock;
     struct queued *ring; /* bounded command queue */

@@ -10,6 +10,11 @@
  * come back in the order it sent. Frames and replies from the owner are
  * handed in by the link on its own threads.
  *
+ * A relay's welcomes show the owner's parameters as the link last
+ * brought them (its copy's world keeps those of its checkpoint). A relay
+ * that cannot reach its owner says so to its members (a notice
+ * for every member, and its welcomes) until frames come again.
+ *
  * A switch to ticking restores the checkpoint it was given (the room then
  * carries on from the checkpoint's tick: a jump back, documented in
  * server/CLUSTER.md) and continues the frame numbers past the last frame
@@ -90,6 +95,12 @@ static void take_switch(struct room *r)
         r->since_snapshot = r->snapshot_every - 1; /* a frame at once */
     }
     atomic_store_explicit(&r->relay, !sw->owner, memory_order_release);
+    if (sw->owner) { /* its own world's parameters from now on, told to the relays */
+        pthread_mutex_lock(&r->lock);
+        r->has_owner_values = false;
+        pthread_mutex_unlock(&r->lock);
+        room__refresh_welcome(r);
+    }
     free(sw->ck);
     free(sw);
 }
@@ -198,4 +209,38 @@ void room_relay_want(struct room *r, unsigned kinds, int64_t now)
     for (unsigned k = 0; k < SNAPENC_KINDS; k++)
         if (kinds & 1u << k)
             room_want(r, k, seq);
+}
+
+void room_relay_set_available(struct room *r, bool available, const char *reason)
+{
+    char text[PROTO_REPLY_BYTES];
+    int len = proto_reply_availability(text, sizeof text, r->name, available, reason);
+    struct room_reply *rep = len > 0 ? malloc(sizeof *rep + (size_t)len + 1) : NULL;
+    pthread_mutex_lock(&r->lock);
+    bool changed = r->unavailable == available;
+    r->unavailable = !available;
+    snprintf(r->unavailable_reason, sizeof r->unavailable_reason, "%s",
+             available || !reason ? "" : reason);
+    if (changed && rep) { /* for client 0: every member with the welcome (deliver.c) */
+        *rep = (struct room_reply){.client = 0, .kind = ROOM_REPLY_NOTICE, .len = (size_t)len};
+        memcpy(rep->text, text, (size_t)len + 1);
+        *r->replies_tail = rep;
+        r->replies_tail = &rep->next;
+        rep = NULL;
+    }
+    pthread_mutex_unlock(&r->lock);
+    free(rep);
+    if (!changed)
+        return;
+    atomic_store_explicit(&r->dirty, 1, memory_order_release);
+    if (r->cfg.notify)
+        r->cfg.notify(r->cfg.notify_arg);
+}
+
+void room_relay_params(struct room *r, const struct sim_params values[SIM_GROUPS])
+{
+    pthread_mutex_lock(&r->lock);
+    memcpy(r->values, values, sizeof r->values);
+    r->has_owner_values = true;
+    pthread_mutex_unlock(&r->lock);
 }

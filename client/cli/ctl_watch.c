@@ -9,7 +9,10 @@
  * A refused version 2 frame shows nothing and asks for a key frame
  * (keyframe, PROTOCOL.md §5.4) once; decoding resumes at the key frame. A
  * welcome (after a join elsewhere) starts a new stream: the bases are
- * forgotten.
+ * forgotten. A room that cannot be reached (a relayed room of a cluster
+ * whose owner is away: its welcome or an availability message says so,
+ * PROTOCOL.md §6.6) shows "available":false and the reason in each line
+ * until it is back, and each change is written to stderr as it comes.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -31,15 +34,38 @@ struct watcher {
     uint64_t refused, mismatches;  /* whole run */
     bool awaiting_key;             /* a keyframe was asked for and no key came yet */
     double polarization;
+    bool unavailable; /* the room's owner cannot be reached (§6.6) */
+    char reason[160];
 };
 
-static bool is_welcome(const uint8_t *data, size_t len)
+/* A welcome (true) or any other text message; either may say whether the
+ * room is available (a welcome without "available" says it is). */
+static bool read_text(struct watcher *w, const uint8_t *data, size_t len)
 {
     cJSON *msg = cJSON_ParseWithLength((const char *)data, len);
     const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(msg, "type"));
-    bool yes = type && !strcmp(type, "welcome");
+    bool is_welcome = type && !strcmp(type, "welcome");
+    const cJSON *available = cJSON_GetObjectItemCaseSensitive(msg, "available");
+    if (type && (is_welcome || !strcmp(type, "availability"))) {
+        bool was = w->unavailable;
+        const char *reason = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(msg, "reason"));
+        const char *room = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(msg, "room"));
+        w->unavailable = cJSON_IsFalse(available);
+        snprintf(w->reason, sizeof w->reason, "%s", w->unavailable && reason ? reason : "");
+        if (was != w->unavailable)
+            fprintf(stderr, "flockctl watch: room %s is %s%s\n", room ? room : "?",
+                    w->unavailable ? "unavailable: " : "available again", w->reason);
+    }
     cJSON_Delete(msg);
-    return yes;
+    return is_welcome;
+}
+
+/* s as a JSON string's contents: quotes, backslashes and controls left out. */
+static void print_plain(const char *s)
+{
+    for (; *s; s++)
+        if (*s != '"' && *s != '\\' && (unsigned char)*s >= 0x20)
+            putchar(*s);
 }
 
 /* A refused frame: counted; a version 2 stream restarts on a key frame. */
@@ -59,7 +85,7 @@ static void on_message(void *user, int binary, const uint8_t *data, size_t len)
 {
     struct watcher *w = user;
     if (!binary) {
-        if (is_welcome(data, len)) {
+        if (read_text(w, data, len)) {
             ctl_snap_forget(&w->snap);
             w->awaiting_key = false;
         }
@@ -102,8 +128,15 @@ static void print_line(struct watcher *w, double t, double span)
         printf("\"polarization\":%.3f,", w->polarization);
     else
         printf("\"polarization\":null,");
-    printf("\"refused\":%llu,\"hash_mismatches\":%llu}\n", (unsigned long long)w->refused,
-           (unsigned long long)w->mismatches);
+    printf("\"refused\":%llu,\"hash_mismatches\":%llu,\"available\":%s",
+           (unsigned long long)w->refused, (unsigned long long)w->mismatches,
+           w->unavailable ? "false" : "true");
+    if (w->unavailable) {
+        printf(",\"reason\":\"");
+        print_plain(w->reason);
+        printf("\"");
+    }
+    printf("}\n");
     fflush(stdout);
     w->frames = w->bytes = w->boids = w->keys = 0;
 }

@@ -41,7 +41,9 @@ static const struct ctl_command commands[] = {
      "length of the mean unit heading of all boids (decoded headings), 0 disordered\n"
      ".. 1 aligned, and, since the start, refused (snapshots the decoder refused) and\n"
      "hash_mismatches (version 2 frames whose decoded boids did not hash to the\n"
-     "frame's state_hash). After a refused version 2 frame watch sends keyframe and\n"
+     "frame's state_hash); available (false while the room's node in a cluster cannot\n"
+     "be reached, with reason; each change is also written to stderr). After a\n"
+     "refused version 2 frame watch sends keyframe and\n"
      "decodes again from the next key frame. Without --seconds it runs until\n"
      "interrupted (Ctrl-C). The exit status is 1 if any snapshot was refused.\n",
      ctl_watch_run},

@@ -1,7 +1,8 @@
 /*
  * fuzz_cluster — the decoders of the messages flockd nodes send each
  * other over NATS (cluster_wire.h, server/CLUSTER.md §3) on arbitrary
- * bytes: a frame, a command, a reply and a want.
+ * bytes: a frame, a command, a reply, a want, an owner's parameters and
+ * the question for them.
  *
  * Each is network input: a decoder must refuse with a negative code or
  * accept, never read outside the input. What it accepts must hold: a
@@ -10,11 +11,13 @@
  * command's room is a room name, its text inside the input and its id one
  * JSON scalar or none, and it encodes back to the same bytes; a reply is
  * one JSON object for a client other than 0, and encodes back; a want
- * names only kinds that exist.
+ * names only kinds that exist; parameters are valid for the registry
+ * (and encode back to the same bytes).
  */
 #include "fuzz_common.h"
 
 #include "cluster_wire.h"
+#include "params.h"
 #include "proto_json.h"
 
 #include <stdlib.h>
@@ -86,11 +89,29 @@ static void check_want(const uint8_t *data, size_t size)
         fuzz_fail("an accepted want names kinds that do not exist");
 }
 
+static void check_params(const uint8_t *data, size_t size)
+{
+    static struct sim_params values[SIM_GROUPS];
+    if (cluster_params_decode(data, size, values) < 0)
+        return;
+    for (unsigned g = 0; g < SIM_GROUPS; g++)
+        for (size_t i = 0; i < sim_param_count(); i++)
+            if (!sim_param_valid(sim_param_at(i), *sim_param_field(&values[g], sim_param_at(i))))
+                fuzz_fail("accepted parameters hold a value out of the registry's range");
+    uint8_t *again = malloc(size);
+    if (again &&
+        (cluster_params_encode(values, again, size) != (int)size || memcmp(again, data, size) != 0))
+        fuzz_fail("accepted parameters do not encode back to the same bytes");
+    free(again);
+    (void)cluster_ask_decode(data, size);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     check_frame(data, size);
     check_command(data, size);
     check_reply(data, size);
     check_want(data, size);
+    check_params(data, size);
     return 0;
 }

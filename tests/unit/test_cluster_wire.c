@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "cluster_wire.h"
+#include "params.h"
 #include "sim.h"
 
 #include <stdio.h>
@@ -317,6 +318,51 @@ static void replies_and_wants_read_back_and_bad_ones_are_refused(void **state)
     assert_int_equal(cluster_want_decode(buf, (size_t)len, &kinds), PROTO_E_BAD_VALUE);
 }
 
+static void parameters_read_back_every_group_and_bad_ones_are_refused(void **state)
+{
+    (void)state;
+    static struct sim_params values[SIM_GROUPS], got[SIM_GROUPS];
+    for (unsigned g = 0; g < SIM_GROUPS; g++)
+        sim_params_default(&values[g]);
+    values[0].max_speed = 150.5f;
+    for (unsigned g = 1; g < SIM_GROUPS; g++)
+        values[g].max_speed = 150.5f;
+    values[7].fov = 90.0f;
+    size_t cap = cluster_params_size();
+    uint8_t *buf = malloc(cap);
+    int len = cluster_params_encode(values, buf, cap);
+    /* Group 0 and the one group that differs. */
+    size_t n = sim_param_count();
+    assert_int_equal(len, 12 + 2 * (1 + 4 * (int)n));
+    assert_int_equal(cluster_params_decode(buf, (size_t)len, got), 0);
+    assert_memory_equal(got, values, sizeof values);
+    for (int cut = 0; cut < len; cut++)
+        assert_true(cluster_params_decode(buf, (size_t)cut, got) < 0);
+    uint8_t bad[4096];
+    memcpy(bad, buf, (size_t)len);
+    bad[6] = (uint8_t)(n + 1); /* another registry */
+    assert_int_equal(cluster_params_decode(bad, (size_t)len, got), PROTO_E_BAD_VALUE);
+    memcpy(bad, buf, (size_t)len);
+    bad[12 + 1 + 4 * n] = 0; /* group 0 twice */
+    assert_int_equal(cluster_params_decode(bad, (size_t)len, got), PROTO_E_BAD_VALUE);
+    memcpy(bad, buf, (size_t)len);
+    float huge = 1e30f; /* max_speed, the first of group 0, out of range */
+    memcpy(bad + 13, &huge, 4);
+    assert_int_equal(cluster_params_decode(bad, (size_t)len, got), PROTO_E_BAD_VALUE);
+    memcpy(bad, buf, (size_t)len);
+    assert_int_equal(cluster_params_decode(bad, (size_t)len + 1, got), PROTO_E_BAD_LENGTH);
+    memcpy(bad, "FKCW", 4);
+    assert_int_equal(cluster_params_decode(bad, (size_t)len, got), PROTO_E_BAD_MAGIC);
+    assert_memory_equal(got, values, sizeof values); /* untouched by every refusal */
+    free(buf);
+    uint8_t ask[CLUSTER_ASK_SIZE];
+    assert_int_equal(cluster_ask_encode(ask, sizeof ask), CLUSTER_ASK_SIZE);
+    assert_int_equal(cluster_ask_decode(ask, sizeof ask), 0);
+    assert_true(cluster_ask_decode(ask, sizeof ask - 1) < 0);
+    ask[7] = 1;
+    assert_int_equal(cluster_ask_decode(ask, sizeof ask), PROTO_E_BAD_VALUE);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -326,6 +372,7 @@ int main(void)
         cmocka_unit_test(a_command_reads_back_field_for_field),
         cmocka_unit_test(commands_that_break_their_rules_are_refused),
         cmocka_unit_test(replies_and_wants_read_back_and_bad_ones_are_refused),
+        cmocka_unit_test(parameters_read_back_every_group_and_bad_ones_are_refused),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

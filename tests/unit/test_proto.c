@@ -1149,6 +1149,40 @@ static void welcome_names_the_protocol_the_connection_speaks(void **state)
     }
 }
 
+static void a_welcome_says_unavailable_only_when_its_room_cannot_be_reached(void **state)
+{
+    (void)state;
+    char buf[PROTO_WELCOME_BYTES];
+    struct proto_welcome w = {.width = 100, .height = 100, .tick_hz = 60, .snapshot_hz = 20};
+    assert_true(proto_reply_welcome(buf, sizeof buf, &w) > 0);
+    cJSON *doc = cJSON_Parse(buf);
+    assert_null(cJSON_GetObjectItemCaseSensitive(doc, "available"));
+    cJSON_Delete(doc);
+    w.unavailable = 1;
+    w.unavailable_reason = "its node \"n1\" cannot be reached";
+    assert_true(proto_reply_welcome(buf, sizeof buf, &w) > 0);
+    doc = cJSON_Parse(buf);
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(doc, "available")));
+    assert_string_equal(str(doc, "reason"), "its node \"n1\" cannot be reached");
+    cJSON_Delete(doc);
+}
+
+static void availability_messages_name_the_room_and_a_reason_only_when_unavailable(void **state)
+{
+    (void)state;
+    char buf[PROTO_REPLY_BYTES];
+    assert_true(proto_reply_availability(buf, sizeof buf, "arena", 0, "NATS lost") > 0);
+    cJSON *doc = cJSON_Parse(buf);
+    assert_string_equal(str(doc, "type"), "availability");
+    assert_string_equal(str(doc, "room"), "arena");
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(doc, "available")));
+    assert_string_equal(str(doc, "reason"), "NATS lost");
+    cJSON_Delete(doc);
+    assert_true(proto_reply_availability(buf, sizeof buf, "arena", 1, "ignored") > 0);
+    assert_string_equal(buf, "{\"type\":\"availability\",\"room\":\"arena\",\"available\":true}");
+    assert_true(proto_reply_availability(buf, 20, "arena", 0, NULL) < 0);
+}
+
 static void welcome_lists_every_parameter_and_group_zero_values(void **state)
 {
     (void)state;
@@ -1371,6 +1405,8 @@ int main(void)
         cmocka_unit_test(error_replies_are_valid_json_with_a_stable_code),
         cmocka_unit_test(welcome_names_the_protocol_the_connection_speaks),
         cmocka_unit_test(welcome_lists_every_parameter_and_group_zero_values),
+        cmocka_unit_test(a_welcome_says_unavailable_only_when_its_room_cannot_be_reached),
+        cmocka_unit_test(availability_messages_name_the_room_and_a_reason_only_when_unavailable),
         cmocka_unit_test(welcome_lists_each_group_that_differs_with_what_differs_and_the_flock),
         cmocka_unit_test(the_largest_welcome_fits_its_buffer),
         cmocka_unit_test(stats_ack_carries_the_figures_and_a_null_flock_before_a_measure),

@@ -32,6 +32,8 @@ export function makeFlockView(src) {
     get room() { return session.here ? { ...session.here, rejoining: session.rejoining } : null; },
     /** What the page's role may do here: roles.js permissions (replayPermissions in a recording). */
     get permissions() { return { ...app.perm }; },
+    /** Why the room cannot be reached now (§6.6), or null while it is available. */
+    get unavailable() { return app.unavailable; },
     /** The room's latest roster message (§6.4), or null. */
     get roster() { return roster.last ? JSON.parse(JSON.stringify(roster.last)) : null; },
     get snapshot() { return summary(app.latest); },

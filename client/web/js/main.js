@@ -17,6 +17,7 @@ import { controlStates, clickCommand, hintFor, steeredGroup, replayPermissions }
 import { ReplayBar } from './replaybar.js';
 import { Lobby } from './lobby.js';
 import { RosterList } from './roster.js';
+import { availabilityOf, bannerText } from './banner.js';
 import {
   RateMeter, SkipCounter, Series, drawSparkline,
 } from './stats.js';
@@ -70,6 +71,7 @@ const app = {
   frames: { count: 0, workMs: 0, lastWorkMs: 0, intervals: 0, intervalMs: 0, lastAt: null },
   preview: null, // obstacle outline under the pointer while shift is held
   lostOnce: false,
+  unavailable: null, // the reason the room's node cannot be reached now (§6.6), or null
   perm: null, // what the page's role may do here (roles.js permissions)
 };
 
@@ -145,12 +147,21 @@ function onWelcome(w, fresh) {
   lobby.setCurrent(session.here.room);
   applyRole();
   if (fresh && app.lostOnce) toast('Reconnected to flockd', 'info');
+  setAvailable(availabilityOf(w));
 }
 
 function onMessage(msg) {
   if (msg.type === 'roster' && session.here && msg.room === session.here.room) {
     roster.show(msg, session.here.client);
   }
+  const state = session.here ? availabilityOf(msg, session.here.room) : undefined;
+  if (state) setAvailable(state);
+}
+
+/** A room of a cluster whose node cannot be reached (§6.6): a banner until it is back. */
+function setAvailable({ available, reason }) {
+  app.unavailable = available ? null : (reason || 'its node cannot be reached');
+  updateBanner();
 }
 
 // A refused version 2 frame is not drawn: the bases it needed are gone or
@@ -228,17 +239,9 @@ function onState(st) {
 function updateBanner() {
   const st = conn.state;
   const banner = $('banner');
-  if (st.status === 'open') {
-    banner.hidden = true;
-    return;
-  }
-  banner.hidden = false;
-  if (st.status === 'waiting') {
-    const secs = Math.max(0, (st.retryAt - performance.now()) / 1000);
-    banner.textContent = `Connection to flockd lost — reconnecting in ${secs.toFixed(1)} s (attempt ${st.attempt})`;
-  } else {
-    banner.textContent = st.everConnected || st.attempt ? `Reconnecting to flockd… (attempt ${st.attempt + 1})` : 'Connecting to flockd…';
-  }
+  const text = bannerText(st, app.unavailable, performance.now());
+  banner.hidden = text === null;
+  if (text !== null) banner.textContent = text;
 }
 
 /** Enables what the page's role may use here and says where it is. */
