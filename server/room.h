@@ -197,8 +197,14 @@ void room_want(struct room *r, unsigned kind, uint64_t seq);
 /* Detaches every pending reply (a list the caller frees with free()). */
 struct room_reply *room_take_replies(struct room *r);
 
-/* 1 if the room produced a frame or replies since the last call (any thread). */
-int room_take_dirty(struct room *r);
+/* Detaches the pending replies to the clients of one service thread of
+ * `threads` (client % threads == thread), in order; the others stay. A
+ * list the caller frees with free(). Any thread. */
+struct room_reply *room_take_replies_of(struct room *r, unsigned thread, unsigned threads);
+
+/* 1 if the room produced a frame or replies since service thread `thread`
+ * (0..63) last asked, else 0; each thread has its own flag (any thread). */
+int room_take_dirty(struct room *r, unsigned thread);
 
 struct room_info {
     uint64_t tick;

@@ -131,7 +131,7 @@ bool room__relay_tick(struct room *r)
     for (uint32_t k = 0; k < n; k++)
         relay_one(r, &r->batch[k]);
     if (n > 0) {
-        atomic_store_explicit(&r->dirty, 1, memory_order_release);
+        atomic_store_explicit(&r->dirty, ROOM_DIRTY_ALL, memory_order_release);
         if (r->cfg.notify)
             r->cfg.notify(r->cfg.notify_arg);
     }
@@ -161,7 +161,7 @@ void room_relay_frame(struct room *r, struct frame *f, uint32_t boids, bool paus
     }
     pthread_mutex_unlock(&r->lock);
     frame_release(old);
-    atomic_store_explicit(&r->dirty, 1, memory_order_release);
+    atomic_store_explicit(&r->dirty, ROOM_DIRTY_ALL, memory_order_release);
     if (r->cfg.notify)
         r->cfg.notify(r->cfg.notify_arg);
 }
@@ -170,7 +170,7 @@ void room_relay_reply(struct room *r, uint64_t client, enum room_reply_kind kind
                       size_t len)
 {
     room__add_reply(r, client, kind, text, len);
-    atomic_store_explicit(&r->dirty, 1, memory_order_release);
+    atomic_store_explicit(&r->dirty, ROOM_DIRTY_ALL, memory_order_release);
     if (r->cfg.notify)
         r->cfg.notify(r->cfg.notify_arg);
 }
