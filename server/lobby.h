@@ -141,7 +141,7 @@ void lobby_set_threads(struct lobby *l, unsigned threads, lobby_kick_fn *kick, v
  * without the lock, and none of them closes while it has a member there. */
 size_t lobby_rooms_of(const struct lobby *l, unsigned thread, struct lobby_room *const **rooms);
 
-/* Rooms, for the network side to route frames and replies. */
+/* Every room (under the lock): the room list, the endpoints. */
 size_t lobby_count(const struct lobby *l);
 struct lobby_room *lobby_at(const struct lobby *l, size_t i);
 
