@@ -57,6 +57,7 @@ struct net_thread {
     struct lws_context *ctx;
     struct lws_vhost *vhost;
     atomic_int reload_tls; /* net_reload_tls() asked */
+    atomic_int woken;      /* net_wake() since on_wake() last ran */
     int64_t housekept_ns;  /* thread 0 housekeeps */
     pthread_t thread;
     bool is_started;
@@ -227,6 +228,7 @@ static void take_kicks(struct net_thread *nt, int64_t now)
 static void on_wake(struct net_thread *nt, int64_t now)
 {
     struct net *n = nt->net;
+    atomic_store_explicit(&nt->woken, 0, memory_order_relaxed);
     if (atomic_exchange(&nt->reload_tls, 0) && n->tls_cert[0])
         reload_tls(nt);
     take_kicks(nt, now);
@@ -283,6 +285,11 @@ static int callback_ws(struct lws *wsi, enum lws_callback_reasons reason, void *
         }
         return 0;
     case LWS_CALLBACK_SERVER_WRITEABLE:
+        /* A wake-up that came during this round of writes is taken now,
+         * not after the round: its replies are written at once (deliver.h)
+         * instead of waiting behind every other client's frame. */
+        if (atomic_load_explicit(&nt->woken, memory_order_relaxed))
+            on_wake(nt, clock_mono_ns());
         if (session_close_if_due(s))
             return -1; /* lws sends the close frame set */
         return deliver_writeable(s, clock_mono_ns()) < 0 ? -1 : 0;
@@ -574,8 +581,10 @@ void net_wake(void *arg)
 {
     struct net *n = arg;
     for (unsigned i = 0; n && i < n->nthreads; i++)
-        if (n->threads[i].ctx)
+        if (n->threads[i].ctx) {
+            atomic_store_explicit(&n->threads[i].woken, 1, memory_order_relaxed);
             lws_cancel_service(n->threads[i].ctx);
+        }
 }
 
 void net_destroy(struct net *n)
