@@ -175,8 +175,9 @@ static void reload_tls(struct net_thread *nt)
         return;
     }
     time_t t = (time_t)until;
+    struct tm tm; /* gmtime_r: every service thread reloads at once */
     char day[32];
-    strftime(day, sizeof day, "%Y-%m-%d", gmtime(&t));
+    strftime(day, sizeof day, "%Y-%m-%d", gmtime_r(&t, &tm));
     printf("flockd: SIGHUP: TLS certificate %s reloaded on service thread %u (valid until %s)\n",
            n->tls_cert, nt->index, day);
     fflush(stdout);
