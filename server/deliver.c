@@ -191,29 +191,26 @@ static void send_rosters(struct sessions *ss, struct lobby_room *lr)
 /* Replies of this thread's rooms to its clients, routed under the lobby's
  * lock (a held join runs from there) only when there are some. The rooms
  * cannot close meanwhile: this thread has members in each, and only it
- * takes them out. Returns how many rooms of `rooms` were dirty. */
-static size_t route_all(struct sessions *ss, struct lobby *l, struct lobby_room *const *rooms,
-                        size_t n, int64_t now)
+ * takes them out. */
+static void route_all(struct sessions *ss, struct lobby *l, struct lobby_room *const *rooms,
+                      size_t n, int64_t now)
 {
     unsigned t = ss->cfg.thread, threads = ss->cfg.threads;
     struct room_reply *replies[n ? n : 1];
-    size_t dirty = 0;
     bool any = false;
     for (size_t i = 0; i < n; i++) {
         replies[i] = NULL;
         if (!room_take_dirty(lobby_room_room(rooms[i]), t))
             continue;
-        dirty++;
         replies[i] = room_take_replies_of(lobby_room_room(rooms[i]), t, threads);
         any |= replies[i] != NULL;
     }
     if (!any)
-        return dirty;
+        return;
     lobby_lock(l);
     for (size_t i = 0; i < n; i++)
         route_replies(ss, l, rooms[i], replies[i], now);
     lobby_unlock(l);
-    return dirty;
 }
 
 void deliver_rooms(struct sessions *ss, struct lobby *l, int64_t now)
@@ -225,7 +222,8 @@ void deliver_rooms(struct sessions *ss, struct lobby *l, int64_t now)
     struct lobby_room *rooms[n ? n : 1]; /* a held join may change mine */
     memcpy(rooms, mine, n * sizeof *rooms);
     route_all(ss, l, rooms, n, now);
-    /* Frames after the replies were written; the rooms as they are now. */
+    /* Frames after the replies were written, in the rooms as they are now
+     * (each checked: a room's frame costs its lock and a comparison). */
     n = lobby_rooms_of(l, t, &mine);
     for (size_t i = 0; i < n; i++)
         announce_frame(mine[i], t, stale_ns, now);

@@ -65,6 +65,7 @@ struct net_thread {
     pthread_mutex_t kick_lock;
     uint64_t kicks[KICKS_MAX];
     size_t nkicks;
+    atomic_int has_kicks; /* nkicks > 0, read without the lock */
 };
 
 struct net {
@@ -193,6 +194,7 @@ static void post_kick(void *arg, unsigned thread, uint64_t client)
     bool is_full = nt->nkicks == KICKS_MAX;
     if (!is_full)
         nt->kicks[nt->nkicks++] = client;
+    atomic_store(&nt->has_kicks, 1);
     pthread_mutex_unlock(&nt->kick_lock);
     if (is_full)
         fprintf(stderr, "flockd: kick of client %llu dropped: too many at once\n",
@@ -204,14 +206,15 @@ static void post_kick(void *arg, unsigned thread, uint64_t client)
  * closed with 1008, as a kick on this thread does at once. */
 static void take_kicks(struct net_thread *nt, int64_t now)
 {
+    if (!atomic_load(&nt->has_kicks))
+        return;
     uint64_t kicks[KICKS_MAX];
     pthread_mutex_lock(&nt->kick_lock);
     size_t n = nt->nkicks;
     memcpy(kicks, nt->kicks, n * sizeof kicks[0]);
     nt->nkicks = 0;
+    atomic_store(&nt->has_kicks, 0);
     pthread_mutex_unlock(&nt->kick_lock);
-    if (!n)
-        return;
     lobby_lock(nt->net->lobby);
     for (size_t i = 0; i < n; i++) {
         struct session *s = sessions_find(&nt->sessions, kicks[i]);
