@@ -94,6 +94,9 @@ static const struct cfg_row rows[] = {
      "most clients connected at once"},
     {"workers", T_UINT, FIELD(workers), "0", 0, 256, NULL, "N", 0,
      "threads that tick the rooms; 0: one per CPU core"},
+    {"net-threads", T_UINT, FIELD(net_threads), "0", 0, 64, NULL, "N", 0,
+     "service threads that serve the connections, each with its own listening socket on the "
+     "port; 0: one per CPU core"},
     {"max-rooms", T_UINT, FIELD(max_rooms), "16", 1, 1024, NULL, "N", 0,
      "most rooms at once, the default room included"},
     {"max-room-boids", T_UINT, FIELD(max_room_boids), "20000", 0, 1048576, NULL, "N", 0,

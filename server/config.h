@@ -42,6 +42,7 @@ struct cfg {
     double stale_timeout;      /* "stale-timeout": seconds a client may lag, 1..600, default 10 */
     uint32_t max_clients;      /* "max-clients": 1..100000, default 10000 */
     uint32_t workers;          /* "workers": tick threads, 0 = one per core */
+    uint32_t net_threads;      /* "net-threads": service threads, 0..64, 0 = one per core */
     uint32_t max_rooms;        /* "max-rooms": 1..1024, default 16 */
     uint32_t max_room_boids;   /* "max-room-boids": boids a created room may start with */
     int allow_create;          /* "allow-create": 0 or 1, default 1 */

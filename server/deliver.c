@@ -37,7 +37,7 @@ static struct frame *frame_for(const struct session *s, unsigned *kind)
 {
     if (s->state == SESSION_CLOSING || !s->m.room || s->feed.room != s->m.room)
         return NULL;
-    struct frame *f = *lobby_room_frame(s->m.room);
+    struct frame *f = *lobby_room_frame(s->m.room, s->m.thread);
     if (!f || f->seq == s->feed.last_seq)
         return NULL;
     struct room *r = lobby_room_room(s->m.room);
@@ -77,17 +77,21 @@ static int write_frame(struct session *s, struct frame *f, unsigned kind, int64_
     s->feed.last_seq = f->seq;
     s->feed.last_frame_ns = now;
     atomic_fetch_add_explicit(&g_metrics.snapshots_sent, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&g_metrics.net[s->m.thread % METRICS_NET_THREADS].deliveries, 1,
+                              memory_order_relaxed);
     atomic_fetch_add_explicit(&g_metrics.bytes_sent, len, memory_order_relaxed);
     metrics_frame_sent(kind, len);
     return 0;
 }
 
-/* Holds lr's new frame, if any, and asks every fed member to write it; a
- * member that has gone without frames for stale_ns is evicted. */
-static void announce_frame(struct lobby_room *lr, int64_t stale_ns, int64_t now)
+/* Holds lr's new frame, if any, for this service thread and asks every
+ * fed member of the thread to write it; a member that has gone without
+ * frames for stale_ns is evicted. No lobby lock: the members and the
+ * announced frame are the thread's own. */
+static void announce_frame(struct lobby_room *lr, unsigned thread, int64_t stale_ns, int64_t now)
 {
     struct frame *f = room_latest(lobby_room_room(lr));
-    struct frame **announced = lobby_room_frame(lr);
+    struct frame **announced = lobby_room_frame(lr, thread);
     if (!f || f == *announced) {
         frame_release(f);
         return;
@@ -97,7 +101,7 @@ static void announce_frame(struct lobby_room *lr, int64_t stale_ns, int64_t now)
     bool gap = *announced && f->time_us - (*announced)->time_us > stale_ns / 1000;
     frame_release(*announced);
     *announced = f; /* keeps the reference room_latest took */
-    for (struct lobby_member *m = lobby_room_members(lr); m; m = m->next) {
+    for (struct lobby_member *m = lobby_room_members(lr, thread); m; m = m->next) {
         struct session *s = m->session;
         if (s->state == SESSION_CLOSING || s->feed.room != lr)
             continue;
@@ -121,6 +125,18 @@ static void send_roster(struct sessions *ss, struct session *s, const struct lob
         session_send(s, ss->text, (size_t)len);
 }
 
+/* Writes s's queued text at once while its socket takes it, so that a
+ * reply does not wait behind the frames of this wake-up's WRITEABLE
+ * round; what stays queued goes at the next WRITEABLE. */
+static void write_now(struct session *s)
+{
+    while (s->state != SESSION_CLOSING && session_has_text(s) && !lws_send_pipe_choked(s->wsi))
+        if (session_write_text(s) < 0) {
+            session_evict(s, LWS_CLOSE_STATUS_ABNORMAL_CLOSE);
+            return;
+        }
+}
+
 /* One reply of lr's room to s. A welcome from its current room starts the
  * feed of frames (a welcome from a room it has left since starts
  * nothing), the ack of keyframe restarts its version 2 stream on a key
@@ -131,7 +147,7 @@ static void send_roster(struct sessions *ss, struct session *s, const struct lob
 static void route_reply(struct sessions *ss, struct lobby *l, struct lobby_room *lr,
                         struct session *s, const struct room_reply *rep, int64_t now)
 {
-    if (rep->kind != ROOM_REPLY_WELCOME && rep->kind != ROOM_REPLY_NOTICE)
+    if (rep->kind != ROOM_REPLY_WELCOME)
         session_replied(s);
     session_send(s, rep->text, rep->len);
     if (rep->kind == ROOM_REPLY_WELCOME && s->m.room == lr) {
@@ -140,63 +156,104 @@ static void route_reply(struct sessions *ss, struct lobby *l, struct lobby_room 
     }
     if (rep->kind == ROOM_REPLY_KEYFRAME)
         s->feed.nsent = 0;
+    write_now(s);
     struct proto_command join;
     if (session_take_held_join(s, &join))
         dispatch_command(s, &join, l, now);
     session_flow(s);
 }
 
-/* A notice for every member of lr that has its welcome (room.h). */
-static void send_notice(struct lobby_room *lr, const struct room_reply *rep)
+static void route_replies(struct sessions *ss, struct lobby *l, struct lobby_room *lr,
+                          struct room_reply *rep, int64_t now)
 {
-    for (struct lobby_member *m = lobby_room_members(lr); m; m = m->next) {
-        struct session *s = m->session;
-        if (s->feed.room == lr)
-            session_send(s, rep->text, rep->len);
-    }
-}
-
-static void route_replies(struct sessions *ss, struct lobby *l, struct lobby_room *lr, int64_t now)
-{
-    struct room_reply *rep = room_take_replies(lobby_room_room(lr));
     while (rep) {
         struct room_reply *next = rep->next;
-        struct session *s = rep->client ? sessions_find(ss, rep->client) : NULL;
-        if (!rep->client && rep->kind == ROOM_REPLY_NOTICE)
-            send_notice(lr, rep);
-        else if (s) /* else the client has gone meanwhile */
+        struct session *s = sessions_find(ss, rep->client);
+        if (s) /* else the client has gone meanwhile */
             route_reply(ss, l, lr, s, rep, now);
         free(rep);
         rep = next;
     }
 }
 
-/* The new roster of lr to every member fed by it. */
-static void send_rosters(struct sessions *ss, struct lobby_room *lr)
+/* A change of lr's availability (a relayed room, PROTOCOL.md §6.6) to
+ * every member of this thread that has its welcome. */
+static void send_availability(struct sessions *ss, struct lobby_room *lr)
 {
-    int len = lobby_room_roster(lr, ss->text, SESSIONS_TEXT_MAX);
-    for (struct lobby_member *m = lobby_room_members(lr); len > 0 && m; m = m->next) {
+    int len = room_take_availability_news(lobby_room_room(lr), ss->cfg.thread, ss->text,
+                                          SESSIONS_TEXT_MAX);
+    for (struct lobby_member *m = lobby_room_members(lr, ss->cfg.thread); len > 0 && m;
+         m = m->next) {
         struct session *s = m->session;
         if (s->feed.room == lr)
             session_send(s, ss->text, (size_t)len);
     }
 }
 
+/* The new roster of lr to every member of this thread fed by it. */
+static void send_rosters(struct sessions *ss, struct lobby_room *lr)
+{
+    int len = lobby_room_roster(lr, ss->text, SESSIONS_TEXT_MAX);
+    for (struct lobby_member *m = lobby_room_members(lr, ss->cfg.thread); len > 0 && m;
+         m = m->next) {
+        struct session *s = m->session;
+        if (s->feed.room == lr)
+            session_send(s, ss->text, (size_t)len);
+    }
+}
+
+/* Replies of this thread's rooms to its clients, routed under the lobby's
+ * lock (a held join runs from there) only when there are some. The rooms
+ * cannot close meanwhile: this thread has members in each, and only it
+ * takes them out. */
+static void route_all(struct sessions *ss, struct lobby *l, struct lobby_room *const *rooms,
+                      size_t n, int64_t now)
+{
+    unsigned t = ss->cfg.thread, threads = ss->cfg.threads;
+    struct room_reply *replies[n ? n : 1];
+    bool any = false;
+    for (size_t i = 0; i < n; i++) {
+        replies[i] = NULL;
+        if (!room_take_dirty(lobby_room_room(rooms[i]), t))
+            continue;
+        replies[i] = room_take_replies_of(lobby_room_room(rooms[i]), t, threads);
+        any |= replies[i] != NULL;
+    }
+    if (!any)
+        return;
+    lobby_lock(l);
+    for (size_t i = 0; i < n; i++)
+        route_replies(ss, l, rooms[i], replies[i], now);
+    lobby_unlock(l);
+}
+
 void deliver_rooms(struct sessions *ss, struct lobby *l, int64_t now)
 {
+    unsigned t = ss->cfg.thread;
     int64_t stale_ns = (int64_t)(ss->cfg.stale_timeout * 1e9);
-    for (size_t i = 0; i < lobby_count(l); i++) {
-        struct lobby_room *lr = lobby_at(l, i);
-        if (room_take_dirty(lobby_room_room(lr))) {
-            route_replies(ss, l, lr, now);
-            announce_frame(lr, stale_ns, now);
-        }
+    struct lobby_room *const *mine;
+    size_t n = lobby_rooms_of(l, t, &mine);
+    struct lobby_room *rooms[n ? n : 1]; /* a held join may change mine */
+    memcpy(rooms, mine, n * sizeof *rooms);
+    route_all(ss, l, rooms, n, now);
+    /* Frames after the replies were written, in the rooms as they are now
+     * (each checked: a room's frame costs its lock and a comparison). */
+    n = lobby_rooms_of(l, t, &mine);
+    for (size_t i = 0; i < n; i++) {
+        send_availability(ss, mine[i]);
+        announce_frame(mine[i], t, stale_ns, now);
     }
-    for (size_t i = 0; i < lobby_count(l); i++) {
-        struct lobby_room *lr = lobby_at(l, i);
-        if (lobby_room_take_roster_change(lr))
-            send_rosters(ss, lr);
+    bool is_locked = false;
+    for (size_t i = 0; i < n; i++) {
+        if (!lobby_room_take_roster_change(mine[i], t))
+            continue;
+        if (!is_locked)
+            lobby_lock(l);
+        is_locked = true;
+        send_rosters(ss, mine[i]);
     }
+    if (is_locked)
+        lobby_unlock(l);
 }
 
 /* ---- writing -------------------------------------------------------------------------- */

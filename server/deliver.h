@@ -17,9 +17,18 @@
  * takes (room_want()), so the room encodes the kinds its clients take and
  * no other; no frame is ever encoded for one client.
  *
+ * Each service thread delivers to its own sessions: the rooms it has
+ * members in (lobby_rooms_of), its clients' replies (by client id), its
+ * own announced frame per room. Replies are routed under the lobby's lock
+ * (a held join runs from there) and written at once when the socket can
+ * take them, before the frames of the same wake-up are announced, so a
+ * command's ack does not wait behind a round of frames; announcing and
+ * WRITEABLE take no lock shared between threads but the room's own.
+ *
  * Never: parses commands or changes membership (a held join is handed to
  * dispatch.h); reads the clock (`now` comes in). Threading: the service
- * thread; the rooms' output is taken through room.h's thread-safe calls.
+ * thread owning the sessions; the rooms' output is taken through room.h's
+ * thread-safe calls.
  */
 #ifndef FLOCKD_DELIVER_H
 #define FLOCKD_DELIVER_H
@@ -30,7 +39,8 @@
 #include "session.h"
 #include "sessions.h"
 
-/* After a wake-up: every room's new replies and frame, then changed
+/* After a wake-up of ss's service thread: the replies of its rooms to its
+ * clients, then each room's new frame to its members, then changed
  * rosters. */
 void deliver_rooms(struct sessions *ss, struct lobby *l, int64_t now);
 

@@ -15,7 +15,8 @@
  * when nothing is owed), are answered at once.
  *
  * Never: writes to sockets (replies go through the session's queue);
- * reads the clock (`now` comes in). Threading: the service thread.
+ * reads the clock (`now` comes in). Threading: the service thread owning
+ * the session, holding the lobby's lock (lobby.h).
  */
 #ifndef FLOCKD_DISPATCH_H
 #define FLOCKD_DISPATCH_H

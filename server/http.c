@@ -252,7 +252,7 @@ static int render_health(const struct http_source *src, char *buf, size_t cap)
     textbuf_init(&t, buf, cap);
     textbuf_printf(&t,
                    "{\"status\":\"ok\",\"tick\":%llu,\"clients\":%zu,\"boids\":%u,\"rooms\":%zu",
-                   (unsigned long long)info.tick, sessions_count(src->sessions), info.boids,
+                   (unsigned long long)info.tick, sessions_total(src->sessions), info.boids,
                    lobby_count(src->lobby));
     if (cluster_current())
         cluster_render_health(cluster_current(), &t);
@@ -515,7 +515,10 @@ static int http_begin(const struct http_source *src, struct http_session *h, str
     h->body = malloc(LWS_PRE + HTTP_BODY_MAX);
     if (!h->body)
         return -1;
-    if (render(src, uri, h, &type) < 0)
+    lobby_lock(src->lobby); /* the rooms as one service thread sees them, the others wait */
+    int rendered = render(src, uri, h, &type);
+    lobby_unlock(src->lobby);
+    if (rendered < 0)
         return lws_return_http_status(wsi, HTTP_STATUS_NOT_FOUND, NULL) ? -1 : 0;
     unsigned char hdr[LWS_PRE + 512], *start = hdr + LWS_PRE, *p = start, *end = hdr + sizeof hdr;
     if (lws_add_http_common_headers(wsi, HTTP_STATUS_OK, type, h->len, &p, end) ||

@@ -9,7 +9,9 @@
  * protocol table under HTTP_PROTOCOL, with a struct http_source as that
  * protocol's `user` pointer (one per service thread).
  *
- * Never: touches WebSocket sessions. Threading: the service thread.
+ * Never: touches WebSocket sessions. Threading: each service thread with
+ * its own struct http_source; the bodies are rendered under the lobby's
+ * lock.
  */
 #ifndef FLOCKD_HTTP_H
 #define FLOCKD_HTTP_H

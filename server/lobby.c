@@ -15,6 +15,7 @@
 #include "roles.h"
 
 #include <arpa/inet.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,14 @@ struct lobby {
     struct lobby_room **rooms; /* [0] is the default room */
     size_t nrooms;
     uint64_t next_owner;
+    pthread_mutex_t lock; /* lobby_lock() */
+    unsigned threads;     /* service threads (lobby_set_threads) */
+    lobby_kick_fn *kick;
+    void *kick_arg;
+    /* Per service thread, the rooms it has members in: changed by that
+     * thread alone (under the lock), read by it without. */
+    struct lobby_room **mine[LOBBY_THREADS_MAX];
+    size_t nmine[LOBBY_THREADS_MAX];
 };
 
 static int64_t seconds_ns(double s)
@@ -147,12 +156,16 @@ struct lobby *lobby_create(const struct cfg *cfg, const struct room_config *tmpl
 {
     struct lobby *l = calloc(1, sizeof *l);
     if (l)
-        l->rooms = calloc(cfg->max_rooms, sizeof *l->rooms);
+        l->rooms = calloc((size_t)cfg->max_rooms * (LOBBY_THREADS_MAX + 1), sizeof *l->rooms);
     if (!l || !l->rooms) {
         free(l);
         *err = "out of memory";
         return NULL;
     }
+    for (unsigned t = 0; t < LOBBY_THREADS_MAX; t++) /* one allocation, cut in parts */
+        l->mine[t] = l->rooms + (size_t)cfg->max_rooms * (t + 1);
+    pthread_mutex_init(&l->lock, NULL);
+    l->threads = 1;
     l->cfg = *cfg;
     l->tmpl = *tmpl;
     l->tmpl.name = NULL;
@@ -178,6 +191,7 @@ void lobby_destroy(struct lobby *l)
         return;
     while (l->nrooms)
         room_close(l, l->nrooms - 1);
+    pthread_mutex_destroy(&l->lock);
     free(l->rooms);
     free(l);
 }
@@ -185,6 +199,30 @@ void lobby_destroy(struct lobby *l)
 bool lobby_has_admin_token(const struct lobby *l)
 {
     return l->cfg.admin_token[0] != '\0';
+}
+
+void lobby_lock(struct lobby *l)
+{
+    pthread_mutex_lock(&l->lock);
+}
+
+void lobby_unlock(struct lobby *l)
+{
+    pthread_mutex_unlock(&l->lock);
+}
+
+void lobby_set_threads(struct lobby *l, unsigned threads, lobby_kick_fn *kick, void *arg)
+{
+    l->threads = threads < 1 ? 1 : threads > LOBBY_THREADS_MAX ? LOBBY_THREADS_MAX : threads;
+    l->kick = kick;
+    l->kick_arg = arg;
+}
+
+size_t lobby_rooms_of(const struct lobby *l, unsigned thread, struct lobby_room *const **rooms)
+{
+    thread %= LOBBY_THREADS_MAX;
+    *rooms = l->mine[thread];
+    return l->nmine[thread];
 }
 
 size_t lobby_count(const struct lobby *l)
@@ -231,9 +269,28 @@ static void adopt_rooms(struct lobby *l, int64_t now)
     }
 }
 
+/* Replies to the clients of a service thread with no member in a room
+ * (they left or closed after sending): nobody takes them but this. */
+static void drop_orphan_replies(struct lobby *l)
+{
+    for (size_t i = 0; i < l->nrooms; i++)
+        for (unsigned t = 0; t < l->threads; t++) {
+            if (lobby_room_members(l->rooms[i], t))
+                continue;
+            struct room_reply *rep =
+                room_take_replies_of(lobby_room_room(l->rooms[i]), t, l->threads);
+            while (rep) {
+                struct room_reply *next = rep->next;
+                free(rep);
+                rep = next;
+            }
+        }
+}
+
 void lobby_housekeep(struct lobby *l, int64_t now)
 {
     adopt_rooms(l, now);
+    drop_orphan_replies(l);
     if (l->tmpl.persist && persist_checkpoint_due(l->tmpl.persist, now))
         lobby_checkpoint(l, now, false);
     for (size_t i = l->nrooms; i-- > 0;) {
@@ -251,11 +308,31 @@ void lobby_housekeep(struct lobby *l, int64_t now)
 
 /* ---- membership --------------------------------------------------------------- */
 
-/* Takes m out of its room; its RTS team waits out the grace period unless
- * it was kicked or there is none. */
-static void detach(const struct lobby *l, struct lobby_member *m, bool kicked, int64_t now)
+/* Puts m into lr, and lr among the rooms of m's thread if it is its first
+ * member there. */
+static void attach(struct lobby *l, struct lobby_room *lr, struct lobby_member *m)
 {
+    unsigned t = m->thread % LOBBY_THREADS_MAX;
+    if (!lobby_room_members(lr, t))
+        l->mine[t][l->nmine[t]++] = lr;
+    lobby_room_attach(lr, m);
+}
+
+/* Takes m out of its room; its RTS team waits out the grace period unless
+ * it was kicked or there is none. A room its thread has no member in any
+ * more leaves that thread's rooms. */
+static void detach(struct lobby *l, struct lobby_member *m, bool kicked, int64_t now)
+{
+    struct lobby_room *lr = m->room;
+    unsigned t = m->thread % LOBBY_THREADS_MAX;
     lobby_room_detach(m, kicked || l->cfg.grace <= 0, now + seconds_ns(l->cfg.grace), now);
+    if (!lr || lobby_room_members(lr, t))
+        return;
+    for (size_t i = 0; i < l->nmine[t]; i++)
+        if (l->mine[t][i] == lr) {
+            l->mine[t][i] = l->mine[t][--l->nmine[t]];
+            break;
+        }
 }
 
 void lobby_enter(struct lobby *l, struct lobby_member *m)
@@ -265,7 +342,7 @@ void lobby_enter(struct lobby *l, struct lobby_member *m)
     m->joined = false;
     m->owner = l->next_owner++;
     m->name[0] = '\0';
-    lobby_room_attach(l->rooms[0], m);
+    attach(l, l->rooms[0], m);
 }
 
 void lobby_leave(struct lobby *l, struct lobby_member *m, bool kicked, int64_t now)
@@ -489,7 +566,7 @@ int lobby_join(struct lobby *l, struct lobby_member *m, const struct proto_comma
     struct proto_command ack = *cmd;
     if (plan.team > 0)
         take_team(m, &plan, &ack, now);
-    lobby_room_attach(plan.room, m);
+    attach(l, plan.room, m);
     if (lobby_room_push(plan.room, m, &ack) < 0)
         metrics_reject("internal");
     return 0;
@@ -515,8 +592,12 @@ static int kick(struct lobby *l, const struct lobby_member *m, const struct prot
         *why = "kick: a client cannot kick itself";
         return PROTO_E_BAD_ARG;
     }
-    detach(l, target, true, now);
     atomic_fetch_add_explicit(&g_metrics.kicked, 1, memory_order_relaxed);
+    if (target->thread != m->thread && l->kick) { /* its own thread detaches and closes it */
+        l->kick(l->kick_arg, target->thread, target->client);
+        return 0;
+    }
+    detach(l, target, true, now);
     *kicked = target;
     return 0;
 }

@@ -17,7 +17,9 @@
  *
  * Never: sockets, the clock (the network side owns connections and hands
  * the lobby a member record per connection, with an opaque session
- * pointer). Threading: one thread only (the network service thread).
+ * pointer). Threading: the service threads call it under lobby_lock()
+ * (housekeeping on one of them), but for lobby_rooms_of(), which a thread
+ * reads for itself without the lock: frame delivery never takes it.
  */
 #ifndef FLOCKD_LOBBY_H
 #define FLOCKD_LOBBY_H
@@ -77,7 +79,8 @@ int lobby_join(struct lobby *l, struct lobby_member *m, const struct proto_comma
  *   - join: lobby_join();
  *   - kick: the named member of m's room (not m) leaves it at once, its
  *     team ended, and *kicked points at it so the caller closes its
- *     connection; then the room acks the kick;
+ *     connection (on another service thread, its thread is asked to:
+ *     lobby_set_threads()); then the room acks the kick;
  *   - anything else is queued to m's room, which applies and answers it.
  * Returns 0 once queued (the room will answer), PROTO_E_QUEUE_FULL if the
  * room's queue is full (a kick has still happened; *why is not set), or
@@ -116,7 +119,29 @@ void lobby_housekeep(struct lobby *l, int64_t now);
  */
 void lobby_checkpoint(struct lobby *l, int64_t now, bool stopped);
 
-/* Rooms, for the network side to route frames and replies. */
+/* The lobby's mutex: every call but lobby_rooms_of() is made holding it
+ * once service threads run. */
+void lobby_lock(struct lobby *l);
+void lobby_unlock(struct lobby *l);
+
+/* Asks service thread `thread` to take the member with this client id out
+ * of its room at once (its team ended) and close its connection. */
+typedef void lobby_kick_fn(void *arg, unsigned thread, uint64_t client);
+
+/*
+ * The network's service threads (1..LOBBY_THREADS_MAX; 1 until set): a
+ * member's `thread` names the one owning its connection. A kick of a
+ * member of another thread than the kicker's goes through `kick` (its
+ * thread detaches it); lobby_submit() then sets no *kicked.
+ */
+void lobby_set_threads(struct lobby *l, unsigned threads, lobby_kick_fn *kick, void *arg);
+
+/* The rooms service thread `thread` has members in, into *rooms: their
+ * count. Only that thread changes them (joins, leaves), so it reads them
+ * without the lock, and none of them closes while it has a member there. */
+size_t lobby_rooms_of(const struct lobby *l, unsigned thread, struct lobby_room *const **rooms);
+
+/* Every room (under the lock): the room list, the endpoints. */
 size_t lobby_count(const struct lobby *l);
 struct lobby_room *lobby_at(const struct lobby *l, size_t i);
 

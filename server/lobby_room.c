@@ -24,13 +24,20 @@ struct lobby_room {
     char password[PROTO_TOKEN_MAX + 1]; /* "" = none */
     struct proto_limits limits;
     uint32_t team_units;
-    struct frame *frame; /* the network's: last frame announced */
-    struct lobby_member *members;
-    uint32_t count[3]; /* members by role */
+    /* Per service thread: the frame it last announced, its members. */
+    struct frame *frame[LOBBY_THREADS_MAX];
+    struct lobby_member *members[LOBBY_THREADS_MAX];
+    uint32_t count[3]; /* members by role, every thread's */
     int64_t empty_since_ns;
-    bool roster_changed;
+    _Atomic uint64_t roster_changed; /* a bit per service thread not yet told */
     struct teams teams;
 };
+
+/* Every service thread is to send lr's roster again. */
+static void roster_changed(struct lobby_room *lr)
+{
+    atomic_store_explicit(&lr->roster_changed, UINT64_MAX, memory_order_release);
+}
 
 /* ---- life ---------------------------------------------------------------------- */
 
@@ -114,7 +121,8 @@ void lobby_room_close(struct lobby_room *lr, struct pool *pool)
 {
     room_unschedule(lr->room, pool);
     room_destroy(lr->room);
-    frame_release(lr->frame);
+    for (unsigned t = 0; t < LOBBY_THREADS_MAX; t++)
+        frame_release(lr->frame[t]);
     free(lr);
     atomic_fetch_sub_explicit(&g_metrics.rooms, 1, memory_order_relaxed);
 }
@@ -154,9 +162,9 @@ bool lobby_room_can_play(const struct lobby_room *lr, const char *password)
     return !lr->password[0] || (password && secret_matches(password, lr->password));
 }
 
-struct frame **lobby_room_frame(struct lobby_room *lr)
+struct frame **lobby_room_frame(struct lobby_room *lr, unsigned thread)
 {
-    return &lr->frame;
+    return &lr->frame[thread % LOBBY_THREADS_MAX];
 }
 
 /* ---- the room's own commands ------------------------------------------------------ */
@@ -202,7 +210,7 @@ static void team_end(struct lobby_room *lr, int team)
     push_internal(lr, &despawn);
     clear_target(lr, team);
     teams_free(&lr->teams, team);
-    lr->roster_changed = true;
+    roster_changed(lr);
 }
 
 void lobby_room_end_expired_teams(struct lobby_room *lr, int64_t now)
@@ -236,6 +244,11 @@ int lobby_room_welcome(const struct lobby_room *lr, const struct lobby_member *m
 
 /* ---- members ----------------------------------------------------------------------- */
 
+static bool is_empty(const struct lobby_room *lr)
+{
+    return lr->count[0] + lr->count[1] + lr->count[2] == 0;
+}
+
 /* Players and admins who joined are listed in the roster; viewers and
  * those who only connected are not. */
 static bool is_listed(const struct lobby_member *m)
@@ -245,15 +258,16 @@ static bool is_listed(const struct lobby_member *m)
 
 void lobby_room_attach(struct lobby_room *lr, struct lobby_member *m)
 {
+    struct lobby_member **head = &lr->members[m->thread % LOBBY_THREADS_MAX];
     m->room = lr;
     m->prev = NULL;
-    m->next = lr->members;
-    if (lr->members)
-        lr->members->prev = m;
-    lr->members = m;
+    m->next = *head;
+    if (*head)
+        (*head)->prev = m;
+    *head = m;
     lr->count[m->role]++;
     if (is_listed(m))
-        lr->roster_changed = true;
+        roster_changed(lr);
 }
 
 void lobby_room_detach(struct lobby_member *m, bool end_team, int64_t grace_end_ns, int64_t now)
@@ -264,39 +278,40 @@ void lobby_room_detach(struct lobby_member *m, bool end_team, int64_t grace_end_
     if (m->prev)
         m->prev->next = m->next;
     else
-        lr->members = m->next;
+        lr->members[m->thread % LOBBY_THREADS_MAX] = m->next;
     if (m->next)
         m->next->prev = m->prev;
     lr->count[m->role]--;
     if (is_listed(m))
-        lr->roster_changed = true;
+        roster_changed(lr);
     if (m->team > 0 && end_team)
         team_end(lr, m->team);
     else if (m->team > 0)
         teams_wait(&lr->teams, m->team, grace_end_ns);
-    if (!lr->members)
+    if (is_empty(lr))
         lr->empty_since_ns = now;
     m->room = NULL;
     m->team = -1;
     m->prev = m->next = NULL;
 }
 
-struct lobby_member *lobby_room_members(const struct lobby_room *lr)
+struct lobby_member *lobby_room_members(const struct lobby_room *lr, unsigned thread)
 {
-    return lr->members;
+    return lr->members[thread % LOBBY_THREADS_MAX];
 }
 
 struct lobby_member *lobby_room_find(const struct lobby_room *lr, uint64_t client)
 {
-    for (struct lobby_member *m = lr->members; m; m = m->next)
-        if (m->client == client)
-            return m;
+    for (unsigned t = 0; t < LOBBY_THREADS_MAX; t++)
+        for (struct lobby_member *m = lr->members[t]; m; m = m->next)
+            if (m->client == client)
+                return m;
     return NULL;
 }
 
 bool lobby_room_is_expired(const struct lobby_room *lr, int64_t now, int64_t expiry_ns)
 {
-    return !lr->members && !teams_is_any_waiting(&lr->teams) &&
+    return is_empty(lr) && !teams_is_any_waiting(&lr->teams) &&
            now - lr->empty_since_ns >= expiry_ns;
 }
 
@@ -335,11 +350,10 @@ void lobby_room_checkpoint(struct lobby_room *lr, int64_t now, bool now_stopped)
 
 /* ---- what it shows ------------------------------------------------------------------- */
 
-bool lobby_room_take_roster_change(struct lobby_room *lr)
+bool lobby_room_take_roster_change(struct lobby_room *lr, unsigned thread)
 {
-    bool changed = lr->roster_changed;
-    lr->roster_changed = false;
-    return changed;
+    uint64_t bit = (uint64_t)1 << (thread % LOBBY_THREADS_MAX);
+    return (atomic_fetch_and_explicit(&lr->roster_changed, ~bit, memory_order_acq_rel) & bit) != 0;
 }
 
 static int roster_order(const void *pa, const void *pb)
@@ -357,9 +371,10 @@ int lobby_room_roster(const struct lobby_room *lr, char *buf, size_t cap)
     struct proto_roster_entry *e = malloc(max * sizeof *e);
     if (!e)
         return PROTO_E_INTERNAL;
-    for (const struct lobby_member *m = lr->members; m; m = m->next)
-        if (is_listed(m))
-            e[n++] = (struct proto_roster_entry){m->client, m->name, m->role, m->team, 1};
+    for (unsigned t = 0; t < LOBBY_THREADS_MAX; t++)
+        for (const struct lobby_member *m = lr->members[t]; m; m = m->next)
+            if (is_listed(m))
+                e[n++] = (struct proto_roster_entry){m->client, m->name, m->role, m->team, 1};
     for (int t = 1; t < SIM_GROUPS; t++) {
         const struct team *team = &lr->teams.slot[t];
         if (team->state == TEAM_WAITING)

@@ -7,7 +7,9 @@
  * last announced to its members.
  *
  * Never: decides joins or permissions (lobby.h, roles.h); sockets; reads
- * the clock (`now` comes in). Threading: the lobby's thread only.
+ * the clock (`now` comes in). Threading: under the lobby's lock (lobby.h),
+ * but for what a service thread reads of its own: its members' list, its
+ * announced frame and its roster flag, which only it changes.
  */
 #ifndef FLOCKD_LOBBY_ROOM_H
 #define FLOCKD_LOBBY_ROOM_H
@@ -23,9 +25,13 @@
 struct lobby_room;
 struct pool;
 
+/* Service threads a room keeps members and announced frames apart for. */
+#define LOBBY_THREADS_MAX 64
+
 /* One connection's membership, embedded in the network's session. */
 struct lobby_member {
     uint64_t client;
+    unsigned thread;        /* the service thread owning the connection, 0..63 */
     bool loopback;          /* the peer address is a loopback address */
     unsigned char addr[16]; /* the peer address (IPv4 mapped), zeros if unknown */
     unsigned protocol;      /* the version its connection speaks (its welcomes say so); 0: 1 */
@@ -88,7 +94,8 @@ void lobby_room_attach(struct lobby_room *lr, struct lobby_member *m);
  * end_team, else waits for it until grace_end_ns. */
 void lobby_room_detach(struct lobby_member *m, bool end_team, int64_t grace_end_ns, int64_t now);
 
-struct lobby_member *lobby_room_members(const struct lobby_room *lr);
+/* The members of lr whose connections service thread `thread` owns. */
+struct lobby_member *lobby_room_members(const struct lobby_room *lr, unsigned thread);
 /* The member of lr with this client id, or NULL. */
 struct lobby_member *lobby_room_find(const struct lobby_room *lr, uint64_t client);
 
@@ -124,14 +131,15 @@ void lobby_room_checkpoint(struct lobby_room *lr, int64_t now, bool now_stopped)
 
 /* ---- what it shows ---- */
 
-/* Where the network keeps the frame it last announced to lr's members
- * (released with the room). */
-struct frame **lobby_room_frame(struct lobby_room *lr);
+/* Where service thread `thread` keeps the frame it last announced to its
+ * members of lr (released with the room). Only that thread touches it. */
+struct frame **lobby_room_frame(struct lobby_room *lr, unsigned thread);
 
 #define LOBBY_ROOM_ROSTER_MAX 100 /* entries a roster lists; "more" counts the rest */
 
-/* True once if lr's roster changed since the last call. */
-bool lobby_room_take_roster_change(struct lobby_room *lr);
+/* True once per service thread if lr's roster changed since that thread
+ * last asked (any thread). */
+bool lobby_room_take_roster_change(struct lobby_room *lr, unsigned thread);
 /* lr's roster message (§6.4) into buf: its length, or a negative
  * PROTO_E_* (PROTO_E_NOSPACE if cap is too small). */
 int lobby_room_roster(const struct lobby_room *lr, char *buf, size_t cap);

@@ -152,6 +152,7 @@ static struct net_config net_config_from(const struct cfg *c)
         .tls_cert = c->tls_cert,
         .tls_key = c->tls_key,
         .tls_redirect_port = c->tls_redirect_port,
+        .threads = c->net_threads,
     };
 }
 
@@ -166,7 +167,8 @@ static void print_banner(const struct cfg *c, const struct net *net, const struc
                v6 ? "]" : "", c->tls_redirect_port);
     printf("flockd: room \"default\": %u boids, %.0f x %.0f %s, %g Hz ticks, %g Hz snapshots\n",
            c->boids, c->width, c->height, c->edges, c->tick_hz, c->snapshot_hz);
-    printf("flockd: %u tick threads; up to %u rooms%s\n", pool_workers(pool), c->max_rooms,
+    printf("flockd: %u service threads, %u tick threads; up to %u rooms%s\n", net_threads(net),
+           pool_workers(pool), c->max_rooms,
            c->allow_create ? ", created by joining a new name" : "; joins do not create rooms");
     if (lobby_has_admin_token(lobby))
         printf("flockd: admins: joins with the admin token\n");

@@ -202,6 +202,24 @@ static void render_frames(struct textbuf *t)
                    g_metrics.frame_bytes_sent, 1);
 }
 
+/* Deliveries and connections per service thread: each one's share. */
+static void render_net_threads(struct textbuf *t)
+{
+    unsigned n = atomic_load_explicit(&g_metrics.net_threads, memory_order_relaxed);
+    n = n > METRICS_NET_THREADS ? METRICS_NET_THREADS : n;
+    textbuf_printf(t, "# HELP flockd_net_deliveries_total Snapshot frames written to clients, by "
+                      "service thread.\n# TYPE flockd_net_deliveries_total counter\n");
+    for (unsigned i = 0; i < n; i++)
+        textbuf_printf(t, "flockd_net_deliveries_total{thread=\"%u\"} %llu\n", i,
+                       (unsigned long long)get(&g_metrics.net[i].deliveries));
+    textbuf_printf(t, "# HELP flockd_net_connections WebSocket clients, by service thread.\n"
+                      "# TYPE flockd_net_connections gauge\n");
+    for (unsigned i = 0; i < n; i++)
+        textbuf_printf(
+            t, "flockd_net_connections{thread=\"%u\"} %lld\n", i,
+            (long long)atomic_load_explicit(&g_metrics.net[i].connections, memory_order_relaxed));
+}
+
 static void render_tick_histogram(struct textbuf *t)
 {
     textbuf_printf(t, "# HELP flockd_tick_duration_seconds Time to run one period of a room "
@@ -229,6 +247,7 @@ int metrics_render(char *buf, size_t cap)
     render_gauges(&t);
     render_labelled(&t);
     render_frames(&t);
+    render_net_threads(&t);
     render_tick_histogram(&t);
     return textbuf_finish(&t);
 }

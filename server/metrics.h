@@ -17,7 +17,14 @@
 
 #define METRICS_TICK_BUCKETS 10
 #define METRICS_MAX_CODES    24
-#define METRICS_FRAME_KINDS  6 /* SNAPENC_KINDS: version 1, key, four deltas (snapenc.h) */
+#define METRICS_FRAME_KINDS  6  /* SNAPENC_KINDS: version 1, key, four deltas (snapenc.h) */
+#define METRICS_NET_THREADS  64 /* service threads counted apart (LOBBY_THREADS_MAX) */
+
+/* What one service thread did, on a cache line of its own. */
+struct metrics_net_thread {
+    _Alignas(64) atomic_uint_fast64_t deliveries; /* snapshot frames written */
+    atomic_int_fast64_t connections;              /* WebSocket clients it holds now */
+};
 
 /* Every limit of the limits table whose hits are counted, by name in
  * /metrics as flockd_limit_hits_total{limit="NAME"}. */
@@ -71,6 +78,8 @@ struct metrics {
     atomic_uint_fast64_t v2_state_ns; /* quantizing and hashing for version 2 */
     atomic_uint_fast64_t frames_sent[METRICS_FRAME_KINDS];
     atomic_uint_fast64_t frame_bytes_sent[METRICS_FRAME_KINDS];
+    atomic_uint net_threads; /* service threads running: the rows of net[] shown */
+    struct metrics_net_thread net[METRICS_NET_THREADS];
 };
 
 /* The one metrics block of the process (zero-initialised static). */

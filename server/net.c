@@ -1,6 +1,6 @@
 /*
- * net.c — the lws context, its protocol table and the service loop of one
- * service thread (see net.h).
+ * net.c — the service threads: each one's lws context, protocol table,
+ * listening socket and service loop (see net.h).
  *
  * The WebSocket callback only translates lws events into the parts:
  * FILTER_HTTP_CONNECTION to http.h's request checks, CONFIRM_UPGRADE to
@@ -8,7 +8,9 @@
  * CLOSED to session.h, RECEIVE to session.h's reassembly
  * and then dispatch.h, WRITEABLE and the wake-ups from the rooms to
  * deliver.h. This is the edge: the one place that reads the clock for
- * them.
+ * them. Lobby calls are made under lobby_lock(); frame delivery
+ * (deliver_rooms' announcements, WRITEABLE) takes no lock shared between
+ * threads but the rooms' own.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -29,6 +31,7 @@
 #include "tlsfiles.h"
 
 #include <libwebsockets.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -39,23 +42,44 @@
 
 #define HOUSEKEEP_NS 100000000LL  /* grace periods and room expiry, every 100 ms */
 #define GOODBYE_NS   2000000000LL /* clients get this long for their 1001 close */
+#define KICKS_MAX    1024         /* kicks from other threads waiting for a wake-up */
+
+struct net;
+
+/* One service thread: its context and everything per connection. */
+struct net_thread {
+    struct net *net;
+    unsigned index;
+    struct sessions sessions;
+    struct http_source http;
+    struct http_mounts mounts;
+    struct lws_protocols protocols[5];
+    struct lws_context *ctx;
+    struct lws_vhost *vhost;
+    atomic_int reload_tls; /* net_reload_tls() asked */
+    atomic_int woken;      /* net_wake() since on_wake() last ran */
+    int64_t housekept_ns;  /* thread 0 housekeeps */
+    pthread_t thread;
+    bool is_started;
+    /* Members of this thread kicked from another (lobby_set_threads). */
+    pthread_mutex_t kick_lock;
+    uint64_t kicks[KICKS_MAX];
+    size_t nkicks;
+    atomic_int has_kicks; /* nkicks > 0, read without the lock */
+};
 
 struct net {
     struct net_config cfg;
     char host[256], web_root[1024], origins[1024];
     struct lobby *lobby;
-    struct sessions sessions;
-    struct http_source http;
-    struct http_mounts mounts;
-    struct lws_protocols protocols[5];
     lws_retry_bo_t retry;
-    struct lws_context *ctx;
-    struct lws_vhost *vhost;
     int port;
     atomic_int stop;
-    atomic_int reload_tls; /* net_reload_tls() asked */
     char tls_cert[1024], tls_key[1024];
-    int64_t housekept_ns;
+    struct sessions_shared shared; /* --max-clients, --max-per-ip over every thread */
+    bool has_shared;
+    unsigned nthreads;
+    struct net_thread *threads;
 };
 
 /* ---- WebSocket upgrade -------------------------------------------------------- */
@@ -102,10 +126,11 @@ static bool is_origin_allowed(const struct net *n, struct lws *wsi)
  * client (503) or for another from this address (429). Returns as lws
  * wants: 0 to go on, 1 after writing the refusal, -1 to hang up.
  */
-static int confirm_upgrade(struct net *n, struct lws *wsi, const char *to)
+static int confirm_upgrade(struct net_thread *nt, struct lws *wsi, const char *to)
 {
-    if (redirect_came_to(wsi, n->http.redirect_port)) /* no WebSocket there: to https */
-        return http_redirect_to_https(wsi, n->http.tls_port) < 0 ? -1 : 1;
+    struct net *n = nt->net;
+    if (redirect_came_to(wsi, nt->http.redirect_port)) /* no WebSocket there: to https */
+        return http_redirect_to_https(wsi, nt->http.tls_port) < 0 ? -1 : 1;
     const char *why = "";
     unsigned status = strcmp(to, "websocket") ? HTTP_STATUS_BAD_REQUEST : 0;
     enum metrics_limit full;
@@ -120,7 +145,7 @@ static int confirm_upgrade(struct net *n, struct lws *wsi, const char *to)
         status = HTTP_STATUS_FORBIDDEN;
         why = "origin not allowed";
     }
-    if (!status && (full = session_would_admit(wsi, &n->sessions)) != LIMIT_COUNT) {
+    if (!status && (full = session_would_admit(wsi, &nt->sessions)) != LIMIT_COUNT) {
         bool is_address = full == LIMIT_CONNECTIONS_IP;
         status = is_address ? 429 : HTTP_STATUS_SERVICE_UNAVAILABLE;
         why = is_address ? "too many connections from this address" : "too many clients";
@@ -132,13 +157,13 @@ static int confirm_upgrade(struct net *n, struct lws *wsi, const char *to)
 
 /* ---- wake-ups and shutdown ------------------------------------------------------ */
 
-/* Everything the rooms produced since the last wake-up, the lobby's
- * housekeeping when due, and on shutdown a 1001 close for every client. */
 /* The certificate and key again from their files, if they are a good
  * pair; says what happened. lws_tls_cert_updated() loads them into the
- * vhost's TLS context, which new connections take theirs from. */
-static void reload_tls(struct net *n)
+ * vhost's TLS context, which new connections of this thread take theirs
+ * from (each thread reloads its own context). */
+static void reload_tls(struct net_thread *nt)
 {
+    struct net *n = nt->net;
     char why[1200];
     int64_t until;
     if (tlsfiles_check(n->tls_cert, n->tls_key, clock_wall_us() / 1000000, &until, why,
@@ -146,29 +171,81 @@ static void reload_tls(struct net *n)
         fprintf(stderr, "flockd: SIGHUP: TLS files refused, the old ones stay: %s\n", why);
         return;
     }
-    if (lws_tls_cert_updated(n->ctx, n->tls_cert, n->tls_key, NULL, 0, NULL, 0)) {
+    if (lws_tls_cert_updated(nt->ctx, n->tls_cert, n->tls_key, NULL, 0, NULL, 0)) {
         fprintf(stderr, "flockd: SIGHUP: TLS files could not be loaded, the old ones stay\n");
         return;
     }
     time_t t = (time_t)until;
+    struct tm tm; /* gmtime_r: every service thread reloads at once */
     char day[32];
-    strftime(day, sizeof day, "%Y-%m-%d", gmtime(&t));
-    printf("flockd: SIGHUP: TLS certificate %s reloaded (valid until %s)\n", n->tls_cert, day);
+    strftime(day, sizeof day, "%Y-%m-%d", gmtime_r(&t, &tm));
+    printf("flockd: SIGHUP: TLS certificate %s reloaded on service thread %u (valid until %s)\n",
+           n->tls_cert, nt->index, day);
     fflush(stdout);
 }
 
-static void on_wake(struct net *n, int64_t now)
+/* lobby_kick_fn: the member leaves at its own thread's next wake-up. A
+ * full mailbox drops the kick (said on stderr). */
+static void post_kick(void *arg, unsigned thread, uint64_t client)
 {
-    if (atomic_exchange(&n->reload_tls, 0) && n->tls_cert[0])
-        reload_tls(n);
-    deliver_rooms(&n->sessions, n->lobby, now);
-    if (now - n->housekept_ns >= HOUSEKEEP_NS) {
-        n->housekept_ns = now;
+    struct net *n = arg;
+    struct net_thread *nt = &n->threads[thread % n->nthreads];
+    pthread_mutex_lock(&nt->kick_lock);
+    bool is_full = nt->nkicks == KICKS_MAX;
+    if (!is_full)
+        nt->kicks[nt->nkicks++] = client;
+    atomic_store(&nt->has_kicks, 1);
+    pthread_mutex_unlock(&nt->kick_lock);
+    if (is_full)
+        fprintf(stderr, "flockd: kick of client %llu dropped: too many at once\n",
+                (unsigned long long)client);
+    lws_cancel_service(nt->ctx);
+}
+
+/* The members other threads kicked: out of their rooms (teams ended) and
+ * closed with 1008, as a kick on this thread does at once. */
+static void take_kicks(struct net_thread *nt, int64_t now)
+{
+    if (!atomic_load(&nt->has_kicks))
+        return;
+    uint64_t kicks[KICKS_MAX];
+    pthread_mutex_lock(&nt->kick_lock);
+    size_t n = nt->nkicks;
+    memcpy(kicks, nt->kicks, n * sizeof kicks[0]);
+    nt->nkicks = 0;
+    atomic_store(&nt->has_kicks, 0);
+    pthread_mutex_unlock(&nt->kick_lock);
+    lobby_lock(nt->net->lobby);
+    for (size_t i = 0; i < n; i++) {
+        struct session *s = sessions_find(&nt->sessions, kicks[i]);
+        if (!s) /* gone meanwhile */
+            continue;
+        lobby_leave(nt->net->lobby, &s->m, true, now);
+        session_close(s, LWS_CLOSE_STATUS_POLICY_VIOLATION);
+    }
+    lobby_unlock(nt->net->lobby);
+}
+
+/* Everything the rooms produced since the last wake-up, kicks from other
+ * threads, the lobby's housekeeping when due (thread 0), and on shutdown a
+ * 1001 close for every client of this thread. */
+static void on_wake(struct net_thread *nt, int64_t now)
+{
+    struct net *n = nt->net;
+    atomic_store_explicit(&nt->woken, 0, memory_order_relaxed);
+    if (atomic_exchange(&nt->reload_tls, 0) && n->tls_cert[0])
+        reload_tls(nt);
+    take_kicks(nt, now);
+    deliver_rooms(&nt->sessions, n->lobby, now);
+    if (nt->index == 0 && now - nt->housekept_ns >= HOUSEKEEP_NS) {
+        nt->housekept_ns = now;
+        lobby_lock(n->lobby);
         lobby_housekeep(n->lobby, now);
+        lobby_unlock(n->lobby);
     }
     if (atomic_load(&n->stop)) {
         size_t cursor = 0;
-        for (struct session *s; (s = sessions_next(&n->sessions, &cursor)) != NULL;)
+        for (struct session *s; (s = sessions_next(&nt->sessions, &cursor)) != NULL;)
             session_close(s, LWS_CLOSE_STATUS_GOINGAWAY);
     }
 }
@@ -183,29 +260,40 @@ static unsigned protocol_of(struct lws *wsi)
 static int callback_ws(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
                        size_t len)
 {
-    struct net *n = lws_context_user(lws_get_context(wsi));
+    struct net_thread *nt = lws_context_user(lws_get_context(wsi));
+    struct net *n = nt ? nt->net : NULL;
     struct session *s = user;
     struct session_message msg;
+    int rc;
     switch (reason) {
     case LWS_CALLBACK_FILTER_HTTP_CONNECTION: /* plain HTTP starts here */
-        return http_filter(&n->http, wsi);
+        return http_filter(&nt->http, wsi);
     case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
-        return confirm_upgrade(n, wsi, in ? in : "");
+        return confirm_upgrade(nt, wsi, in ? in : "");
     case LWS_CALLBACK_ESTABLISHED:
         if (atomic_load(&n->stop))
             return -1;
-        return session_open(s, wsi, &n->sessions, n->lobby, protocol_of(wsi), clock_mono_ns()) < 0
-                   ? -1
-                   : 0;
+        lobby_lock(n->lobby);
+        rc = session_open(s, wsi, &nt->sessions, n->lobby, protocol_of(wsi), clock_mono_ns());
+        lobby_unlock(n->lobby);
+        return rc < 0 ? -1 : 0;
     case LWS_CALLBACK_RECEIVE:
         /* Any message proves the connection alive, not only a pong: lws
          * 4.1.6 would hang up at --idle-timeout on a client that sends
          * commands but leaves pings unanswered. */
         lws_validity_confirmed(wsi);
-        if (session_receive(s, in, len, n->cfg.max_message, &msg))
+        if (session_receive(s, in, len, n->cfg.max_message, &msg)) {
+            lobby_lock(n->lobby);
             dispatch_message(s, &msg, n->lobby, clock_mono_ns());
+            lobby_unlock(n->lobby);
+        }
         return 0;
     case LWS_CALLBACK_SERVER_WRITEABLE:
+        /* A wake-up that came during this round of writes is taken now,
+         * not after the round: its replies are written at once (deliver.h)
+         * instead of waiting behind every other client's frame. */
+        if (atomic_load_explicit(&nt->woken, memory_order_relaxed))
+            on_wake(nt, clock_mono_ns());
         if (session_close_if_due(s))
             return -1; /* lws sends the close frame set */
         return deliver_writeable(s, clock_mono_ns()) < 0 ? -1 : 0;
@@ -219,11 +307,13 @@ static int callback_ws(struct lws *wsi, enum lws_callback_reasons reason, void *
         }
         return 0;
     case LWS_CALLBACK_CLOSED:
-        session_release(s, &n->sessions, n->lobby, clock_mono_ns());
+        lobby_lock(n->lobby);
+        session_release(s, &nt->sessions, n->lobby, clock_mono_ns());
+        lobby_unlock(n->lobby);
         return 0;
     case LWS_CALLBACK_EVENT_WAIT_CANCELLED: /* arrives with no session */
-        if (n)
-            on_wake(n, clock_mono_ns());
+        if (nt)
+            on_wake(nt, clock_mono_ns());
         return 0;
     default:
         break;
@@ -261,23 +351,25 @@ static struct lws_protocols ws_protocol(const struct net *n, const char *name, u
  * or nothing, version 1. flock.v1 stays first: lws' protocols[0] also
  * serves plain HTTP without a mount.
  */
-static void protocols_init(struct net *n)
+static void protocols_init(struct net_thread *nt)
 {
-    n->protocols[0] = ws_protocol(n, PROTO_SUBPROTOCOL, PROTO_VERSION);
-    n->protocols[1] = ws_protocol(n, PROTO_V2_SUBPROTOCOL, PROTO_V2_VERSION);
-    n->protocols[2] = (struct lws_protocols){
+    const struct net *n = nt->net;
+    nt->protocols[0] = ws_protocol(n, PROTO_SUBPROTOCOL, PROTO_VERSION);
+    nt->protocols[1] = ws_protocol(n, PROTO_V2_SUBPROTOCOL, PROTO_V2_VERSION);
+    nt->protocols[2] = (struct lws_protocols){
         .name = HTTP_PROTOCOL,
         .callback = http_callback,
         .per_session_data_size = sizeof(struct http_session),
-        .user = &n->http,
+        .user = &nt->http,
     };
-    n->protocols[3] =
+    nt->protocols[3] =
         (struct lws_protocols){.name = LISTENER_PROTOCOL, .callback = listener_callback};
-    n->protocols[4] = (struct lws_protocols){0};
+    nt->protocols[4] = (struct lws_protocols){0};
 }
 
-static int sessions_config_init(struct net *n)
+static int sessions_config_init(struct net_thread *nt)
 {
+    struct net *n = nt->net;
     const struct net_config *c = &n->cfg;
     struct sessions_config sc = {
         .max_clients = c->max_clients,
@@ -287,19 +379,23 @@ static int sessions_config_init(struct net *n)
         .burst = c->burst,
         .stale_timeout = c->stale_timeout,
         .send_buffer = 2 * c->max_frame < 65536 ? 65536 : 2 * c->max_frame,
+        .thread = nt->index,
+        .threads = n->nthreads,
+        .shared = &n->shared,
     };
-    return sessions_init(&n->sessions, &sc);
+    return sessions_init(&nt->sessions, &sc);
 }
 
-static struct lws_context *context_create(struct net *n)
+static struct lws_context *context_create(struct net_thread *nt)
 {
+    struct net *n = nt->net;
     struct lws_context_creation_info info;
     memset(&info, 0, sizeof info);
     info.port = CONTEXT_PORT_NO_LISTEN_SERVER; /* flockd listens itself (listener.h) */
-    info.protocols = n->protocols;
+    info.protocols = nt->protocols;
     info.pvo = &pvo;
-    info.mounts = http_mounts_init(&n->mounts, n->web_root);
-    info.user = n;
+    info.mounts = http_mounts_init(&nt->mounts, n->web_root);
+    info.user = nt;
     info.retry_and_idle_policy = &n->retry;
     info.options = LWS_SERVER_OPTION_VALIDATE_UTF8 |
                    LWS_SERVER_OPTION_HTTP_HEADERS_SECURITY_BEST_PRACTICES_ENFORCE;
@@ -321,48 +417,85 @@ static struct lws_context *context_create(struct net *n)
 /* --tls-redirect-port: a second listening socket whose connections the
  * vhost adopts without TLS; http.c answers each of their requests with a
  * 301 to https (redirect.h). true, or false with a static reason in *err. */
-static bool listen_for_redirects(struct net *n, const char **err)
+static bool listen_for_redirects(struct net_thread *nt, const char **err)
 {
+    struct net *n = nt->net;
     int fd = listener_open(n->host, n->cfg.tls_redirect_port, err);
     if (fd < 0)
         return false;
-    if (listener_adopt(n->vhost, fd, true) < 0) { /* lws closed fd */
+    if (listener_adopt(nt->vhost, fd, true) < 0) { /* lws closed fd */
         *err = "cannot watch the redirect port's socket";
         return false;
     }
     return true;
 }
 
-/* Opens the listening socket, creates the context and hands it the
+/* Opens the thread's listening socket (the first thread's on the port
+ * asked for, the others on the port it got: SO_REUSEPORT lets the kernel
+ * spread connections over them), creates its context and hands it the
  * socket: true, or false with a static reason in *err. */
-static bool listen_and_serve(struct net *n, const char **err)
+static bool listen_and_serve(struct net_thread *nt, const char **err)
 {
-    int fd = listener_open(n->host, n->cfg.port, err);
+    struct net *n = nt->net;
+    int fd = listener_open(n->host, nt->index ? n->port : n->cfg.port, err);
     if (fd < 0)
         return false;
-    n->port = listener_port(fd);
-    n->http.tls_port = n->tls_cert[0] ? n->port : 0;
-    n->http.redirect_port = n->tls_cert[0] ? n->cfg.tls_redirect_port : 0;
-    n->ctx = context_create(n);
-    n->vhost = n->ctx ? lws_get_vhost_by_name(n->ctx, "flockd") : NULL;
-    if (!n->vhost) {
+    if (nt->index == 0)
+        n->port = listener_port(fd);
+    nt->http.tls_port = n->tls_cert[0] ? n->port : 0;
+    nt->http.redirect_port = n->tls_cert[0] ? n->cfg.tls_redirect_port : 0;
+    nt->ctx = context_create(nt);
+    nt->vhost = nt->ctx ? lws_get_vhost_by_name(nt->ctx, "flockd") : NULL;
+    if (!nt->vhost) {
         close(fd);
         *err = "cannot create the server";
         return false;
     }
-    if (listener_adopt(n->vhost, fd, false) < 0) { /* lws closed fd */
+    if (listener_adopt(nt->vhost, fd, false) < 0) { /* lws closed fd */
         *err = "cannot watch the listening socket";
         return false;
     }
-    return n->cfg.tls_redirect_port <= 0 || listen_for_redirects(n, err);
+    return n->cfg.tls_redirect_port <= 0 || listen_for_redirects(nt, err);
+}
+
+/* Service thread i: its sessions, protocols and context. true, or false
+ * with a static reason in *err. */
+static bool thread_create(struct net *n, unsigned i, const char **err)
+{
+    struct net_thread *nt = &n->threads[i];
+    nt->net = n;
+    nt->index = i;
+    pthread_mutex_init(&nt->kick_lock, NULL);
+    if (sessions_config_init(nt) < 0) {
+        *err = "out of memory";
+        return false;
+    }
+    nt->http = (struct http_source){.lobby = n->lobby, .sessions = &nt->sessions};
+    protocols_init(nt);
+    return listen_and_serve(nt, err);
+}
+
+/* --net-threads: 0 is one per online CPU; at most LOBBY_THREADS_MAX. */
+static unsigned threads_for(unsigned asked)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned n = asked ? asked : cores > 0 ? (unsigned)cores : 1;
+    return n > LOBBY_THREADS_MAX ? LOBBY_THREADS_MAX : n;
 }
 
 struct net *net_create(const struct net_config *cfg, struct lobby *lobby, const char **err)
 {
     struct net *n = calloc(1, sizeof *n);
-    if (n)
+    if (n) {
         n->cfg = *cfg;
-    if (!n || sessions_config_init(n) < 0) {
+        n->nthreads = threads_for(cfg->threads);
+        n->threads = calloc(n->nthreads, sizeof *n->threads);
+        n->has_shared =
+            n->threads && sessions_shared_init(&n->shared, cfg->max_clients, cfg->max_per_ip) == 0;
+    }
+    if (!n || !n->has_shared) {
+        if (n)
+            free(n->threads);
         free(n);
         *err = "out of memory";
         return NULL;
@@ -377,12 +510,14 @@ struct net *net_create(const struct net_config *cfg, struct lobby *lobby, const 
         .secs_since_valid_ping = (uint16_t)cfg->ping_interval,
         .secs_since_valid_hangup = (uint16_t)cfg->idle_timeout,
     };
-    n->http = (struct http_source){.lobby = lobby, .sessions = &n->sessions};
-    protocols_init(n);
-    if (!listen_and_serve(n, err)) {
-        net_destroy(n);
-        return NULL;
-    }
+    for (unsigned i = 0; i < n->nthreads; i++)
+        if (!thread_create(n, i, err)) {
+            n->nthreads = i + 1; /* what exists, to destroy */
+            net_destroy(n);
+            return NULL;
+        }
+    atomic_store(&g_metrics.net_threads, n->nthreads);
+    lobby_set_threads(lobby, n->nthreads, post_kick, n);
     return n;
 }
 
@@ -391,47 +526,84 @@ int net_port(const struct net *n)
     return n->port;
 }
 
-void net_run(struct net *n)
+/* One service thread's loop: until net_stop() and its clients' goodbyes. */
+static void serve(struct net_thread *nt)
 {
     int64_t stop_at = 0;
     for (;;) {
-        if (lws_service(n->ctx, 0) < 0)
+        if (lws_service(nt->ctx, 0) < 0)
             break;
-        if (atomic_load(&n->stop)) {
+        if (atomic_load(&nt->net->stop)) {
             int64_t now = clock_mono_ns();
             if (!stop_at)
                 stop_at = now + GOODBYE_NS;
-            if (sessions_count(&n->sessions) == 0 || now > stop_at)
+            if (sessions_count(&nt->sessions) == 0 || now > stop_at)
                 break;
         }
     }
 }
 
+static void *thread_main(void *arg)
+{
+    serve(arg);
+    return NULL;
+}
+
+void net_run(struct net *n)
+{
+    for (unsigned i = 1; i < n->nthreads; i++) {
+        struct net_thread *nt = &n->threads[i];
+        nt->is_started = pthread_create(&nt->thread, NULL, thread_main, nt) == 0;
+        if (!nt->is_started)
+            fprintf(stderr, "flockd: service thread %u not started; its port share waits\n", i);
+    }
+    serve(&n->threads[0]);
+    for (unsigned i = 1; i < n->nthreads; i++)
+        if (n->threads[i].is_started)
+            pthread_join(n->threads[i].thread, NULL);
+}
+
+unsigned net_threads(const struct net *n)
+{
+    return n->nthreads;
+}
+
 void net_stop(struct net *n)
 {
     atomic_store(&n->stop, 1);
-    lws_cancel_service(n->ctx);
+    net_wake(n);
 }
 
 void net_reload_tls(struct net *n)
 {
-    atomic_store(&n->reload_tls, 1);
-    lws_cancel_service(n->ctx);
+    for (unsigned i = 0; i < n->nthreads; i++)
+        atomic_store(&n->threads[i].reload_tls, 1);
+    net_wake(n);
 }
 
 void net_wake(void *arg)
 {
     struct net *n = arg;
-    if (n && n->ctx)
-        lws_cancel_service(n->ctx);
+    for (unsigned i = 0; n && i < n->nthreads; i++)
+        if (n->threads[i].ctx) {
+            atomic_store_explicit(&n->threads[i].woken, 1, memory_order_relaxed);
+            lws_cancel_service(n->threads[i].ctx);
+        }
 }
 
 void net_destroy(struct net *n)
 {
     if (!n)
         return;
-    if (n->ctx)
-        lws_context_destroy(n->ctx);
-    sessions_free(&n->sessions);
+    for (unsigned i = 0; n->threads && i < n->nthreads; i++) {
+        struct net_thread *nt = &n->threads[i];
+        if (nt->ctx)
+            lws_context_destroy(nt->ctx);
+        sessions_free(&nt->sessions);
+        pthread_mutex_destroy(&nt->kick_lock);
+    }
+    if (n->has_shared)
+        sessions_shared_free(&n->shared);
+    free(n->threads);
     free(n);
 }

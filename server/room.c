@@ -58,9 +58,33 @@ struct room_reply *room_take_replies(struct room *r)
     return list;
 }
 
-int room_take_dirty(struct room *r)
+struct room_reply *room_take_replies_of(struct room *r, unsigned thread, unsigned threads)
 {
-    return atomic_exchange_explicit(&r->dirty, 0, memory_order_acq_rel);
+    if (threads <= 1)
+        return room_take_replies(r);
+    struct room_reply *mine = NULL, **tail = &mine;
+    pthread_mutex_lock(&r->lock);
+    struct room_reply **at = &r->replies;
+    while (*at) {
+        struct room_reply *rep = *at;
+        if (rep->client % threads == thread) {
+            *at = rep->next; /* unlinked from the room's list, onto mine */
+            rep->next = NULL;
+            *tail = rep;
+            tail = &rep->next;
+        } else {
+            at = &rep->next;
+        }
+    }
+    r->replies_tail = at; /* the last link left */
+    pthread_mutex_unlock(&r->lock);
+    return mine;
+}
+
+int room_take_dirty(struct room *r, unsigned thread)
+{
+    uint64_t bit = (uint64_t)1 << (thread & 63);
+    return (atomic_fetch_and_explicit(&r->dirty, ~bit, memory_order_acq_rel) & bit) != 0;
 }
 
 /* ---- commands --------------------------------------------------------------- */
@@ -240,7 +264,7 @@ static void publish(struct room *r, int64_t wall_us)
     r->latest = f;
     pthread_mutex_unlock(&r->lock);
     frame_release(old);
-    atomic_store_explicit(&r->dirty, 1, memory_order_release);
+    atomic_store_explicit(&r->dirty, ROOM_DIRTY_ALL, memory_order_release);
     atomic_fetch_add_explicit(&g_metrics.snapshots_encoded, 1, memory_order_relaxed);
 }
 
@@ -476,7 +500,7 @@ void room_tick(struct room *r, const struct pool_time *t)
     offer_measure(r, stepping);
     record_lateness(r, t->late_ns, t->last_ns);
     if (n > 0)
-        atomic_store_explicit(&r->dirty, 1, memory_order_release);
+        atomic_store_explicit(&r->dirty, ROOM_DIRTY_ALL, memory_order_release);
     if (notify && r->cfg.notify)
         r->cfg.notify(r->cfg.notify_arg);
 }

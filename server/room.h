@@ -48,8 +48,6 @@ enum room_reply_kind {
     ROOM_REPLY_PLAIN,    /* an ack or an error */
     ROOM_REPLY_WELCOME,  /* the welcome after a join: the client's stream starts */
     ROOM_REPLY_KEYFRAME, /* the ack of keyframe: its next frame is a key frame */
-    ROOM_REPLY_NOTICE,   /* no reply to a command: news of the room (its availability),
-                            for client 0: for every member that has the room's welcome */
 };
 
 /* A reply for one client, produced by the room thread. */
@@ -206,8 +204,14 @@ void room_want(struct room *r, unsigned kind, uint64_t seq);
 /* Detaches every pending reply (a list the caller frees with free()). */
 struct room_reply *room_take_replies(struct room *r);
 
-/* 1 if the room produced a frame or replies since the last call (any thread). */
-int room_take_dirty(struct room *r);
+/* Detaches the pending replies to the clients of one service thread of
+ * `threads` (client % threads == thread), in order; the others stay. A
+ * list the caller frees with free(). Any thread. */
+struct room_reply *room_take_replies_of(struct room *r, unsigned thread, unsigned threads);
+
+/* 1 if the room produced a frame or replies since service thread `thread`
+ * (0..63) last asked, else 0; each thread has its own flag (any thread). */
+int room_take_dirty(struct room *r, unsigned thread);
 
 struct room_info {
     uint64_t tick;
@@ -350,11 +354,17 @@ bool room_relay_is_watched(struct room *r, int64_t now);
 /*
  * The relayed room lost its owner (NATS lost, or no frame from it for a
  * while: available false, with a reason for people) or has it again. On a
- * change, every member that has the room's welcome is told (PROTOCOL.md
- * §6.6, a ROOM_REPLY_NOTICE for client 0) and later welcomes say so. Any
- * thread; a room is available when made.
+ * change, every service thread is woken to tell each of its members that
+ * has the room's welcome (PROTOCOL.md §6.6, room_take_availability_news())
+ * and later welcomes say so. Any thread; a room is available when made.
  */
 void room_relay_set_available(struct room *r, bool available, const char *reason);
+
+/* Once per service thread after a change of r's availability: the
+ * availability message (PROTOCOL.md §6.6) as it is now into buf (cap
+ * bytes) and its length; 0 when that thread has been told already (or
+ * the message does not fit). Any thread. */
+int room_take_availability_news(struct room *r, unsigned thread, char *buf, size_t cap);
 
 /* Every group's parameters as welcomes show them, into out. Any thread. */
 void room_values(struct room *r, struct sim_params out[SIM_GROUPS]);

@@ -31,7 +31,8 @@ struct queued {
     struct ckpt *checkpoint; /* not NULL: take a checkpoint with this id here (no command) */
 };
 
-#define LATE_SAMPLES 1024 /* recent tick start delays kept for the p99 */
+#define ROOM_DIRTY_ALL UINT64_MAX /* every service thread has news to take */
+#define LATE_SAMPLES   1024       /* recent tick start delays kept for the p99 */
 
 /* Who added an obstacle, for ownership and quotas. */
 struct obstacle_owner {
@@ -45,7 +46,9 @@ struct room {
     struct sim_world *world;
     struct pool_task task;
     int scheduled;
-    atomic_int dirty;
+    /* A bit per service thread that has not yet taken the frame or replies
+     * published since (room_take_dirty); set whole (ROOM_DIRTY_ALL). */
+    _Atomic uint64_t dirty;
 
     /* Tick-thread state. */
     struct stepper stepper; /* one tick thread or several for the step */
@@ -78,7 +81,10 @@ struct room {
     struct room_switch *switch_to;  /* under lock */
     bool unavailable;               /* under lock: no owner reached (room_relay_set_available) */
     char unavailable_reason[96];    /* under lock */
-    bool has_owner_values;          /* under lock: values are the owner's (room_relay_params) */
+    /* A bit per service thread not yet told of a change of availability
+     * (room_take_availability_news). */
+    _Atomic uint64_t availability_news;
+    bool has_owner_values; /* under lock: values are the owner's (room_relay_params) */
 
     pthread_mutex_t lock;
     struct queued *ring; /* bounded command queue */

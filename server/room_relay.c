@@ -142,7 +142,7 @@ bool room__relay_tick(struct room *r)
     for (uint32_t k = 0; k < n; k++)
         relay_one(r, &r->batch[k]);
     if (n > 0) {
-        atomic_store_explicit(&r->dirty, 1, memory_order_release);
+        atomic_store_explicit(&r->dirty, ROOM_DIRTY_ALL, memory_order_release);
         if (r->cfg.notify)
             r->cfg.notify(r->cfg.notify_arg);
     }
@@ -172,7 +172,7 @@ void room_relay_frame(struct room *r, struct frame *f, uint32_t boids, bool paus
     }
     pthread_mutex_unlock(&r->lock);
     frame_release(old);
-    atomic_store_explicit(&r->dirty, 1, memory_order_release);
+    atomic_store_explicit(&r->dirty, ROOM_DIRTY_ALL, memory_order_release);
     if (r->cfg.notify)
         r->cfg.notify(r->cfg.notify_arg);
 }
@@ -181,7 +181,7 @@ void room_relay_reply(struct room *r, uint64_t client, enum room_reply_kind kind
                       size_t len)
 {
     room__add_reply(r, client, kind, text, len);
-    atomic_store_explicit(&r->dirty, 1, memory_order_release);
+    atomic_store_explicit(&r->dirty, ROOM_DIRTY_ALL, memory_order_release);
     if (r->cfg.notify)
         r->cfg.notify(r->cfg.notify_arg);
 }
@@ -213,28 +213,32 @@ void room_relay_want(struct room *r, unsigned kinds, int64_t now)
 
 void room_relay_set_available(struct room *r, bool available, const char *reason)
 {
-    char text[PROTO_REPLY_BYTES];
-    int len = proto_reply_availability(text, sizeof text, r->name, available, reason);
-    struct room_reply *rep = len > 0 ? malloc(sizeof *rep + (size_t)len + 1) : NULL;
     pthread_mutex_lock(&r->lock);
     bool changed = r->unavailable == available;
     r->unavailable = !available;
     snprintf(r->unavailable_reason, sizeof r->unavailable_reason, "%s",
              available || !reason ? "" : reason);
-    if (changed && rep) { /* for client 0: every member with the welcome (deliver.c) */
-        *rep = (struct room_reply){.client = 0, .kind = ROOM_REPLY_NOTICE, .len = (size_t)len};
-        memcpy(rep->text, text, (size_t)len + 1);
-        *r->replies_tail = rep;
-        r->replies_tail = &rep->next;
-        rep = NULL;
-    }
     pthread_mutex_unlock(&r->lock);
-    free(rep);
     if (!changed)
         return;
-    atomic_store_explicit(&r->dirty, 1, memory_order_release);
+    atomic_store_explicit(&r->availability_news, ROOM_DIRTY_ALL, memory_order_release);
+    atomic_store_explicit(&r->dirty, ROOM_DIRTY_ALL, memory_order_release);
     if (r->cfg.notify)
         r->cfg.notify(r->cfg.notify_arg);
+}
+
+int room_take_availability_news(struct room *r, unsigned thread, char *buf, size_t cap)
+{
+    uint64_t bit = (uint64_t)1 << (thread & 63);
+    if (!(atomic_fetch_and_explicit(&r->availability_news, ~bit, memory_order_acq_rel) & bit))
+        return 0;
+    char reason[sizeof r->unavailable_reason];
+    pthread_mutex_lock(&r->lock);
+    bool available = !r->unavailable;
+    memcpy(reason, r->unavailable_reason, sizeof reason);
+    pthread_mutex_unlock(&r->lock);
+    int len = proto_reply_availability(buf, cap, r->name, available, reason);
+    return len > 0 ? len : 0;
 }
 
 void room_relay_params(struct room *r, const struct sim_params values[SIM_GROUPS])

@@ -86,8 +86,11 @@ int session_open(struct session *s, struct lws *wsi, struct sessions *ss, struct
     limit_send_buffer(wsi, ss->cfg.send_buffer);
     atomic_fetch_add_explicit(&g_metrics.clients, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&g_metrics.connections_total, 1, memory_order_relaxed);
-    s->m = (struct lobby_member){
-        .client = s->id, .loopback = local, .protocol = protocol, .session = s};
+    s->m = (struct lobby_member){.client = s->id,
+                                 .thread = ss->cfg.thread,
+                                 .loopback = local,
+                                 .protocol = protocol,
+                                 .session = s};
     memcpy(s->m.addr, s->addr, sizeof s->m.addr);
     lobby_enter(l, &s->m);
     s->state = SESSION_OPEN;

@@ -10,13 +10,37 @@
 #include <stdlib.h>
 #include <string.h>
 
+int sessions_shared_init(struct sessions_shared *sh, uint32_t max_clients, uint32_t max_per_ip)
+{
+    memset(sh, 0, sizeof *sh);
+    if (ipcount_init(&sh->ips, max_clients, max_per_ip) < 0)
+        return PROTO_E_INTERNAL;
+    pthread_mutex_init(&sh->lock, NULL);
+    atomic_init(&sh->clients, 0);
+    sh->max_clients = max_clients;
+    sh->max_per_ip = max_per_ip;
+    return 0;
+}
+
+void sessions_shared_free(struct sessions_shared *sh)
+{
+    ipcount_free(&sh->ips);
+    pthread_mutex_destroy(&sh->lock);
+}
+
 int sessions_init(struct sessions *ss, const struct sessions_config *cfg)
 {
     memset(ss, 0, sizeof *ss);
     ss->cfg = *cfg;
+    if (ss->cfg.threads < 1)
+        ss->cfg.threads = 1;
+    ss->next_id = ss->cfg.thread % ss->cfg.threads;
+    ss->shared = cfg->shared;
     int rc = idmap_init(&ss->ids, cfg->max_clients);
-    if (rc == 0)
-        rc = ipcount_init(&ss->ips, cfg->max_clients, cfg->max_per_ip);
+    if (rc == 0 && !ss->shared) {
+        rc = sessions_shared_init(&ss->own, cfg->max_clients, cfg->max_per_ip);
+        ss->shared = rc == 0 ? &ss->own : NULL;
+    }
     ss->text = malloc(SESSIONS_TEXT_MAX);
     if (rc == 0 && !ss->text)
         rc = PROTO_E_INTERNAL;
@@ -28,35 +52,65 @@ int sessions_init(struct sessions *ss, const struct sessions_config *cfg)
 void sessions_free(struct sessions *ss)
 {
     idmap_free(&ss->ids);
-    ipcount_free(&ss->ips);
+    if (ss->shared == &ss->own)
+        sessions_shared_free(&ss->own);
+    ss->shared = NULL;
     free(ss->text);
     ss->text = NULL;
 }
 
 enum metrics_limit sessions_would_admit(const struct sessions *ss, const unsigned char *addr)
 {
+    struct sessions_shared *sh = ss->shared;
     enum metrics_limit full = LIMIT_COUNT;
-    if (idmap_count(&ss->ids) >= ss->cfg.max_clients)
+    if (atomic_load(&sh->clients) >= sh->max_clients) {
         full = LIMIT_CONNECTIONS;
-    else if (addr && ipcount_of(&ss->ips, addr) >= ss->cfg.max_per_ip)
-        full = LIMIT_CONNECTIONS_IP;
+    } else if (addr) {
+        pthread_mutex_lock(&sh->lock);
+        if (ipcount_of(&sh->ips, addr) >= sh->max_per_ip)
+            full = LIMIT_CONNECTIONS_IP;
+        pthread_mutex_unlock(&sh->lock);
+    }
     if (full != LIMIT_COUNT)
         metrics_limit(full);
     return full;
 }
 
+/* One more client within max_clients, every thread's: true, or false if
+ * none fits. */
+static bool take_client(struct sessions_shared *sh)
+{
+    unsigned n = atomic_load(&sh->clients);
+    do {
+        if (n >= sh->max_clients)
+            return false;
+    } while (!atomic_compare_exchange_weak(&sh->clients, &n, n + 1));
+    return true;
+}
+
 int sessions_admit(struct sessions *ss, struct session *s)
 {
-    if (idmap_count(&ss->ids) >= ss->cfg.max_clients) {
+    struct sessions_shared *sh = ss->shared;
+    if (!take_client(sh)) {
         metrics_limit(LIMIT_CONNECTIONS);
         return PROTO_E_CAPACITY;
     }
-    if (s->counted && ipcount_take(&ss->ips, s->addr) < 0) {
+    int taken = 0;
+    if (s->counted) {
+        pthread_mutex_lock(&sh->lock);
+        taken = ipcount_take(&sh->ips, s->addr);
+        pthread_mutex_unlock(&sh->lock);
+    }
+    if (taken < 0) {
+        atomic_fetch_sub(&sh->clients, 1);
         metrics_limit(LIMIT_CONNECTIONS_IP);
         s->counted = false;
         return PROTO_E_CAPACITY;
     }
-    s->id = ++ss->next_id;
+    ss->next_id += ss->cfg.threads;
+    s->id = ss->next_id;
+    atomic_fetch_add_explicit(&g_metrics.net[ss->cfg.thread % METRICS_NET_THREADS].connections, 1,
+                              memory_order_relaxed);
     int rc = idmap_put(&ss->ids, s->id, s); /* cannot fail below max_clients */
     if (rc < 0)
         sessions_remove(ss, s);
@@ -65,10 +119,18 @@ int sessions_admit(struct sessions *ss, struct session *s)
 
 void sessions_remove(struct sessions *ss, struct session *s)
 {
-    if (s->id)
+    struct sessions_shared *sh = ss->shared;
+    if (s->id) {
         idmap_del(&ss->ids, s->id);
-    if (s->counted)
-        ipcount_release(&ss->ips, s->addr);
+        atomic_fetch_sub(&sh->clients, 1);
+        atomic_fetch_sub_explicit(&g_metrics.net[ss->cfg.thread % METRICS_NET_THREADS].connections,
+                                  1, memory_order_relaxed);
+    }
+    if (s->counted) {
+        pthread_mutex_lock(&sh->lock);
+        ipcount_release(&sh->ips, s->addr);
+        pthread_mutex_unlock(&sh->lock);
+    }
     s->counted = false;
     s->id = 0;
 }
@@ -81,6 +143,11 @@ struct session *sessions_find(const struct sessions *ss, uint64_t id)
 size_t sessions_count(const struct sessions *ss)
 {
     return idmap_count(&ss->ids);
+}
+
+size_t sessions_total(const struct sessions *ss)
+{
+    return atomic_load(&ss->shared->clients);
 }
 
 struct session *sessions_next(const struct sessions *ss, size_t *cursor)

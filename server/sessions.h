@@ -5,15 +5,19 @@
  * address holds, the limits that apply to every session, and a scratch
  * buffer for composing text messages.
  *
- * There is one per service thread (today one). With several threads, each
- * keeps its own; client ids must then stay unique across them (a stride
- * per thread) and the per-address counts be shared with care.
+ * There is one per service thread, each with its own id map; client ids
+ * are unique across threads (thread t of N hands out t + N, t + 2N, ...:
+ * id % N names the thread). What every thread counts against
+ * (--max-clients, --max-per-ip) is a struct sessions_shared.
  *
- * Never: lws calls. Threading: its service thread only.
+ * Never: lws calls. Threading: its service thread only; the shared counts
+ * take their own lock (or are atomic) and are safe from any thread.
  */
 #ifndef FLOCKD_SESSIONS_H
 #define FLOCKD_SESSIONS_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,20 +29,35 @@ struct session;
 
 #define SESSIONS_TEXT_MAX 16384 /* largest text message composed (welcome, roster) */
 
+/* The connections of every service thread, against the global limits. */
+struct sessions_shared {
+    pthread_mutex_t lock; /* guards ips */
+    struct ipcount ips;   /* connections per peer address */
+    atomic_uint clients;  /* admitted, every thread's */
+    uint32_t max_clients, max_per_ip;
+};
+
+/* 0, or PROTO_E_INTERNAL (out of memory); sessions_shared_free() releases. */
+int sessions_shared_init(struct sessions_shared *sh, uint32_t max_clients, uint32_t max_per_ip);
+void sessions_shared_free(struct sessions_shared *sh);
+
 struct sessions_config {
     uint32_t max_clients;
     uint32_t max_per_ip;
-    uint32_t max_message; /* bytes; larger messages close with 1009 */
-    double rate;          /* commands per second per connection */
-    uint32_t burst;       /* commands at once */
-    double stale_timeout; /* seconds a client may go without a frame */
-    size_t send_buffer;   /* SO_SNDBUF per client, bytes */
+    uint32_t max_message;           /* bytes; larger messages close with 1009 */
+    double rate;                    /* commands per second per connection */
+    uint32_t burst;                 /* commands at once */
+    double stale_timeout;           /* seconds a client may go without a frame */
+    size_t send_buffer;             /* SO_SNDBUF per client, bytes */
+    unsigned thread, threads;       /* this service thread of how many (0 of 1 if unset) */
+    struct sessions_shared *shared; /* the limits' counts; NULL: sessions keeps its own */
 };
 
 struct sessions {
     struct sessions_config cfg;
-    struct idmap ids;   /* client id -> struct session * */
-    struct ipcount ips; /* connections per peer address */
+    struct idmap ids; /* client id -> struct session * */
+    struct sessions_shared *shared;
+    struct sessions_shared own; /* shared when cfg.shared is NULL */
     uint64_t next_id;
     char *text; /* owned: SESSIONS_TEXT_MAX bytes of scratch */
 };
@@ -68,7 +87,9 @@ void sessions_remove(struct sessions *ss, struct session *s);
 /* The session with this client id, or NULL. */
 struct session *sessions_find(const struct sessions *ss, uint64_t id);
 
+/* Sessions of this thread; sessions_total(): of every thread. */
 size_t sessions_count(const struct sessions *ss);
+size_t sessions_total(const struct sessions *ss);
 
 /* Iteration: start with *cursor = 0; NULL at the end. */
 struct session *sessions_next(const struct sessions *ss, size_t *cursor);

@@ -5,7 +5,8 @@ Usage: test_listen.py FLOCKD_BINARY
 Each test starts flockd with a --host, reads the addresses of the process's
 listening sockets from /proc (the kernel's view, not flockd's log line) and
 connects through this machine's addresses: the one named answers, the others
-refuse. An address that is not this machine's, or not a numeric address, is
+refuse. Each service thread (--net-threads, default one per core) has its own
+socket on that address and port. An address that is not this machine's, or not a numeric address, is
 refused at start with a clear error. The last line is "N passed, N failed".
 """
 
@@ -89,11 +90,17 @@ def reachable(port):
     return {a: answers(a, port) for a in addrs if a}
 
 
-def check_only(host, expect_listening, expect_answering):
-    with Flockd(FLOCKD, "--boids", "10", "--host", host) as d:
+# Service threads by default: one per online CPU (at most 64).
+DEFAULT_THREADS = min(os.cpu_count() or 1, 64)
+
+
+def check_only(host, expect_listening, expect_answering, threads=None):
+    extra = ["--net-threads", str(threads)] if threads else []
+    with Flockd(FLOCKD, "--boids", "10", "--host", host, *extra) as d:
         got = listening(d.proc.pid)
         print(f"  --host {host}: listening on {got}", flush=True)
-        assert got == [(a, d.port) for a in expect_listening], got
+        per = threads or DEFAULT_THREADS
+        assert got == [(a, d.port) for a in expect_listening for _ in range(per)], got
         answered = reachable(d.port)
         print(f"  --host {host}: answers {answered}", flush=True)
         for addr, ok in answered.items():
@@ -108,6 +115,12 @@ def an_ipv4_loopback_host_listens_there_only_and_other_addresses_refuse():
 @test
 def an_ipv6_loopback_host_listens_there_only_and_ipv4_refuses():
     check_only("::1", ["::1"], lambda a: a == "::1")
+
+
+@test
+def one_service_thread_listens_on_one_socket_and_three_on_three():
+    check_only("127.0.0.1", ["127.0.0.1"], lambda a: a == "127.0.0.1", threads=1)
+    check_only("127.0.0.1", ["127.0.0.1"], lambda a: a == "127.0.0.1", threads=3)
 
 
 @test

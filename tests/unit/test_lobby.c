@@ -2,7 +2,8 @@
  * test_lobby — joins and roles as the lobby decides them, on real rooms
  * ticking on a real pool: the permission matrix, admin tokens and
  * loopback admins, room creation limits and passwords, RTS teams with
- * rejoin tokens and grace periods, and expiry of empty rooms. The lobby's
+ * rejoin tokens and grace periods, and expiry of empty rooms; members of
+ * two service threads: each thread's rooms, kicks across threads. The lobby's
  * time is the test's (f->now); only the rooms tick on the real clock.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -357,9 +358,78 @@ static void empty_rooms_expire_but_the_default_room_stays(void **state)
         lobby_enter(f->lobby, &f->m[i]);
 }
 
+struct kick_seen {
+    int calls;
+    unsigned thread;
+    uint64_t client;
+};
+
+static void record_kick(void *arg, unsigned thread, uint64_t client)
+{
+    struct kick_seen *k = arg;
+    k->calls++;
+    k->thread = thread;
+    k->client = client;
+}
+
+static bool has_room(struct fixture *f, unsigned thread, const char *name)
+{
+    struct lobby_room *const *rooms;
+    size_t n = lobby_rooms_of(f->lobby, thread, &rooms);
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(lobby_room_name(rooms[i]), name))
+            return true;
+    return false;
+}
+
+static void
+each_thread_knows_its_rooms_and_a_kick_across_threads_goes_to_the_victims_thread(void **state)
+{
+    struct fixture *f = *state;
+    start(f);
+    struct kick_seen seen = {0};
+    lobby_set_threads(f->lobby, 2, record_kick, &seen);
+    for (int i = 2; i < 4; i++) { /* m[2], m[3] come through thread 1 */
+        lobby_leave(f->lobby, &f->m[i], false, f->now);
+        f->m[i].thread = 1;
+        lobby_enter(f->lobby, &f->m[i]);
+    }
+    struct lobby_room *const *rooms;
+    assert_int_equal(lobby_rooms_of(f->lobby, 1, &rooms), 1);
+    assert_true(has_room(f, 1, "default"));
+    assert_int_equal(try_join(f, 3, join("r", PROTO_ROLE_PLAYER, PROTO_MODE_SANDBOX)), 0);
+    assert_true(has_room(f, 1, "r") && has_room(f, 1, "default"));
+    assert_false(has_room(f, 0, "r"));
+    lobby_leave(f->lobby, &f->m[2], false, f->now);
+    assert_false(has_room(f, 1, "default")); /* its last member there left */
+    assert_true(has_room(f, 0, "default"));
+    assert_int_equal(try_join(f, 0, join("r", PROTO_ROLE_ADMIN, PROTO_MODE_SANDBOX)), 0);
+    assert_int_equal(try_join(f, 1, join("r", PROTO_ROLE_PLAYER, PROTO_MODE_SANDBOX)), 0);
+    struct proto_command kick = {.kind = PROTO_CMD_KICK};
+    kick.args.kick.client = f->m[3].client;
+    struct lobby_member *kicked = NULL;
+    const char *why = NULL;
+    assert_int_equal(lobby_submit(f->lobby, &f->m[0], &kick, f->now, &kicked, &why), 0);
+    assert_null(kicked); /* thread 1 takes it out */
+    assert_int_equal(seen.calls, 1);
+    assert_int_equal(seen.thread, 1);
+    assert_int_equal(seen.client, f->m[3].client);
+    assert_non_null(f->m[3].room);
+    kick.args.kick.client = f->m[1].client; /* the kicker's own thread: at once */
+    assert_int_equal(lobby_submit(f->lobby, &f->m[0], &kick, f->now, &kicked, &why), 0);
+    assert_ptr_equal(kicked, &f->m[1]);
+    assert_null(f->m[1].room);
+    assert_int_equal(seen.calls, 1);
+    lobby_leave(f->lobby, &f->m[3], true, f->now); /* as thread 1 does */
+    assert_false(has_room(f, 1, "r"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(
+            each_thread_knows_its_rooms_and_a_kick_across_threads_goes_to_the_victims_thread, setup,
+            teardown),
         cmocka_unit_test_setup_teardown(loopback_is_admin_without_a_token, setup, teardown),
         cmocka_unit_test_setup_teardown(a_token_makes_admins_and_nobody_else, setup, teardown),
         cmocka_unit_test_setup_teardown(the_permission_matrix, setup, teardown),

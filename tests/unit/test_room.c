@@ -4,7 +4,8 @@
  * snapshot, which carries the world's boids, obstacles and targets in the
  * codec's format; commands are acked with the tick they took effect at,
  * refusals from the world come back as wire codes and change nothing, and
- * the lateness the ticks were told is what room_info reports.
+ * the lateness the ticks were told is what room_info reports. Each service
+ * thread takes its own clients' replies and has its own news flag.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -410,9 +411,69 @@ static void a_full_queue_refuses_with_queue_full(void **state)
     room_destroy(r);
 }
 
+/* Pushes a ping from client `client` (any role may). */
+static void ping_from(struct room *r, uint64_t client, const char *id)
+{
+    char text[64];
+    snprintf(text, sizeof text, "{\"cmd\":\"ping\",\"id\":\"%s\"}", id);
+    struct proto_limits lim;
+    struct proto_command cmd;
+    struct proto_error err;
+    room_limits(r, PROTO_DEFAULT_MAX_MESSAGE, &lim);
+    assert_int_equal(proto_command_parse(text, strlen(text), &lim, &cmd, &err), 0);
+    struct room_actor who = {.client = client, .role = PROTO_ROLE_VIEWER, .team = -1};
+    assert_int_equal(room_push(r, &who, &cmd), 0);
+}
+
+static void
+each_service_thread_takes_its_own_clients_replies_in_order_and_its_own_news(void **state)
+{
+    (void)state;
+    struct room *r = room_new();
+    tick(r, 1000, 0);
+    assert_int_equal(room_take_dirty(r, 0), 1);
+    assert_int_equal(room_take_dirty(r, 0), 0); /* taken */
+    assert_int_equal(room_take_dirty(r, 1), 1); /* thread 1's still there */
+    ping_from(r, 4, "a");                       /* thread 0 of 2 */
+    ping_from(r, 5, "b");                       /* thread 1 */
+    ping_from(r, 6, "c");
+    ping_from(r, 7, "d");
+    tick(r, 2000, 0);
+    struct room_reply *odd = room_take_replies_of(r, 1, 2);
+    const char *want_odd[] = {"\"b\"", "\"d\""};
+    int n = 0;
+    for (struct room_reply *rep = odd, *next; rep; rep = next, n++) {
+        next = rep->next;
+        assert_int_equal(rep->client % 2, 1);
+        assert_non_null(strstr(rep->text, want_odd[n]));
+        free(rep);
+    }
+    assert_int_equal(n, 2);
+    assert_null(room_take_replies_of(r, 1, 2)); /* nothing of thread 1 left */
+    ping_from(r, 9, "e");
+    tick(r, 3000, 0);
+    struct room_reply *even = room_take_replies_of(r, 0, 2);
+    const char *want_even[] = {"\"a\"", "\"c\""};
+    n = 0;
+    for (struct room_reply *rep = even, *next; rep; rep = next, n++) {
+        next = rep->next;
+        assert_non_null(strstr(rep->text, want_even[n]));
+        free(rep);
+    }
+    assert_int_equal(n, 2);
+    struct room_reply *last = room_take_replies(r); /* the list still ends right */
+    assert_non_null(last);
+    assert_int_equal(last->client, 9);
+    assert_null(last->next);
+    free(last);
+    room_destroy(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(
+            each_service_thread_takes_its_own_clients_replies_in_order_and_its_own_news),
         cmocka_unit_test(a_tick_stamps_the_wall_time_it_was_given_into_its_snapshot),
         cmocka_unit_test(commands_are_acked_with_their_tick_and_show_in_the_next_snapshot),
         cmocka_unit_test(refusals_by_the_world_are_wire_codes_and_change_nothing),

@@ -4,7 +4,9 @@
  * count the refusal in /metrics) without keeping anything, a session whose
  * address is unknown is counted against max-clients only, and removal
  * frees both the id and the address's count; asking before a handshake
- * names the limit that would refuse it.
+ * names the limit that would refuse it. Two service threads' sessions
+ * sharing their counts: ids unique with a stride (id % threads names the
+ * thread), max-clients and max-per-ip held over both.
  */
 #include "metrics.h"
 #include "proto.h"
@@ -117,7 +119,7 @@ static void max_per_ip_refuses_an_address_with_its_limit(void **state)
     sessions_remove(&ss, &s[0]);
     from(&s[2], 7);
     assert_int_equal(sessions_admit(&ss, &s[2]), 0); /* a slot came free */
-    assert_int_equal(ipcount_of(&ss.ips, s[2].addr), 2);
+    assert_int_equal(ipcount_of(&ss.shared->ips, s[2].addr), 2);
     sessions_free(&ss);
 }
 
@@ -147,6 +149,44 @@ static void would_admit_names_the_limit_that_refuses_before_admission(void **sta
     sessions_free(&ss);
 }
 
+static void two_threads_share_the_limits_and_stride_their_ids(void **state)
+{
+    (void)state;
+    struct sessions_shared sh;
+    assert_int_equal(sessions_shared_init(&sh, 3, 2), 0);
+    struct sessions a, b;
+    struct sessions_config ca = config(3, 2), cb = config(3, 2);
+    ca.thread = 0, ca.threads = 2, ca.shared = &sh;
+    cb.thread = 1, cb.threads = 2, cb.shared = &sh;
+    assert_int_equal(sessions_init(&a, &ca), 0);
+    assert_int_equal(sessions_init(&b, &cb), 0);
+    struct session s[5];
+    from(&s[0], 7);
+    from(&s[1], 7);
+    from(&s[2], 7);
+    from(&s[3], 8);
+    from(&s[4], 9);
+    assert_int_equal(sessions_admit(&a, &s[0]), 0);
+    assert_int_equal(sessions_admit(&b, &s[1]), 0);
+    assert_int_equal(s[0].id % 2, 0);
+    assert_int_equal(s[1].id % 2, 1);
+    assert_null(sessions_find(&a, s[1].id)); /* each thread finds its own */
+    assert_int_equal(sessions_would_admit(&a, s[2].addr), LIMIT_CONNECTIONS_IP);
+    assert_int_equal(sessions_admit(&a, &s[2]), PROTO_E_CAPACITY); /* 2 from .7 already */
+    assert_int_equal(sessions_admit(&a, &s[3]), 0);
+    assert_int_equal(sessions_total(&b), 3);
+    assert_int_equal(sessions_count(&b), 1);
+    assert_int_equal(sessions_admit(&b, &s[4]), PROTO_E_CAPACITY); /* 3 in all */
+    sessions_remove(&a, &s[0]);
+    from(&s[4], 9);
+    assert_int_equal(sessions_admit(&b, &s[4]), 0);
+    assert_int_equal(s[4].id % 2, 1);
+    assert_int_not_equal(s[4].id, s[1].id);
+    sessions_free(&a);
+    sessions_free(&b);
+    sessions_shared_free(&sh);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -154,6 +194,7 @@ int main(void)
         cmocka_unit_test(max_clients_refuses_and_counts_the_hit),
         cmocka_unit_test(max_per_ip_refuses_an_address_with_its_limit),
         cmocka_unit_test(would_admit_names_the_limit_that_refuses_before_admission),
+        cmocka_unit_test(two_threads_share_the_limits_and_stride_their_ids),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
