@@ -6,10 +6,11 @@ side.
 
 Per boid: flockd starts with --boids B and the same --capacity (131072
 unless told) for each B of --boids-list, so that what the capacity reserves
-is the same in each run; one version 1 and one
-version 2 viewer watch for a few seconds, so that the room encodes both
-kinds of frame, then flockd's RSS is read from /proc/PID/status (VmRSS,
-with the anonymous/file split). Bytes per boid is the least-squares slope.
+is the same in each run; one version 1 and one version 2 viewer watch for
+a few seconds, so that the room encodes both kinds of frame, then flockd's
+RSS is read from /proc/PID/status ten times over two seconds: the median
+VmRSS (with the anonymous/file split), the highest sample, and VmHWM, the
+peak since start. Bytes per boid is the least-squares slope of the median.
 
 Per viewer: flockd starts with the default room of --viewer-boids boids;
 `flockctl load` connects each count of --viewers-list (version 2, the
@@ -38,15 +39,31 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def status(pid):
-    """VmRSS, RssAnon and RssFile of process pid in bytes, and its thread count."""
+    """VmRSS, VmHWM (the peak), RssAnon and RssFile of process pid in bytes,
+    and its thread count."""
     out = {}
     with open(f"/proc/{pid}/status") as f:
         for line in f:
             k, _, v = line.partition(":")
-            if k in ("VmRSS", "RssAnon", "RssFile"):
+            if k in ("VmRSS", "VmHWM", "RssAnon", "RssFile"):
                 out[k] = int(v.split()[0]) * 1024
             elif k == "Threads":
                 out[k] = int(v)
+    return out
+
+
+def sampled_status(pid, samples=10, every=0.2):
+    """status() taken `samples` times `every` seconds apart: the one of
+    median VmRSS (RSS moves as buffers come and go), with the highest VmRSS
+    seen as RssMax."""
+    seen = []
+    for k in range(samples):
+        if k:
+            time.sleep(every)
+        seen.append(status(pid))
+    seen.sort(key=lambda st: st["VmRSS"])
+    out = dict(seen[len(seen) // 2])
+    out["RssMax"] = seen[-1]["VmRSS"]
     return out
 
 
@@ -134,9 +151,9 @@ def per_boid(binary, flockctl, boids_list, capacity, settle):
         cap = capacity
         f = Flockd(binary, ["--boids", str(b), "--capacity", str(cap)])
         try:
-            watchers = [load(flockctl, f.url(), 1, settle + 3, v) for v in (1, 2)]
+            watchers = [load(flockctl, f.url(), 1, settle + 5, v) for v in (1, 2)]
             time.sleep(settle)
-            st = status(f.p.pid)
+            st = sampled_status(f.p.pid)
             for w in watchers:
                 w.wait(60)
         finally:
@@ -144,8 +161,9 @@ def per_boid(binary, flockctl, boids_list, capacity, settle):
         xs.append(b)
         ys.append(st["VmRSS"])
         print(f"{binary}: boids {b:>7} capacity {cap:>7}: RSS {st['VmRSS'] / 1e6:8.2f} MB "
-              f"(anon {st['RssAnon'] / 1e6:.2f} MB, file {st['RssFile'] / 1e6:.2f} MB, "
-              f"{st['Threads']} threads)", flush=True)
+              f"(anon {st['RssAnon'] / 1e6:.2f} MB, file {st['RssFile'] / 1e6:.2f} MB; "
+              f"highest sample {st['RssMax'] / 1e6:.2f} MB, peak since start "
+              f"{st['VmHWM'] / 1e6:.2f} MB; {st['Threads']} threads)", flush=True)
     return slope(xs, ys)
 
 
@@ -163,7 +181,7 @@ def per_viewer(binary, flockctl, viewers_list, viewer_boids, settle):
                 while time.monotonic() < deadline and connected_viewers(f.port) < n:
                     time.sleep(0.5)
             time.sleep(settle)
-            st = status(f.p.pid)
+            st = sampled_status(f.p.pid)
             got = connected_viewers(f.port)
             k = kernel_socket_bytes(f.port)
             if w:
