@@ -270,8 +270,10 @@ bool session_receive(struct session *s, const void *in, size_t len, uint32_t max
         return false;
     }
     /* What the frame announced is reserved at once: one allocation for a
-     * message that comes in pieces. */
-    if (!rx_reserve(s, s->rx_len + len + announced, max_message)) {
+     * message that comes in pieces. An empty message still gets a buffer,
+     * so its text is never NULL. */
+    size_t need = s->rx_len + len + announced;
+    if (!rx_reserve(s, need ? need : 1, max_message)) {
         session_close(s, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION);
         return false;
     }

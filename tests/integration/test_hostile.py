@@ -677,6 +677,9 @@ async def messages_up_to_the_limit_are_taken_whole_in_one_frame_or_in_fragments(
     # lws reads a few hundred bytes at a time, so a big frame comes in pieces.
     with Flockd(FLOCKD, "--boids", BOIDS, "--max-message", "16384") as d:
         raw = RawWS(d.port)
+        raw.send(frame(1, b""))  # an empty message is bad JSON like any other
+        r = raw.replies(1)[0]
+        assert (r["type"], r["code"]) == ("error", "bad_json"), r
         raw.send(frame(1, b'{"cmd":"ping","id":"small"}'))
         assert raw.replies(1)[0]["id"] == "small"
         raw.send(frame(1, padded_ping("whole", 16384)))  # exactly the limit
