@@ -10,7 +10,9 @@ is the same in each run; one version 1 and one version 2 viewer watch for
 a few seconds, so that the room encodes both kinds of frame, then flockd's
 RSS is read from /proc/PID/status ten times over two seconds: the median
 VmRSS (with the anonymous/file split), the highest sample, and VmHWM, the
-peak since start. Bytes per boid is the least-squares slope of the median.
+peak since start. Bytes per boid is the least-squares slope of the median;
+bytes per slot of capacity, what an empty room of that capacity holds
+beyond one of 16,384 (--capacity's default), per slot.
 
 Per viewer: flockd starts with the default room of --viewer-boids boids;
 `flockctl load` connects each count of --viewers-list (version 2, the
@@ -35,6 +37,7 @@ import sys
 import threading
 import time
 
+SMALL_CAPACITY = 16384  # --capacity's default
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -145,26 +148,36 @@ def connected_viewers(port):
     return -1
 
 
+def watched_room(binary, flockctl, boids, cap, settle):
+    """sampled_status() of a flockd whose default room holds `boids` of
+    `cap`, a version 1 and a version 2 viewer watching."""
+    f = Flockd(binary, ["--boids", str(boids), "--capacity", str(cap)])
+    try:
+        watchers = [load(flockctl, f.url(), 1, settle + 5, v) for v in (1, 2)]
+        time.sleep(settle)
+        st = sampled_status(f.p.pid)
+        for w in watchers:
+            w.wait(60)
+    finally:
+        f.stop()
+    print(f"{binary}: boids {boids:>7} capacity {cap:>7}: RSS {st['VmRSS'] / 1e6:8.2f} MB "
+          f"(anon {st['RssAnon'] / 1e6:.2f} MB, file {st['RssFile'] / 1e6:.2f} MB; "
+          f"highest sample {st['RssMax'] / 1e6:.2f} MB, peak since start "
+          f"{st['VmHWM'] / 1e6:.2f} MB; {st['Threads']} threads)", flush=True)
+    return st
+
+
 def per_boid(binary, flockctl, boids_list, capacity, settle):
+    """Bytes per boid at one capacity, and per slot of capacity: the RSS of
+    an empty room of `capacity` against one of SMALL_CAPACITY."""
     xs, ys = [], []
     for b in boids_list:
-        cap = capacity
-        f = Flockd(binary, ["--boids", str(b), "--capacity", str(cap)])
-        try:
-            watchers = [load(flockctl, f.url(), 1, settle + 5, v) for v in (1, 2)]
-            time.sleep(settle)
-            st = sampled_status(f.p.pid)
-            for w in watchers:
-                w.wait(60)
-        finally:
-            f.stop()
         xs.append(b)
-        ys.append(st["VmRSS"])
-        print(f"{binary}: boids {b:>7} capacity {cap:>7}: RSS {st['VmRSS'] / 1e6:8.2f} MB "
-              f"(anon {st['RssAnon'] / 1e6:.2f} MB, file {st['RssFile'] / 1e6:.2f} MB; "
-              f"highest sample {st['RssMax'] / 1e6:.2f} MB, peak since start "
-              f"{st['VmHWM'] / 1e6:.2f} MB; {st['Threads']} threads)", flush=True)
-    return slope(xs, ys)
+        ys.append(watched_room(binary, flockctl, b, capacity, settle)["VmRSS"])
+    small = watched_room(binary, flockctl, 0, SMALL_CAPACITY, settle)["VmRSS"]
+    empty = watched_room(binary, flockctl, 0, capacity, settle)["VmRSS"] \
+        if 0 not in boids_list else ys[boids_list.index(0)]
+    return slope(xs, ys), (empty - small) / (capacity - SMALL_CAPACITY)
 
 
 def per_viewer(binary, flockctl, viewers_list, viewer_boids, settle):
@@ -215,12 +228,14 @@ def main():
     viewers = [int(v) for v in a.viewers_list.split(",")]
     summary = []
     for b in a.binaries:
-        pb = per_boid(b, a.flockctl, boids, a.capacity, a.settle) if len(boids) > 1 else 0.0
+        pb, pc = per_boid(b, a.flockctl, boids, a.capacity, a.settle) if len(boids) > 1 \
+            else (0.0, 0.0)
         pv, pk = per_viewer(b, a.flockctl, viewers, a.viewer_boids, a.settle) \
             if len(viewers) > 1 else (0.0, 0.0)
-        summary.append((b, pb, pv, pk))
-    for b, pb, pv, pk in summary:
-        print(f"{b}: {pb:.1f} bytes per boid; {pv / 1024:.2f} KiB per viewer "
+        summary.append((b, pb, pc, pv, pk))
+    for b, pb, pc, pv, pk in summary:
+        print(f"{b}: {pb:.1f} bytes per boid and {pc:.1f} per slot of capacity; "
+              f"{pv / 1024:.2f} KiB per viewer "
               f"(and in the kernel's socket buffers: {pk / 1024:.2f} KiB per viewer)")
 
 
