@@ -19,6 +19,12 @@
 
 #define MIN_CAPACITY 1024u
 
+/* Buffers for more boids than this (a copy of 256 KiB and measuring space
+ * of about 0.8 MiB) are let go after each measure: a big flock is measured
+ * a fraction of the time, and its buffers are mappings of their own that
+ * freeing hands back. Smaller ones are kept for the next. */
+#define KEEP_CAPACITY 16384u
+
 struct measure {
     pthread_t thread;
     pthread_mutex_t lock;
@@ -126,6 +132,25 @@ static int measure_buffer(struct measure *m, struct flockstats_result *out)
     return flockstats_measure(m->stats, &m->frame, out);
 }
 
+/* Lets the copy and the measuring space go if they are big (lock held,
+ * thread not busy): the next offer and measure allocate them again. */
+static void release_big(struct measure *m)
+{
+    if (m->cap > KEEP_CAPACITY) {
+        float **arrays[] = {&m->x, &m->y, &m->vx, &m->vy};
+        for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
+            free(*arrays[i]);
+            *arrays[i] = NULL;
+        }
+        m->cap = 0;
+    }
+    if (m->stats_cap > KEEP_CAPACITY) {
+        flockstats_destroy(m->stats);
+        m->stats = NULL;
+        m->stats_cap = 0;
+    }
+}
+
 static void *run(void *arg)
 {
     struct measure *m = arg;
@@ -151,6 +176,7 @@ static void *run(void *arg)
             c->done(c->arg, &res, tick, ms);
 
         pthread_mutex_lock(&m->lock);
+        release_big(m);
         m->busy = false;
         m->pending = NULL;
         pthread_cond_broadcast(&m->idle);

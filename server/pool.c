@@ -2,10 +2,13 @@
  * pool.c — worker threads over a deadline heap (see pool.h).
  *
  * Locking: `lock` guards the heap and every task's deadline, slot and
- * state, and the list of forked jobs with pieces left. Workers sleep on
- * `due` until the earliest deadline (or until a new earlier task or a
- * forked job arrives); pool_remove sleeps on `idle` until a running task
- * comes back, pool_fork on `joined` until its pieces are done.
+ * state, and the list of forked jobs with pieces left. One idle worker,
+ * the timer, sleeps on `due` until the earliest deadline (or until a new
+ * earlier task or a forked job arrives); the other idle workers sleep on
+ * `spare` until the timer leaves to run a task while others wait, or a
+ * forked job arrives. So an idle pool wakes one thread per deadline, not
+ * every worker. pool_remove sleeps on `idle` until a running task comes
+ * back, pool_fork on `joined` until its pieces are done.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -38,7 +41,8 @@ struct job {
 
 struct pool {
     pthread_mutex_t lock;
-    pthread_cond_t due, idle, joined;
+    pthread_cond_t due, spare, idle, joined;
+    bool has_timer;       /* a worker sleeps on `due` until the earliest deadline */
     struct job *jobs;     /* forked jobs with pieces not taken yet */
     atomic_uint has_jobs; /* jobs != NULL, for workers watching without the lock */
     struct pool_task *heap[POOL_TASKS_MAX];
@@ -86,14 +90,21 @@ static void sift_down(struct pool *p, size_t i)
     heap_set(p, i, t);
 }
 
-static void heap_push(struct pool *p, struct pool_task *t)
+/* Queues t. A new earliest deadline re-times the timer, or makes a spare
+ * worker the timer when there is none, unless the caller is a worker that
+ * goes on to wait for it itself (`by_worker`). */
+static void heap_push(struct pool *p, struct pool_task *t, bool by_worker)
 {
     p->count++;
     heap_set(p, p->count - 1, t);
     sift_up(p, p->count - 1);
     t->state = T_QUEUED;
-    if (t->slot == 0) /* a new earliest deadline: a sleeping worker re-times */
+    if (t->slot != 0)
+        return;
+    if (p->has_timer)
         pthread_cond_signal(&p->due);
+    else if (!by_worker)
+        pthread_cond_signal(&p->spare);
 }
 
 static void heap_take(struct pool *p, size_t i)
@@ -158,6 +169,7 @@ void pool_fork(struct pool *p, void (*fn)(void *arg, unsigned part), void *arg, 
         p->jobs = &j;
         atomic_store_explicit(&p->has_jobs, 1, memory_order_release);
         pthread_cond_broadcast(&p->due); /* idle workers: a piece each */
+        pthread_cond_broadcast(&p->spare);
     }
     while (j.taken < j.parts)
         run_piece(p, &j);
@@ -206,19 +218,27 @@ static void *worker_main(void *arg)
             continue;
         }
         if (p->count == 0) {
-            pthread_cond_wait(&p->due, &p->lock);
+            pthread_cond_wait(&p->spare, &p->lock);
             continue;
         }
         struct pool_task *t = p->heap[0];
         int64_t now = clock_mono_ns();
         if (t->deadline_ns > now) {
+            if (p->has_timer) { /* another worker waits for it */
+                pthread_cond_wait(&p->spare, &p->lock);
+                continue;
+            }
             struct timespec ts = {(time_t)(t->deadline_ns / 1000000000LL),
                                   (long)(t->deadline_ns % 1000000000LL)};
+            p->has_timer = true;
             pthread_cond_timedwait(&p->due, &p->lock, &ts);
+            p->has_timer = false;
             continue;
         }
         heap_take(p, 0);
         t->state = T_RUNNING;
+        if (p->count > 0 && !p->has_timer)
+            pthread_cond_signal(&p->spare); /* the next deadline needs a timer */
         pthread_mutex_unlock(&p->lock);
 
         struct pool_time at = {.now_ns = now,
@@ -245,7 +265,7 @@ static void *worker_main(void *arg)
             t->state = T_IDLE;
             pthread_cond_broadcast(&p->idle);
         } else {
-            heap_push(p, t);
+            heap_push(p, t, true);
         }
     }
     pthread_mutex_unlock(&p->lock);
@@ -273,6 +293,7 @@ struct pool *pool_create(unsigned workers, const char **err)
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->due, &attr);
+    pthread_cond_init(&p->spare, &attr);
     pthread_cond_init(&p->idle, &attr);
     pthread_cond_init(&p->joined, &attr);
     pthread_condattr_destroy(&attr);
@@ -293,6 +314,7 @@ void pool_stop(struct pool *p)
     pthread_mutex_lock(&p->lock);
     p->stop = 1;
     pthread_cond_broadcast(&p->due);
+    pthread_cond_broadcast(&p->spare);
     pthread_mutex_unlock(&p->lock);
     for (unsigned i = 0; i < p->nworkers; i++)
         pthread_join(p->workers[i], NULL);
@@ -305,6 +327,7 @@ void pool_destroy(struct pool *p)
         return;
     pool_stop(p);
     pthread_cond_destroy(&p->due);
+    pthread_cond_destroy(&p->spare);
     pthread_cond_destroy(&p->idle);
     pthread_cond_destroy(&p->joined);
     pthread_mutex_destroy(&p->lock);
@@ -325,7 +348,7 @@ int pool_add(struct pool *p, struct pool_task *t)
         t->deadline_ns = clock_mono_ns();
         t->carry_ns = 0;
         t->last_ns = 0;
-        heap_push(p, t);
+        heap_push(p, t, false);
     }
     pthread_mutex_unlock(&p->lock);
     return ok ? 0 : PROTO_E_CAPACITY;

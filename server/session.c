@@ -16,6 +16,11 @@
 #include <string.h>
 #include <sys/socket.h>
 
+_Static_assert((SESSION_OUTQ & (SESSION_OUTQ - 1)) == 0 &&
+                   (SESSION_OUTQ_MIN & (SESSION_OUTQ_MIN - 1)) == 0 &&
+                   SESSION_OUTQ_MIN <= SESSION_OUTQ,
+               "the text queue's ring sizes are powers of two");
+
 /* Seconds a draining client has to read the replies it is owed. */
 #define DRAIN_TIMEOUT_S 5
 
@@ -77,11 +82,6 @@ int session_open(struct session *s, struct lws *wsi, struct sessions *ss, struct
     int rc = sessions_admit(ss, s);
     if (rc < 0)
         return rc;
-    s->rx = malloc(ss->cfg.max_message);
-    if (!s->rx) {
-        sessions_remove(ss, s);
-        return PROTO_E_INTERNAL;
-    }
     bucket_init(&s->bucket, ss->cfg.rate, ss->cfg.burst, now);
     limit_send_buffer(wsi, ss->cfg.send_buffer);
     atomic_fetch_add_explicit(&g_metrics.clients, 1, memory_order_relaxed);
@@ -108,13 +108,16 @@ void session_release(struct session *s, struct sessions *ss, struct lobby *l, in
         return;
     lobby_leave(l, &s->m, false, now);
     sessions_remove(ss, s);
-    while (s->out_count) {
-        free(s->outq[s->out_head].buf);
-        s->out_head = (s->out_head + 1) % SESSION_OUTQ;
-        s->out_count--;
-    }
+    for (uint32_t k = 0; k < s->out_count; k++)
+        free(s->outq[(s->out_head + k) & (s->out_cap - 1)].buf);
+    free(s->outq);
+    s->outq = NULL;
+    s->out_cap = s->out_count = s->out_head = 0;
     free(s->rx);
     s->rx = NULL;
+    s->rx_cap = s->rx_len = 0;
+    free(s->held_join);
+    s->held_join = NULL;
     s->state = SESSION_NONE;
     atomic_fetch_sub_explicit(&g_metrics.clients, 1, memory_order_relaxed);
 }
@@ -178,7 +181,11 @@ void session_hold_join(struct session *s, const struct proto_command *cmd)
 {
     if (s->state != SESSION_OPEN)
         return;
-    s->held_join = *cmd;
+    if (!s->held_join && !(s->held_join = malloc(sizeof *s->held_join))) {
+        session_close(s, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION);
+        return;
+    }
+    *s->held_join = *cmd;
     s->state = SESSION_JOIN_HELD;
     session_flow(s);
 }
@@ -187,7 +194,9 @@ bool session_take_held_join(struct session *s, struct proto_command *out)
 {
     if (s->state != SESSION_JOIN_HELD || s->owed > 0)
         return false;
-    *out = s->held_join;
+    *out = *s->held_join;
+    free(s->held_join);
+    s->held_join = NULL;
     s->state = SESSION_OPEN;
     return true;
 }
@@ -220,11 +229,36 @@ bool session_close_if_due(struct session *s)
 
 /* ---- reading ---------------------------------------------------------------------- */
 
+/* Room in the reassembly buffer for `need` bytes (at most max_message):
+ * true, or false if memory ran out. */
+static bool rx_reserve(struct session *s, size_t need, uint32_t max_message)
+{
+    if (need <= s->rx_cap)
+        return true;
+    size_t cap = s->rx_cap ? s->rx_cap : SESSION_RX_MIN;
+    while (cap < need)
+        cap *= 2;
+    if (cap > max_message)
+        cap = max_message;
+    char *p = realloc(s->rx, cap);
+    if (!p)
+        return false;
+    s->rx = p;
+    s->rx_cap = cap;
+    return true;
+}
+
 bool session_receive(struct session *s, const void *in, size_t len, uint32_t max_message,
                      struct session_message *msg)
 {
-    if (s->rx_len == 0)
+    if (s->rx_len == 0) {
         s->rx_binary = lws_frame_is_binary(s->wsi);
+        if (s->rx_cap > SESSION_RX_KEEP) { /* the last message was a big one */
+            free(s->rx);
+            s->rx = NULL;
+            s->rx_cap = 0;
+        }
+    }
     if (is_ending(s))
         return false; /* closing: the rest of what it sent is dropped */
     /* The frame's announced length counts at once: a frame that says it
@@ -238,6 +272,14 @@ bool session_receive(struct session *s, const void *in, size_t len, uint32_t max
         session_close(s, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE);
         return false;
     }
+    /* What the frame announced is reserved at once: one allocation for a
+     * message that comes in pieces. An empty message still gets a buffer,
+     * so its text is never NULL. */
+    size_t need = s->rx_len + len + announced;
+    if (!rx_reserve(s, need ? need : 1, max_message)) {
+        session_close(s, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION);
+        return false;
+    }
     memcpy(s->rx + s->rx_len, in, len);
     s->rx_len += len;
     if (!lws_is_final_fragment(s->wsi) || lws_remaining_packet_payload(s->wsi))
@@ -249,6 +291,23 @@ bool session_receive(struct session *s, const void *in, size_t len, uint32_t max
 
 /* ---- writing ------------------------------------------------------------------------ */
 
+/* Doubles the text queue (SESSION_OUTQ_MIN at first), its messages in
+ * order from slot 0: true, or false if memory ran out. */
+static bool outq_grow(struct session *s)
+{
+    uint32_t cap = s->out_cap ? 2 * s->out_cap : SESSION_OUTQ_MIN;
+    struct session_text *q = malloc(cap * sizeof *q);
+    if (!q)
+        return false;
+    for (uint32_t k = 0; k < s->out_count; k++)
+        q[k] = s->outq[(s->out_head + k) & (s->out_cap - 1)];
+    free(s->outq);
+    s->outq = q;
+    s->out_cap = cap;
+    s->out_head = 0;
+    return true;
+}
+
 void session_send(struct session *s, const char *text, size_t len)
 {
     if (is_ending(s))
@@ -258,11 +317,13 @@ void session_send(struct session *s, const char *text, size_t len)
         session_close(s, LWS_CLOSE_STATUS_POLICY_VIOLATION);
         return;
     }
+    if (s->out_count == s->out_cap && !outq_grow(s))
+        return;
     unsigned char *buf = malloc(LWS_PRE + len);
     if (!buf)
         return;
     memcpy(buf + LWS_PRE, text, len);
-    s->outq[(s->out_head + s->out_count++) % SESSION_OUTQ] = (struct session_text){len, buf};
+    s->outq[(s->out_head + s->out_count++) & (s->out_cap - 1)] = (struct session_text){len, buf};
     session_want_write(s);
 }
 
@@ -283,11 +344,16 @@ bool session_has_text(const struct session *s)
 int session_write_text(struct session *s)
 {
     struct session_text *t = &s->outq[s->out_head];
-    int w = lws_write(s->wsi, t->buf + LWS_PRE, t->len, LWS_WRITE_TEXT);
+    size_t len = t->len;
+    int w = lws_write(s->wsi, t->buf + LWS_PRE, len, LWS_WRITE_TEXT);
     free(t->buf);
-    s->out_head = (s->out_head + 1) % SESSION_OUTQ;
-    s->out_count--;
-    if (w < (int)t->len)
+    s->out_head = (s->out_head + 1) & (s->out_cap - 1);
+    if (--s->out_count == 0) { /* an empty queue holds no memory */
+        free(s->outq);
+        s->outq = NULL;
+        s->out_cap = s->out_head = 0;
+    }
+    if (w < (int)len)
         return PROTO_E_INTERNAL;
     session_flow(s);
     return 0;

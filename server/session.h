@@ -42,10 +42,13 @@
 struct lws;
 struct sessions;
 
-#define SESSION_OUTQ      512 /* text messages queued for a client before 1008 */
-#define SESSION_RX_PAUSE  128 /* owed replies that stop reading a client... */
-#define SESSION_RX_RESUME 64  /* ...until it is owed this many or fewer */
-#define SESSION_ADDR_LEN  16  /* peer address, IPv4 mapped into IPv6 */
+#define SESSION_OUTQ      512  /* text messages queued for a client before 1008 */
+#define SESSION_OUTQ_MIN  8    /* the queue's first allocation, in messages */
+#define SESSION_RX_MIN    256  /* the reassembly buffer's first allocation, bytes */
+#define SESSION_RX_KEEP   1024 /* a bigger one is freed once its message is handled */
+#define SESSION_RX_PAUSE  128  /* owed replies that stop reading a client... */
+#define SESSION_RX_RESUME 64   /* ...until it is owed this many or fewer */
+#define SESSION_ADDR_LEN  16   /* peer address, IPv4 mapped into IPv6 */
 
 enum session_state {
     SESSION_NONE = 0, /* not admitted, or gone (lws zeroes a new session) */
@@ -78,18 +81,23 @@ struct session {
     enum session_state state;
     int close_status; /* DRAINING, CLOSING: the close code to send */
     struct lobby_member m;
-    struct proto_command held_join; /* JOIN_HELD */
+    struct proto_command *held_join; /* owned: JOIN_HELD only */
     uint32_t owed;
     bool reading; /* what lws was last told (rx flow control) */
     struct bucket bucket;
     struct session_feed feed;
     unsigned char addr[SESSION_ADDR_LEN];
     bool counted; /* addr is counted in the per-address table */
-    char *rx;     /* owned: reassembly, max_message bytes */
-    size_t rx_len;
+    /* Reassembly, grown as a message needs it up to max_message: a viewer
+     * that sends nothing holds none. */
+    char *rx; /* owned: rx_cap bytes */
+    size_t rx_len, rx_cap;
     bool rx_binary;
-    struct session_text outq[SESSION_OUTQ];
-    uint32_t out_head, out_count;
+    /* The text queue, a ring of out_cap (a power of two from
+     * SESSION_OUTQ_MIN up to SESSION_OUTQ) allocated while it holds
+     * messages. */
+    struct session_text *outq; /* owned */
+    uint32_t out_cap, out_head, out_count;
 };
 
 /* sessions_would_admit() for the peer of wsi, before its upgrade. */
@@ -126,7 +134,8 @@ bool session_receive(struct session *s, const void *in, size_t len, uint32_t max
                      struct session_message *msg);
 
 /* Queues a text message (copied). A client with SESSION_OUTQ messages
- * unread is closed with 1008; nothing is queued while CLOSING. */
+ * unread is closed with 1008; nothing is queued while CLOSING; a message
+ * memory cannot be found for is dropped. */
 void session_send(struct session *s, const char *text, size_t len);
 
 /* Sends an error reply now (not in turn) and counts it in /metrics. */
@@ -138,7 +147,8 @@ void session_owe(struct session *s);
 /* A reply from the room arrived: one less owed. */
 void session_replied(struct session *s);
 
-/* OPEN -> JOIN_HELD: cmd (a join) runs once nothing is owed. */
+/* OPEN -> JOIN_HELD: cmd (a join) runs once nothing is owed. If memory
+ * runs out the session closes with 1011 instead. */
 void session_hold_join(struct session *s, const struct proto_command *cmd);
 
 /* JOIN_HELD with nothing owed -> OPEN: true, the held join in *out (run it

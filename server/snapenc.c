@@ -2,9 +2,12 @@
  * snapenc.c — a room's snapshot in every kind its clients take (see
  * snapenc.h).
  *
- * Each part is encoded straight into one assembly buffer, each after
- * `pre` bytes of headroom; the frame is then one allocation holding a copy
- * of that buffer, so a frame never holds more than it uses.
+ * Each part is encoded straight into the frame, each after `pre` bytes of
+ * headroom: the frame is allocated at the most its parts can take and
+ * shrunk to what they took, so a frame never holds more than it uses and
+ * nothing is copied. (A big frame's allocation is a mapping of its own,
+ * flockd's malloc policy in main.c: the pages its parts did not write are
+ * never touched, and the shrink hands them back.)
  */
 #include "snapenc.h"
 
@@ -30,10 +33,8 @@ struct snapenc {
     struct proto_v2_encoder *enc;
     struct proto_v2_state ring[RING]; /* by seq % RING */
     uint8_t *ring_mem;
-    uint64_t held_seq;  /* the newest state in the ring; 0: none */
-    uint32_t run;       /* states before held_seq in the ring with its epoch, unbroken */
-    unsigned char *buf; /* the frame being assembled */
-    size_t cap;
+    uint64_t held_seq; /* the newest state in the ring; 0: none */
+    uint32_t run;      /* states before held_seq in the ring with its epoch, unbroken */
     struct snapenc_stats stats;
 };
 
@@ -107,7 +108,6 @@ void snapenc_destroy(struct snapenc *e)
         return;
     proto_v2_encoder_destroy(e->enc);
     free(e->ring_mem);
-    free(e->buf);
     free(e->obstacles);
     free(e);
 }
@@ -211,23 +211,6 @@ static struct proto_v2_state *quantize(struct snapenc *e, const struct snapenc_i
 
 /* ---- assembly -------------------------------------------------------------- */
 
-/* Room in the assembly buffer for `bytes` more after `used`; false if
- * memory ran out. */
-static bool reserve(struct snapenc *e, size_t used, size_t bytes)
-{
-    if (used + bytes <= e->cap)
-        return true;
-    size_t cap = e->cap ? 2 * e->cap : 65536;
-    while (cap < used + bytes)
-        cap *= 2;
-    unsigned char *p = realloc(e->buf, cap);
-    if (!p)
-        return false;
-    e->buf = p;
-    e->cap = cap;
-    return true;
-}
-
 static int64_t now_ns(const struct snapenc *e)
 {
     return e->cfg.clock_ns ? e->cfg.clock_ns() : 0;
@@ -247,47 +230,59 @@ static void add_part(struct snapenc *e, struct frame *parts, unsigned kind, size
     e->stats.ns[kind] += (uint64_t)(now_ns(e) - t0);
 }
 
-static void encode_v1(struct snapenc *e, const struct proto_snapshot_view *v, struct frame *parts,
+/* The most bytes one version 1 part / one version 2 part may take. */
+static size_t v1_max(const struct proto_snapshot_view *v)
+{
+    return proto_snapshot_max_size(v->count, v->obstacle_count);
+}
+
+static size_t v2_max(const struct proto_v2_state *s)
+{
+    uint32_t runs = s->count < PROTO_SNAPSHOT_MAX_RUNS ? s->count : PROTO_SNAPSHOT_MAX_RUNS;
+    return proto_v2_frame_max_size(s->count, runs, s->obstacle_count, s->target_count);
+}
+
+static void encode_v1(struct snapenc *e, const struct proto_snapshot_view *v, struct frame *f,
                       size_t *used)
 {
-    size_t max = proto_snapshot_max_size(v->count, v->obstacle_count);
-    if (!reserve(e, *used, e->cfg.pre + max))
-        return;
     int64_t t0 = now_ns(e);
-    ptrdiff_t len = proto_snapshot_encode(v, e->buf + *used + e->cfg.pre, max);
-    add_part(e, parts, SNAPENC_V1, used, len, t0);
+    ptrdiff_t len = proto_snapshot_encode(v, f->data + *used + e->cfg.pre, v1_max(v));
+    add_part(e, f, SNAPENC_V1, used, len, t0);
+}
+
+/* Whether `want` names the plan's frame k. */
+static bool is_wanted(const struct frame *f, unsigned want, unsigned k)
+{
+    return want & 1u << f->kind[k];
 }
 
 /* Every frame of the plan that `want` names, on the ring's bases. */
 static void encode_v2(struct snapenc *e, const struct proto_v2_state *s, unsigned want,
-                      struct frame *parts, size_t *used)
+                      struct frame *f, size_t *used)
 {
-    uint32_t runs = s->count < PROTO_SNAPSHOT_MAX_RUNS ? s->count : PROTO_SNAPSHOT_MAX_RUNS;
-    size_t max = proto_v2_frame_max_size(s->count, runs, s->obstacle_count, s->target_count);
-    for (unsigned k = 0; k < parts->plan.count; k++) {
-        const struct proto_v2_plan_frame *f = &parts->plan.frame[k];
-        if (!(want & 1u << parts->kind[k]) || !reserve(e, *used, e->cfg.pre + max))
+    size_t max = v2_max(s);
+    for (unsigned k = 0; k < f->plan.count; k++) {
+        const struct proto_v2_plan_frame *pf = &f->plan.frame[k];
+        if (!is_wanted(f, want, k))
             continue;
-        const struct proto_v2_state *b1 = f->gap1 ? &e->ring[(s->seq - f->gap1) % RING] : NULL;
+        const struct proto_v2_state *b1 = pf->gap1 ? &e->ring[(s->seq - pf->gap1) % RING] : NULL;
         const struct proto_v2_state *b0 =
-            f->gap0 ? &e->ring[(s->seq - f->gap1 - f->gap0) % RING] : NULL;
+            pf->gap0 ? &e->ring[(s->seq - pf->gap1 - pf->gap0) % RING] : NULL;
         int64_t t0 = now_ns(e);
-        ptrdiff_t len = proto_v2_encode(e->enc, s, b1, b0, e->buf + *used + e->cfg.pre, max);
-        add_part(e, parts, parts->kind[k], used, len, t0);
+        ptrdiff_t len = proto_v2_encode(e->enc, s, b1, b0, f->data + *used + e->cfg.pre, max);
+        add_part(e, f, f->kind[k], used, len, t0);
     }
 }
 
-/* The frame: its fields from parts, its data a copy of the assembly. */
-static struct frame *finish(struct snapenc *e, const struct frame *parts, size_t used)
+/* The bytes the parts `want` names may take at most, headroom included. */
+static size_t frame_bound(const struct snapenc *e, const struct proto_snapshot_view *v,
+                          const struct proto_v2_state *s, unsigned want, const struct frame *f)
 {
-    struct frame *f = malloc(sizeof *f + used);
-    if (!f)
-        return NULL;
-    memcpy(f, parts, sizeof *f);
-    atomic_init(&f->refs, 1);
-    if (used) /* nothing encoded (no client takes any kind yet): e->buf may be NULL */
-        memcpy(f->data, e->buf, used);
-    return f;
+    size_t bound = want & 1u << SNAPENC_V1 ? e->cfg.pre + v1_max(v) : 0;
+    for (unsigned k = 0; s && k < f->plan.count; k++)
+        if (is_wanted(f, want, k))
+            bound += e->cfg.pre + v2_max(s);
+    return bound;
 }
 
 struct frame *snapenc_encode(struct snapenc *e, const struct snapenc_input *in)
@@ -310,15 +305,20 @@ struct frame *snapenc_encode(struct snapenc *e, const struct snapenc_input *in)
     for (unsigned k = 0; k < parts.plan.count; k++)
         parts.kind[k] =
             (uint8_t)snapenc_kind_of(parts.plan.frame[k].gap1, parts.plan.frame[k].gap0);
+    struct frame *f = malloc(sizeof *f + frame_bound(e, &v, s, in->want, &parts));
+    if (!f) {
+        e->held_seq = 0; /* the clients never get this one: no base on it */
+        return NULL;
+    }
+    memcpy(f, &parts, sizeof *f);
+    atomic_init(&f->refs, 1);
     size_t used = 0;
     if (in->want & 1u << SNAPENC_V1)
-        encode_v1(e, &v, &parts, &used);
+        encode_v1(e, &v, f, &used);
     if (s)
-        encode_v2(e, s, in->want, &parts, &used);
-    struct frame *f = finish(e, &parts, used);
-    if (!f)
-        e->held_seq = 0; /* the clients never get this one: no base on it */
-    return f;
+        encode_v2(e, s, in->want, f, &used);
+    struct frame *shrunk = realloc(f, sizeof *f + used);
+    return shrunk ? shrunk : f;
 }
 
 void snapenc_stats(const struct snapenc *e, struct snapenc_stats *out)

@@ -25,9 +25,10 @@
  * tick); a frame it returns is immutable, its refcount atomic, so any
  * thread may read it and drop its reference.
  *
- * Memory: snapenc_create() allocates the view arrays; version 2's states,
- * encoder and the assembly buffer grow on demand and stay until
- * snapenc_destroy(). Each frame is one allocation, freed by its last
+ * Memory: snapenc_create() allocates the view arrays; version 2's states
+ * and encoder are allocated at the first snapshot that wants them and stay
+ * until snapenc_destroy(). Each frame is one allocation of the bytes it
+ * holds (its parts are encoded into it, not copied), freed by its last
  * frame_release().
  */
 #ifndef FLOCKD_SNAPENC_H

@@ -14,8 +14,11 @@
 #include "sim_internal.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+
+_Static_assert(_Alignof(max_align_t) >= 16, "calloc's blocks hold the arrays' 16-byte alignment");
 
 #define PI_F 3.14159265358979f
 
@@ -175,13 +178,14 @@ struct sim_world *sim_create(const struct sim_config *cfg, const char **err)
                    ((cfg->max_obstacles * sizeof(struct sim_obstacle) + 15) & ~(size_t)15) +
                    ((grid_bytes(cfg->capacity, (uint32_t)cells) + 15) & ~(size_t)15) +
                    SIM_PARTS * ((sizeof(struct gather) + 15) & ~(size_t)15);
-    char *mem = aligned_alloc(16, (total + 15) & ~(size_t)15);
+    /* Zeroed by calloc: a big world's arrays are fresh pages that cost
+     * nothing until written, so capacity no boid uses stays free. */
+    char *mem = calloc(1, total);
     if (!mem) {
         if (err)
             *err = "out of memory";
         return NULL;
     }
-    memset(mem, 0, total);
     char *cur = mem;
     struct sim_world *w = carve(&cur, sizeof *w);
     w->cfg = *cfg;

@@ -665,6 +665,39 @@ async def browsers_from_origins_not_allowed_are_refused_and_counted():
         await assert_healthy(d)
 
 
+def padded_ping(ident, size):
+    """A ping command of exactly `size` bytes (whitespace before its end)."""
+    head, tail = b'{"cmd":"ping","id":"%s"' % ident.encode(), b"}"
+    return head + b" " * (size - len(head) - len(tail)) + tail
+
+
+@test
+async def messages_up_to_the_limit_are_taken_whole_in_one_frame_or_in_fragments():
+    # The reassembly buffer grows as a message needs it, up to the limit;
+    # lws reads a few hundred bytes at a time, so a big frame comes in pieces.
+    with Flockd(FLOCKD, "--boids", BOIDS, "--max-message", "16384") as d:
+        raw = RawWS(d.port)
+        raw.send(frame(1, b""))  # an empty message is bad JSON like any other
+        r = raw.replies(1)[0]
+        assert (r["type"], r["code"]) == ("error", "bad_json"), r
+        raw.send(frame(1, b'{"cmd":"ping","id":"small"}'))
+        assert raw.replies(1)[0]["id"] == "small"
+        raw.send(frame(1, padded_ping("whole", 16384)))  # exactly the limit
+        r = raw.replies(1)[0]
+        assert (r["type"], r["id"]) == ("ack", "whole"), r
+        msg = padded_ping("pieces", 12000)
+        parts = [msg[k:k + 100] for k in range(0, len(msg), 100)]
+        raw.send(b"".join([frame(1, parts[0], fin=False)]
+                          + [frame(0, p, fin=False) for p in parts[1:-1]]
+                          + [frame(0, parts[-1])]))
+        assert raw.replies(1)[0]["id"] == "pieces"
+        raw.send(frame(1, b'{"cmd":"ping","id":"after"}'))
+        assert raw.replies(1)[0]["id"] == "after"
+        raw.close()
+        assert close_code_after(d.port, frame(1, padded_ping("over", 16385))) == 1009
+        await assert_healthy(d)
+
+
 @test
 async def fragments_past_the_limit_sent_in_one_burst_close_with_1009():
     with Flockd(FLOCKD, "--boids", BOIDS) as d:
