@@ -137,6 +137,18 @@ static void write_now(struct session *s)
         }
 }
 
+/* lr's availability (a relayed room, PROTOCOL.md §6.6) to s if it knows
+ * an older one. */
+static void tell_availability(struct sessions *ss, struct session *s, const struct lobby_room *lr)
+{
+    uint32_t seq;
+    int len = room_availability(lobby_room_room(lr), ss->text, SESSIONS_TEXT_MAX, &seq);
+    if (len > 0 && s->feed.room == lr && s->feed.availability_seq != seq) {
+        s->feed.availability_seq = seq;
+        session_send(s, ss->text, (size_t)len);
+    }
+}
+
 /* One reply of lr's room to s. A welcome from its current room starts the
  * feed of frames (a welcome from a room it has left since starts
  * nothing), the ack of keyframe restarts its version 2 stream on a key
@@ -151,8 +163,12 @@ static void route_reply(struct sessions *ss, struct lobby *l, struct lobby_room 
         session_replied(s);
     session_send(s, rep->text, rep->len);
     if (rep->kind == ROOM_REPLY_WELCOME && s->m.room == lr) {
-        s->feed = (struct session_feed){.room = lr, .last_seq = 0, .last_frame_ns = now};
+        s->feed = (struct session_feed){.room = lr,
+                                        .last_seq = 0,
+                                        .last_frame_ns = now,
+                                        .availability_seq = rep->availability_seq};
         send_roster(ss, s, lr);
+        tell_availability(ss, s, lr); /* a change since its welcome was written */
     }
     if (rep->kind == ROOM_REPLY_KEYFRAME)
         s->feed.nsent = 0;
@@ -176,18 +192,14 @@ static void route_replies(struct sessions *ss, struct lobby *l, struct lobby_roo
     }
 }
 
-/* A change of lr's availability (a relayed room, PROTOCOL.md §6.6) to
- * every member of this thread that has its welcome. */
+/* A change of lr's availability to every member of this thread that has
+ * its welcome and does not know it yet. */
 static void send_availability(struct sessions *ss, struct lobby_room *lr)
 {
-    int len = room_take_availability_news(lobby_room_room(lr), ss->cfg.thread, ss->text,
-                                          SESSIONS_TEXT_MAX);
-    for (struct lobby_member *m = lobby_room_members(lr, ss->cfg.thread); len > 0 && m;
-         m = m->next) {
-        struct session *s = m->session;
-        if (s->feed.room == lr)
-            session_send(s, ss->text, (size_t)len);
-    }
+    if (!room_take_availability_news(lobby_room_room(lr), ss->cfg.thread))
+        return;
+    for (struct lobby_member *m = lobby_room_members(lr, ss->cfg.thread); m; m = m->next)
+        tell_availability(ss, m->session, lr);
 }
 
 /* The new roster of lr to every member of this thread fed by it. */

@@ -414,7 +414,23 @@ static struct lws_context *context_create(struct net_thread *nt)
         info.alpn = "http/1.1";
     }
     info.timeout_secs = 10;
-    return lws_create_context(&info);
+    if (nt->index == 0 || !n->tls_cert[0])
+        return lws_create_context(&info);
+    /* Only the first thread's context does OpenSSL's global set-up and
+     * tear-down: a context made with DO_SSL_GLOBAL_INIT tears it down
+     * when destroyed, and SSL_CTX_free() of every context destroyed after
+     * that freed nothing. The others take the option for their vhost
+     * only (lws serves TLS on a vhost made with it). */
+    info.options = (info.options & ~(uint64_t)LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT) |
+                   LWS_SERVER_OPTION_EXPLICIT_VHOSTS;
+    struct lws_context *ctx = lws_create_context(&info);
+    info.options = (info.options & ~(uint64_t)LWS_SERVER_OPTION_EXPLICIT_VHOSTS) |
+                   LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
+    if (ctx && !lws_create_vhost(ctx, &info)) {
+        lws_context_destroy(ctx);
+        return NULL;
+    }
+    return ctx;
 }
 
 /* --tls-redirect-port: a second listening socket whose connections the
@@ -598,7 +614,7 @@ void net_destroy(struct net *n)
 {
     if (!n)
         return;
-    for (unsigned i = 0; n->threads && i < n->nthreads; i++) {
+    for (unsigned i = n->nthreads; n->threads && i-- > 0;) { /* the first one last */
         struct net_thread *nt = &n->threads[i];
         if (nt->ctx)
             lws_context_destroy(nt->ctx);

@@ -23,8 +23,8 @@
 
 /* ---- replies -------------------------------------------------------------- */
 
-void room__add_reply(struct room *r, uint64_t client, enum room_reply_kind kind, const char *text,
-                     size_t len)
+static void add_reply(struct room *r, uint64_t client, enum room_reply_kind kind, const char *text,
+                      size_t len, uint32_t availability_seq)
 {
     if (client == 0) /* the server's own command: nobody to answer */
         return;
@@ -39,6 +39,7 @@ void room__add_reply(struct room *r, uint64_t client, enum room_reply_kind kind,
     rep->next = NULL;
     rep->client = client;
     rep->kind = kind;
+    rep->availability_seq = availability_seq;
     rep->len = len;
     memcpy(rep->text, text, len);
     rep->text[len] = '\0';
@@ -46,6 +47,18 @@ void room__add_reply(struct room *r, uint64_t client, enum room_reply_kind kind,
     *r->replies_tail = rep;
     r->replies_tail = &rep->next;
     pthread_mutex_unlock(&r->lock);
+}
+
+void room__add_reply(struct room *r, uint64_t client, enum room_reply_kind kind, const char *text,
+                     size_t len)
+{
+    add_reply(r, client, kind, text, len, 0);
+}
+
+void room__add_welcome(struct room *r, uint64_t client, const char *text, size_t len,
+                       uint32_t availability_seq)
+{
+    add_reply(r, client, ROOM_REPLY_WELCOME, text, len, availability_seq);
 }
 
 struct room_reply *room_take_replies(struct room *r)

@@ -55,6 +55,9 @@ struct room_reply {
     struct room_reply *next;
     uint64_t client;
     enum room_reply_kind kind;
+    /* A welcome: the room's count of availability changes before it was
+     * written (room_availability()); a later count means news. */
+    uint32_t availability_seq;
     size_t len;
     char text[];
 };
@@ -360,11 +363,19 @@ bool room_relay_is_watched(struct room *r, int64_t now);
  */
 void room_relay_set_available(struct room *r, bool available, const char *reason);
 
-/* Once per service thread after a change of r's availability: the
- * availability message (PROTOCOL.md §6.6) as it is now into buf (cap
- * bytes) and its length; 0 when that thread has been told already (or
- * the message does not fit). Any thread. */
-int room_take_availability_news(struct room *r, unsigned thread, char *buf, size_t cap);
+/* True once per service thread after a change of r's availability (then
+ * room_availability() says what it is now). Any thread. */
+bool room_take_availability_news(struct room *r, unsigned thread);
+
+/* The count of changes of r's availability so far (read it before
+ * writing a welcome: a later count means news for its client). Any
+ * thread. */
+uint32_t room_availability_seq(struct room *r);
+
+/* r's availability message as it is now (PROTOCOL.md §6.6) into buf (cap
+ * bytes): its length, 0 if it does not fit; *seq the count of changes it
+ * reflects (compare with a welcome's availability_seq). Any thread. */
+int room_availability(struct room *r, char *buf, size_t cap, uint32_t *seq);
 
 /* Every group's parameters as welcomes show them, into out. Any thread. */
 void room_values(struct room *r, struct sim_params out[SIM_GROUPS]);

@@ -393,8 +393,9 @@ void room__apply_command(struct room *r, const struct queued *q)
     if (rc == 0 && q->cmd.kind == PROTO_CMD_JOIN) {
         char welcome[PROTO_WELCOME_BYTES];
         room__refresh_welcome(r);
+        uint32_t seen = room_availability_seq(r); /* before: a change meanwhile is news */
         int wlen = room_welcome(r, &q->who, welcome, sizeof welcome);
         if (wlen > 0)
-            room__add_reply(r, q->who.client, ROOM_REPLY_WELCOME, welcome, (size_t)wlen);
+            room__add_welcome(r, q->who.client, welcome, (size_t)wlen, seen);
     }
 }

@@ -81,6 +81,7 @@ struct room {
     struct room_switch *switch_to;  /* under lock */
     bool unavailable;               /* under lock: no owner reached (room_relay_set_available) */
     char unavailable_reason[96];    /* under lock */
+    uint32_t availability_seq;      /* under lock: changes of availability so far */
     /* A bit per service thread not yet told of a change of availability
      * (room_take_availability_news). */
     _Atomic uint64_t availability_news;
@@ -105,6 +106,11 @@ struct room {
  * client 0, the server's own commands; counted as internal if memory runs
  * out). Takes the lock.
  */
+/* A welcome for client: as room__add_reply, and the availability_seq
+ * read before the welcome was written (struct room_reply). */
+void room__add_welcome(struct room *r, uint64_t client, const char *text, size_t len,
+                       uint32_t availability_seq);
+
 void room__add_reply(struct room *r, uint64_t client, enum room_reply_kind kind, const char *text,
                      size_t len);
 

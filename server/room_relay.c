@@ -218,6 +218,8 @@ void room_relay_set_available(struct room *r, bool available, const char *reason
     r->unavailable = !available;
     snprintf(r->unavailable_reason, sizeof r->unavailable_reason, "%s",
              available || !reason ? "" : reason);
+    if (changed)
+        r->availability_seq++;
     pthread_mutex_unlock(&r->lock);
     if (!changed)
         return;
@@ -227,18 +229,30 @@ void room_relay_set_available(struct room *r, bool available, const char *reason
         r->cfg.notify(r->cfg.notify_arg);
 }
 
-int room_take_availability_news(struct room *r, unsigned thread, char *buf, size_t cap)
+uint32_t room_availability_seq(struct room *r)
 {
-    uint64_t bit = (uint64_t)1 << (thread & 63);
-    if (!(atomic_fetch_and_explicit(&r->availability_news, ~bit, memory_order_acq_rel) & bit))
-        return 0;
+    pthread_mutex_lock(&r->lock);
+    uint32_t seq = r->availability_seq;
+    pthread_mutex_unlock(&r->lock);
+    return seq;
+}
+
+int room_availability(struct room *r, char *buf, size_t cap, uint32_t *seq)
+{
     char reason[sizeof r->unavailable_reason];
     pthread_mutex_lock(&r->lock);
     bool available = !r->unavailable;
+    *seq = r->availability_seq;
     memcpy(reason, r->unavailable_reason, sizeof reason);
     pthread_mutex_unlock(&r->lock);
     int len = proto_reply_availability(buf, cap, r->name, available, reason);
     return len > 0 ? len : 0;
+}
+
+bool room_take_availability_news(struct room *r, unsigned thread)
+{
+    uint64_t bit = (uint64_t)1 << (thread & 63);
+    return atomic_fetch_and_explicit(&r->availability_news, ~bit, memory_order_acq_rel) & bit;
 }
 
 void room_relay_params(struct room *r, const struct sim_params values[SIM_GROUPS])

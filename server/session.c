@@ -95,10 +95,12 @@ int session_open(struct session *s, struct lws *wsi, struct sessions *ss, struct
     lobby_enter(l, &s->m);
     s->state = SESSION_OPEN;
     s->reading = true; /* lws reads a new connection */
+    uint32_t seen = room_availability_seq(lobby_room_room(s->m.room)); /* before the welcome */
     int len = lobby_welcome(&s->m, ss->text, SESSIONS_TEXT_MAX);
     if (len > 0)
         session_send(s, ss->text, (size_t)len);
-    s->feed = (struct session_feed){.room = s->m.room, .last_seq = 0, .last_frame_ns = now};
+    s->feed = (struct session_feed){
+        .room = s->m.room, .last_seq = 0, .last_frame_ns = now, .availability_seq = seen};
     return 0;
 }
 

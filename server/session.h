@@ -63,6 +63,7 @@ struct session_feed {
     const struct lobby_room *room; /* whose welcome it got; NULL: none yet */
     uint64_t last_seq;             /* last frame written, 0: none */
     int64_t last_frame_ns;         /* when (or when the feed started) */
+    uint32_t availability_seq;     /* the room's availability it knows (room_availability) */
     /* Version 2: the frames written since the stream (re)started, newest
      * first: the bases its decoder holds (proto_v2_pick()). */
     uint32_t sent[PROTO_V2_HISTORY];
