@@ -364,11 +364,24 @@ size_t cluster_params_size(void)
     return 12 + (size_t)SIM_GROUPS * (1 + 4 * sim_param_count());
 }
 
+/* Whether a and b hold the same bits in every parameter of the registry
+ * (what the message carries): a group listed must differ from group 0. */
+static bool is_same_group(const struct sim_params *a, const struct sim_params *b)
+{
+    struct sim_params x = *a, y = *b;
+    for (size_t i = 0; i < sim_param_count(); i++) {
+        const struct sim_param_desc *d = sim_param_at(i);
+        if (memcmp(sim_param_field(&x, d), sim_param_field(&y, d), sizeof(float)) != 0)
+            return false;
+    }
+    return true;
+}
+
 int cluster_params_encode(const struct sim_params values[SIM_GROUPS], uint8_t *buf, size_t cap)
 {
     size_t n = sim_param_count(), groups = 0;
     for (unsigned g = 0; g < SIM_GROUPS; g++)
-        groups += g == 0 || memcmp(&values[g], &values[0], sizeof values[0]) != 0;
+        groups += g == 0 || !is_same_group(&values[g], &values[0]);
     struct bytes_w w = {.buf = buf, .cap = cap};
     put_head(&w, MAGIC_PARAMS);
     bytes_put(&w, n, 1);
@@ -376,7 +389,7 @@ int cluster_params_encode(const struct sim_params values[SIM_GROUPS], uint8_t *b
     bytes_put(&w, groups, 2);
     bytes_put(&w, 0, 2);
     for (unsigned g = 0; g < SIM_GROUPS; g++) {
-        if (g != 0 && memcmp(&values[g], &values[0], sizeof values[0]) == 0)
+        if (g != 0 && is_same_group(&values[g], &values[0]))
             continue;
         bytes_put(&w, g, 1);
         struct sim_params v = values[g];
@@ -424,8 +437,12 @@ int cluster_params_decode(const uint8_t *buf, size_t len, struct sim_params valu
         int g = (int)bytes_get(&r, 1);
         if (g <= last || (k == 0 && g != 0))
             return PROTO_E_BAD_VALUE; /* group 0 first, then increasing */
+        if (k > 0)
+            got[g] = got[0];
         if ((rc = get_group(&r, &got[g])) < 0)
             return rc;
+        if (k > 0 && is_same_group(&got[g], &got[0]))
+            return PROTO_E_BAD_VALUE; /* listed but the same as group 0 */
         for (int u = last + 1; u < g; u++)
             got[u] = got[0]; /* a group not listed has group 0's values */
         last = g;

@@ -346,6 +346,9 @@ static void parameters_read_back_every_group_and_bad_ones_are_refused(void **sta
     bad[12 + 1 + 4 * n] = 0; /* group 0 twice */
     assert_int_equal(cluster_params_decode(bad, (size_t)len, got), PROTO_E_BAD_VALUE);
     memcpy(bad, buf, (size_t)len);
+    memcpy(bad + 12 + 1 + 4 * n + 1, bad + 13, 4 * n); /* group 7 listed as group 0 is */
+    assert_int_equal(cluster_params_decode(bad, (size_t)len, got), PROTO_E_BAD_VALUE);
+    memcpy(bad, buf, (size_t)len);
     float huge = 1e30f; /* max_speed, the first of group 0, out of range */
     memcpy(bad + 13, &huge, 4);
     assert_int_equal(cluster_params_decode(bad, (size_t)len, got), PROTO_E_BAD_VALUE);
