@@ -84,12 +84,36 @@ static int write_frame(struct session *s, struct frame *f, unsigned kind, int64_
     return 0;
 }
 
-/* Holds lr's new frame, if any, for this service thread and asks every
+/* Queues s to be asked to write (deliver_paced()); asks at once if the
+ * queue cannot grow. */
+static void ask_later(struct sessions *ss, struct session *s)
+{
+    if (ss->asks_head + ss->asks_len == ss->asks_cap) {
+        if (ss->asks_head) { /* room at the front: move down */
+            memmove(ss->asks, ss->asks + ss->asks_head, ss->asks_len * sizeof *ss->asks);
+            ss->asks_head = 0;
+        } else {
+            size_t cap = ss->asks_cap ? 2 * ss->asks_cap : 256;
+            uint64_t *grown = realloc(ss->asks, cap * sizeof *grown);
+            if (!grown) {
+                session_want_write(s);
+                return;
+            }
+            ss->asks = grown;
+            ss->asks_cap = cap;
+        }
+    }
+    ss->asks[ss->asks_head + ss->asks_len++] = s->id;
+}
+
+/* Holds lr's new frame, if any, for this service thread and queues every
  * fed member of the thread to write it; a member that has gone without
  * frames for stale_ns is evicted. No lobby lock: the members and the
  * announced frame are the thread's own. */
-static void announce_frame(struct lobby_room *lr, unsigned thread, int64_t stale_ns, int64_t now)
+static void announce_frame(struct sessions *ss, struct lobby_room *lr, int64_t stale_ns,
+                           int64_t now)
 {
+    unsigned thread = ss->cfg.thread;
     struct frame *f = room_latest(lobby_room_room(lr));
     struct frame **announced = lobby_room_frame(lr, thread);
     if (!f || f == *announced) {
@@ -112,8 +136,26 @@ static void announce_frame(struct lobby_room *lr, unsigned thread, int64_t stale
             session_evict(s, LWS_CLOSE_STATUS_POLICY_VIOLATION);
             continue;
         }
-        session_want_write(s);
+        ask_later(ss, s);
     }
+}
+
+size_t deliver_paced(struct sessions *ss)
+{
+    size_t batch = ss->asks_len / 4 > DELIVER_BATCH ? ss->asks_len / 4 : DELIVER_BATCH;
+    size_t asked = 0;
+    while (ss->asks_len && asked < batch) {
+        struct session *s = sessions_find(ss, ss->asks[ss->asks_head]);
+        ss->asks_head++;
+        ss->asks_len--;
+        if (s && s->state != SESSION_CLOSING) { /* else gone or going meanwhile */
+            session_want_write(s);
+            asked++;
+        }
+    }
+    if (!ss->asks_len)
+        ss->asks_head = 0;
+    return asked;
 }
 
 /* ---- replies ---------------------------------------------------------------------- */
@@ -253,7 +295,7 @@ void deliver_rooms(struct sessions *ss, struct lobby *l, int64_t now)
     n = lobby_rooms_of(l, t, &mine);
     for (size_t i = 0; i < n; i++) {
         send_availability(ss, mine[i]);
-        announce_frame(mine[i], t, stale_ns, now);
+        announce_frame(ss, mine[i], stale_ns, now);
     }
     bool is_locked = false;
     for (size_t i = 0; i < n; i++) {

@@ -19,7 +19,9 @@
  *
  * Each service thread delivers to its own sessions: the rooms it has
  * members in (lobby_rooms_of), its clients' replies (by client id), its
- * own announced frame per room. Replies are routed under the lobby's lock
+ * own announced frame per room; a new frame is announced to its clients a
+ * batch at a time per round of the service loop (deliver_paced()).
+ * Replies are routed under the lobby's lock
  * (a held join runs from there) and written at once when the socket can
  * take them, before the frames of the same wake-up are announced, so a
  * command's ack does not wait behind a round of frames; announcing and
@@ -43,6 +45,20 @@
  * clients, then each room's new frame to its members, then changed
  * rosters. */
 void deliver_rooms(struct sessions *ss, struct lobby *l, int64_t now);
+
+/* Members asked to write a new frame per round of the service loop, at
+ * least (deliver_paced()). */
+#define DELIVER_BATCH 256
+
+/*
+ * Asks the next clients a new frame was announced to to write it: a batch
+ * of DELIVER_BATCH, or a quarter of those waiting if more, per call. The
+ * service loop calls it after each round of lws_service(), so that a
+ * round writes one batch of frames and then reads what came meanwhile: a
+ * command waits behind one batch, not behind a frame for every client.
+ * Returns how many were asked.
+ */
+size_t deliver_paced(struct sessions *ss);
 
 /* At WRITEABLE (once session_close_if_due() said no): writes one queued
  * reply, else the latest frame, and asks for another WRITEABLE while more

@@ -552,6 +552,7 @@ static void serve(struct net_thread *nt)
     for (;;) {
         if (lws_service(nt->ctx, 0) < 0)
             break;
+        deliver_paced(&nt->sessions); /* the next batch's frames in the next round */
         if (atomic_load(&nt->net->stop)) {
             int64_t now = clock_mono_ns();
             if (!stop_at)

@@ -57,6 +57,9 @@ void sessions_free(struct sessions *ss)
     ss->shared = NULL;
     free(ss->text);
     ss->text = NULL;
+    free(ss->asks);
+    ss->asks = NULL;
+    ss->asks_head = ss->asks_len = ss->asks_cap = 0;
 }
 
 enum metrics_limit sessions_would_admit(const struct sessions *ss, const unsigned char *addr)
