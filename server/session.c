@@ -134,8 +134,9 @@ void session_want_write(struct session *s)
 void session_flow(struct session *s)
 {
     uint32_t owed = s->owed + s->out_count;
-    bool want = s->state == SESSION_OPEN &&
-                (s->reading ? owed < SESSION_RX_PAUSE : owed <= SESSION_RX_RESUME);
+    bool want = s->state == SESSION_DRAINING || s->state == SESSION_CLOSING ||
+                (s->state == SESSION_OPEN &&
+                 (s->reading ? owed < SESSION_RX_PAUSE : owed <= SESSION_RX_RESUME));
     if (want != s->reading) {
         s->reading = want;
         lws_rx_flow_control(s->wsi, want);
@@ -147,8 +148,9 @@ static bool is_ending(const struct session *s)
     return s->state == SESSION_CLOSING || s->state == SESSION_NONE;
 }
 
-/* Enters DRAINING or CLOSING with the close code to send, and stops
- * reading. False if the session is already there or past it. */
+/* Enters DRAINING or CLOSING with the close code to send; what the client
+ * sends from now on is read and dropped. False if the session is already
+ * there or past it. */
 static bool end_with(struct session *s, enum session_state to, int status)
 {
     if (is_ending(s) || s->state == to)
@@ -261,7 +263,7 @@ bool session_receive(struct session *s, const void *in, size_t len, uint32_t max
             s->rx_cap = 0;
         }
     }
-    if (is_ending(s))
+    if (is_ending(s) || s->state == SESSION_DRAINING)
         return false; /* closing: the rest of what it sent is dropped */
     /* The frame's announced length counts at once: a frame that says it
      * will carry more than the cap is closed on its first bytes, not held

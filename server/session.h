@@ -14,7 +14,10 @@
  * What each state allows:
  *   - reading commands: OPEN only, and only while the client is owed fewer
  *     than SESSION_RX_PAUSE replies (resuming at SESSION_RX_RESUME), so a
- *     burst waits in its socket rather than here;
+ *     burst waits in its socket rather than here; DRAINING and CLOSING read
+ *     what comes and drop it, so that the socket is empty when it closes
+ *     (unread data makes the kernel reset the connection, and the client
+ *     would lose the close frame: 1006 instead of the status sent);
  *   - text out (replies, rosters): every state but CLOSING and NONE;
  *   - frames: OPEN, JOIN_HELD and DRAINING, of the room whose welcome it
  *     last got (`feed`), while that is still its room.
@@ -156,11 +159,12 @@ void session_hold_join(struct session *s, const struct proto_command *cmd);
  * now). False otherwise. */
 bool session_take_held_join(struct session *s, struct proto_command *out);
 
-/* -> CLOSING: stops reading, closes with `status` at the next WRITEABLE. */
+/* -> CLOSING: drops what it reads, closes with `status` at the next
+ * WRITEABLE. */
 void session_close(struct session *s, int status);
 
-/* -> DRAINING: stops reading, closes with `status` once every owed reply
- * is written (within a few seconds). */
+/* -> DRAINING: drops what it reads, closes with `status` once every owed
+ * reply is written (within a few seconds). */
 void session_close_after_replies(struct session *s, int status);
 
 /* -> CLOSING at once, without a close frame (a client that reads nothing). */
