@@ -32,7 +32,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fanout_bench import Flockd  # noqa: E402
+from fanout_bench import Flockd, split_flockd_flags  # noqa: E402
 
 import websockets  # noqa: E402
 
@@ -118,11 +118,7 @@ def main():
     ap.add_argument("--seconds", type=float, default=10)
     ap.add_argument("--every-ms", type=float, default=13)
     ap.add_argument("--compare", nargs="+", default=["default"])
-    argv = sys.argv[1:]
-    extra = []
-    if "--" in argv:
-        extra = argv[argv.index("--") + 1:]
-        argv = argv[:argv.index("--")]
+    argv, extra = split_flockd_flags(sys.argv[1:])
     a = ap.parse_args(argv)
     print(f"# seek every {a.every_ms:g} ms for {a.seconds:g} s, room of {a.boids} boids",
           flush=True)

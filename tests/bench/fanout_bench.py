@@ -76,6 +76,13 @@ class Flockd:
             self.proc.kill()
 
 
+def split_flockd_flags(argv):
+    """The script's own arguments and the flockd flags after a "--"."""
+    if "--" not in argv:
+        return argv, []
+    return argv[:argv.index("--")], argv[argv.index("--") + 1:]
+
+
 def idle_rate(d, seconds):
     c0 = cpu_s(d.proc.pid)
     time.sleep(seconds)
@@ -115,11 +122,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--paused", action="store_true", help="pause the room (delivery only)")
     ap.add_argument("--compare", nargs="+", default=["protocol=1", "protocol=2"])
-    argv = sys.argv[1:]
-    extra = []
-    if "--" in argv:
-        extra = argv[argv.index("--") + 1:]
-        argv = argv[:argv.index("--")]
+    argv, extra = split_flockd_flags(sys.argv[1:])
     a = ap.parse_args(argv)
 
     cases = []
