@@ -7,6 +7,7 @@
 #include "lobby_room.h"
 
 #include "metrics.h"
+#include "news.h"
 #include "pool.h"
 #include "secret.h"
 
@@ -29,15 +30,9 @@ struct lobby_room {
     struct lobby_member *members[LOBBY_THREADS_MAX];
     uint32_t count[3]; /* members by role, every thread's */
     int64_t empty_since_ns;
-    _Atomic uint64_t roster_changed; /* a bit per service thread not yet told */
+    _Atomic uint64_t roster_changed; /* news.h: a flag per service thread not yet told */
     struct teams teams;
 };
-
-/* Every service thread is to send lr's roster again. */
-static void roster_changed(struct lobby_room *lr)
-{
-    atomic_store_explicit(&lr->roster_changed, UINT64_MAX, memory_order_release);
-}
 
 /* ---- life ---------------------------------------------------------------------- */
 
@@ -210,7 +205,7 @@ static void team_end(struct lobby_room *lr, int team)
     push_internal(lr, &despawn);
     clear_target(lr, team);
     teams_free(&lr->teams, team);
-    roster_changed(lr);
+    news_post(&lr->roster_changed);
 }
 
 void lobby_room_end_expired_teams(struct lobby_room *lr, int64_t now)
@@ -267,7 +262,7 @@ void lobby_room_attach(struct lobby_room *lr, struct lobby_member *m)
     *head = m;
     lr->count[m->role]++;
     if (is_listed(m))
-        roster_changed(lr);
+        news_post(&lr->roster_changed);
 }
 
 void lobby_room_detach(struct lobby_member *m, bool end_team, int64_t grace_end_ns, int64_t now)
@@ -283,7 +278,7 @@ void lobby_room_detach(struct lobby_member *m, bool end_team, int64_t grace_end_
         m->next->prev = m->prev;
     lr->count[m->role]--;
     if (is_listed(m))
-        roster_changed(lr);
+        news_post(&lr->roster_changed);
     if (m->team > 0 && end_team)
         team_end(lr, m->team);
     else if (m->team > 0)
@@ -352,8 +347,7 @@ void lobby_room_checkpoint(struct lobby_room *lr, int64_t now, bool now_stopped)
 
 bool lobby_room_take_roster_change(struct lobby_room *lr, unsigned thread)
 {
-    uint64_t bit = (uint64_t)1 << (thread % LOBBY_THREADS_MAX);
-    return (atomic_fetch_and_explicit(&lr->roster_changed, ~bit, memory_order_acq_rel) & bit) != 0;
+    return news_take(&lr->roster_changed, thread);
 }
 
 static int roster_order(const void *pa, const void *pb)

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "news.h"
 #include "proto_command.h"
 #include "room.h"
 #include "teams.h"
@@ -26,7 +27,7 @@ struct lobby_room;
 struct pool;
 
 /* Service threads a room keeps members and announced frames apart for. */
-#define LOBBY_THREADS_MAX 64
+#define LOBBY_THREADS_MAX NEWS_THREADS
 
 /* One connection's membership, embedded in the network's session. */
 struct lobby_member {

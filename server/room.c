@@ -96,8 +96,7 @@ struct room_reply *room_take_replies_of(struct room *r, unsigned thread, unsigne
 
 int room_take_dirty(struct room *r, unsigned thread)
 {
-    uint64_t bit = (uint64_t)1 << (thread & 63);
-    return (atomic_fetch_and_explicit(&r->dirty, ~bit, memory_order_acq_rel) & bit) != 0;
+    return news_take(&r->dirty, thread);
 }
 
 /* ---- commands --------------------------------------------------------------- */
@@ -277,7 +276,7 @@ static void publish(struct room *r, int64_t wall_us)
     r->latest = f;
     pthread_mutex_unlock(&r->lock);
     frame_release(old);
-    atomic_store_explicit(&r->dirty, ROOM_DIRTY_ALL, memory_order_release);
+    news_post(&r->dirty);
     atomic_fetch_add_explicit(&g_metrics.snapshots_encoded, 1, memory_order_relaxed);
 }
 
@@ -513,7 +512,7 @@ void room_tick(struct room *r, const struct pool_time *t)
     offer_measure(r, stepping);
     record_lateness(r, t->late_ns, t->last_ns);
     if (n > 0)
-        atomic_store_explicit(&r->dirty, ROOM_DIRTY_ALL, memory_order_release);
+        news_post(&r->dirty);
     if (notify && r->cfg.notify)
         r->cfg.notify(r->cfg.notify_arg);
 }

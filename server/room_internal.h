@@ -12,6 +12,7 @@
 
 #include "room.h"
 
+#include "news.h"
 #include "pool.h"
 #include "stepper.h"
 
@@ -31,8 +32,7 @@ struct queued {
     struct ckpt *checkpoint; /* not NULL: take a checkpoint with this id here (no command) */
 };
 
-#define ROOM_DIRTY_ALL UINT64_MAX /* every service thread has news to take */
-#define LATE_SAMPLES   1024       /* recent tick start delays kept for the p99 */
+#define LATE_SAMPLES 1024 /* recent tick start delays kept for the p99 */
 
 /* Who added an obstacle, for ownership and quotas. */
 struct obstacle_owner {
@@ -47,7 +47,7 @@ struct room {
     struct pool_task task;
     int scheduled;
     /* A bit per service thread that has not yet taken the frame or replies
-     * published since (room_take_dirty); set whole (ROOM_DIRTY_ALL). */
+     * published since (room_take_dirty); news.h. */
     _Atomic uint64_t dirty;
 
     /* Tick-thread state. */

@@ -142,7 +142,7 @@ bool room__relay_tick(struct room *r)
     for (uint32_t k = 0; k < n; k++)
         relay_one(r, &r->batch[k]);
     if (n > 0) {
-        atomic_store_explicit(&r->dirty, ROOM_DIRTY_ALL, memory_order_release);
+        news_post(&r->dirty);
         if (r->cfg.notify)
             r->cfg.notify(r->cfg.notify_arg);
     }
@@ -172,7 +172,7 @@ void room_relay_frame(struct room *r, struct frame *f, uint32_t boids, bool paus
     }
     pthread_mutex_unlock(&r->lock);
     frame_release(old);
-    atomic_store_explicit(&r->dirty, ROOM_DIRTY_ALL, memory_order_release);
+    news_post(&r->dirty);
     if (r->cfg.notify)
         r->cfg.notify(r->cfg.notify_arg);
 }
@@ -181,7 +181,7 @@ void room_relay_reply(struct room *r, uint64_t client, enum room_reply_kind kind
                       size_t len)
 {
     room__add_reply(r, client, kind, text, len);
-    atomic_store_explicit(&r->dirty, ROOM_DIRTY_ALL, memory_order_release);
+    news_post(&r->dirty);
     if (r->cfg.notify)
         r->cfg.notify(r->cfg.notify_arg);
 }
@@ -223,8 +223,8 @@ void room_relay_set_available(struct room *r, bool available, const char *reason
     pthread_mutex_unlock(&r->lock);
     if (!changed)
         return;
-    atomic_store_explicit(&r->availability_news, ROOM_DIRTY_ALL, memory_order_release);
-    atomic_store_explicit(&r->dirty, ROOM_DIRTY_ALL, memory_order_release);
+    news_post(&r->availability_news);
+    news_post(&r->dirty);
     if (r->cfg.notify)
         r->cfg.notify(r->cfg.notify_arg);
 }
@@ -251,8 +251,7 @@ int room_availability(struct room *r, char *buf, size_t cap, uint32_t *seq)
 
 bool room_take_availability_news(struct room *r, unsigned thread)
 {
-    uint64_t bit = (uint64_t)1 << (thread & 63);
-    return atomic_fetch_and_explicit(&r->availability_news, ~bit, memory_order_acq_rel) & bit;
+    return news_take(&r->availability_news, thread);
 }
 
 void room_relay_params(struct room *r, const struct sim_params values[SIM_GROUPS])
