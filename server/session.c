@@ -97,8 +97,11 @@ int session_open(struct session *s, struct lws *wsi, struct sessions *ss, struct
     s->reading = true; /* lws reads a new connection */
     uint32_t seen = room_availability_seq(lobby_room_room(s->m.room)); /* before the welcome */
     int len = lobby_welcome(&s->m, ss->text, SESSIONS_TEXT_MAX);
-    if (len > 0)
-        session_send(s, ss->text, (size_t)len);
+    if (len <= 0) { /* no connection without its welcome */
+        session_release(s, ss, l, now);
+        return len < 0 ? len : PROTO_E_INTERNAL;
+    }
+    session_send(s, ss->text, (size_t)len);
     s->feed = (struct session_feed){
         .room = s->m.room, .last_seq = 0, .last_frame_ns = now, .availability_seq = seen};
     return 0;

@@ -24,10 +24,13 @@
 #include "idmap.h"
 #include "ipcount.h"
 #include "metrics.h"
+#include "proto_reply.h"
 
 struct session;
 
-#define SESSIONS_TEXT_MAX 16384 /* largest text message composed (welcome, roster) */
+/* Largest text message composed here: a welcome, whose groups may each
+ * differ from group 0 in every parameter (a roster takes less). */
+#define SESSIONS_TEXT_MAX PROTO_WELCOME_BYTES
 
 /* The connections of every service thread, against the global limits. */
 struct sessions_shared {

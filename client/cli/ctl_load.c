@@ -28,6 +28,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "ctl_commands.h"
+#include "proto_reply.h"
 #include "proto_snapshot.h"
 #include "proto_v2.h"
 #include "ws_wire.h"
@@ -55,10 +56,10 @@
 #include <openssl/ssl.h>
 
 #define READ_BUF      (256 * 1024)
-#define HEAD_READ     64          /* a frame header plus a snapshot header */
-#define HS_BUF        4096        /* response head of the upgrade */
-#define TEXT_MAX      (64 * 1024) /* welcome text kept for parsing */
-#define MAX_PENDING   256         /* connects and handshakes in flight, all workers */
+#define HEAD_READ     64                  /* a frame header plus a snapshot header */
+#define HS_BUF        4096                /* response head of the upgrade */
+#define TEXT_MAX      PROTO_WELCOME_BYTES /* welcome text kept for parsing: the largest */
+#define MAX_PENDING   256                 /* connects and handshakes in flight, all workers */
 #define MAX_ATTEMPTS  3
 #define RETRY_DELAY_S 0.25
 #define SCAN_S        0.05 /* how often timeouts and retries are checked */

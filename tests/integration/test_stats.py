@@ -125,6 +125,26 @@ async def the_welcome_reports_every_groups_values_and_the_last_measure():
 
 
 @test
+async def a_welcome_that_lists_every_group_arrives_on_connect_and_on_join():
+    """Group 0 changed in every parameter: each of the other 255 groups then
+    differs in all of them, the largest welcome there is (about 60 KB)."""
+    with Flockd(FLOCKD, "--boids", "100") as d:
+        admin = await Client.connect(d.url)
+        values = {p["name"]: p["max"] for p in admin.welcome["params"]}
+        r = await admin.command("params", group=0, **values)
+        assert r["type"] == "ack", r
+        late = await Client.connect(d.url, headers_only=True)
+        assert late.welcome["values"] == values, late.welcome["values"]
+        groups = late.welcome["groups"]
+        assert len(groups) == 255 and groups["255"] == {
+            p["name"]: p["default"] for p in admin.welcome["params"]}, groups["255"]
+        assert (await late.join("default", "viewer"))["type"] == "ack"
+        assert late.welcome["groups"] == groups
+        await late.close()
+        await admin.close()
+
+
+@test
 async def metrics_export_each_rooms_flock_with_its_name():
     with Flockd(FLOCKD, "--boids", "300") as d:
         c = await Client.connect(d.url)
