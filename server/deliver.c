@@ -170,10 +170,10 @@ static void send_roster(struct sessions *ss, struct session *s, const struct lob
 /* Writes s's queued text at once while its socket takes it, so that a
  * reply does not wait behind the frames of this wake-up's WRITEABLE
  * round; what stays queued goes at the next WRITEABLE. */
-static void write_now(struct session *s)
+static void write_now(struct session *s, int64_t now)
 {
     while (s->state != SESSION_CLOSING && session_has_text(s) && !lws_send_pipe_choked(s->wsi))
-        if (session_write_text(s) < 0) {
+        if (session_write_text(s, now) < 0) {
             session_evict(s, LWS_CLOSE_STATUS_ABNORMAL_CLOSE);
             return;
         }
@@ -203,7 +203,7 @@ static void route_reply(struct sessions *ss, struct lobby *l, struct lobby_room 
 {
     if (rep->kind != ROOM_REPLY_WELCOME)
         session_replied(s);
-    session_send(s, rep->text, rep->len);
+    session_reply(s, rep->text, rep->len, rep->at_ns);
     if (rep->kind == ROOM_REPLY_WELCOME && s->m.room == lr) {
         s->feed = (struct session_feed){.room = lr,
                                         .last_seq = 0,
@@ -214,7 +214,7 @@ static void route_reply(struct sessions *ss, struct lobby *l, struct lobby_room 
     }
     if (rep->kind == ROOM_REPLY_KEYFRAME)
         s->feed.nsent = 0;
-    write_now(s);
+    write_now(s, now);
     struct proto_command join;
     if (session_take_held_join(s, &join))
         dispatch_command(s, &join, l, now);
@@ -315,7 +315,7 @@ void deliver_rooms(struct sessions *ss, struct lobby *l, int64_t now)
 int deliver_writeable(struct session *s, int64_t now)
 {
     if (session_has_text(s)) {
-        if (session_write_text(s) < 0)
+        if (session_write_text(s, now) < 0)
             return PROTO_E_INTERNAL;
     } else {
         /* The frame announced once per snapshot: no lock per client. */

@@ -567,7 +567,7 @@ int lobby_join(struct lobby *l, struct lobby_member *m, const struct proto_comma
     if (plan.team > 0)
         take_team(m, &plan, &ack, now);
     attach(l, plan.room, m);
-    if (lobby_room_push(plan.room, m, &ack) < 0)
+    if (lobby_room_push(plan.room, m, &ack, now) < 0)
         metrics_reject("internal");
     return 0;
 }
@@ -617,7 +617,7 @@ int lobby_submit(struct lobby *l, struct lobby_member *m, const struct proto_com
         return lobby_join(l, m, cmd, now, why);
     if (cmd->kind == PROTO_CMD_KICK && (rc = kick(l, m, cmd, now, kicked, why)) < 0)
         return rc;
-    return lobby_room_push(m->room, m, cmd);
+    return lobby_room_push(m->room, m, cmd, now);
 }
 
 int lobby_refuse(const struct lobby_member *m, const char *id, int code, const char *message)

@@ -224,9 +224,10 @@ static struct room_actor actor_of(const struct lobby_member *m)
 }
 
 int lobby_room_push(struct lobby_room *lr, const struct lobby_member *m,
-                    const struct proto_command *cmd)
+                    const struct proto_command *cmd, int64_t now)
 {
     struct room_actor who = actor_of(m);
+    who.at_ns = now;
     return room_push(lr->room, &who, cmd) < 0 ? PROTO_E_QUEUE_FULL : 0;
 }
 

@@ -106,9 +106,10 @@ bool lobby_room_is_expired(const struct lobby_room *lr, int64_t now, int64_t exp
 
 /* ---- commands ---- */
 
-/* Queues cmd from m to the room. 0, or PROTO_E_QUEUE_FULL. */
+/* Queues cmd from m to the room, arrived at `now` (its reply is timed
+ * from there). 0, or PROTO_E_QUEUE_FULL. */
 int lobby_room_push(struct lobby_room *lr, const struct lobby_member *m,
-                    const struct proto_command *cmd);
+                    const struct proto_command *cmd, int64_t now);
 
 /* The welcome for m (§6.1) into buf: its length, or a negative PROTO_E_*. */
 int lobby_room_welcome(const struct lobby_room *lr, const struct lobby_member *m, char *buf,

@@ -12,8 +12,13 @@
 struct metrics g_metrics;
 
 /* Upper bounds of the tick-duration buckets, in seconds. */
-static const double tick_bounds[METRICS_TICK_BUCKETS] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025,
-                                                         0.005,  0.01,    0.025,  0.05,  0.1};
+static const double tick_bounds[METRICS_BUCKETS] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+                                                    0.01,   0.025,   0.05,   0.1,   0.25,   1};
+
+/* Upper bounds of the reply-latency buckets, in seconds: around one tick
+ * at 60 Hz (16.7 ms), the least a command applied at the next tick waits. */
+static const double reply_bounds[METRICS_BUCKETS] = {0.001, 0.0025, 0.005, 0.01, 0.0167, 0.0187,
+                                                     0.025, 0.0334, 0.05,  0.1,  0.25,   1};
 
 /* Error codes counted separately; anything else lands on "other". The
  * list is fixed so the metric's label set is bounded. */
@@ -24,14 +29,24 @@ static const char *const codes[] = {
 #define NCODES (sizeof codes / sizeof codes[0])
 _Static_assert(NCODES <= METRICS_MAX_CODES, "too many error codes");
 
-void metrics_tick(uint64_t ns)
+static void observe(struct metrics_histogram *h, const double *bounds, uint64_t ns)
 {
     double s = (double)ns * 1e-9;
     size_t b = 0;
-    while (b < METRICS_TICK_BUCKETS && s > tick_bounds[b])
+    while (b < METRICS_BUCKETS && s > bounds[b])
         b++;
-    atomic_fetch_add_explicit(&g_metrics.tick_bucket[b], 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&g_metrics.tick_sum_ns, ns, memory_order_relaxed);
+    atomic_fetch_add_explicit(&h->bucket[b], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&h->sum_ns, ns, memory_order_relaxed);
+}
+
+void metrics_tick(uint64_t ns)
+{
+    observe(&g_metrics.tick, tick_bounds, ns);
+}
+
+void metrics_reply(uint64_t ns)
+{
+    observe(&g_metrics.reply, reply_bounds, ns);
 }
 
 void metrics_stepped(void)
@@ -220,23 +235,23 @@ static void render_net_threads(struct textbuf *t)
             (long long)atomic_load_explicit(&g_metrics.net[i].connections, memory_order_relaxed));
 }
 
-static void render_tick_histogram(struct textbuf *t)
+/* flockd_NAME_seconds as a Prometheus histogram. */
+static void render_histogram(struct textbuf *t, const char *name, const char *help,
+                             struct metrics_histogram *h, const double *bounds)
 {
-    textbuf_printf(t, "# HELP flockd_tick_duration_seconds Time to run one period of a room "
-                      "(its commands, its tick unless paused, its snapshot).\n"
-                      "# TYPE flockd_tick_duration_seconds histogram\n");
+    textbuf_printf(t, "# HELP flockd_%s_seconds %s\n# TYPE flockd_%s_seconds histogram\n", name,
+                   help, name);
     uint64_t cum = 0;
-    for (size_t b = 0; b < METRICS_TICK_BUCKETS; b++) {
-        cum += get(&g_metrics.tick_bucket[b]);
-        textbuf_printf(t, "flockd_tick_duration_seconds_bucket{le=\"%g\"} %llu\n", tick_bounds[b],
+    for (size_t b = 0; b < METRICS_BUCKETS; b++) {
+        cum += get(&h->bucket[b]);
+        textbuf_printf(t, "flockd_%s_seconds_bucket{le=\"%g\"} %llu\n", name, bounds[b],
                        (unsigned long long)cum);
     }
-    cum += get(&g_metrics.tick_bucket[METRICS_TICK_BUCKETS]);
-    textbuf_printf(t, "flockd_tick_duration_seconds_bucket{le=\"+Inf\"} %llu\n",
+    cum += get(&h->bucket[METRICS_BUCKETS]);
+    textbuf_printf(t, "flockd_%s_seconds_bucket{le=\"+Inf\"} %llu\n", name,
                    (unsigned long long)cum);
-    textbuf_printf(t, "flockd_tick_duration_seconds_sum %.9f\n",
-                   (double)get(&g_metrics.tick_sum_ns) * 1e-9);
-    textbuf_printf(t, "flockd_tick_duration_seconds_count %llu\n", (unsigned long long)cum);
+    textbuf_printf(t, "flockd_%s_seconds_sum %.9f\n", name, (double)get(&h->sum_ns) * 1e-9);
+    textbuf_printf(t, "flockd_%s_seconds_count %llu\n", name, (unsigned long long)cum);
 }
 
 int metrics_render(char *buf, size_t cap)
@@ -248,6 +263,13 @@ int metrics_render(char *buf, size_t cap)
     render_labelled(&t);
     render_frames(&t);
     render_net_threads(&t);
-    render_tick_histogram(&t);
+    render_histogram(&t, "tick_duration",
+                     "Time to run one period of a room (its commands, its tick unless paused, "
+                     "its snapshot).",
+                     &g_metrics.tick, tick_bounds);
+    render_histogram(&t, "command_reply",
+                     "Time from a command's arrival to its reply written to the client's socket "
+                     "(a command applied at the next tick waits for it).",
+                     &g_metrics.reply, reply_bounds);
     return textbuf_finish(&t);
 }

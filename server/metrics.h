@@ -2,8 +2,8 @@
  * metrics — process-wide counters, rendered as Prometheus text at /metrics.
  *
  * Counters are relaxed atomics: any thread may bump them, the service
- * thread renders them. Names are prefixed flockd_. Tick durations go into
- * a fixed-bucket histogram.
+ * thread renders them. Names are prefixed flockd_. Tick durations and
+ * how long a command waits for its reply go into fixed-bucket histograms.
  *
  * Never: allocation after start, I/O. Threading: every function is safe
  * from any thread.
@@ -15,10 +15,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define METRICS_TICK_BUCKETS 10
-#define METRICS_MAX_CODES    24
-#define METRICS_FRAME_KINDS  6  /* SNAPENC_KINDS: version 1, key, four deltas (snapenc.h) */
-#define METRICS_NET_THREADS  64 /* service threads counted apart (LOBBY_THREADS_MAX) */
+#define METRICS_BUCKETS     12 /* a histogram's finite buckets */
+#define METRICS_MAX_CODES   24
+#define METRICS_FRAME_KINDS 6  /* SNAPENC_KINDS: version 1, key, four deltas (snapenc.h) */
+#define METRICS_NET_THREADS 64 /* service threads counted apart (LOBBY_THREADS_MAX) */
+
+/* Counts of observations by upper bound (metrics.c has the bounds), the
+ * last +Inf, and their sum. */
+struct metrics_histogram {
+    atomic_uint_fast64_t bucket[METRICS_BUCKETS + 1];
+    atomic_uint_fast64_t sum_ns;
+};
 
 /* What one service thread did, on a cache line of its own. */
 struct metrics_net_thread {
@@ -53,8 +60,8 @@ struct metrics {
     atomic_uint_fast64_t ticks;
     atomic_uint_fast64_t tick_overruns;
     atomic_uint_fast64_t split_ticks; /* steps cut into pieces for several tick threads */
-    atomic_uint_fast64_t tick_bucket[METRICS_TICK_BUCKETS + 1]; /* last: +Inf */
-    atomic_uint_fast64_t tick_sum_ns;
+    struct metrics_histogram tick;    /* a room's period of work */
+    struct metrics_histogram reply;   /* a command's arrival to its reply's write */
     atomic_int_fast64_t clients;
     atomic_uint_fast64_t connections_total;
     atomic_uint_fast64_t snapshots_encoded;
@@ -88,6 +95,11 @@ extern struct metrics g_metrics;
 /* Records how long one period of a room's work took (a paused room's
  * too): the tick-duration histogram. */
 void metrics_tick(uint64_t ns);
+
+/* Records how long a command waited from its arrival (its message read
+ * whole) to its reply written to the client's socket: the reply-latency
+ * histogram. */
+void metrics_reply(uint64_t ns);
 
 /* Counts one tick that stepped a world (flockd_ticks_total). */
 void metrics_stepped(void);

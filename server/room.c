@@ -23,9 +23,10 @@
 
 /* ---- replies -------------------------------------------------------------- */
 
-static void add_reply(struct room *r, uint64_t client, enum room_reply_kind kind, const char *text,
-                      size_t len, uint32_t availability_seq)
+static void add_reply(struct room *r, const struct room_actor *who, enum room_reply_kind kind,
+                      const char *text, size_t len, uint32_t availability_seq)
 {
+    uint64_t client = who->client;
     if (client == 0) /* the server's own command: nobody to answer */
         return;
     const struct room_link *l = r->cfg.link;
@@ -40,6 +41,7 @@ static void add_reply(struct room *r, uint64_t client, enum room_reply_kind kind
     rep->client = client;
     rep->kind = kind;
     rep->availability_seq = availability_seq;
+    rep->at_ns = who->at_ns;
     rep->len = len;
     memcpy(rep->text, text, len);
     rep->text[len] = '\0';
@@ -49,16 +51,16 @@ static void add_reply(struct room *r, uint64_t client, enum room_reply_kind kind
     pthread_mutex_unlock(&r->lock);
 }
 
-void room__add_reply(struct room *r, uint64_t client, enum room_reply_kind kind, const char *text,
-                     size_t len)
+void room__add_reply(struct room *r, const struct room_actor *who, enum room_reply_kind kind,
+                     const char *text, size_t len)
 {
-    add_reply(r, client, kind, text, len, 0);
+    add_reply(r, who, kind, text, len, 0);
 }
 
-void room__add_welcome(struct room *r, uint64_t client, const char *text, size_t len,
+void room__add_welcome(struct room *r, const struct room_actor *who, const char *text, size_t len,
                        uint32_t availability_seq)
 {
-    add_reply(r, client, ROOM_REPLY_WELCOME, text, len, availability_seq);
+    add_reply(r, who, ROOM_REPLY_WELCOME, text, len, availability_seq);
 }
 
 struct room_reply *room_take_replies(struct room *r)
@@ -486,6 +488,13 @@ static void record_lateness(struct room *r, int64_t late_ns, int64_t run_ns)
     pthread_mutex_unlock(&r->lock);
 }
 
+void room__wake(struct room *r)
+{
+    news_post(&r->dirty);
+    if (r->cfg.notify)
+        r->cfg.notify(r->cfg.notify_arg);
+}
+
 void room_tick(struct room *r, const struct pool_time *t)
 {
     if (room__relay_tick(r))
@@ -494,6 +503,8 @@ void room_tick(struct room *r, const struct pool_time *t)
     room__hash_for_pings(r, n);
     for (uint32_t k = 0; k < n; k++)
         room__apply_command(r, &r->batch[k]);
+    if (n > 0) /* the replies go now, not after the step and the frame */
+        room__wake(r);
     int stepping = !r->paused || r->steps_pending > 0;
     if (stepping) {
         room__step(r, t);
@@ -502,19 +513,17 @@ void room_tick(struct room *r, const struct pool_time *t)
             r->steps_pending--;
     }
     room__record_tick(r, stepping, t->now_ns);
-    int notify = n > 0;
+    bool is_published = false;
     if (++r->since_snapshot >= r->snapshot_every) {
         r->since_snapshot = 0;
         update_info(r);
         publish(r, t->wall_us);
-        notify = 1; /* a client that comes takes its first want from the announcement */
+        is_published = true; /* a client that comes takes its first want from the announcement */
     }
     offer_measure(r, stepping);
     record_lateness(r, t->late_ns, t->last_ns);
-    if (n > 0)
-        news_post(&r->dirty);
-    if (notify && r->cfg.notify)
-        r->cfg.notify(r->cfg.notify_arg);
+    if (is_published)
+        room__wake(r);
 }
 
 /* The room's pool task. */

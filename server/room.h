@@ -4,7 +4,8 @@
  *
  * A worker of the pool (pool.h) ticks the room on absolute deadlines. At
  * each tick boundary it drains the command queue in
- * arrival order, applies every command, queues one reply per command,
+ * arrival order, applies every command, queues one reply per command and
+ * calls the notify hook at once (the replies do not wait for the step),
  * steps the world unless paused, and every tick_hz/snapshot_hz ticks
  * encodes ONE snapshot into a refcounted frame (snapenc.h) that replaces
  * the previous "latest" frame: in each kind of frame its clients took
@@ -58,6 +59,7 @@ struct room_reply {
     /* A welcome: the room's count of availability changes before it was
      * written (room_availability()); a later count means news. */
     uint32_t availability_seq;
+    int64_t at_ns; /* its command's arrival (struct room_actor); 0: not timed */
     size_t len;
     char text[];
 };
@@ -149,6 +151,7 @@ struct room_actor {
     enum proto_role role;
     int team;       /* rts player's group; -1: none */
     uint64_t owner; /* obstacles added are owned by this key */
+    int64_t at_ns;  /* when its command arrived (clock.h); 0: not timed */
 };
 
 struct room;

@@ -352,7 +352,7 @@ void room__apply_command(struct room *r, const struct queued *q)
         char text[PROTO_REPLY_BYTES];
         size_t len = reply_error(text, sizeof text, q->cmd.id, q->refused, q->message);
         if (len)
-            room__add_reply(r, q->who.client, ROOM_REPLY_PLAIN, text, len);
+            room__add_reply(r, &q->who, ROOM_REPLY_PLAIN, text, len);
         return;
     }
     struct outcome o = {.who = &q->who,
@@ -386,8 +386,7 @@ void room__apply_command(struct room *r, const struct queued *q)
     }
     bool keyframe = rc == 0 && q->cmd.kind == PROTO_CMD_KEYFRAME;
     if (len)
-        room__add_reply(r, q->who.client, keyframe ? ROOM_REPLY_KEYFRAME : ROOM_REPLY_PLAIN, text,
-                        len);
+        room__add_reply(r, &q->who, keyframe ? ROOM_REPLY_KEYFRAME : ROOM_REPLY_PLAIN, text, len);
     if (rc == 0 && (q->cmd.kind == PROTO_CMD_PARAMS || q->cmd.kind == PROTO_CMD_RESET))
         room__refresh_welcome(r); /* later welcomes show the new values at once */
     if (rc == 0 && q->cmd.kind == PROTO_CMD_JOIN) {
@@ -396,6 +395,6 @@ void room__apply_command(struct room *r, const struct queued *q)
         uint32_t seen = room_availability_seq(r); /* before: a change meanwhile is news */
         int wlen = room_welcome(r, &q->who, welcome, sizeof welcome);
         if (wlen > 0)
-            room__add_welcome(r, q->who.client, welcome, (size_t)wlen, seen);
+            room__add_welcome(r, &q->who, welcome, (size_t)wlen, seen);
     }
 }

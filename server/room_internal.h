@@ -102,17 +102,21 @@ struct room {
 /* ---- room.c ---- */
 
 /*
- * Queues text[0..len) as a reply of that kind for client (dropped for
- * client 0, the server's own commands; counted as internal if memory runs
- * out). Takes the lock.
+ * Queues text[0..len) as a reply of that kind for who->client, stamped
+ * with who->at_ns (dropped for client 0, the server's own commands;
+ * counted as internal if memory runs out). Takes the lock.
  */
-/* A welcome for client: as room__add_reply, and the availability_seq
- * read before the welcome was written (struct room_reply). */
-void room__add_welcome(struct room *r, uint64_t client, const char *text, size_t len,
+void room__add_reply(struct room *r, const struct room_actor *who, enum room_reply_kind kind,
+                     const char *text, size_t len);
+
+/* A welcome for who: as room__add_reply, and the availability_seq read
+ * before the welcome was written (struct room_reply). */
+void room__add_welcome(struct room *r, const struct room_actor *who, const char *text, size_t len,
                        uint32_t availability_seq);
 
-void room__add_reply(struct room *r, uint64_t client, enum room_reply_kind kind, const char *text,
-                     size_t len);
+/* Tells the service threads that the room has news (replies, a frame):
+ * its dirty flag, then the notify hook. */
+void room__wake(struct room *r);
 
 /* Brings what a welcome reports up to now: the tick and every group's
  * parameters. Tick thread; takes the lock. */

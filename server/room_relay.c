@@ -127,7 +127,7 @@ static void relay_one(struct room *r, const struct queued *q)
                                     "the room is unavailable: its node is starting or cannot "
                                     "be reached; try again");
         if (len > 0)
-            room__add_reply(r, q->who.client, ROOM_REPLY_PLAIN, text, (size_t)len);
+            room__add_reply(r, &q->who, ROOM_REPLY_PLAIN, text, (size_t)len);
     }
 }
 
@@ -141,11 +141,8 @@ bool room__relay_tick(struct room *r)
     uint32_t n = room__take_batch(r);
     for (uint32_t k = 0; k < n; k++)
         relay_one(r, &r->batch[k]);
-    if (n > 0) {
-        news_post(&r->dirty);
-        if (r->cfg.notify)
-            r->cfg.notify(r->cfg.notify_arg);
-    }
+    if (n > 0)
+        room__wake(r);
     return true;
 }
 
@@ -172,18 +169,15 @@ void room_relay_frame(struct room *r, struct frame *f, uint32_t boids, bool paus
     }
     pthread_mutex_unlock(&r->lock);
     frame_release(old);
-    news_post(&r->dirty);
-    if (r->cfg.notify)
-        r->cfg.notify(r->cfg.notify_arg);
+    room__wake(r);
 }
 
 void room_relay_reply(struct room *r, uint64_t client, enum room_reply_kind kind, const char *text,
                       size_t len)
 {
-    room__add_reply(r, client, kind, text, len);
-    news_post(&r->dirty);
-    if (r->cfg.notify)
-        r->cfg.notify(r->cfg.notify_arg);
+    /* Its arrival was timed on the node it came to, not here. */
+    room__add_reply(r, &(struct room_actor){.client = client}, kind, text, len);
+    room__wake(r);
 }
 
 unsigned room_relay_wanted(struct room *r)
@@ -224,9 +218,7 @@ void room_relay_set_available(struct room *r, bool available, const char *reason
     if (!changed)
         return;
     news_post(&r->availability_news);
-    news_post(&r->dirty);
-    if (r->cfg.notify)
-        r->cfg.notify(r->cfg.notify_arg);
+    room__wake(r);
 }
 
 uint32_t room_availability_seq(struct room *r)

@@ -317,6 +317,11 @@ static bool outq_grow(struct session *s)
 
 void session_send(struct session *s, const char *text, size_t len)
 {
+    session_reply(s, text, len, 0);
+}
+
+void session_reply(struct session *s, const char *text, size_t len, int64_t at_ns)
+{
     if (is_ending(s))
         return;
     if (s->out_count == SESSION_OUTQ) {
@@ -330,7 +335,8 @@ void session_send(struct session *s, const char *text, size_t len)
     if (!buf)
         return;
     memcpy(buf + LWS_PRE, text, len);
-    s->outq[(s->out_head + s->out_count++) & (s->out_cap - 1)] = (struct session_text){len, buf};
+    s->outq[(s->out_head + s->out_count++) & (s->out_cap - 1)] =
+        (struct session_text){.len = len, .at_ns = at_ns, .buf = buf};
     session_want_write(s);
 }
 
@@ -348,10 +354,11 @@ bool session_has_text(const struct session *s)
     return s->out_count > 0;
 }
 
-int session_write_text(struct session *s)
+int session_write_text(struct session *s, int64_t now)
 {
     struct session_text *t = &s->outq[s->out_head];
     size_t len = t->len;
+    int64_t at_ns = t->at_ns;
     int w = lws_write(s->wsi, t->buf + LWS_PRE, len, LWS_WRITE_TEXT);
     free(t->buf);
     s->out_head = (s->out_head + 1) & (s->out_cap - 1);
@@ -362,6 +369,8 @@ int session_write_text(struct session *s)
     }
     if (w < (int)len)
         return PROTO_E_INTERNAL;
+    if (at_ns > 0 && now > at_ns)
+        metrics_reply((uint64_t)(now - at_ns));
     session_flow(s);
     return 0;
 }

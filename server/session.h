@@ -75,6 +75,7 @@ struct session_feed {
 
 struct session_text {
     size_t len;
+    int64_t at_ns;      /* a reply: its command's arrival (clock.h); 0: not timed */
     unsigned char *buf; /* owned: LWS_PRE headroom, then len bytes */
 };
 
@@ -142,6 +143,10 @@ bool session_receive(struct session *s, const void *in, size_t len, uint32_t max
  * memory cannot be found for is dropped. */
 void session_send(struct session *s, const char *text, size_t len);
 
+/* session_send() for the reply to a command that arrived at at_ns (0:
+ * not timed): its wait goes into the reply-latency metric when written. */
+void session_reply(struct session *s, const char *text, size_t len, int64_t at_ns);
+
 /* Sends an error reply now (not in turn) and counts it in /metrics. */
 void session_send_error(struct session *s, const char *id, int code, const char *message);
 
@@ -180,9 +185,10 @@ void session_want_write(struct session *s);
 /* True if a text message waits to be written. */
 bool session_has_text(const struct session *s);
 
-/* Writes the next queued text message: 0, or PROTO_E_INTERNAL if the
- * socket took less (close the connection). */
-int session_write_text(struct session *s);
+/* Writes the next queued text message at `now` (a timed reply's wait
+ * counted): 0, or PROTO_E_INTERNAL if the socket took less (close the
+ * connection). */
+int session_write_text(struct session *s, int64_t now);
 
 /* At WRITEABLE: in CLOSING (DRAINING turns CLOSING here once nothing is
  * owed or queued) sets the close frame and returns true: the caller then

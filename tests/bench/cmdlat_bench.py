@@ -4,11 +4,13 @@
 Usage:
     cmdlat_bench.py FLOCKD FLOCKCTL [--boids 2000] [--viewers 0 1000 5000]
                     [--seconds 10] [--every-ms 13]
-                    [--compare flockd:--net-threads=1 flockd:--net-threads=2]
+                    [--compare flockd:--net-threads=1 /tmp/old/flockd:--net-threads=1]
                     [-- FLOCKD_FLAGS...]
 
-For each --compare case (flockd flags joined by '+'; "default" for none)
-one flockd is started (ephemeral loopback port, one room of --boids
+For each --compare case, BINARY:FLAGS (flags joined by '+'; BINARY is
+"flockd" for the one given first, or the path of another build to set
+beside it; "default" for the first binary without flags) one flockd is
+started (ephemeral loopback port, one room of --boids
 boids, limits raised for the viewers); then, for each --viewers count,
 `flockctl load` holds that many viewers while a probe (one Python
 websockets client, a player of the same room) sends a seek every
@@ -18,7 +20,12 @@ room's next tick: a tick period (1/tick_hz, from the welcome) is the
 floor, and the figure to watch is p99 against one tick + 2 ms.
 
 Prints one row per case and viewer count: acks, p50, p90, p99 and worst in
-ms, the tick period, and flockctl load's fps p50 / p1 for the viewers.
+ms, the tick period, and flockctl load's fps p50 / p1 for the viewers;
+then, from flockd's flockd_command_reply_seconds histogram over the probe
+(arrival of the message to the reply written to the socket, so without
+the probe's own time on a loaded machine), the share of replies within
+one tick and within one tick + 2 ms, and the bucket its p99 falls in.
+A build without that histogram shows "-".
 The machine is shared: compare the rows of one run.
 """
 
@@ -30,6 +37,7 @@ import statistics
 import subprocess
 import sys
 import time
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fanout_bench import Flockd, split_flockd_flags  # noqa: E402
@@ -85,8 +93,40 @@ async def probe(url, seconds, every_ms):
         return lat, tick_ms, errors, len(sent)
 
 
-def run_case(a, flags, viewers):
-    d = Flockd(a.flockd, a.boids, max(viewers, 1), flags)
+def reply_histogram(d):
+    """flockd's reply-latency buckets as {upper bound in s: count}, or {}."""
+    try:
+        body = urllib.request.urlopen(f"http://127.0.0.1:{d.port}/metrics", timeout=5).read()
+    except OSError:
+        return {}
+    out = {}
+    for line in body.decode().splitlines():
+        if line.startswith("flockd_command_reply_seconds_bucket{le=\""):
+            le = line.split('"')[1]
+            out[float("inf") if le == "+Inf" else float(le)] = float(line.split()[-1])
+    return out
+
+
+def server_side(before, after, tick_ms):
+    """What the histogram says of the replies between two readings."""
+    if not after:
+        return "server -"
+    delta = {le: after[le] - before.get(le, 0) for le in sorted(after)}
+    total = delta[float("inf")]
+    if not total:
+        return "server: no replies"
+
+    def within(ms):  # share at the largest bound <= ms (to 0.05 ms: the bounds are rounded)
+        les = [le for le in delta if le * 1000 <= ms + 0.05]
+        return delta[max(les)] / total if les else 0.0
+
+    p99 = next(le for le in sorted(delta) if delta[le] >= 0.99 * total)
+    return (f"server: {total:.0f} replies, {within(tick_ms) * 100:.1f} % within a tick, "
+            f"{within(tick_ms + 2) * 100:.1f} % within a tick + 2 ms, p99 <= {p99 * 1000:g} ms")
+
+
+def run_case(a, binary, flags, viewers):
+    d = Flockd(binary, a.boids, max(viewers, 1), flags)
     try:
         load = None
         if viewers:
@@ -97,14 +137,16 @@ def run_case(a, flags, viewers):
             for line in load.stderr:  # the viewers are all connected
                 if "measuring" in line:
                     break
+        before = reply_histogram(d)
         lat, tick_ms, errors, lost = asyncio.run(probe(d.url, a.seconds, a.every_ms))
+        server = server_side(before, reply_histogram(d), tick_ms)
         fps = {}
         if load:
             out = load.stdout.read()
             load.wait()
             lines = out.strip().splitlines()
             fps = json.loads(lines[-1]) if lines else {}
-        return lat, tick_ms, errors, lost, fps
+        return lat, tick_ms, errors, lost, fps, server
     finally:
         d.stop()
 
@@ -122,10 +164,14 @@ def main():
     a = ap.parse_args(argv)
     print(f"# seek every {a.every_ms:g} ms for {a.seconds:g} s, room of {a.boids} boids",
           flush=True)
-    for case in a.compare:
-        flags = [] if case == "default" else case.split(":", 1)[1].split("+")
-        for viewers in a.viewers:
-            lat, tick_ms, errors, lost, fps = run_case(a, extra + flags, viewers)
+    # Side by side: every case at one viewer count before the next count.
+    for viewers in a.viewers:
+        for case in a.compare:
+            binary, _, flags = ("flockd:" if case == "default" else case).partition(":")
+            binary = a.flockd if binary == "flockd" else binary
+            flags = [f for f in flags.split("+") if f]
+            lat, tick_ms, errors, lost, fps, server = run_case(a, binary, extra + flags,
+                                                                viewers)
             print(f"{case:<28} {viewers:>5} viewers: {len(lat)} acks, "
                   f"p50 {statistics.median(lat) if lat else float('nan'):.1f} ms, "
                   f"p90 {percentile(lat, 90):.1f}, p99 {percentile(lat, 99):.1f}, "
@@ -134,7 +180,7 @@ def main():
                   f"errors {len(errors)}, unanswered {lost}"
                   + (f"; viewers connected {fps.get('connected')}, fps p50 "
                      f"{fps.get('client_rate_p50')}, p1 {fps.get('client_rate_p1')}"
-                     if viewers else ""), flush=True)
+                     if viewers else "") + f"\n{'':<28}   {server}", flush=True)
             for e in errors[:3]:
                 print(f"    error: {e}", flush=True)
 

@@ -242,6 +242,17 @@ async def healthz_and_metrics_answer_over_http():
                      "flockd_bytes_sent_total", "flockd_commands_accepted_total",
                      'flockd_commands_rejected_total{code="bad_json"} 1'):
             assert name in body, name
+        # The ping's reply was timed, and not the refusal sent at once.
+        assert d.metric("flockd_command_reply_seconds_count") == 1, body
+        assert d.metric('flockd_command_reply_seconds_bucket{le="+Inf"}') == 1
+        first = d.metric("flockd_command_reply_seconds_sum")
+        assert first > 0, first
+        t0 = time.monotonic()
+        for _ in range(5):  # one at a time: each waits inside the client's round trip
+            await c.command("seek", group=0, x=10, y=10)
+        took = time.monotonic() - t0
+        assert d.metric("flockd_command_reply_seconds_count") == 6
+        assert 0 < d.metric("flockd_command_reply_seconds_sum") - first < took
         await c.close()
 
 

@@ -149,8 +149,8 @@ static void removal_waits_for_a_run_in_progress(void **state)
 static uint64_t histogram_count(void)
 {
     uint64_t n = 0;
-    for (int b = 0; b <= METRICS_TICK_BUCKETS; b++)
-        n += atomic_load(&g_metrics.tick_bucket[b]);
+    for (int b = 0; b <= METRICS_BUCKETS; b++)
+        n += atomic_load(&g_metrics.tick.bucket[b]);
     return n;
 }
 
