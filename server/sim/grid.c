@@ -21,6 +21,11 @@ void grid_init(struct grid *g, void *mem, uint32_t capacity, uint32_t max_cells)
     g->ncols = g->nrows = 1;
 }
 
+void grid_share_cells(struct grid *g, uint32_t *cell)
+{
+    g->cell = cell;
+}
+
 void grid_layout(struct grid *g, float width, float height, float min_cell)
 {
     double cell = min_cell > 0 ? min_cell : 1.0;

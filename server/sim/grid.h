@@ -36,6 +36,14 @@ size_t grid_bytes(uint32_t capacity, uint32_t max_cells);
 void grid_init(struct grid *g, void *mem, uint32_t capacity, uint32_t max_cells);
 
 /*
+ * Keeps the per-boid cells in `cell` (capacity entries, 4-byte aligned)
+ * instead of in the grid's memory, which then never touches that part of
+ * it: for an owner with scratch that is free from grid_cells() until
+ * grid_sort() returns, the only calls that use the cells.
+ */
+void grid_share_cells(struct grid *g, uint32_t *cell);
+
+/*
  * Chooses cell counts for a width x height world with cells at least
  * min_cell wide; cells grow beyond min_cell when max_cells would be
  * exceeded. Must be called before grid_build() whenever min_cell changes.

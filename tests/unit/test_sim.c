@@ -41,10 +41,13 @@ static struct sim_config test_config(enum sim_edges edges, uint32_t capacity, ui
 #define MAX_WORLDS 4
 static struct sim_world *worlds[MAX_WORLDS];
 
+/* Worlds keep their forces, so that tests can read them. */
 static struct sim_world *world_new(const struct sim_config *cfg)
 {
     const char *err = NULL;
-    struct sim_world *w = sim_create(cfg, &err);
+    struct sim_config keep = *cfg;
+    keep.keep_forces = 1;
+    struct sim_world *w = sim_create(&keep, &err);
     if (!w)
         fail_msg("sim_create: %s", err ? err : "(no reason)");
     for (int k = 0; k < MAX_WORLDS; k++) {
@@ -1168,6 +1171,20 @@ static void create_refuses_an_invalid_config_with_a_reason(void **state)
     assert_null(sim_last_force_x(w)); /* nothing computed before the first step */
     assert_null(sim_last_force_y(w));
     world_free(w);
+    /* Without keep_forces a world keeps no forces, stepped or not, but
+     * still counts the neighbours its boids saw. */
+    const char *err = NULL;
+    struct sim_config plain = test_config(SIM_EDGES_WRAP, 64, 1);
+    w = sim_create(&plain, &err);
+    assert_non_null(w);
+    assert_int_equal(sim_spawn(w, 50, 0, 800.0f, 500.0f, 40.0f), 50);
+    sim_step(w);
+    assert_null(sim_last_force_x(w));
+    assert_null(sim_last_force_y(w));
+    struct sim_stats st;
+    sim_stats(w, &st);
+    assert_true(st.avg_neighbours > 1.0f);
+    sim_destroy(w);
 }
 
 static void out_of_world_targets_and_obstacles_are_refused_with_erange(void **state)
