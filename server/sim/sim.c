@@ -80,11 +80,6 @@ struct sim_world {
     uint64_t neighbours;    /* neighbours the boids of the last step saw, summed */
     uint32_t stepped_count; /* the boids of the last step */
 
-    /* Each boid's x, y, vx, vy side by side (boid order), written by the
-     * step's first phase so that the sorted copy reads one cache line per
-     * boid instead of four. */
-    float *packed;
-
     /* Cell-sorted scratch, rebuilt at the start of each step. sgf's
      * memory is also the grid's per-boid cells, which are read last by the
      * counting sort, before sgf is written. */
@@ -194,7 +189,7 @@ struct sim_world *sim_create(const struct sim_config *cfg, const char **err)
     size_t f = (n * sizeof(float) + 15) & ~(size_t)15;
     size_t fs = f + SIM_CHUNK * sizeof(float); /* sorted arrays: slack for copy_chunks */
     size_t b = (n + 15) & ~(size_t)15;
-    size_t total = ((sizeof(struct sim_world) + 15) & ~(size_t)15) + 10 * f + 5 * fs + 2 * b +
+    size_t total = ((sizeof(struct sim_world) + 15) & ~(size_t)15) + 6 * f + 5 * fs + 2 * b +
                    ((cfg->max_obstacles * sizeof(struct sim_obstacle) + 15) & ~(size_t)15) +
                    ((grid_bytes(cfg->capacity, (uint32_t)cells) + 15) & ~(size_t)15) +
                    SIM_PARTS * ((sizeof(struct lane) + 15) & ~(size_t)15);
@@ -216,7 +211,6 @@ struct sim_world *sim_create(const struct sim_config *cfg, const char **err)
     w->vy = carve(&cur, f);
     w->fx = carve(&cur, f);
     w->fy = carve(&cur, f);
-    w->packed = carve(&cur, 4 * f);
     w->sx = carve(&cur, fs);
     w->sy = carve(&cur, fs);
     w->sux = carve(&cur, fs);
@@ -848,20 +842,25 @@ static void prepare_groups(struct sim_world *w)
 static void prepare_slots(struct sim_world *w, uint32_t begin, uint32_t end)
 {
     const uint32_t *order = w->grid.order;
+    const float *x = w->x, *y = w->y, *vx = w->vx, *vy = w->vy;
     for (uint32_t k = begin; k < end; k++) {
         uint32_t i = order[k];
-        const float *b = w->packed + 4 * (size_t)i;
         /* Boids in cell order are all over memory: ask for one a few
          * slots ahead while this one is copied. */
-        if (k + SIM_PREFETCH < end)
-            __builtin_prefetch(w->packed + 4 * (size_t)order[k + SIM_PREFETCH]);
-        float vx = b[2], vy = b[3];
-        float l = sqrtf(vx * vx + vy * vy);
+        if (k + SIM_PREFETCH < end) {
+            uint32_t ahead = order[k + SIM_PREFETCH];
+            __builtin_prefetch(x + ahead);
+            __builtin_prefetch(y + ahead);
+            __builtin_prefetch(vx + ahead);
+            __builtin_prefetch(vy + ahead);
+        }
+        float ux = vx[i], uy = vy[i];
+        float l = sqrtf(ux * ux + uy * uy);
         float inv = l > 0.0f ? 1.0f / l : 0.0f;
-        w->sx[k] = b[0];
-        w->sy[k] = b[1];
-        w->sux[k] = vx * inv;
-        w->suy[k] = vy * inv;
+        w->sx[k] = x[i];
+        w->sy[k] = y[i];
+        w->sux[k] = ux * inv;
+        w->suy[k] = uy * inv;
         w->sg[k] = w->group[i];
         w->sgf[k] = (float)w->group[i];
     }
@@ -1403,13 +1402,6 @@ static void phase_cells(void *arg, unsigned part)
     uint32_t a, b;
     part_range(w->count, part, j->parts, &a, &b);
     grid_cells(&w->grid, w->x, w->y, a, b);
-    for (uint32_t i = a; i < b; i++) {
-        float *p = w->packed + 4 * (size_t)i;
-        p[0] = w->x[i];
-        p[1] = w->y[i];
-        p[2] = w->vx[i];
-        p[3] = w->vy[i];
-    }
 }
 
 static void phase_slots(void *arg, unsigned part)
