@@ -13,6 +13,7 @@
 
 #include "proto_snapshot.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,14 +113,17 @@ void snapenc_destroy(struct snapenc *e)
     free(e);
 }
 
-/* Version 2's states and encoder, at capacity; false if memory ran out. */
+/* Version 2's states and encoder, at capacity; false if memory ran out.
+ * A state's groups are not kept: the encoder reads only the groups of the
+ * snapshot it encodes, never a base's, so each state points at the
+ * world's while it is encoded (quantize()). */
 static bool has_v2(struct snapenc *e)
 {
     if (e->enc)
         return true;
-    size_t n = e->cfg.capacity;
+    size_t n = e->cfg.capacity, stride = (5 * n + 15) & ~(size_t)15; /* qx, qy, heading */
     const char *err = NULL;
-    e->ring_mem = malloc(RING * n * 6);
+    e->ring_mem = malloc(RING * stride);
     e->enc = e->ring_mem ? proto_v2_encoder_create(e->cfg.capacity, &err) : NULL;
     if (!e->enc) {
         free(e->ring_mem);
@@ -127,12 +131,12 @@ static bool has_v2(struct snapenc *e)
         return false;
     }
     uint8_t *p = e->ring_mem;
-    for (int k = 0; k < RING; k++, p += 6 * n) {
+    for (int k = 0; k < RING; k++, p += stride) {
         struct proto_v2_state *s = &e->ring[k];
         s->qx = (uint16_t *)(void *)p;
         s->qy = (uint16_t *)(void *)(p + 2 * n);
         s->heading = p + 4 * n;
-        s->group = p + 5 * n;
+        s->group = NULL;
     }
     return true;
 }
@@ -190,7 +194,7 @@ static struct proto_v2_state *quantize(struct snapenc *e, const struct snapenc_i
         s->qy[i] = proto_quantize_pos(v->y[i], v->height);
         s->heading[i] = proto_quantize_heading(v->vx[i], v->vy[i]);
     }
-    memcpy(s->group, v->group, v->count);
+    s->group = (uint8_t *)(uintptr_t)v->group; /* read, never written */
     s->seq = (uint32_t)in->seq;
     s->tick = v->tick;
     s->server_time_us = v->server_time_us;
