@@ -41,11 +41,12 @@ enum sum_field { SUM_SEP_X, SUM_SEP_Y, SUM_ALI_X, SUM_ALI_Y, SUM_COH_X, SUM_COH_
  * the scan stays finite (1e18^2 < FLT_MAX) so masks zero them exactly. */
 #define SIM_FAR 1e18f
 
-/* The candidates of one cell's block; gathers hold at most
+/* The candidates of one cell's block: five arrays (x, y, ux, uy, g) one
+ * after the other, each as long as the block needs (gather_block()), so a
+ * small block touches a page, not five; gathers hold at most
  * SIM_GATHER_MAX - SIM_GATHER_PAD, so whole chunks always fit. */
 struct gather {
-    float x[SIM_GATHER_MAX], y[SIM_GATHER_MAX], ux[SIM_GATHER_MAX], uy[SIM_GATHER_MAX];
-    float g[SIM_GATHER_MAX];
+    float mem[5 * SIM_GATHER_MAX];
 };
 
 /* Steering runs over a part's sorted slots a slice of this many at a time:
@@ -53,7 +54,7 @@ struct gather {
  * long as their slice, in the lane's buffers, not once per boid. A
  * multiple of SIM_CUT (see there), so a slice's vectorised loops put each
  * slot in a vector or the scalar tail as a loop over the whole part would. */
-#define SIM_SLICE 256
+#define SIM_SLICE 128
 
 /* What one part of the steering works in: its gather buffer, the slice's
  * sums and motion (index: slot - the slice's first), and the neighbours
@@ -677,35 +678,42 @@ static inline void copy_chunks(float *restrict dst, const float *restrict src, u
 }
 
 /* Copies a block's candidates, shifted, into one contiguous gather buffer
- * so each boid of the cell scans them in a single SIMD loop. Returns the
- * number gathered, or -1 if they do not fit (then scan the runs directly). */
+ * so each boid of the cell scans them in a single SIMD loop, and points *c
+ * at them. Returns the number gathered, or -1 if they do not fit (then
+ * scan the runs directly). */
 static inline __attribute__((always_inline)) int
-gather_block(const struct sim_world *w, const struct block *bl, struct gather *gb)
+gather_block(const struct sim_world *w, const struct block *bl, struct gather *gb, struct cands *c)
 {
     uint32_t n = 0;
     for (uint32_t r = 0; r < bl->n; r++)
         n += bl->b[r] - bl->a[r];
     if (n > SIM_GATHER_MAX - SIM_GATHER_PAD)
         return -1;
+    /* Room for the padding and for copy_chunks' overrun past the last
+     * run: at most SIM_GATHER_MAX. */
+    size_t stride = (n + SIM_CHUNK + SIM_GATHER_PAD - 1) / SIM_GATHER_PAD * SIM_GATHER_PAD;
+    float *gx = gb->mem, *gy = gx + stride, *gux = gy + stride, *guy = gux + stride;
+    float *gg = guy + stride;
     n = 0;
     for (uint32_t r = 0; r < bl->n; r++) {
         uint32_t a = bl->a[r], len = bl->b[r] - a;
-        copy_chunks(gb->x + n, w->sx + a, len);
-        copy_chunks(gb->y + n, w->sy + a, len);
-        copy_chunks(gb->ux + n, w->sux + a, len);
-        copy_chunks(gb->uy + n, w->suy + a, len);
-        copy_chunks(gb->g + n, w->sgf + a, len);
+        copy_chunks(gx + n, w->sx + a, len);
+        copy_chunks(gy + n, w->sy + a, len);
+        copy_chunks(gux + n, w->sux + a, len);
+        copy_chunks(guy + n, w->suy + a, len);
+        copy_chunks(gg + n, w->sgf + a, len);
         if (bl->ox[r] != 0.0f || bl->oy[r] != 0.0f) /* only across the torus seam */
             for (uint32_t j = n; j < n + len; j++) {
-                gb->x[j] += bl->ox[r];
-                gb->y[j] += bl->oy[r];
+                gx[j] += bl->ox[r];
+                gy[j] += bl->oy[r];
             }
         n += len;
     }
     for (; n % SIM_GATHER_PAD; n++) {
-        gb->x[n] = gb->y[n] = SIM_FAR;
-        gb->ux[n] = gb->uy[n] = gb->g[n] = 0.0f;
+        gx[n] = gy[n] = SIM_FAR;
+        gux[n] = guy[n] = gg[n] = 0.0f;
     }
+    *c = (struct cands){gx, gy, gux, guy, gg};
     return (int)n;
 }
 
@@ -1324,6 +1332,7 @@ SIM_HOT static void steer_range(struct sim_world *w, unsigned lane, uint32_t beg
     struct gather *gb = &ln->gather;
     int use_grid = grid_usable(w);
     struct block bl = {.n = 0};
+    struct cands gc = {0};
     int gathered = -1;
     if (end > w->count)
         end = w->count;
@@ -1347,11 +1356,10 @@ SIM_HOT static void steer_range(struct sim_world *w, unsigned lane, uint32_t beg
                         cell++;
                     cell_end = g->start[cell + 1];
                     block_of(w, cell, &bl);
-                    gathered = gather_block(w, &bl, gb);
+                    gathered = gather_block(w, &bl, gb, &gc);
                 }
                 if (gathered >= 0) {
-                    struct cands c = {gb->x, gb->y, gb->ux, gb->uy, gb->g};
-                    scan(&c, &p, 0, (uint32_t)gathered, 0.0f, 0.0f, &s);
+                    scan(&gc, &p, 0, (uint32_t)gathered, 0.0f, 0.0f, &s);
                 } else {
                     scan_block(w, &bl, &p, &s);
                 }
