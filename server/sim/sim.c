@@ -85,7 +85,6 @@ struct sim_world {
      * memory is also the grid's per-boid cells, which are read last by the
      * counting sort, before sgf is written. */
     float *sx, *sy, *sux, *suy, *sgf; /* sgf: group as float */
-    uint8_t *sg;
     struct grid grid;
     float grid_cell; /* min cell size the grid was laid out for */
 
@@ -190,7 +189,7 @@ struct sim_world *sim_create(const struct sim_config *cfg, const char **err)
     size_t f = (n * sizeof(float) + 15) & ~(size_t)15;
     size_t fs = f + SIM_CHUNK * sizeof(float); /* sorted arrays: slack for copy_chunks */
     size_t b = (n + 15) & ~(size_t)15;
-    size_t total = ((sizeof(struct sim_world) + 15) & ~(size_t)15) + 6 * f + 5 * fs + 2 * b +
+    size_t total = ((sizeof(struct sim_world) + 15) & ~(size_t)15) + 6 * f + 5 * fs + b +
                    ((cfg->max_obstacles * sizeof(struct sim_obstacle) + 15) & ~(size_t)15) +
                    ((grid_bytes(cfg->capacity, (uint32_t)cells) + 15) & ~(size_t)15) +
                    SIM_PARTS * ((sizeof(struct lane) + 15) & ~(size_t)15);
@@ -218,7 +217,6 @@ struct sim_world *sim_create(const struct sim_config *cfg, const char **err)
     w->suy = carve(&cur, fs);
     w->sgf = carve(&cur, fs);
     w->group = carve(&cur, b);
-    w->sg = carve(&cur, b);
     w->obstacles = carve(&cur, cfg->max_obstacles * sizeof(struct sim_obstacle));
     w->lanes = carve(&cur, SIM_PARTS * sizeof(struct lane));
     grid_init(&w->grid, carve(&cur, grid_bytes(cfg->capacity, (uint32_t)cells)), cfg->capacity,
@@ -869,7 +867,6 @@ static void prepare_slots(struct sim_world *w, uint32_t begin, uint32_t end)
         w->sy[k] = y[i];
         w->sux[k] = ux * inv;
         w->suy[k] = uy * inv;
-        w->sg[k] = w->group[i];
         w->sgf[k] = (float)w->group[i];
     }
 }
@@ -883,7 +880,7 @@ static int grid_usable(const struct sim_world *w)
 
 static void probe_init(const struct sim_world *w, uint32_t k, struct probe *p)
 {
-    uint8_t g = w->sg[k];
+    uint8_t g = (uint8_t)w->sgf[k];
     const struct sim_params *pp = &w->params[g];
     int blind = w->sux[k] == 0.0f && w->suy[k] == 0.0f;
     *p = (struct probe){
@@ -1025,12 +1022,12 @@ SIM_HOT static void flock_forces(const struct sim_world *w, struct lane *ln, uin
     const float *restrict svx = ln->vx, *restrict svy = ln->vy;
     const float *restrict fmax = w->fmax, *restrict ksep = w->ksep, *restrict wali = w->wali;
     const float *restrict kcoh = w->kcoh, *restrict vmax = w->vmax;
-    const uint8_t *restrict sg = w->sg + begin;
+    const float *restrict sgf = w->sgf + begin;
     float *restrict out_x = ln->fx, *restrict out_y = ln->fy;
     uint32_t len = end - begin;
 #pragma omp simd
     for (uint32_t k = 0; k < len; k++) {
-        uint8_t g = sg[k];
+        uint32_t g = (uint32_t)sgf[k];
         struct gains c = {fmax[g], ksep[g], wali[g], kcoh[g]};
         struct slot s = {sep_x[k], sep_y[k], ali_x[k], ali_y[k], coh_x[k], coh_y[k],
                          n_all[k], sux[k],   suy[k],   svx[k],   svy[k]};
@@ -1057,7 +1054,7 @@ SIM_HOT static void flock_forces(const struct sim_world *w, struct lane *ln, uin
 static void extra_forces(const struct sim_world *w, struct lane *ln, uint32_t begin, uint32_t end)
 {
     for (uint32_t k = begin; k < end; k++) {
-        uint8_t g = w->sg[k];
+        uint8_t g = (uint8_t)w->sgf[k];
         const struct sim_params *pp = &w->params[g];
         struct slot s = slot_at(w, ln, k, k - begin);
         struct rules r;
@@ -1242,7 +1239,7 @@ SIM_HOT static void integrate_slice(struct sim_world *w, struct lane *ln, uint32
     const float *restrict ovx = ln->vx, *restrict ovy = ln->vy;
     const float *restrict n_all = ln->sum[SUM_NALL];
     const float *restrict vmax = w->vmax, *restrict vmin = w->vmin;
-    const uint8_t *restrict g = w->sg;
+    const float *restrict g = w->sgf;
     const uint32_t *restrict order = w->grid.order;
     const int wrap = w->cfg.edges == SIM_EDGES_WRAP;
     uint64_t seen = 0;
@@ -1254,7 +1251,8 @@ SIM_HOT static void integrate_slice(struct sim_world *w, struct lane *ln, uint32
     for (uint32_t k = begin; k < end; k++) {
         uint32_t j = k - begin, i = order[k];
         float ux = ovx[j] + fx[j] * dt, uy = ovy[j] + fy[j] * dt;
-        float s = sqrtf(ux * ux + uy * uy), hi = vmax[g[k]], lo = vmin[g[k]];
+        uint32_t gk = (uint32_t)g[k];
+        float s = sqrtf(ux * ux + uy * uy), hi = vmax[gk], lo = vmin[gk];
         /* hi / s above the top speed, lo / s below the least, else 1, as
          * one division without branches: a flock cruises about its top
          * speed, some boids a hair above it and some below, and branching
