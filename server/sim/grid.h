@@ -27,6 +27,7 @@ struct grid {
     uint32_t *start; /* max_cells + 1 prefix offsets */
     uint32_t *cell;  /* per boid: its cell index */
     uint32_t *order; /* sorted slot -> boid index */
+    uint32_t most;   /* boids in the fullest cell, as of the last sort */
 };
 
 /* Bytes of memory grid_init() needs for `capacity` boids and `max_cells`. */

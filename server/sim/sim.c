@@ -81,10 +81,14 @@ struct sim_world {
     uint64_t neighbours;    /* neighbours the boids of the last step saw, summed */
     uint32_t stepped_count; /* the boids of the last step */
 
-    /* Cell-sorted scratch, rebuilt at the start of each step. sgf's
-     * memory is also the grid's per-boid cells, which are read last by the
-     * counting sort, before sgf is written. */
-    float *sx, *sy, *sux, *suy, *sgf; /* sgf: group as float */
+    /* Cell-sorted scratch, rebuilt at the start of each step. sx's memory
+     * is also the grid's per-boid cells, which are read last by the
+     * counting sort, before sx is written. Groups as floats (sgf) are
+     * written only for a step that scans a block in place, not gathered:
+     * one whose fullest cell could overfill a gather, or without a grid. */
+    float *sx, *sy, *sux, *suy, *sgf;
+    uint8_t *sg;
+    int has_sgf; /* this step wrote sgf */
     struct grid grid;
     float grid_cell; /* min cell size the grid was laid out for */
 
@@ -189,7 +193,7 @@ struct sim_world *sim_create(const struct sim_config *cfg, const char **err)
     size_t f = (n * sizeof(float) + 15) & ~(size_t)15;
     size_t fs = f + SIM_CHUNK * sizeof(float); /* sorted arrays: slack for copy_chunks */
     size_t b = (n + 15) & ~(size_t)15;
-    size_t total = ((sizeof(struct sim_world) + 15) & ~(size_t)15) + 6 * f + 5 * fs + b +
+    size_t total = ((sizeof(struct sim_world) + 15) & ~(size_t)15) + 6 * f + 5 * fs + 2 * b + 16 +
                    ((cfg->max_obstacles * sizeof(struct sim_obstacle) + 15) & ~(size_t)15) +
                    ((grid_bytes(cfg->capacity, (uint32_t)cells) + 15) & ~(size_t)15) +
                    SIM_PARTS * ((sizeof(struct lane) + 15) & ~(size_t)15);
@@ -216,12 +220,13 @@ struct sim_world *sim_create(const struct sim_config *cfg, const char **err)
     w->sux = carve(&cur, fs);
     w->suy = carve(&cur, fs);
     w->sgf = carve(&cur, fs);
+    w->sg = carve(&cur, b + SIM_CHUNK); /* slack for float_chunks */
     w->group = carve(&cur, b);
     w->obstacles = carve(&cur, cfg->max_obstacles * sizeof(struct sim_obstacle));
     w->lanes = carve(&cur, SIM_PARTS * sizeof(struct lane));
     grid_init(&w->grid, carve(&cur, grid_bytes(cfg->capacity, (uint32_t)cells)), cfg->capacity,
               (uint32_t)cells);
-    grid_share_cells(&w->grid, (uint32_t *)(void *)w->sgf);
+    grid_share_cells(&w->grid, (uint32_t *)(void *)w->sx);
     sim_reset(w, cfg->seed);
     w->epoch = 0; /* a new world has changed nothing yet */
     return w;
@@ -675,6 +680,17 @@ static inline void copy_chunks(float *restrict dst, const float *restrict src, u
     }
 }
 
+/* As copy_chunks(), from bytes to floats: up to SIM_CHUNK - 1 bytes past
+ * src's end are read (the sorted groups carry that much slack). */
+static inline void float_chunks(float *restrict dst, const uint8_t *restrict src, uint32_t len)
+{
+    for (uint32_t j = 0; j < len; j += SIM_CHUNK) {
+        for (uint32_t q = 0; q < SIM_CHUNK; q++)
+            dst[j + q] = (float)src[j + q];
+        __asm__("" : : "r"(dst + j));
+    }
+}
+
 /* Copies a block's candidates, shifted, into one contiguous gather buffer
  * so each boid of the cell scans them in a single SIMD loop, and points *c
  * at them. Returns the number gathered, or -1 if they do not fit (then
@@ -699,7 +715,7 @@ gather_block(const struct sim_world *w, const struct block *bl, struct gather *g
         copy_chunks(gy + n, w->sy + a, len);
         copy_chunks(gux + n, w->sux + a, len);
         copy_chunks(guy + n, w->suy + a, len);
-        copy_chunks(gg + n, w->sgf + a, len);
+        float_chunks(gg + n, w->sg + a, len);
         if (bl->ox[r] != 0.0f || bl->oy[r] != 0.0f) /* only across the torus seam */
             for (uint32_t j = n; j < n + len; j++) {
                 gx[j] += bl->ox[r];
@@ -867,7 +883,9 @@ static void prepare_slots(struct sim_world *w, uint32_t begin, uint32_t end)
         w->sy[k] = y[i];
         w->sux[k] = ux * inv;
         w->suy[k] = uy * inv;
-        w->sgf[k] = (float)w->group[i];
+        w->sg[k] = w->group[i];
+        if (w->has_sgf)
+            w->sgf[k] = (float)w->group[i];
     }
 }
 
@@ -880,7 +898,7 @@ static int grid_usable(const struct sim_world *w)
 
 static void probe_init(const struct sim_world *w, uint32_t k, struct probe *p)
 {
-    uint8_t g = (uint8_t)w->sgf[k];
+    uint8_t g = w->sg[k];
     const struct sim_params *pp = &w->params[g];
     int blind = w->sux[k] == 0.0f && w->suy[k] == 0.0f;
     *p = (struct probe){
@@ -1022,12 +1040,12 @@ SIM_HOT static void flock_forces(const struct sim_world *w, struct lane *ln, uin
     const float *restrict svx = ln->vx, *restrict svy = ln->vy;
     const float *restrict fmax = w->fmax, *restrict ksep = w->ksep, *restrict wali = w->wali;
     const float *restrict kcoh = w->kcoh, *restrict vmax = w->vmax;
-    const float *restrict sgf = w->sgf + begin;
+    const uint8_t *restrict sg = w->sg + begin;
     float *restrict out_x = ln->fx, *restrict out_y = ln->fy;
     uint32_t len = end - begin;
 #pragma omp simd
     for (uint32_t k = 0; k < len; k++) {
-        uint32_t g = (uint32_t)sgf[k];
+        uint8_t g = sg[k];
         struct gains c = {fmax[g], ksep[g], wali[g], kcoh[g]};
         struct slot s = {sep_x[k], sep_y[k], ali_x[k], ali_y[k], coh_x[k], coh_y[k],
                          n_all[k], sux[k],   suy[k],   svx[k],   svy[k]};
@@ -1054,7 +1072,7 @@ SIM_HOT static void flock_forces(const struct sim_world *w, struct lane *ln, uin
 static void extra_forces(const struct sim_world *w, struct lane *ln, uint32_t begin, uint32_t end)
 {
     for (uint32_t k = begin; k < end; k++) {
-        uint8_t g = (uint8_t)w->sgf[k];
+        uint8_t g = w->sg[k];
         const struct sim_params *pp = &w->params[g];
         struct slot s = slot_at(w, ln, k, k - begin);
         struct rules r;
@@ -1239,7 +1257,7 @@ SIM_HOT static void integrate_slice(struct sim_world *w, struct lane *ln, uint32
     const float *restrict ovx = ln->vx, *restrict ovy = ln->vy;
     const float *restrict n_all = ln->sum[SUM_NALL];
     const float *restrict vmax = w->vmax, *restrict vmin = w->vmin;
-    const float *restrict g = w->sgf;
+    const uint8_t *restrict g = w->sg;
     const uint32_t *restrict order = w->grid.order;
     const int wrap = w->cfg.edges == SIM_EDGES_WRAP;
     uint64_t seen = 0;
@@ -1251,8 +1269,7 @@ SIM_HOT static void integrate_slice(struct sim_world *w, struct lane *ln, uint32
     for (uint32_t k = begin; k < end; k++) {
         uint32_t j = k - begin, i = order[k];
         float ux = ovx[j] + fx[j] * dt, uy = ovy[j] + fy[j] * dt;
-        uint32_t gk = (uint32_t)g[k];
-        float s = sqrtf(ux * ux + uy * uy), hi = vmax[gk], lo = vmin[gk];
+        float s = sqrtf(ux * ux + uy * uy), hi = vmax[g[k]], lo = vmin[g[k]];
         /* hi / s above the top speed, lo / s below the least, else 1, as
          * one division without branches: a flock cruises about its top
          * speed, some boids a hair above it and some below, and branching
@@ -1447,6 +1464,9 @@ void sim_step_forked(struct sim_world *w, const struct sim_fork *f)
         w->lanes[p].neighbours = 0;
     run_phase(f, phase_cells, &j);
     grid_sort(&w->grid, w->count);
+    /* A block is at most 3 x 3 cells: if none can overfill a gather,
+     * every scan reads gathers, whose groups come from sg. */
+    w->has_sgf = !grid_usable(w) || 9 * (uint64_t)w->grid.most > SIM_GATHER_MAX - SIM_GATHER_PAD;
     run_phase(f, phase_slots, &j);
     run_phase(f, phase_steer, &j);
     w->neighbours = 0;

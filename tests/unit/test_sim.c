@@ -427,7 +427,11 @@ static void grid_and_brute_force_agree_when_the_whole_flock_crowds_into_one_bloc
         set_param_both(grid, brute, -1, "perception", 250.0f); /* 6 x 4 cells */
         /* On a torus around the corner (so across both seams), else inside. */
         float at = edges == SIM_EDGES_WRAP ? 0.0f : 625.0f;
-        spawn_both(grid, brute, 3000, 0, at, at, 250.0f);
+        /* Two groups that flock only with their own: scanned in place, the
+         * candidates' groups must be there too. */
+        spawn_both(grid, brute, 2000, 0, at, at, 250.0f);
+        spawn_both(grid, brute, 1000, 2, at, at, 250.0f);
+        set_param_both(grid, brute, -1, "own_group_only", 1.0f);
         sync_both(grid, brute);
         step_both_and_compare(grid, brute);
         struct sim_stats st;
