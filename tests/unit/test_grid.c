@@ -254,7 +254,7 @@ static void cells_in_pieces_then_sort_equal_one_build(void **state)
 }
 
 /* Cells kept in the owner's memory: the same sort, and the grid's own
- * cells are never written. */
+ * cells are never written; the sort notes how full the fullest cell is. */
 static void shared_cells_sort_as_the_grids_own(void **state)
 {
     (void)state;
@@ -277,6 +277,11 @@ static void shared_cells_sort_as_the_grids_own(void **state)
     grid_build(&g, x, y, N);
     assert_ptr_equal(g.cell, mine);
     assert_memory_equal(g.order, order, sizeof order);
+    uint32_t most = 0; /* the sort also counts the fullest cell */
+    for (uint32_t c = 0; c < g.ncols * g.nrows; c++)
+        most = g.start[c + 1] - g.start[c] > most ? g.start[c + 1] - g.start[c] : most;
+    assert_true(most > 1);
+    assert_int_equal(g.most, most);
     for (uint32_t i = 0; i < N; i++) {
         assert_int_equal(mine[i], grid_cell_of(&g, x[i], y[i]));
         assert_int_equal(own[i], 0xabababab);
