@@ -23,8 +23,8 @@
 /* A snapshot of more boids than this lets its scratch go once encoded:
  * the encoder's planes and the spare state (about 10 bytes a boid, each a
  * mapping of its own, so freeing hands it back; taking them again costs a
- * page fault per 4 KiB, about 0.1 ms a snapshot of 100,000 boids). A
- * smaller one keeps them for the next. */
+ * page fault per 4 KiB, which snapbench's encode time at 100,000 boids
+ * did not show). A smaller one keeps them for the next. */
 #define KEEP_BOIDS 16384u
 
 _Static_assert(PROTO_GROUPS == SIM_GROUPS, "the wire's group ids are the world's");
