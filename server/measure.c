@@ -20,7 +20,7 @@
 #define MIN_CAPACITY 1024u
 
 /* Buffers for more boids than this (a copy of 256 KiB and measuring space
- * of about 0.8 MiB) are let go after each measure: a big flock is measured
+ * of about 0.5 MiB) are let go after each measure: a big flock is measured
  * a fraction of the time, and its buffers are mappings of their own that
  * freeing hands back. Smaller ones are kept for the next. */
 #define KEEP_CAPACITY 16384u
@@ -95,6 +95,8 @@ int measure_offer(struct measure *m, struct measure_client *c, const struct floc
     m->frame.y = m->y;
     m->frame.vx = m->vx;
     m->frame.vy = m->vy;
+    m->frame.ux = m->vx; /* the copy is measured once: headings over velocities */
+    m->frame.uy = m->vy;
     m->tick = tick;
     m->pending = c;
     pthread_cond_signal(&m->work);

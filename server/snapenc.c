@@ -13,11 +13,19 @@
 
 #include "proto_snapshot.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define RING (PROTO_V2_HISTORY + 1) /* this snapshot and the bases it may name */
+
+/* A snapshot of more boids than this lets its scratch go once encoded:
+ * the encoder's planes and the spare state (about 10 bytes a boid, each a
+ * mapping of its own, so freeing hands it back; taking them again costs a
+ * page fault per 4 KiB, which snapbench's encode time at 100,000 boids
+ * did not show). A smaller one keeps them for the next. */
+#define KEEP_BOIDS 16384u
 
 _Static_assert(PROTO_GROUPS == SIM_GROUPS, "the wire's group ids are the world's");
 
@@ -31,10 +39,10 @@ struct snapenc {
     struct proto_target targets[PROTO_GROUPS]; /* its active targets */
     /* Version 2, allocated at the first snapshot that wants it. */
     struct proto_v2_encoder *enc;
-    struct proto_v2_state ring[RING]; /* by seq % RING */
-    uint8_t *ring_mem;
-    uint64_t held_seq; /* the newest state in the ring; 0: none */
-    uint32_t run;      /* states before held_seq in the ring with its epoch, unbroken */
+    struct proto_v2_state ring[RING]; /* by seq % RING; held while it has planes (qx) */
+    uint8_t *spare;                   /* the planes of a state let go, for the next snapshot */
+    uint64_t held_seq;                /* the newest state in the ring; 0: none */
+    uint32_t run; /* states before held_seq in the ring with its epoch, unbroken */
     struct snapenc_stats stats;
 };
 
@@ -107,34 +115,88 @@ void snapenc_destroy(struct snapenc *e)
     if (!e)
         return;
     proto_v2_encoder_destroy(e->enc);
-    free(e->ring_mem);
+    for (int k = 0; k < RING; k++)
+        free(e->ring[k].qx);
+    free(e->spare);
     free(e->obstacles);
     free(e);
 }
 
-/* Version 2's states and encoder, at capacity; false if memory ran out. */
+/* Version 2's encoder, at capacity; false if memory ran out. */
 static bool has_v2(struct snapenc *e)
 {
     if (e->enc)
         return true;
-    size_t n = e->cfg.capacity;
     const char *err = NULL;
-    e->ring_mem = malloc(RING * n * 6);
-    e->enc = e->ring_mem ? proto_v2_encoder_create(e->cfg.capacity, &err) : NULL;
-    if (!e->enc) {
-        free(e->ring_mem);
-        e->ring_mem = NULL;
+    e->enc = proto_v2_encoder_create(e->cfg.capacity, &err);
+    return e->enc != NULL;
+}
+
+/* ---- the states kept as bases ---------------------------------------------- */
+
+/*
+ * A state's planes (qx, qy, heading) are one allocation at capacity; its
+ * groups are not kept: the encoder reads only the groups of the snapshot
+ * it encodes, never a base's, so a state points at the world's while it is
+ * encoded (quantize()). Gives s planes, the spare ones if there are;
+ * false if memory ran out.
+ */
+static bool hold(struct snapenc *e, struct proto_v2_state *s)
+{
+    if (s->qx)
+        return true;
+    size_t n = e->cfg.capacity, stride = (5 * n + 15) & ~(size_t)15;
+    uint8_t *p = e->spare ? e->spare : malloc(stride);
+    if (!p)
         return false;
-    }
-    uint8_t *p = e->ring_mem;
-    for (int k = 0; k < RING; k++, p += 6 * n) {
-        struct proto_v2_state *s = &e->ring[k];
-        s->qx = (uint16_t *)(void *)p;
-        s->qy = (uint16_t *)(void *)(p + 2 * n);
-        s->heading = p + 4 * n;
-        s->group = p + 5 * n;
-    }
+    e->spare = NULL;
+    s->qx = (uint16_t *)(void *)p;
+    s->qy = (uint16_t *)(void *)(p + 2 * n);
+    s->heading = p + 4 * n;
+    s->group = NULL;
     return true;
+}
+
+/* Lets s's planes go: kept as the spare, or freed if there is one. */
+static void let_go(struct snapenc *e, struct proto_v2_state *s)
+{
+    if (!s->qx)
+        return;
+    if (e->spare)
+        free(s->qx);
+    else
+        e->spare = (uint8_t *)s->qx;
+    s->qx = s->qy = NULL;
+    s->heading = NULL;
+}
+
+/* Whether the ring holds the state of snapshot seq. */
+static bool is_held(const struct snapenc *e, uint32_t seq)
+{
+    const struct proto_v2_state *s = &e->ring[seq % RING];
+    return s->qx && s->seq == seq;
+}
+
+/*
+ * After snapshot seq: keeps the states the next snapshot's deltas may
+ * name, as far back as the deepest kind in `want` reaches (a delta on
+ * (seq-2, seq-4) reaches 4), and at least 2 (clients that keep up, or
+ * took a first key frame, never wait); lets the older ones go. A client
+ * that falls behind and wants a deeper kind gets it once the ring holds
+ * its bases again (the room asks for the key frame meanwhile).
+ */
+static void keep_bases(struct snapenc *e, uint32_t seq, unsigned want)
+{
+    struct proto_v2_plan full;
+    proto_v2_plan(0, PROTO_V2_HISTORY, PROTO_V2_PLAN_MAX - 1, &full);
+    unsigned depth = 2;
+    for (unsigned k = 0; k < full.count; k++) {
+        unsigned reach = full.frame[k].gap1 + full.frame[k].gap0;
+        if (want & 1u << (SNAPENC_KEY + k) && reach > depth)
+            depth = reach;
+    }
+    for (unsigned back = depth; back < RING; back++)
+        let_go(e, &e->ring[(seq - back) % RING]);
 }
 
 /* ---- the snapshot's views -------------------------------------------------- */
@@ -182,6 +244,8 @@ static struct proto_v2_state *quantize(struct snapenc *e, const struct snapenc_i
 {
     struct proto_v2_state *s = &e->ring[in->seq % RING];
     const struct proto_v2_state *prev = &e->ring[(in->seq - 1) % RING];
+    if (!hold(e, s))
+        return NULL;
     bool continues = e->held_seq && e->held_seq == in->seq - 1 && prev->epoch == v->epoch;
     e->run = continues ? (e->run < RING - 1 ? e->run + 1 : e->run) : 0;
     e->held_seq = in->seq;
@@ -190,7 +254,7 @@ static struct proto_v2_state *quantize(struct snapenc *e, const struct snapenc_i
         s->qy[i] = proto_quantize_pos(v->y[i], v->height);
         s->heading[i] = proto_quantize_heading(v->vx[i], v->vy[i]);
     }
-    memcpy(s->group, v->group, v->count);
+    s->group = (uint8_t *)(uintptr_t)v->group; /* read, never written */
     s->seq = (uint32_t)in->seq;
     s->tick = v->tick;
     s->server_time_us = v->server_time_us;
@@ -265,9 +329,11 @@ static void encode_v2(struct snapenc *e, const struct proto_v2_state *s, unsigne
         const struct proto_v2_plan_frame *pf = &f->plan.frame[k];
         if (!is_wanted(f, want, k))
             continue;
-        const struct proto_v2_state *b1 = pf->gap1 ? &e->ring[(s->seq - pf->gap1) % RING] : NULL;
-        const struct proto_v2_state *b0 =
-            pf->gap0 ? &e->ring[(s->seq - pf->gap1 - pf->gap0) % RING] : NULL;
+        uint32_t seq1 = s->seq - pf->gap1, seq0 = seq1 - pf->gap0;
+        if ((pf->gap1 && !is_held(e, seq1)) || (pf->gap0 && !is_held(e, seq0)))
+            continue; /* a base let go (keep_bases()) */
+        const struct proto_v2_state *b1 = pf->gap1 ? &e->ring[seq1 % RING] : NULL;
+        const struct proto_v2_state *b0 = pf->gap0 ? &e->ring[seq0 % RING] : NULL;
         int64_t t0 = now_ns(e);
         ptrdiff_t len = proto_v2_encode(e->enc, s, b1, b0, f->data + *used + e->cfg.pre, max);
         add_part(e, f, f->kind[k], used, len, t0);
@@ -315,8 +381,16 @@ struct frame *snapenc_encode(struct snapenc *e, const struct snapenc_input *in)
     size_t used = 0;
     if (in->want & 1u << SNAPENC_V1)
         encode_v1(e, &v, f, &used);
-    if (s)
+    if (s) {
         encode_v2(e, s, in->want, f, &used);
+        keep_bases(e, s->seq, in->want);
+        if (s->count > KEEP_BOIDS) {
+            free(e->spare);
+            e->spare = NULL;
+            proto_v2_encoder_destroy(e->enc);
+            e->enc = NULL;
+        }
+    }
     struct frame *shrunk = realloc(f, sizeof *f + used);
     return shrunk ? shrunk : f;
 }

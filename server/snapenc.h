@@ -9,11 +9,13 @@
  * for version 2, and a kind nobody takes costs nothing.
  *
  * Between snapshots it keeps what version 2 needs: the quantized states
- * of the last PROTO_V2_HISTORY + 1 snapshots (the bases a delta may name)
- * and how many of them run back unbroken in the current epoch, allocated
- * at the first snapshot that wants a version 2 kind. A snapshot that wants
- * none breaks that run: the next one offers only the key frame and deltas
- * on itself.
+ * of the last snapshots, as far back as the bases of the kinds wanted
+ * reach (2, up to PROTO_V2_HISTORY: a delta on (seq-2, seq-4) needs 4),
+ * and how many snapshots run back unbroken in the current epoch. The plan
+ * lists every kind that run allows, so a client that falls behind asks
+ * for the deeper kind it needs; that kind is encoded once the states it
+ * names are kept again. A snapshot that wants no version 2 kind breaks
+ * the run: the next one offers only the key frame and deltas on itself.
  *
  * This is where the simulation meets the snapshot codecs: the world's view
  * is turned into the codecs' plain views here (obstacles, active targets,
@@ -25,10 +27,11 @@
  * tick); a frame it returns is immutable, its refcount atomic, so any
  * thread may read it and drop its reference.
  *
- * Memory: snapenc_create() allocates the view arrays; version 2's states
- * and encoder are allocated at the first snapshot that wants them and stay
- * until snapenc_destroy(). Each frame is one allocation of the bytes it
- * holds (its parts are encoded into it, not copied), freed by its last
+ * Memory: snapenc_create() allocates the view arrays; version 2's encoder
+ * is allocated at the first snapshot that wants it and stays until
+ * snapenc_destroy(); each state kept is an allocation at capacity (5 bytes
+ * a boid: qx, qy, heading), one more is kept spare, the others freed. Each frame is one allocation
+ * of the bytes it holds (its parts are encoded into it, not copied), freed by its last
  * frame_release().
  */
 #ifndef FLOCKD_SNAPENC_H

@@ -25,11 +25,13 @@
 struct flockstats {
     uint32_t capacity;
     struct grid grid;
-    uint32_t *label; /* per boid: its cluster, or UNSEEN */
+    uint32_t *label; /* per boid: its cluster, or UNSEEN; the grid's cells until
+                        the sort is done (a boid's cell is then worked out again) */
     uint32_t *queue; /* boids in visiting order: clusters are contiguous runs */
     float *lx, *ly;  /* per boid: position in its cluster's seamless layout */
-    float *ux, *uy;  /* per boid: unit heading */
-    float *nn;       /* per boid: nearest-neighbour distance */
+    float *ux, *uy;  /* per boid: unit heading; the frame's ux, uy when it has them */
+    float *own_ux, *own_uy;
+    float *nn; /* per boid: nearest-neighbour distance */
 };
 
 /* One grid cell per boid (at least 4096) keeps rings short in sparse worlds. */
@@ -62,9 +64,10 @@ struct flockstats *flockstats_create(uint32_t capacity, const char **err)
     s->queue = s->label + n;
     s->lx = (float *)(s->queue + n);
     s->ly = s->lx + n;
-    s->ux = s->ly + n;
-    s->uy = s->ux + n;
-    s->nn = s->uy + n;
+    s->own_ux = s->ly + n;
+    s->own_uy = s->own_ux + n;
+    s->nn = s->own_uy + n;
+    grid_share_cells(&s->grid, s->label); /* calloc'd: the grid's own stay untouched */
     return s;
 }
 
@@ -185,7 +188,7 @@ static void meet(struct flockstats *s, const struct flockstats_frame *f, struct 
 static void scan_block(struct flockstats *s, const struct flockstats_frame *f, struct probe *p)
 {
     const struct grid *g = &s->grid;
-    uint32_t cell = g->cell[p->i];
+    uint32_t cell = grid_cell_of(g, f->x[p->i], f->y[p->i]);
     int cols[3], rows[3];
     int nc = near_lines((int)(cell % g->ncols), (int)g->ncols, f->wrap, cols);
     int nr = near_lines((int)(cell / g->ncols), (int)g->nrows, f->wrap, rows);
@@ -247,7 +250,8 @@ static float far_nearest(const struct flockstats *s, const struct flockstats_fra
 {
     const struct grid *g = &s->grid;
     float cell = fminf(g->cell_w, g->cell_h);
-    int cx = (int)(g->cell[i] % g->ncols), cy = (int)(g->cell[i] / g->ncols);
+    uint32_t at = grid_cell_of(g, f->x[i], f->y[i]);
+    int cx = (int)(at % g->ncols), cy = (int)(at / g->ncols);
     int last = (int)(g->ncols > g->nrows ? g->ncols : g->nrows);
     for (int ring = 1;; ring++) {
         float reach = (float)ring * cell;
@@ -297,16 +301,20 @@ static void judge_cluster(const struct flockstats *s, uint32_t a, uint32_t b, in
     }
 }
 
-/* Unit headings and the measures that need no neighbours. */
+/* Unit headings and the measures that need no neighbours. The headings
+ * may overwrite the velocities (f->ux == f->vx): each is read first. */
 static void headings(struct flockstats *s, const struct flockstats_frame *f,
                      struct flockstats_result *out)
 {
     double sx = 0, sy = 0, speed = 0;
+    s->ux = f->ux && f->uy ? f->ux : s->own_ux;
+    s->uy = f->ux && f->uy ? f->uy : s->own_uy;
     for (uint32_t i = 0; i < f->count; i++) {
-        float v = sqrtf(f->vx[i] * f->vx[i] + f->vy[i] * f->vy[i]);
+        float vx = f->vx[i], vy = f->vy[i];
+        float v = sqrtf(vx * vx + vy * vy);
         float k = v > 0.0f ? 1.0f / v : 0.0f;
-        s->ux[i] = f->vx[i] * k;
-        s->uy[i] = f->vy[i] * k;
+        s->ux[i] = vx * k;
+        s->uy[i] = vy * k;
         sx += s->ux[i];
         sy += s->uy[i];
         speed += v;
@@ -404,9 +412,9 @@ int flockstats_measure(struct flockstats *s, const struct flockstats_frame *f,
     if (rc < 0)
         return rc;
     struct flockstats_result r = {.count = f->count};
-    headings(s, f, &r);
     grid_layout(&s->grid, f->width, f->height, f->radius);
-    grid_build(&s->grid, f->x, f->y, f->count);
+    grid_build(&s->grid, f->x, f->y, f->count); /* the cells in label[], before headings() */
+    headings(s, f, &r);
     uint32_t milling = 0;
     double local = search_clusters(s, f, &r, &milling);
     if (f->count > 0) {

@@ -47,13 +47,17 @@
 #define FLOCKSTATS_MILL_POLARIZATION 0.35f    /* ... and polarization below this: a mill */
 
 /* What to measure: n boids in a width x height world. The caller owns the
- * arrays; flockstats only reads them. */
+ * arrays; flockstats only reads them, but for ux and uy. */
 struct flockstats_frame {
     uint32_t count;
     float width, height;
     int wrap;     /* 1: torus, distances by minimal image; 0: walls */
     float radius; /* R: the neighbourhood of local polarization and clusters */
     const float *x, *y, *vx, *vy;
+    /* Optional (NULL: flockstats' own scratch): where the measure keeps the
+     * unit headings, count floats each. They may be vx and vy, whose values
+     * are then lost: a caller that measures a copy saves 8 bytes a boid. */
+    float *ux, *uy;
 };
 
 struct flockstats_result {

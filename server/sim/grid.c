@@ -21,6 +21,11 @@ void grid_init(struct grid *g, void *mem, uint32_t capacity, uint32_t max_cells)
     g->ncols = g->nrows = 1;
 }
 
+void grid_share_cells(struct grid *g, uint32_t *cell)
+{
+    g->cell = cell;
+}
+
 void grid_layout(struct grid *g, float width, float height, float min_cell)
 {
     double cell = min_cell > 0 ? min_cell : 1.0;
@@ -79,8 +84,12 @@ void grid_sort(struct grid *g, uint32_t n)
     memset(g->start, 0, ((size_t)ncells + 1) * sizeof *g->start);
     for (uint32_t i = 0; i < n; i++)
         g->start[g->cell[i] + 1]++;
-    for (uint32_t c = 0; c < ncells; c++)
+    uint32_t most = 0;
+    for (uint32_t c = 0; c < ncells; c++) {
+        most = g->start[c + 1] > most ? g->start[c + 1] : most;
         g->start[c + 1] += g->start[c];
+    }
+    g->most = most;
     /* Stable scatter: within a cell boids stay in index order. Uses
      * start[c] as the running cursor, then shifts it back. */
     for (uint32_t i = 0; i < n; i++)

@@ -27,6 +27,7 @@ struct grid {
     uint32_t *start; /* max_cells + 1 prefix offsets */
     uint32_t *cell;  /* per boid: its cell index */
     uint32_t *order; /* sorted slot -> boid index */
+    uint32_t most;   /* boids in the fullest cell, as of the last sort */
 };
 
 /* Bytes of memory grid_init() needs for `capacity` boids and `max_cells`. */
@@ -34,6 +35,14 @@ size_t grid_bytes(uint32_t capacity, uint32_t max_cells);
 
 /* Lays the grid's arrays into mem (grid_bytes() long, 4-byte aligned). */
 void grid_init(struct grid *g, void *mem, uint32_t capacity, uint32_t max_cells);
+
+/*
+ * Keeps the per-boid cells in `cell` (capacity entries, 4-byte aligned)
+ * instead of in the grid's memory, which then never touches that part of
+ * it: for an owner with scratch that is free from grid_cells() until
+ * grid_sort() returns, the only calls that use the cells.
+ */
+void grid_share_cells(struct grid *g, uint32_t *cell);
 
 /*
  * Chooses cell counts for a width x height world with cells at least

@@ -4,8 +4,11 @@
  * Layout: one allocation per world holds every array. Canonical boid
  * arrays (x, y, vx, vy, group) are in stable boid order. Each step copies
  * positions, unit headings and groups into cell-sorted scratch arrays so
- * the neighbour scan reads contiguous memory, computes each boid's steering
- * into fx/fy (canonical order), then integrates the canonical arrays.
+ * the neighbour scan reads contiguous memory; then, a slice of sorted slots
+ * at a time, it scans their neighbourhoods, turns the sums into steering
+ * and moves those boids in the canonical arrays. What lives per boid is
+ * the state, the sorted copies and the grid's order; the sums and forces
+ * live per slice.
  */
 #include "sim.h"
 
@@ -30,17 +33,38 @@ _Static_assert(_Alignof(max_align_t) >= 16, "calloc's blocks hold the arrays' 16
 #define SIM_CHUNK      8  /* gathers copy runs in chunks of this many floats */
 #define SIM_PREFETCH   16 /* the sorted copy prefetches this many slots ahead */
 
+/* The sums of one boid's neighbour scan, in a lane's sum[] arrays. */
+enum sum_field { SUM_SEP_X, SUM_SEP_Y, SUM_ALI_X, SUM_ALI_Y, SUM_COH_X, SUM_COH_Y, SUM_NALL };
 #define SIM_SUMS 7 /* neighbourhood sums per boid: enum sum_field */
 
 /* Padding slots sit this far away: never neighbours, and every product in
  * the scan stays finite (1e18^2 < FLT_MAX) so masks zero them exactly. */
 #define SIM_FAR 1e18f
 
-/* The candidates of one cell's block; gathers hold at most
+/* The candidates of one cell's block: five arrays (x, y, ux, uy, g) one
+ * after the other, each as long as the block needs (gather_block()), so a
+ * small block touches a page, not five; gathers hold at most
  * SIM_GATHER_MAX - SIM_GATHER_PAD, so whole chunks always fit. */
 struct gather {
-    float x[SIM_GATHER_MAX], y[SIM_GATHER_MAX], ux[SIM_GATHER_MAX], uy[SIM_GATHER_MAX];
-    float g[SIM_GATHER_MAX];
+    float mem[5 * SIM_GATHER_MAX];
+};
+
+/* Steering runs over a part's sorted slots a slice of this many at a time:
+ * the scan's sums, each boid's own velocity and its force live only as
+ * long as their slice, in the lane's buffers, not once per boid. A
+ * multiple of SIM_CUT (see there), so a slice's vectorised loops put each
+ * slot in a vector or the scalar tail as a loop over the whole part would. */
+#define SIM_SLICE 128
+
+/* What one part of the steering works in: its gather buffer, the slice's
+ * sums and motion (index: slot - the slice's first), and the neighbours
+ * its boids saw in this step. */
+struct lane {
+    struct gather gather;
+    float sum[SIM_SUMS][SIM_SLICE]; /* indexed by enum sum_field */
+    float vx[SIM_SLICE], vy[SIM_SLICE];
+    float fx[SIM_SLICE], fy[SIM_SLICE];
+    uint64_t neighbours;
 };
 
 struct sim_world {
@@ -52,18 +76,19 @@ struct sim_world {
 
     float *x, *y, *vx, *vy;
     uint8_t *group;
-    float *fx, *fy;       /* steering of the last step, canonical order */
-    uint16_t *neighbours; /* neighbours seen by each boid, last step */
+    float *fx, *fy; /* steering of the last step, boid order: cfg.keep_forces only */
     int stepped;
+    uint64_t neighbours;    /* neighbours the boids of the last step saw, summed */
+    uint32_t stepped_count; /* the boids of the last step */
 
-    /* Each boid's x, y, vx, vy side by side (boid order), written by the
-     * step's first phase so that the sorted copy reads one cache line per
-     * boid instead of four. */
-    float *packed;
-
-    /* Cell-sorted scratch, rebuilt at the start of each step. */
-    float *sx, *sy, *sux, *suy, *sgf; /* sgf: group as float */
+    /* Cell-sorted scratch, rebuilt at the start of each step. sx's memory
+     * is also the grid's per-boid cells, which are read last by the
+     * counting sort, before sx is written. Groups as floats (sgf) are
+     * written only for a step that scans a block in place, not gathered:
+     * one whose fullest cell could overfill a gather, or without a grid. */
+    float *sx, *sy, *sux, *suy, *sgf;
     uint8_t *sg;
+    int has_sgf; /* this step wrote sgf */
     struct grid grid;
     float grid_cell; /* min cell size the grid was laid out for */
 
@@ -71,13 +96,8 @@ struct sim_world {
     float vmax[SIM_GROUPS], vmin[SIM_GROUPS]; /* per group speed limits */
     float fmax[SIM_GROUPS], wali[SIM_GROUPS];
     float ksep[SIM_GROUPS], kcoh[SIM_GROUPS]; /* per group rule gains (flock_rules) */
-    int extras;           /* targets, obstacles or walls: steering needs the scalar pass */
-    struct gather *lanes; /* SIM_PARTS gather buffers: one per part of the steering */
-
-    /* Per sorted slot: velocity, neighbourhood sums, flocking force. */
-    float *svx, *svy;
-    float *sum[SIM_SUMS]; /* indexed by enum sum_field */
-    float *sfx, *sfy;
+    int extras;         /* targets, obstacles or walls: steering needs the scalar pass */
+    struct lane *lanes; /* SIM_PARTS of them: one per part of the steering */
 
     struct sim_obstacle *obstacles;
     uint32_t obstacle_count;
@@ -173,13 +193,13 @@ struct sim_world *sim_create(const struct sim_config *cfg, const char **err)
     size_t f = (n * sizeof(float) + 15) & ~(size_t)15;
     size_t fs = f + SIM_CHUNK * sizeof(float); /* sorted arrays: slack for copy_chunks */
     size_t b = (n + 15) & ~(size_t)15;
-    size_t total = ((sizeof(struct sim_world) + 15) & ~(size_t)15) + (19 + SIM_SUMS) * f +
-                   5 * (fs - f) + 2 * b + ((n * sizeof(uint16_t) + 15) & ~(size_t)15) +
+    size_t total = ((sizeof(struct sim_world) + 15) & ~(size_t)15) + 6 * f + 5 * fs + 2 * b + 16 +
                    ((cfg->max_obstacles * sizeof(struct sim_obstacle) + 15) & ~(size_t)15) +
                    ((grid_bytes(cfg->capacity, (uint32_t)cells) + 15) & ~(size_t)15) +
-                   SIM_PARTS * ((sizeof(struct gather) + 15) & ~(size_t)15);
+                   SIM_PARTS * ((sizeof(struct lane) + 15) & ~(size_t)15);
     /* Zeroed by calloc: a big world's arrays are fresh pages that cost
-     * nothing until written, so capacity no boid uses stays free. */
+     * nothing until written, so capacity no boid uses stays free (and so
+     * do fx and fy without cfg->keep_forces, and the grid's own cells). */
     char *mem = calloc(1, total);
     if (!mem) {
         if (err)
@@ -195,25 +215,18 @@ struct sim_world *sim_create(const struct sim_config *cfg, const char **err)
     w->vy = carve(&cur, f);
     w->fx = carve(&cur, f);
     w->fy = carve(&cur, f);
-    w->packed = carve(&cur, 4 * f);
     w->sx = carve(&cur, fs);
     w->sy = carve(&cur, fs);
     w->sux = carve(&cur, fs);
     w->suy = carve(&cur, fs);
     w->sgf = carve(&cur, fs);
-    w->svx = carve(&cur, f);
-    w->svy = carve(&cur, f);
-    w->sfx = carve(&cur, f);
-    w->sfy = carve(&cur, f);
-    for (int k = 0; k < SIM_SUMS; k++)
-        w->sum[k] = carve(&cur, f);
+    w->sg = carve(&cur, b + SIM_CHUNK); /* slack for float_chunks */
     w->group = carve(&cur, b);
-    w->sg = carve(&cur, b);
-    w->neighbours = carve(&cur, n * sizeof(uint16_t));
     w->obstacles = carve(&cur, cfg->max_obstacles * sizeof(struct sim_obstacle));
-    w->lanes = carve(&cur, SIM_PARTS * sizeof(struct gather));
+    w->lanes = carve(&cur, SIM_PARTS * sizeof(struct lane));
     grid_init(&w->grid, carve(&cur, grid_bytes(cfg->capacity, (uint32_t)cells)), cfg->capacity,
               (uint32_t)cells);
+    grid_share_cells(&w->grid, (uint32_t *)(void *)w->sx);
     sim_reset(w, cfg->seed);
     w->epoch = 0; /* a new world has changed nothing yet */
     return w;
@@ -279,10 +292,11 @@ static void open_gap(struct sim_world *w, uint32_t at, uint32_t n)
     memmove(w->y + at + n, w->y + at, tail * sizeof(float));
     memmove(w->vx + at + n, w->vx + at, tail * sizeof(float));
     memmove(w->vy + at + n, w->vy + at, tail * sizeof(float));
-    memmove(w->fx + at + n, w->fx + at, tail * sizeof(float));
-    memmove(w->fy + at + n, w->fy + at, tail * sizeof(float));
+    if (w->cfg.keep_forces) {
+        memmove(w->fx + at + n, w->fx + at, tail * sizeof(float));
+        memmove(w->fy + at + n, w->fy + at, tail * sizeof(float));
+    }
     memmove(w->group + at + n, w->group + at, tail);
-    memmove(w->neighbours + at + n, w->neighbours + at, tail * sizeof(uint16_t));
     w->count += n;
 }
 
@@ -323,8 +337,8 @@ static int spawn_in(struct sim_world *w, uint32_t n, int group, const struct spa
         w->vx[i] = speed * cosf(h);
         w->vy[i] = speed * sinf(h);
         w->group[i] = (uint8_t)group;
-        w->fx[i] = w->fy[i] = 0.0f;
-        w->neighbours[i] = 0;
+        if (w->cfg.keep_forces)
+            w->fx[i] = w->fy[i] = 0.0f;
     }
     if (n)
         w->epoch++;
@@ -387,9 +401,10 @@ int sim_despawn(struct sim_world *w, uint32_t n, int group)
         w->vx[out] = w->vx[i];
         w->vy[out] = w->vy[i];
         w->group[out] = w->group[i];
-        w->fx[out] = w->fx[i];
-        w->fy[out] = w->fy[i];
-        w->neighbours[out] = w->neighbours[i];
+        if (w->cfg.keep_forces) {
+            w->fx[out] = w->fx[i];
+            w->fy[out] = w->fy[i];
+        }
         out++;
     }
     w->count = out;
@@ -665,36 +680,54 @@ static inline void copy_chunks(float *restrict dst, const float *restrict src, u
     }
 }
 
+/* As copy_chunks(), from bytes to floats: up to SIM_CHUNK - 1 bytes past
+ * src's end are read (the sorted groups carry that much slack). */
+static inline void float_chunks(float *restrict dst, const uint8_t *restrict src, uint32_t len)
+{
+    for (uint32_t j = 0; j < len; j += SIM_CHUNK) {
+        for (uint32_t q = 0; q < SIM_CHUNK; q++)
+            dst[j + q] = (float)src[j + q];
+        __asm__("" : : "r"(dst + j));
+    }
+}
+
 /* Copies a block's candidates, shifted, into one contiguous gather buffer
- * so each boid of the cell scans them in a single SIMD loop. Returns the
- * number gathered, or -1 if they do not fit (then scan the runs directly). */
+ * so each boid of the cell scans them in a single SIMD loop, and points *c
+ * at them. Returns the number gathered, or -1 if they do not fit (then
+ * scan the runs directly). */
 static inline __attribute__((always_inline)) int
-gather_block(const struct sim_world *w, const struct block *bl, struct gather *gb)
+gather_block(const struct sim_world *w, const struct block *bl, struct gather *gb, struct cands *c)
 {
     uint32_t n = 0;
     for (uint32_t r = 0; r < bl->n; r++)
         n += bl->b[r] - bl->a[r];
     if (n > SIM_GATHER_MAX - SIM_GATHER_PAD)
         return -1;
+    /* Room for the padding and for copy_chunks' overrun past the last
+     * run: at most SIM_GATHER_MAX. */
+    size_t stride = (n + SIM_CHUNK + SIM_GATHER_PAD - 1) / SIM_GATHER_PAD * SIM_GATHER_PAD;
+    float *gx = gb->mem, *gy = gx + stride, *gux = gy + stride, *guy = gux + stride;
+    float *gg = guy + stride;
     n = 0;
     for (uint32_t r = 0; r < bl->n; r++) {
         uint32_t a = bl->a[r], len = bl->b[r] - a;
-        copy_chunks(gb->x + n, w->sx + a, len);
-        copy_chunks(gb->y + n, w->sy + a, len);
-        copy_chunks(gb->ux + n, w->sux + a, len);
-        copy_chunks(gb->uy + n, w->suy + a, len);
-        copy_chunks(gb->g + n, w->sgf + a, len);
+        copy_chunks(gx + n, w->sx + a, len);
+        copy_chunks(gy + n, w->sy + a, len);
+        copy_chunks(gux + n, w->sux + a, len);
+        copy_chunks(guy + n, w->suy + a, len);
+        float_chunks(gg + n, w->sg + a, len);
         if (bl->ox[r] != 0.0f || bl->oy[r] != 0.0f) /* only across the torus seam */
             for (uint32_t j = n; j < n + len; j++) {
-                gb->x[j] += bl->ox[r];
-                gb->y[j] += bl->oy[r];
+                gx[j] += bl->ox[r];
+                gy[j] += bl->oy[r];
             }
         n += len;
     }
     for (; n % SIM_GATHER_PAD; n++) {
-        gb->x[n] = gb->y[n] = SIM_FAR;
-        gb->ux[n] = gb->uy[n] = gb->g[n] = 0.0f;
+        gx[n] = gy[n] = SIM_FAR;
+        gux[n] = guy[n] = gg[n] = 0.0f;
     }
+    *c = (struct cands){gx, gy, gux, guy, gg};
     return (int)n;
 }
 
@@ -827,28 +860,32 @@ static void prepare_groups(struct sim_world *w)
 }
 
 /* Copies sorted slots [begin, end) of the grid's order into the scratch
- * arrays the neighbour scan reads: position, unit heading, velocity, group. */
+ * arrays the neighbour scan reads: position, unit heading, group. */
 static void prepare_slots(struct sim_world *w, uint32_t begin, uint32_t end)
 {
     const uint32_t *order = w->grid.order;
+    const float *x = w->x, *y = w->y, *vx = w->vx, *vy = w->vy;
     for (uint32_t k = begin; k < end; k++) {
         uint32_t i = order[k];
-        const float *b = w->packed + 4 * (size_t)i;
         /* Boids in cell order are all over memory: ask for one a few
          * slots ahead while this one is copied. */
-        if (k + SIM_PREFETCH < end)
-            __builtin_prefetch(w->packed + 4 * (size_t)order[k + SIM_PREFETCH]);
-        float vx = b[2], vy = b[3];
-        float l = sqrtf(vx * vx + vy * vy);
+        if (k + SIM_PREFETCH < end) {
+            uint32_t ahead = order[k + SIM_PREFETCH];
+            __builtin_prefetch(x + ahead);
+            __builtin_prefetch(y + ahead);
+            __builtin_prefetch(vx + ahead);
+            __builtin_prefetch(vy + ahead);
+        }
+        float ux = vx[i], uy = vy[i];
+        float l = sqrtf(ux * ux + uy * uy);
         float inv = l > 0.0f ? 1.0f / l : 0.0f;
-        w->sx[k] = b[0];
-        w->sy[k] = b[1];
-        w->sux[k] = vx * inv;
-        w->suy[k] = vy * inv;
-        w->svx[k] = vx;
-        w->svy[k] = vy;
+        w->sx[k] = x[i];
+        w->sy[k] = y[i];
+        w->sux[k] = ux * inv;
+        w->suy[k] = uy * inv;
         w->sg[k] = w->group[i];
-        w->sgf[k] = (float)w->group[i];
+        if (w->has_sgf)
+            w->sgf[k] = (float)w->group[i];
     }
 }
 
@@ -889,17 +926,15 @@ static void probe_init(const struct sim_world *w, uint32_t k, struct probe *p)
 #define SIM_HOT
 #endif
 
-enum sum_field { SUM_SEP_X, SUM_SEP_Y, SUM_ALI_X, SUM_ALI_Y, SUM_COH_X, SUM_COH_Y, SUM_NALL };
-
-static void store_sums(struct sim_world *w, uint32_t k, const struct nsum *s)
+static void store_sums(struct lane *ln, uint32_t j, const struct nsum *s)
 {
-    w->sum[SUM_SEP_X][k] = s->sep_x;
-    w->sum[SUM_SEP_Y][k] = s->sep_y;
-    w->sum[SUM_ALI_X][k] = s->ali_x;
-    w->sum[SUM_ALI_Y][k] = s->ali_y;
-    w->sum[SUM_COH_X][k] = s->coh_x;
-    w->sum[SUM_COH_Y][k] = s->coh_y;
-    w->sum[SUM_NALL][k] = s->n_all;
+    ln->sum[SUM_SEP_X][j] = s->sep_x;
+    ln->sum[SUM_SEP_Y][j] = s->sep_y;
+    ln->sum[SUM_ALI_X][j] = s->ali_x;
+    ln->sum[SUM_ALI_Y][j] = s->ali_y;
+    ln->sum[SUM_COH_X][j] = s->coh_x;
+    ln->sum[SUM_COH_Y][j] = s->coh_y;
+    ln->sum[SUM_NALL][j] = s->n_all;
 }
 
 /* One slot's neighbourhood sums and motion, as the rules read them. */
@@ -908,20 +943,22 @@ struct slot {
     float ux, uy, vx, vy;                              /* own heading and velocity */
 };
 
-static inline struct slot slot_at(const struct sim_world *w, uint32_t k)
+/* Slot k, the j-th of the lane's slice. */
+static inline struct slot slot_at(const struct sim_world *w, const struct lane *ln, uint32_t k,
+                                  uint32_t j)
 {
     return (struct slot){
-        w->sum[SUM_SEP_X][k],
-        w->sum[SUM_SEP_Y][k],
-        w->sum[SUM_ALI_X][k],
-        w->sum[SUM_ALI_Y][k],
-        w->sum[SUM_COH_X][k],
-        w->sum[SUM_COH_Y][k],
-        w->sum[SUM_NALL][k],
+        ln->sum[SUM_SEP_X][j],
+        ln->sum[SUM_SEP_Y][j],
+        ln->sum[SUM_ALI_X][j],
+        ln->sum[SUM_ALI_Y][j],
+        ln->sum[SUM_COH_X][j],
+        ln->sum[SUM_COH_Y][j],
+        ln->sum[SUM_NALL][j],
         w->sux[k],
         w->suy[k],
-        w->svx[k],
-        w->svy[k],
+        ln->vx[j],
+        ln->vy[j],
     };
 }
 
@@ -986,25 +1023,28 @@ static inline void allot(float fx, float fy, float most, float *budget, float *o
 }
 
 /*
- * Steering of sorted slots [begin, end) in a world with no targets,
- * obstacles or walls: separation (up to its share), then alignment, then
- * cohesion, from a budget of max_force. Every array is read through its
- * own restrict pointer so the loop runs across boids in SIMD lanes.
+ * Steering of the lane's slice, sorted slots [begin, end), in a world with
+ * no targets, obstacles or walls: separation (up to its share), then
+ * alignment, then cohesion, from a budget of max_force, into ln->fx, fy.
+ * Every array is read through its own restrict pointer so the loop runs
+ * across boids in SIMD lanes.
  */
-SIM_HOT static void flock_forces(struct sim_world *w, uint32_t begin, uint32_t end)
+SIM_HOT static void flock_forces(const struct sim_world *w, struct lane *ln, uint32_t begin,
+                                 uint32_t end)
 {
-    const float *restrict sep_x = w->sum[SUM_SEP_X], *restrict sep_y = w->sum[SUM_SEP_Y];
-    const float *restrict ali_x = w->sum[SUM_ALI_X], *restrict ali_y = w->sum[SUM_ALI_Y];
-    const float *restrict coh_x = w->sum[SUM_COH_X], *restrict coh_y = w->sum[SUM_COH_Y];
-    const float *restrict n_all = w->sum[SUM_NALL];
-    const float *restrict sux = w->sux, *restrict suy = w->suy;
-    const float *restrict svx = w->svx, *restrict svy = w->svy;
+    const float *restrict sep_x = ln->sum[SUM_SEP_X], *restrict sep_y = ln->sum[SUM_SEP_Y];
+    const float *restrict ali_x = ln->sum[SUM_ALI_X], *restrict ali_y = ln->sum[SUM_ALI_Y];
+    const float *restrict coh_x = ln->sum[SUM_COH_X], *restrict coh_y = ln->sum[SUM_COH_Y];
+    const float *restrict n_all = ln->sum[SUM_NALL];
+    const float *restrict sux = w->sux + begin, *restrict suy = w->suy + begin;
+    const float *restrict svx = ln->vx, *restrict svy = ln->vy;
     const float *restrict fmax = w->fmax, *restrict ksep = w->ksep, *restrict wali = w->wali;
     const float *restrict kcoh = w->kcoh, *restrict vmax = w->vmax;
-    const uint8_t *restrict sg = w->sg;
-    float *restrict out_x = w->sfx, *restrict out_y = w->sfy;
+    const uint8_t *restrict sg = w->sg + begin;
+    float *restrict out_x = ln->fx, *restrict out_y = ln->fy;
+    uint32_t len = end - begin;
 #pragma omp simd
-    for (uint32_t k = begin; k < end; k++) {
+    for (uint32_t k = 0; k < len; k++) {
         uint8_t g = sg[k];
         struct gains c = {fmax[g], ksep[g], wali[g], kcoh[g]};
         struct slot s = {sep_x[k], sep_y[k], ali_x[k], ali_y[k], coh_x[k], coh_y[k],
@@ -1021,20 +1061,20 @@ SIM_HOT static void flock_forces(struct sim_world *w, uint32_t begin, uint32_t e
 }
 
 /*
- * Steering of sorted slots [begin, end) when the world has targets,
- * obstacles or walls, in priority order: avoidance, separation (up to its
- * share of max_force), seek, alignment, cohesion. A group with a target
- * flies at the pace seek sets: alignment only turns its boids, keeping
- * their own speed. Inside the arrive radius cohesion stops and the target
- * gathers the group: cohesion toward the neighbours in view, all ahead,
- * would keep a settled group walking.
+ * Steering of the lane's slice, sorted slots [begin, end), when the world
+ * has targets, obstacles or walls, in priority order: avoidance,
+ * separation (up to its share of max_force), seek, alignment, cohesion. A
+ * group with a target flies at the pace seek sets: alignment only turns
+ * its boids, keeping their own speed. Inside the arrive radius cohesion
+ * stops and the target gathers the group: cohesion toward the neighbours
+ * in view, all ahead, would keep a settled group walking.
  */
-static void extra_forces(struct sim_world *w, uint32_t begin, uint32_t end)
+static void extra_forces(const struct sim_world *w, struct lane *ln, uint32_t begin, uint32_t end)
 {
     for (uint32_t k = begin; k < end; k++) {
         uint8_t g = w->sg[k];
         const struct sim_params *pp = &w->params[g];
-        struct slot s = slot_at(w, k);
+        struct slot s = slot_at(w, ln, k, k - begin);
         struct rules r;
         float own = sqrtf(s.vx * s.vx + s.vy * s.vy);
         struct gains c = gains_of(w, g);
@@ -1049,67 +1089,8 @@ static void extra_forces(struct sim_world *w, uint32_t begin, uint32_t end)
         allot(tx, ty, budget, &budget, &fx, &fy);
         allot(r.ax, r.ay, budget, &budget, &fx, &fy);
         allot(r.cx, r.cy, budget, &budget, &fx, &fy);
-        w->sfx[k] = fx;
-        w->sfy[k] = fy;
-    }
-}
-
-/* Stores each slot's force in boid order. */
-static void finish_forces(struct sim_world *w, uint32_t begin, uint32_t end)
-{
-    const uint32_t *order = w->grid.order;
-    for (uint32_t k = begin; k < end; k++) {
-        uint32_t i = order[k];
-        w->fx[i] = w->sfx[k];
-        w->fy[i] = w->sfy[k];
-        w->neighbours[i] = (uint16_t)fminf(w->sum[SUM_NALL][k], 65535.0f);
-    }
-}
-
-SIM_HOT static void steer_range(struct sim_world *w, unsigned lane, uint32_t begin, uint32_t end)
-{
-    const struct grid *g = &w->grid;
-    struct gather *gb = &w->lanes[lane % SIM_PARTS];
-    int use_grid = grid_usable(w);
-    struct block bl = {.n = 0};
-    int gathered = -1;
-    if (end > w->count)
-        end = w->count;
-    /* Slots are sorted by cell: the cell of slot k is the one whose run of
-     * slots holds k, found by walking the prefix table along with k (where
-     * looking it up per slot missed the cache once a boid). */
-    uint32_t cell = begin < end ? g->cell[g->order[begin]] : 0;
-    uint32_t cell_end = 0; /* the slot the current gather's cell ends at; 0: none yet */
-    for (uint32_t k = begin; k < end; k++) {
-        struct probe p;
-        struct nsum s = {0};
-        probe_init(w, k, &p);
-        if (!use_grid) {
-            scan_brute(w, &p, &s);
-        } else {
-            /* Gather each cell's block once. */
-            if (k >= cell_end) {
-                while (g->start[cell + 1] <= k)
-                    cell++;
-                cell_end = g->start[cell + 1];
-                block_of(w, cell, &bl);
-                gathered = gather_block(w, &bl, gb);
-            }
-            if (gathered >= 0) {
-                struct cands c = {gb->x, gb->y, gb->ux, gb->uy, gb->g};
-                scan(&c, &p, 0, (uint32_t)gathered, 0.0f, 0.0f, &s);
-            } else {
-                scan_block(w, &bl, &p, &s);
-            }
-        }
-        store_sums(w, k, &s);
-    }
-    if (begin < end) {
-        if (w->extras)
-            extra_forces(w, begin, end);
-        else
-            flock_forces(w, begin, end);
-        finish_forces(w, begin, end);
+        ln->fx[k - begin] = fx;
+        ln->fy[k - begin] = fy;
     }
 }
 
@@ -1257,35 +1238,47 @@ static void keep_out(const struct sim_world *w, float px, float py, float *x, fl
     }
 }
 
-/* Moves boids [begin, end): velocity += force * dt, speed clamped to its
- * group's [min, max], position += velocity * dt, then folded onto the
- * torus or stopped at the walls. Branch-free so it runs in SIMD lanes. */
-SIM_HOT static void integrate_boids(struct sim_world *w, uint32_t begin, uint32_t end)
+/*
+ * Moves the boids of the lane's slice, sorted slots [begin, end), by the
+ * forces settle_slice() left in it: velocity += force * dt, speed clamped
+ * to its group's [min, max], position += velocity * dt, then folded onto
+ * the torus or stopped at the walls; then keeps them out of obstacles. The
+ * previous positions are the sorted copy's. Adds what the boids saw to the
+ * lane's count of neighbours.
+ */
+SIM_HOT static void integrate_slice(struct sim_world *w, struct lane *ln, uint32_t begin,
+                                    uint32_t end)
 {
     const float dt = w->cfg.dt, W = w->cfg.width, H = w->cfg.height;
     const float iw = 1.0f / W, ih = 1.0f / H;
     float *restrict x = w->x, *restrict y = w->y, *restrict vx = w->vx, *restrict vy = w->vy;
-    const float *restrict fx = w->fx, *restrict fy = w->fy;
+    const float *restrict px = w->sx, *restrict py = w->sy;
+    const float *restrict fx = ln->fx, *restrict fy = ln->fy;
+    const float *restrict ovx = ln->vx, *restrict ovy = ln->vy;
+    const float *restrict n_all = ln->sum[SUM_NALL];
     const float *restrict vmax = w->vmax, *restrict vmin = w->vmin;
-    const uint8_t *restrict g = w->group;
+    const uint8_t *restrict g = w->sg;
+    const uint32_t *restrict order = w->grid.order;
     const int wrap = w->cfg.edges == SIM_EDGES_WRAP;
+    uint64_t seen = 0;
     /* Not in vectors: the vectoriser would take hi / sqrtf() as an
      * estimate, and each boid's speed must come out as it always has. */
 #if defined(__clang__)
 #pragma clang loop vectorize(disable)
 #endif
-    for (uint32_t i = begin; i < end; i++) {
-        float ux = vx[i] + fx[i] * dt, uy = vy[i] + fy[i] * dt;
-        float s = sqrtf(ux * ux + uy * uy), hi = vmax[g[i]], lo = vmin[g[i]];
+    for (uint32_t k = begin; k < end; k++) {
+        uint32_t j = k - begin, i = order[k];
+        float ux = ovx[j] + fx[j] * dt, uy = ovy[j] + fy[j] * dt;
+        float s = sqrtf(ux * ux + uy * uy), hi = vmax[g[k]], lo = vmin[g[k]];
         /* hi / s above the top speed, lo / s below the least, else 1, as
          * one division without branches: a flock cruises about its top
          * speed, some boids a hair above it and some below, and branching
          * on which was mispredicted half the time. s / s is exactly 1. */
         float num = s > hi ? hi : (s < lo ? lo : s);
-        float k = s > 0.0f ? num / s : 1.0f;
-        ux *= k;
-        uy *= k;
-        float nx = x[i] + ux * dt, ny = y[i] + uy * dt;
+        float q = s > 0.0f ? num / s : 1.0f;
+        ux *= q;
+        uy *= q;
+        float nx = px[k] + ux * dt, ny = py[k] + uy * dt;
         if (wrap) {
             nx -= W * floorf(nx * iw);
             ny -= H * floorf(ny * ih);
@@ -1302,23 +1295,94 @@ SIM_HOT static void integrate_boids(struct sim_world *w, uint32_t begin, uint32_
         y[i] = ny;
         vx[i] = ux;
         vy[i] = uy;
+        seen += (uint16_t)fminf(n_all[j], 65535.0f);
     }
+    ln->neighbours += seen;
+    if (w->cfg.keep_forces)
+        for (uint32_t k = begin; k < end; k++) {
+            w->fx[order[k]] = fx[k - begin];
+            w->fy[order[k]] = fy[k - begin];
+        }
+    if (w->obstacle_count > 0)
+        for (uint32_t k = begin; k < end; k++) {
+            uint32_t i = order[k];
+            keep_out(w, px[k], py[k], &x[i], &y[i], &vx[i], &vy[i]);
+        }
 }
 
-/* Integrates boids [begin, end), then keeps them out of obstacles. */
-static void integrate_range(struct sim_world *w, uint32_t begin, uint32_t end)
+/* ---- steering and integration, a slice at a time --------------------- */
+
+/* (Defined after integrate_slice(), not after a declaration of it: clang
+ * 14 miscompiled a call to a target_clones function declared first.) */
+
+/*
+ * Finishes the lane's slice, sorted slots [begin, end) whose sums the scan
+ * stored: reads each boid's velocity, computes its steering and moves it.
+ * Nothing of the step reads a boid's own arrays after this (the scan reads
+ * the sorted copies), so the boid can move at once.
+ */
+static void settle_slice(struct sim_world *w, struct lane *ln, uint32_t begin, uint32_t end)
 {
-    /* The sorted scratch is free once steering is done: keep the previous
-     * positions there for the obstacle constraint. */
-    int obstacles = w->obstacle_count > 0;
-    if (obstacles) {
-        memcpy(w->sx + begin, w->x + begin, (end - begin) * sizeof(float));
-        memcpy(w->sy + begin, w->y + begin, (end - begin) * sizeof(float));
+    const uint32_t *order = w->grid.order;
+    for (uint32_t k = begin; k < end; k++) {
+        uint32_t i = order[k];
+        ln->vx[k - begin] = w->vx[i];
+        ln->vy[k - begin] = w->vy[i];
     }
-    integrate_boids(w, begin, end);
-    if (obstacles)
-        for (uint32_t i = begin; i < end; i++)
-            keep_out(w, w->sx[i], w->sy[i], &w->x[i], &w->y[i], &w->vx[i], &w->vy[i]);
+    if (w->extras)
+        extra_forces(w, ln, begin, end);
+    else
+        flock_forces(w, ln, begin, end);
+    integrate_slice(w, ln, begin, end);
+}
+
+/*
+ * Steering and integration of sorted slots [begin, end), a slice at a
+ * time, in lane `lane` (concurrent calls: distinct lanes, disjoint ranges).
+ */
+SIM_HOT static void steer_range(struct sim_world *w, unsigned lane, uint32_t begin, uint32_t end)
+{
+    const struct grid *g = &w->grid;
+    struct lane *ln = &w->lanes[lane % SIM_PARTS];
+    struct gather *gb = &ln->gather;
+    int use_grid = grid_usable(w);
+    struct block bl = {.n = 0};
+    struct cands gc = {0};
+    int gathered = -1;
+    if (end > w->count)
+        end = w->count;
+    /* Slots are sorted by cell: the cell of slot k is the one whose run of
+     * slots holds k, found by walking the prefix table along with k (where
+     * looking it up per slot missed the cache once a boid). */
+    uint32_t cell = begin < end ? grid_cell_of(g, w->sx[begin], w->sy[begin]) : 0;
+    uint32_t cell_end = 0; /* the slot the current gather's cell ends at; 0: none yet */
+    for (uint32_t first = begin; first < end; first += SIM_SLICE) {
+        uint32_t last = end - first > SIM_SLICE ? first + SIM_SLICE : end;
+        for (uint32_t k = first; k < last; k++) {
+            struct probe p;
+            struct nsum s = {0};
+            probe_init(w, k, &p);
+            if (!use_grid) {
+                scan_brute(w, &p, &s);
+            } else {
+                /* Gather each cell's block once. */
+                if (k >= cell_end) {
+                    while (g->start[cell + 1] <= k)
+                        cell++;
+                    cell_end = g->start[cell + 1];
+                    block_of(w, cell, &bl);
+                    gathered = gather_block(w, &bl, gb, &gc);
+                }
+                if (gathered >= 0) {
+                    scan(&gc, &p, 0, (uint32_t)gathered, 0.0f, 0.0f, &s);
+                } else {
+                    scan_block(w, &bl, &p, &s);
+                }
+            }
+            store_sums(ln, k - first, &s);
+        }
+        settle_slice(w, ln, first, last);
+    }
 }
 
 /* ---- the step, in phases ------------------------------------------------- */
@@ -1326,10 +1390,11 @@ static void integrate_range(struct sim_world *w, uint32_t begin, uint32_t end)
 /*
  * A step runs as: the groups' constants (serial); each boid's cell (by
  * boid); the counting sort (serial); the sorted scratch (by slot); the
- * steering (by slot); the integration (by boid). Every phase computes
- * each element from state the phases before it finished, never from a
- * neighbour in the same phase, so how a phase is cut and who runs which
- * piece changes nothing in the result.
+ * steering and integration (by slot, a slice at a time). Every phase
+ * computes each element from state the phases before it finished, never
+ * from a neighbour in the same phase (the steering reads the sorted
+ * scratch, and moves each boid's own state only), so how a phase is cut
+ * and who runs which piece changes nothing in the result.
  */
 struct step_job {
     struct sim_world *w;
@@ -1360,13 +1425,6 @@ static void phase_cells(void *arg, unsigned part)
     uint32_t a, b;
     part_range(w->count, part, j->parts, &a, &b);
     grid_cells(&w->grid, w->x, w->y, a, b);
-    for (uint32_t i = a; i < b; i++) {
-        float *p = w->packed + 4 * (size_t)i;
-        p[0] = w->x[i];
-        p[1] = w->y[i];
-        p[2] = w->vx[i];
-        p[3] = w->vy[i];
-    }
 }
 
 static void phase_slots(void *arg, unsigned part)
@@ -1383,14 +1441,6 @@ static void phase_steer(void *arg, unsigned part)
     uint32_t a, b;
     part_range(j->w->count, part, j->parts, &a, &b);
     steer_range(j->w, part, a, b); /* concurrent parts: distinct lanes */
-}
-
-static void phase_integrate(void *arg, unsigned part)
-{
-    struct step_job *j = arg;
-    uint32_t a, b;
-    part_range(j->w->count, part, j->parts, &a, &b);
-    integrate_range(j->w, a, b);
 }
 
 /* Runs every part of a phase: through the fork, or here one by one. */
@@ -1410,11 +1460,19 @@ void sim_step_forked(struct sim_world *w, const struct sim_fork *f)
     if (f && f->parts > 1)
         j.parts = f->parts < SIM_PARTS ? f->parts : SIM_PARTS;
     prepare_groups(w);
+    for (unsigned p = 0; p < SIM_PARTS; p++)
+        w->lanes[p].neighbours = 0;
     run_phase(f, phase_cells, &j);
     grid_sort(&w->grid, w->count);
+    /* A block is at most 3 x 3 cells: if none can overfill a gather,
+     * every scan reads gathers, whose groups come from sg. */
+    w->has_sgf = !grid_usable(w) || 9 * (uint64_t)w->grid.most > SIM_GATHER_MAX - SIM_GATHER_PAD;
     run_phase(f, phase_slots, &j);
     run_phase(f, phase_steer, &j);
-    run_phase(f, phase_integrate, &j);
+    w->neighbours = 0;
+    for (unsigned p = 0; p < SIM_PARTS; p++)
+        w->neighbours += w->lanes[p].neighbours;
+    w->stepped_count = w->count;
     w->tick++;
     w->stepped = 1;
 }
@@ -1447,12 +1505,12 @@ void sim_view(const struct sim_world *w, struct sim_view *out)
 
 const float *sim_last_force_x(const struct sim_world *w)
 {
-    return w->stepped ? w->fx : NULL;
+    return w->stepped && w->cfg.keep_forces ? w->fx : NULL;
 }
 
 const float *sim_last_force_y(const struct sim_world *w)
 {
-    return w->stepped ? w->fy : NULL;
+    return w->stepped && w->cfg.keep_forces ? w->fy : NULL;
 }
 
 /* FNV-1a over 32-bit words: cheap enough to run every tick. */
@@ -1495,7 +1553,7 @@ uint64_t sim_hash(const struct sim_world *w)
 
 void sim_stats(const struct sim_world *w, struct sim_stats *out)
 {
-    double ux = 0, uy = 0, speed = 0, nb = 0;
+    double ux = 0, uy = 0, speed = 0;
     for (uint32_t i = 0; i < w->count; i++) {
         float s = sqrtf(w->vx[i] * w->vx[i] + w->vy[i] * w->vy[i]);
         if (s > 0.0f) {
@@ -1503,13 +1561,13 @@ void sim_stats(const struct sim_world *w, struct sim_stats *out)
             uy += w->vy[i] / s;
         }
         speed += s;
-        nb += w->neighbours[i];
     }
     double n = w->count ? w->count : 1;
+    double stepped = w->stepped_count ? w->stepped_count : 1;
     out->count = w->count;
     out->polarization = (float)(sqrt(ux * ux + uy * uy) / n);
     out->mean_speed = (float)(speed / n);
-    out->avg_neighbours = w->stepped ? (float)(nb / n) : 0.0f;
+    out->avg_neighbours = w->stepped ? (float)((double)w->neighbours / stepped) : 0.0f;
 }
 
 /* ---- for the core's own modules (sim_internal.h) ------------------------ */
@@ -1527,9 +1585,6 @@ void sim__state_ref(struct sim_world *w, struct sim_state_ref *out)
         .vx = w->vx,
         .vy = w->vy,
         .group = w->group,
-        .fx = w->fx,
-        .fy = w->fy,
-        .neighbours = w->neighbours,
         .stepped = &w->stepped,
         .obstacles = w->obstacles,
         .obstacle_count = &w->obstacle_count,

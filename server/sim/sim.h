@@ -63,6 +63,8 @@ struct sim_config {
     float edge_margin; /* contain mode: distance at which boids turn back */
     uint64_t seed;     /* PRNG seed for spawns */
     int brute_force;   /* 1: neighbours by O(n^2) scan (tests only) */
+    int keep_forces;   /* 1: keep the last step's forces for sim_last_force_x/y (tests);
+                          costs 8 bytes per boid */
 };
 
 /* Fills *cfg with defaults: 1600 x 1000 world, 60 Hz, 16384 boids, wrap. */
@@ -217,7 +219,8 @@ void sim_view(const struct sim_world *w, struct sim_view *out);
 /*
  * Steering acceleration computed for each boid by the last step (units/s^2,
  * already truncated to max force), in boid order; for tests that compare the
- * grid with brute force. NULL before the first step.
+ * grid with brute force. NULL before the first step and in a world created
+ * without cfg->keep_forces.
  */
 const float *sim_last_force_x(const struct sim_world *w);
 const float *sim_last_force_y(const struct sim_world *w);

@@ -16,8 +16,8 @@
 
 /* Every field of a world's state, by address. The arrays hold
  * cfg->capacity entries (obstacles: cfg->max_obstacles, targets and
- * params: SIM_GROUPS). fx, fy, neighbours and stepped are what the last
- * step computed: no step reads them, so a restore clears them. */
+ * params: SIM_GROUPS). `stepped` says whether the last step's forces and
+ * neighbours can be read: no step reads them, so a restore clears it. */
 struct sim_state_ref {
     const struct sim_config *cfg;
     uint64_t *tick;
@@ -25,8 +25,6 @@ struct sim_state_ref {
     struct pcg32 *rng;
     float *x, *y, *vx, *vy;
     uint8_t *group;
-    float *fx, *fy;
-    uint16_t *neighbours;
     int *stepped;
     struct sim_obstacle *obstacles;
     uint32_t *obstacle_count, *next_obstacle_id;

@@ -399,9 +399,6 @@ static void write_boids(const struct sim_state_ref *s, const uint8_t *b, const s
     get_f32s(s->vx, p + 8 * n, n);
     get_f32s(s->vy, p + 12 * n, n);
     memcpy(s->group, p + 16 * n, n);
-    memset(s->fx, 0, n * sizeof *s->fx);
-    memset(s->fy, 0, n * sizeof *s->fy);
-    memset(s->neighbours, 0, n * sizeof *s->neighbours);
 }
 
 int sim_state_decode(struct sim_world *w, const uint8_t *buf, size_t len, const char **why)

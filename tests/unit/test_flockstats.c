@@ -458,6 +458,28 @@ static void a_frame_of_a_world_is_its_state_with_group_0s_perception(void **stat
     sim_destroy(w);
 }
 
+/* Headings kept over the frame's own velocities measure the same, bit
+ * for bit, as in flockstats' scratch; the velocities become the headings. */
+static void headings_over_the_velocities_measure_the_same(void **state)
+{
+    (void)state;
+    uint32_t n = rings(500, 500, 1, 0.3, 1000, 1000);
+    static float ux[MAX_N], uy[MAX_N];
+    struct flockstats_frame f = frame(n, 1000, 1000, 1);
+    struct flockstats_result own = measure(&f);
+    for (uint32_t i = 0; i < n; i++) {
+        float v = sqrtf(vxs[i] * vxs[i] + vys[i] * vys[i]);
+        ux[i] = v > 0.0f ? vxs[i] * (1.0f / v) : 0.0f;
+        uy[i] = v > 0.0f ? vys[i] * (1.0f / v) : 0.0f;
+    }
+    f.ux = vxs;
+    f.uy = vys;
+    struct flockstats_result over = measure(&f);
+    assert_memory_equal(&own, &over, sizeof own);
+    assert_memory_equal(vxs, ux, n * sizeof *ux);
+    assert_memory_equal(vys, uy, n * sizeof *uy);
+}
+
 #define TEST(f) cmocka_unit_test_teardown(f, free_stats)
 
 int main(void)
@@ -474,6 +496,7 @@ int main(void)
         TEST(every_measure_matches_a_brute_force_reference_on_random_frames),
         TEST(bad_frames_are_refused_and_leave_the_result_untouched),
         TEST(a_frame_of_a_world_is_its_state_with_group_0s_perception),
+        TEST(headings_over_the_velocities_measure_the_same),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -253,6 +253,42 @@ static void cells_in_pieces_then_sort_equal_one_build(void **state)
     assert_valid_build(&g, x, y, N);
 }
 
+/* Cells kept in the owner's memory: the same sort, and the grid's own
+ * cells are never written; the sort notes how full the fullest cell is. */
+static void shared_cells_sort_as_the_grids_own(void **state)
+{
+    (void)state;
+    enum { N = 1000 };
+    static float x[N], y[N];
+    static uint32_t order[N], mine[N];
+    uint64_t s = 5;
+    for (uint32_t i = 0; i < N; i++) {
+        x[i] = uniform(&s, 1600.0f);
+        y[i] = uniform(&s, 1000.0f);
+    }
+    struct grid g;
+    test_grid_init(&g, N, 4096);
+    grid_layout(&g, 1600.0f, 1000.0f, 40.0f);
+    grid_build(&g, x, y, N);
+    memcpy(order, g.order, sizeof order);
+    uint32_t *own = g.cell;
+    memset(own, 0xab, N * sizeof *own);
+    grid_share_cells(&g, mine);
+    grid_build(&g, x, y, N);
+    assert_ptr_equal(g.cell, mine);
+    assert_memory_equal(g.order, order, sizeof order);
+    uint32_t most = 0; /* the sort also counts the fullest cell */
+    for (uint32_t c = 0; c < g.ncols * g.nrows; c++)
+        most = g.start[c + 1] - g.start[c] > most ? g.start[c + 1] - g.start[c] : most;
+    assert_true(most > 1);
+    assert_int_equal(g.most, most);
+    for (uint32_t i = 0; i < N; i++) {
+        assert_int_equal(mine[i], grid_cell_of(&g, x[i], y[i]));
+        assert_int_equal(own[i], 0xabababab);
+    }
+    assert_valid_build(&g, x, y, N);
+}
+
 /* Adds (x, y) to the point list if it lies in the w x h world. */
 static void add_point(float *x, float *y, uint32_t *n, float px, float py, float w, float h)
 {
@@ -356,6 +392,7 @@ int main(void)
         TEST(build_of_no_boids_leaves_every_cell_empty),
         TEST(rebuild_after_a_new_layout_sorts_into_the_new_cells),
         TEST(cells_in_pieces_then_sort_equal_one_build),
+        TEST(shared_cells_sort_as_the_grids_own),
         TEST(points_closer_than_a_cell_land_in_neighbouring_cells_even_on_borders),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -41,10 +41,13 @@ static struct sim_config test_config(enum sim_edges edges, uint32_t capacity, ui
 #define MAX_WORLDS 4
 static struct sim_world *worlds[MAX_WORLDS];
 
+/* Worlds keep their forces, so that tests can read them. */
 static struct sim_world *world_new(const struct sim_config *cfg)
 {
     const char *err = NULL;
-    struct sim_world *w = sim_create(cfg, &err);
+    struct sim_config keep = *cfg;
+    keep.keep_forces = 1;
+    struct sim_world *w = sim_create(&keep, &err);
     if (!w)
         fail_msg("sim_create: %s", err ? err : "(no reason)");
     for (int k = 0; k < MAX_WORLDS; k++) {
@@ -424,7 +427,11 @@ static void grid_and_brute_force_agree_when_the_whole_flock_crowds_into_one_bloc
         set_param_both(grid, brute, -1, "perception", 250.0f); /* 6 x 4 cells */
         /* On a torus around the corner (so across both seams), else inside. */
         float at = edges == SIM_EDGES_WRAP ? 0.0f : 625.0f;
-        spawn_both(grid, brute, 3000, 0, at, at, 250.0f);
+        /* Two groups that flock only with their own: scanned in place, the
+         * candidates' groups must be there too. */
+        spawn_both(grid, brute, 2000, 0, at, at, 250.0f);
+        spawn_both(grid, brute, 1000, 2, at, at, 250.0f);
+        set_param_both(grid, brute, -1, "own_group_only", 1.0f);
         sync_both(grid, brute);
         step_both_and_compare(grid, brute);
         struct sim_stats st;
@@ -1168,6 +1175,20 @@ static void create_refuses_an_invalid_config_with_a_reason(void **state)
     assert_null(sim_last_force_x(w)); /* nothing computed before the first step */
     assert_null(sim_last_force_y(w));
     world_free(w);
+    /* Without keep_forces a world keeps no forces, stepped or not, but
+     * still counts the neighbours its boids saw. */
+    const char *err = NULL;
+    struct sim_config plain = test_config(SIM_EDGES_WRAP, 64, 1);
+    w = sim_create(&plain, &err);
+    assert_non_null(w);
+    assert_int_equal(sim_spawn(w, 50, 0, 800.0f, 500.0f, 40.0f), 50);
+    sim_step(w);
+    assert_null(sim_last_force_x(w));
+    assert_null(sim_last_force_y(w));
+    struct sim_stats st;
+    sim_stats(w, &st);
+    assert_true(st.avg_neighbours > 1.0f);
+    sim_destroy(w);
 }
 
 static void out_of_world_targets_and_obstacles_are_refused_with_erange(void **state)

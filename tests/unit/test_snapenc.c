@@ -197,6 +197,43 @@ static void a_new_epoch_starts_on_the_key_frame_alone(void **state)
     unmake(&f);
 }
 
+/* Whether frame fr has an encoded part of the delta on (seq-g1, seq-g1-g0). */
+static bool has_delta(const struct frame *fr, uint8_t g1, uint8_t g0)
+{
+    return fr->part[snapenc_kind_of(g1, g0)].len > 0;
+}
+
+/* While only clients that keep up take version 2, the states deeper
+ * kinds would name are let go; asked for, those kinds come back as soon
+ * as their bases are kept again, and the plan lists them all along. */
+static void bases_are_kept_as_far_back_as_the_kinds_wanted_reach(void **state)
+{
+    (void)state;
+    struct fixture f = make();
+    unsigned near = 1u << SNAPENC_KEY | 1u << snapenc_kind_of(1, 1) | 1u << snapenc_kind_of(1, 0);
+    for (int s = 0; s < 6; s++)
+        frame_release(next(&f, near));
+    struct frame *fr = next(&f, ALL); /* S: S-3 and S-4 were let go */
+    assert_int_equal(fr->plan.count, PROTO_V2_PLAN_MAX);
+    assert_true(fr->part[SNAPENC_KEY].len > 0 && has_delta(fr, 1, 1) && has_delta(fr, 1, 0));
+    assert_false(has_delta(fr, 1, 2) || has_delta(fr, 2, 2));
+    frame_release(fr);
+    fr = next(&f, ALL); /* S+1: on (S, S-2), not yet on (S-1, S-3) */
+    assert_true(has_delta(fr, 1, 1) && has_delta(fr, 1, 2) && has_delta(fr, 1, 0));
+    assert_false(has_delta(fr, 2, 2));
+    frame_release(fr);
+    fr = next(&f, ALL); /* S+2: every kind again */
+    for (unsigned k = 0; k < fr->plan.count; k++)
+        assert_true(fr->part[fr->kind[k]].len > 0);
+    frame_release(fr);
+    /* Back to the near kinds: the deeper ones are let go again. */
+    frame_release(next(&f, near));
+    fr = next(&f, ALL);
+    assert_true(has_delta(fr, 1, 1) && !has_delta(fr, 1, 2) && !has_delta(fr, 2, 2));
+    frame_release(fr);
+    unmake(&f);
+}
+
 static void kinds_are_named_in_the_order_of_the_plan(void **state)
 {
     (void)state;
@@ -225,6 +262,7 @@ int main(void)
         cmocka_unit_test(version_2_frames_decode_to_the_boids_of_the_version_1_snapshot),
         cmocka_unit_test(kinds_not_asked_for_are_not_encoded_and_version_2_waits_to_be_asked),
         cmocka_unit_test(a_new_epoch_starts_on_the_key_frame_alone),
+        cmocka_unit_test(bases_are_kept_as_far_back_as_the_kinds_wanted_reach),
         cmocka_unit_test(kinds_are_named_in_the_order_of_the_plan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

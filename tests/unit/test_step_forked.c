@@ -49,6 +49,7 @@ static struct sim_world *start_world(uint32_t n, int busy)
     cfg.seed = 42;
     sim_world_for(n, &cfg.width, &cfg.height);
     cfg.edges = busy ? SIM_EDGES_CONTAIN : SIM_EDGES_WRAP;
+    cfg.keep_forces = 1;
     const char *err = NULL;
     struct sim_world *w = sim_create(&cfg, &err);
     if (!w)
