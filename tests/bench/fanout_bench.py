@@ -16,8 +16,9 @@ first over the same length, is subtracted, so what remains is the cost of
 delivery. One row per run, then the mean per case and the ratio of each
 case's CPU per delivered frame to the first case's.
 
-A case may also name flockd flags (flockd:--net-threads=2): each such case
-then gets its own flockd, started before its rounds and stopped after.
+A case may also name flockd flags (flockd=--net-threads+2) or another
+build (binary=PATH, to set builds side by side): each such case then gets
+its own flockd, started before its rounds and stopped after.
 The machine is shared: compare the cases of one run, not runs of
 different days.
 """
@@ -127,25 +128,28 @@ def main():
 
     cases = []
     for c in a.compare:
-        opts, flags = [], []
+        opts, flags, binary = [], [], None
         for part in c.split(","):
             key, _, value = part.partition("=")
             if key == "protocol":
                 opts += ["--protocol", value]
             elif key == "flockd":
                 flags += value.split("+")
+            elif key == "binary":
+                binary = value
             else:
                 sys.exit(f"fanout_bench: unknown case part {part!r}")
-        cases.append((c, opts, flags))
+        cases.append((c, opts, flags, binary))
 
-    rows = {c: [] for c, _, _ in cases}
-    shared = None if any(f for _, _, f in cases) else Flockd(a.flockd, a.boids, a.viewers, extra)
+    rows = {c[0]: [] for c in cases}
+    own = any(f or b for _, _, f, b in cases)  # some case needs a flockd of its own
+    shared = None if own else Flockd(a.flockd, a.boids, a.viewers, extra)
     try:
         print(f"# {a.viewers} viewers of {a.boids} boids, {a.seconds:g} s each, "
               f"{a.rounds} rounds{' (paused)' if a.paused else ''}", flush=True)
         for rnd in range(a.rounds):
-            for name, opts, flags in cases:
-                d = shared or Flockd(a.flockd, a.boids, a.viewers, extra + flags)
+            for name, opts, flags, binary in cases:
+                d = shared or Flockd(binary or a.flockd, a.boids, a.viewers, extra + flags)
                 try:
                     if a.paused:
                         subprocess.run([a.flockctl, "send", "--url", d.url, '{"cmd":"pause"}'],
@@ -174,7 +178,7 @@ def main():
 
     base = None
     print("# means")
-    for name, _, _ in cases:
+    for name, *_ in cases:
         rs = rows[name]
         mean = lambda k: sum(r.get(k, 0) or 0 for r in rs) / len(rs)  # noqa: E731
         us = mean("us_per_frame")
