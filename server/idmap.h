@@ -5,7 +5,8 @@
  * Ids are nonzero 64-bit numbers; values are the caller's pointers (the
  * map never dereferences or frees them). Built on table.h.
  *
- * Never: allocates after idmap_init(). Threading: the owner's thread only.
+ * Never: shrinks (it grows as ids come, see table.h). Threading: the
+ * owner's thread only.
  */
 #ifndef FLOCKD_IDMAP_H
 #define FLOCKD_IDMAP_H

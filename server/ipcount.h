@@ -6,8 +6,9 @@
  * table never holds more addresses than there are connections. Built on
  * table.h.
  *
- * Never: allocates after ipcount_init(). Threading: the owner's thread
- * only (several service threads will need one table each, or a lock).
+ * Never: shrinks (it grows as addresses come, see table.h). Threading: the
+ * owner's thread only (several service threads share one under a lock:
+ * sessions.h).
  */
 #ifndef FLOCKD_IPCOUNT_H
 #define FLOCKD_IPCOUNT_H

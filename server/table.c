@@ -26,27 +26,48 @@ static size_t home_of(const struct table *t, const void *key)
     return (size_t)(h >> 32) & (t->nslots - 1);
 }
 
+#define FIRST_SLOTS 64 /* a new table's array, or what max_entries needs if less */
+
+/* Slots for n entries: a power of two, at least 16 and twice n. */
+static size_t slots_for(size_t n)
+{
+    size_t s = 16;
+    while (s < 2 * n)
+        s *= 2;
+    return s;
+}
+
+/* Empty arrays of n slots for t: 0, or -1 without memory (t unchanged). */
+static int alloc_slots(const struct table *t, size_t n, unsigned char **slots, bool **used)
+{
+    *slots = calloc(n, t->slot_size);
+    *used = calloc(n, sizeof **used);
+    if (*slots && *used)
+        return 0;
+    free(*slots);
+    free(*used);
+    return -1;
+}
+
 int table_init(struct table *t, size_t slot_size, size_t key_len, size_t max_entries)
 {
     memset(t, 0, sizeof *t);
     /* At most 2^31 slots: home_of() takes 32 bits of the hash. */
     if (key_len == 0 || key_len > slot_size || max_entries == 0 || max_entries > (1u << 30))
         return PROTO_E_BAD_ARG;
-    size_t n = 16;
-    while (n < 2 * max_entries)
-        n *= 2;
-    if (n > SIZE_MAX / slot_size)
+    size_t max_slots = slots_for(max_entries);
+    if (max_slots > SIZE_MAX / slot_size)
         return PROTO_E_BAD_ARG;
-    t->slots = calloc(n, slot_size);
-    t->used = calloc(n, sizeof *t->used);
-    if (!t->slots || !t->used) {
-        table_free(t);
-        return PROTO_E_INTERNAL;
-    }
-    t->nslots = n;
     t->slot_size = slot_size;
     t->key_len = key_len;
     t->max_entries = max_entries;
+    t->max_slots = max_slots;
+    size_t n = max_slots < FIRST_SLOTS ? max_slots : FIRST_SLOTS;
+    if (alloc_slots(t, n, &t->slots, &t->used) < 0) {
+        memset(t, 0, sizeof *t);
+        return PROTO_E_INTERNAL;
+    }
+    t->nslots = n;
     return 0;
 }
 
@@ -74,16 +95,42 @@ void *table_find(const struct table *t, const void *key)
     return t->used[i] ? slot_at(t, i) : NULL;
 }
 
+/* Doubles the array, every entry moved to its place in it: 0, or -1
+ * without memory (the table unchanged). */
+static int grow(struct table *t)
+{
+    struct table old = *t;
+    if (alloc_slots(t, 2 * old.nslots, &t->slots, &t->used) < 0) {
+        *t = old;
+        return -1;
+    }
+    t->nslots = 2 * old.nslots;
+    for (size_t i = 0; i < old.nslots; i++)
+        if (old.used[i]) {
+            size_t j = probe(t, slot_at(&old, i));
+            memcpy(slot_at(t, j), slot_at(&old, i), t->slot_size);
+            t->used[j] = true;
+        }
+    free(old.slots);
+    free(old.used);
+    return 0;
+}
+
 void *table_insert(struct table *t, const void *key)
 {
     if (!t->nslots)
         return NULL;
     size_t i = probe(t, key);
-    unsigned char *s = slot_at(t, i);
     if (t->used[i])
-        return s;
+        return slot_at(t, i);
     if (t->count >= t->max_entries)
         return NULL;
+    if (2 * (t->count + 1) > t->nslots && t->nslots < t->max_slots) {
+        if (grow(t) < 0)
+            return NULL;
+        i = probe(t, key);
+    }
+    unsigned char *s = slot_at(t, i);
     memset(s, 0, t->slot_size);
     memcpy(s, key, t->key_len);
     t->used[i] = true;

@@ -7,12 +7,15 @@
  *
  * A slot is slot_size bytes; its first key_len bytes are its key, compared
  * and hashed as bytes. The table holds at most max_entries slots in a
- * power-of-two array of at least twice as many, so probe chains stay short
- * and an empty slot always ends them. Pointers to slots stay valid until
+ * power-of-two array of at least twice as many as it holds, so probe
+ * chains stay short and an empty slot always ends them. The array starts
+ * small and doubles as entries come, up to the size max_entries needs:
+ * keys hash to random slots, so an array sized for the most entries at
+ * once would have every page of it touched by a few thousand (a table for
+ * 100,000 clients held 4 MB for 3,000). Pointers to slots stay valid until
  * the next table_insert() or table_remove().
  *
- * Never: grows or allocates after table_init(). Threading: one thread (the
- * owner's) at a time.
+ * Never: shrinks. Threading: one thread (the owner's) at a time.
  */
 #ifndef FLOCKD_TABLE_H
 #define FLOCKD_TABLE_H
@@ -24,6 +27,7 @@ struct table {
     unsigned char *slots; /* nslots * slot_size bytes */
     bool *used;           /* nslots flags */
     size_t nslots;        /* a power of two */
+    size_t max_slots;     /* what max_entries needs: nslots doubles up to it */
     size_t slot_size, key_len;
     size_t count, max_entries;
 };
@@ -43,7 +47,8 @@ void *table_find(const struct table *t, const void *key);
 
 /*
  * The slot holding key, added (key copied, the rest zeroed) if absent.
- * NULL when key is absent and the table already holds max_entries.
+ * NULL when key is absent and the table already holds max_entries, or
+ * memory to grow into cannot be found.
  */
 void *table_insert(struct table *t, const void *key);
 

@@ -50,12 +50,12 @@ static void assert_agrees(const struct table *t, const int *model)
     assert_int_equal(table_count(t), present);
 }
 
-static void random_inserts_and_removes_agree_with_a_model(void **state)
+/* Random inserts and removes of KEYS keys in a table for max entries;
+ * the size its array ended at. */
+static size_t run_model(size_t max)
 {
-    (void)state;
     struct table t;
-    /* 16 entries in 32 slots: half full, long chains, wrapping around. */
-    assert_int_equal(table_init(&t, sizeof(struct slot), sizeof(uint64_t), 16), 0);
+    assert_int_equal(table_init(&t, sizeof(struct slot), sizeof(uint64_t), max), 0);
     int model[KEYS];
     for (int k = 0; k < KEYS; k++)
         model[k] = -1;
@@ -69,7 +69,7 @@ static void random_inserts_and_removes_agree_with_a_model(void **state)
             held--;
         } else {
             struct slot *s = table_insert(&t, &k);
-            if (model[k] < 0 && held == 16) {
+            if (model[k] < 0 && held == max) {
                 assert_null(s); /* full: refused */
                 continue;
             }
@@ -81,7 +81,23 @@ static void random_inserts_and_removes_agree_with_a_model(void **state)
         }
         assert_agrees(&t, model);
     }
+    size_t nslots = t.nslots;
     table_free(&t);
+    return nslots;
+}
+
+static void random_inserts_and_removes_agree_with_a_model(void **state)
+{
+    (void)state;
+    /* 16 entries in 32 slots: half full, long chains, wrapping around. */
+    assert_int_equal(run_model(16), 32);
+}
+
+static void a_table_that_grows_meanwhile_agrees_with_a_model(void **state)
+{
+    (void)state;
+    /* 64 slots, doubled when a 33rd entry comes, never shrunk. */
+    assert_int_equal(run_model(40), 128);
 }
 
 static void insert_returns_the_slot_already_holding_the_key(void **state)
@@ -141,6 +157,33 @@ static void iteration_visits_every_entry_once(void **state)
     table_free(&t);
 }
 
+/* A table for many entries starts small and doubles as they come: what it
+ * holds is what its entries need, not what max_entries would, and every
+ * entry keeps its value through each move. */
+static void the_array_grows_with_the_entries_not_with_the_most_allowed(void **state)
+{
+    (void)state;
+    struct table t;
+    assert_int_equal(table_init(&t, sizeof(struct slot), sizeof(uint64_t), 100000), 0);
+    assert_true(t.nslots <= 64);
+    for (uint64_t k = 1; k <= 5000; k++) {
+        struct slot *s = table_insert(&t, &k);
+        assert_non_null(s);
+        s->value = (uint32_t)(k * 7);
+        assert_true(2 * t.count <= t.nslots); /* at most half full */
+    }
+    assert_int_equal(t.nslots, 16384); /* the least power of two >= 10,000 */
+    assert_true(t.nslots < t.max_slots);
+    for (uint64_t k = 1; k <= 5000; k++) {
+        const struct slot *s = table_find(&t, &k);
+        assert_non_null(s);
+        assert_int_equal(s->value, k * 7);
+    }
+    uint64_t absent = 5001;
+    assert_null(table_find(&t, &absent));
+    table_free(&t);
+}
+
 static void impossible_sizes_are_refused(void **state)
 {
     (void)state;
@@ -160,9 +203,11 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(random_inserts_and_removes_agree_with_a_model),
+        cmocka_unit_test(a_table_that_grows_meanwhile_agrees_with_a_model),
         cmocka_unit_test(insert_returns_the_slot_already_holding_the_key),
         cmocka_unit_test(a_full_table_refuses_new_keys_and_still_finds_the_old),
         cmocka_unit_test(iteration_visits_every_entry_once),
+        cmocka_unit_test(the_array_grows_with_the_entries_not_with_the_most_allowed),
         cmocka_unit_test(impossible_sizes_are_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
