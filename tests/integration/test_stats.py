@@ -127,7 +127,7 @@ async def the_welcome_reports_every_groups_values_and_the_last_measure():
 @test
 async def a_welcome_that_lists_every_group_arrives_on_connect_and_on_join():
     """Group 0 changed in every parameter: each of the other 255 groups then
-    differs in all of them, the largest welcome there is (about 60 KB)."""
+    differs in all of them: a welcome of about 60 KB."""
     with Flockd(FLOCKD, "--boids", "100") as d:
         admin = await Client.connect(d.url)
         values = {p["name"]: p["max"] for p in admin.welcome["params"]}
