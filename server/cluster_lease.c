@@ -453,25 +453,13 @@ static void count_placed(struct cluster *c, const char *name, const char *id, ui
     pthread_mutex_unlock(&c->lock);
 }
 
-int cluster__link_place(void *arg, const char *name, enum proto_mode mode, uint32_t boids,
-                        const char *password)
+/* The placed lease of room name naming node id, created unless the key
+ * exists: true if written. */
+static bool write_placed(struct cluster *c, const char *name, const char *id, enum proto_mode mode,
+                         uint32_t boids, const char *password)
 {
-    struct cluster *c = arg;
-    char best[65];
-    pthread_mutex_lock(&c->lock);
-    bool found = least_loaded(c, clock_mono_ns(), best, sizeof best);
-    pthread_mutex_unlock(&c->lock);
-    if (!cluster_is_connected(c) || !found)
-        return 0;
-    if (strcmp(best, c->node) == 0) {
-        count_placed(c, name, best, boids);
-        return 0;
-    }
-    /* The lease names the chosen node before it ticks: it opens the room
-     * and takes the lease; if it does not within a lease, this node's
-     * copy takes it over like any expired lease. */
     cJSON *v = cJSON_CreateObject();
-    cJSON_AddStringToObject(v, "node", best);
+    cJSON_AddStringToObject(v, "node", id);
     cJSON_AddStringToObject(v, "mode", proto_mode_name(mode));
     cJSON_AddNumberToObject(v, "boids", boids);
     cJSON_AddNumberToObject(v, "tick", 0);
@@ -488,10 +476,29 @@ int cluster__link_place(void *arg, const char *name, enum proto_mode mode, uint3
         text && c->kv ? kvStore_Create(&rev, c->kv, key, text, (int)strlen(text)) : NATS_ERR;
     pthread_mutex_unlock(&c->kv_lock);
     cJSON_free(text);
-    if (s != NATS_OK)
+    return s == NATS_OK;
+}
+
+int cluster__link_place(void *arg, const char *name, enum proto_mode mode, uint32_t boids,
+                        const char *password)
+{
+    struct cluster *c = arg;
+    char best[65];
+    pthread_mutex_lock(&c->lock);
+    bool found = least_loaded(c, clock_mono_ns(), best, sizeof best);
+    pthread_mutex_unlock(&c->lock);
+    if (!cluster_is_connected(c) || !found)
+        return 0;
+    /* The lease names the chosen node before it ticks, this one too: the
+     * other nodes count the room from their next read of the directory,
+     * not from this node's next step and the read after. The chosen node
+     * opens the room and takes the lease; if it does not within a lease,
+     * this node's copy takes it over like any expired lease. */
+    bool is_here = strcmp(best, c->node) == 0;
+    if (!write_placed(c, name, best, mode, boids, password) && !is_here)
         return 0;
     count_placed(c, name, best, boids);
-    return 1;
+    return !is_here;
 }
 
 /* One update of a lease key into the directory: a put adds or refreshes
