@@ -50,6 +50,15 @@ static float uniform(uint64_t *s, float size)
     return v < size ? v : 0.0f;
 }
 
+/* n points spread evenly over a 1600 x 1000 world, from seed. */
+static void scatter(float *x, float *y, uint32_t n, uint64_t seed)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        x[i] = uniform(&seed, 1600.0f);
+        y[i] = uniform(&seed, 1000.0f);
+    }
+}
+
 /*
  * Checks everything grid_build() promises for points (x[i], y[i]): the
  * prefix table starts at 0, never decreases and ends at n; `order` is a
@@ -167,11 +176,7 @@ static void build_sorts_every_boid_into_its_cell_with_a_valid_prefix_table(void 
     (void)state;
     enum { N = 2000 };
     static float x[N], y[N];
-    uint64_t s = 42;
-    for (uint32_t i = 0; i < N; i++) {
-        x[i] = uniform(&s, 1600.0f);
-        y[i] = uniform(&s, 1000.0f);
-    }
+    scatter(x, y, N, 42);
     struct grid g;
     test_grid_init(&g, N, 4096);
     grid_layout(&g, 1600.0f, 1000.0f, 47.0f);
@@ -227,11 +232,7 @@ static void cells_in_pieces_then_sort_equal_one_build(void **state)
     enum { N = 1500 };
     static float x[N], y[N];
     static uint32_t start[4097], cell[N], order[N];
-    uint64_t s = 11;
-    for (uint32_t i = 0; i < N; i++) {
-        x[i] = uniform(&s, 1600.0f);
-        y[i] = uniform(&s, 1000.0f);
-    }
+    scatter(x, y, N, 11);
     struct grid g;
     test_grid_init(&g, N, 4096);
     grid_layout(&g, 1600.0f, 1000.0f, 30.0f);
@@ -261,11 +262,7 @@ static void shared_cells_sort_as_the_grids_own(void **state)
     enum { N = 1000 };
     static float x[N], y[N];
     static uint32_t order[N], mine[N];
-    uint64_t s = 5;
-    for (uint32_t i = 0; i < N; i++) {
-        x[i] = uniform(&s, 1600.0f);
-        y[i] = uniform(&s, 1000.0f);
-    }
+    scatter(x, y, N, 5);
     struct grid g;
     test_grid_init(&g, N, 4096);
     grid_layout(&g, 1600.0f, 1000.0f, 40.0f);
