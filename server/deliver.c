@@ -179,15 +179,28 @@ static void write_now(struct session *s, int64_t now)
         }
 }
 
-/* lr's availability (a relayed room, PROTOCOL.md §6.6) to s if it knows
- * an older one. */
-static void tell_availability(struct sessions *ss, struct session *s, const struct lobby_room *lr)
-{
+/* lr's availability message (a relayed room, PROTOCOL.md §6.6), composed
+ * once into ss->text: its length (<= 0: none) and its count of changes. */
+struct availability {
+    int len;
     uint32_t seq;
-    int len = room_availability(lobby_room_room(lr), ss->text, SESSIONS_TEXT_MAX, &seq);
-    if (len > 0 && s->feed.room == lr && s->feed.availability_seq != seq) {
-        s->feed.availability_seq = seq;
-        session_send(s, ss->text, (size_t)len);
+};
+
+static struct availability compose_availability(struct sessions *ss, const struct lobby_room *lr)
+{
+    struct availability a;
+    a.len = room_availability(lobby_room_room(lr), ss->text, SESSIONS_TEXT_MAX, &a.seq);
+    return a;
+}
+
+/* The availability composed in ss->text to s, fed by lr, if it knows an
+ * older one. */
+static void tell_availability(struct sessions *ss, struct session *s, const struct lobby_room *lr,
+                              struct availability a)
+{
+    if (a.len > 0 && s->feed.room == lr && s->feed.availability_seq != a.seq) {
+        s->feed.availability_seq = a.seq;
+        session_send(s, ss->text, (size_t)a.len);
     }
 }
 
@@ -210,7 +223,8 @@ static void route_reply(struct sessions *ss, struct lobby *l, struct lobby_room 
                                         .last_frame_ns = now,
                                         .availability_seq = rep->availability_seq};
         send_roster(ss, s, lr);
-        tell_availability(ss, s, lr); /* a change since its welcome was written */
+        /* A change since its welcome was written. */
+        tell_availability(ss, s, lr, compose_availability(ss, lr));
     }
     if (rep->kind == ROOM_REPLY_KEYFRAME)
         s->feed.nsent = 0;
@@ -240,8 +254,9 @@ static void send_availability(struct sessions *ss, struct lobby_room *lr)
 {
     if (!room_take_availability_news(lobby_room_room(lr), ss->cfg.thread))
         return;
+    struct availability a = compose_availability(ss, lr);
     for (struct lobby_member *m = lobby_room_members(lr, ss->cfg.thread); m; m = m->next)
-        tell_availability(ss, m->session, lr);
+        tell_availability(ss, m->session, lr, a);
 }
 
 /* The new roster of lr to every member of this thread fed by it. */

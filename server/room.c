@@ -257,7 +257,8 @@ static void count_encodings(struct room *r)
     r->stats = now;
 }
 
-/* Encodes the world into a new latest frame stamped with wall_us. */
+/* Encodes the world into a new latest frame stamped with wall_us (the
+ * tick wakes the service threads after). */
 static void publish(struct room *r, int64_t wall_us)
 {
     uint64_t seq = ++r->frame_seq;
@@ -278,7 +279,6 @@ static void publish(struct room *r, int64_t wall_us)
     r->latest = f;
     pthread_mutex_unlock(&r->lock);
     frame_release(old);
-    news_post(&r->dirty);
     atomic_fetch_add_explicit(&g_metrics.snapshots_encoded, 1, memory_order_relaxed);
 }
 
