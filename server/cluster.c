@@ -163,6 +163,7 @@ static void on_reconnected(natsConnection *nc, void *arg)
 {
     (void)nc;
     struct cluster *c = arg;
+    atomic_store(&c->reconnected_ns, clock_mono_ns());
     atomic_store(&c->reconnected, true);
     atomic_store(&c->connected, true);
     COUNT(c, reconnects);
@@ -223,7 +224,11 @@ static void steward_step(struct cluster *c, int64_t now)
     cluster__availability(c, now);
     if (!cluster_is_connected(c))
         return;
-    if ((atomic_exchange(&c->reconnected, false) || !c->kv) && open_buckets(c) < 0)
+    bool is_reopen = atomic_load(&c->reconnected) &&
+                     (double)(now - atomic_load(&c->reconnected_ns)) >= REOPEN_AFTER_S * 1e9;
+    if (is_reopen)
+        atomic_store(&c->reconnected, false);
+    if ((is_reopen || !c->kv) && open_buckets(c) < 0)
         return;
     cluster__leases(c, now);
     cluster__read_directory(c);

@@ -36,6 +36,11 @@
 #define MAX_ADOPT     32   /* rooms placed here waiting for the lobby */
 #define MAX_PLACED    64   /* rooms placed lately whose node's heartbeat may not count them yet */
 #define PLACED_TTL_S  10.0 /* a placement forgotten by then in any case */
+/* The buckets are opened again this long after NATS is back, not at once:
+ * libnats (3.4.1) recreates the directory watcher's consumer on a thread
+ * of its own right after a reconnect, and stopping the watcher meanwhile
+ * reads a consumer name that thread frees. */
+#define REOPEN_AFTER_S 1.0
 /* A relay without a frame this long tells its clients the room is unavailable. */
 #define OWNER_SILENT_S 2.0
 
@@ -121,6 +126,7 @@ struct cluster {
     pthread_mutex_t kv_lock;
     natsSubscription *replies;
     atomic_bool connected, reconnected;
+    atomic_int_fast64_t reconnected_ns; /* when NATS came back last (clock.h) */
     struct room_link link;
 
     pthread_mutex_t lock;
