@@ -7,7 +7,8 @@
  *     -> parse and validate (proto_command.h, against the room's limits)
  *     -> a join waits while earlier replies are owed (session JOIN_HELD)
  *     -> lobby_submit(): role check, join, kick, the room's queue
- *     -> one reply owed, answered by the room at its next tick.
+ *     -> one reply owed, answered by the room before its next step (at
+ *        once when a tick worker is free).
  *
  * Every command gets exactly one reply, in the order sent: refusals found
  * on the way (rate, JSON, role, kick) are queued to the room to be

@@ -8,7 +8,9 @@
  * `spare` until the timer leaves to run a task while others wait, or a
  * forked job arrives. So an idle pool wakes one thread per deadline, not
  * every worker. pool_remove sleeps on `idle` until a running task comes
- * back, pool_fork on `joined` until its pieces are done.
+ * back, pool_fork on `joined` until its pieces are done. Poked tasks wait
+ * in a list in the order they were poked, queued or running; a free
+ * worker takes the first one that is queued.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -47,6 +49,7 @@ struct pool {
     atomic_uint has_jobs; /* jobs != NULL, for workers watching without the lock */
     struct pool_task *heap[POOL_TASKS_MAX];
     size_t count;
+    struct pool_task *poked, **poked_tail; /* tasks with a poke to run */
     int stop;
     unsigned nworkers, size; /* running; started */
     pthread_t *workers;
@@ -115,6 +118,80 @@ static void heap_take(struct pool *p, size_t i)
         sift_down(p, i);
         sift_up(p, last->slot);
     }
+}
+
+/* ---- pokes (under lock) ---------------------------------------------------- */
+
+/* Takes t off the list of poked tasks, if it is on it. */
+static void unpoke(struct pool *p, struct pool_task *t)
+{
+    if (!t->is_poked)
+        return;
+    struct pool_task **at = &p->poked;
+    while (*at != t)
+        at = &(*at)->poked_next;
+    *at = t->poked_next;
+    if (p->poked_tail == &t->poked_next)
+        p->poked_tail = at;
+    t->poked_next = NULL;
+    t->is_poked = false;
+}
+
+/* The first poked task that no worker runs, or NULL. */
+static struct pool_task *poke_ready(const struct pool *p)
+{
+    for (struct pool_task *t = p->poked; t; t = t->poked_next)
+        if (t->state == T_QUEUED)
+            return t;
+    return NULL;
+}
+
+/* Puts a task a worker ran (or poked) back on the heap, or lets its
+ * remover go on. */
+static void put_back(struct pool *p, struct pool_task *t)
+{
+    if (t->state == T_REMOVING) {
+        unpoke(p, t);
+        t->state = T_IDLE;
+        pthread_cond_broadcast(&p->idle);
+    } else {
+        heap_push(p, t, true);
+    }
+}
+
+/* Runs a poked task's poke outside the lock, off the heap meanwhile so no
+ * tick of it starts; its deadline stays. */
+static void run_poke(struct pool *p, struct pool_task *t)
+{
+    unpoke(p, t);
+    heap_take(p, t->slot);
+    t->state = T_RUNNING;
+    if (p->count > 0 && !p->has_timer)
+        pthread_cond_signal(&p->spare); /* the next deadline needs a timer */
+    pthread_mutex_unlock(&p->lock);
+    t->poke(t->arg);
+    pthread_mutex_lock(&p->lock);
+    put_back(p, t);
+}
+
+void pool_poke(struct pool *p, struct pool_task *t)
+{
+    if (!t->poke)
+        return;
+    pthread_mutex_lock(&p->lock);
+    if ((t->state == T_QUEUED || t->state == T_RUNNING) && !t->is_poked) {
+        t->is_poked = true;
+        t->poked_next = NULL;
+        *p->poked_tail = t;
+        p->poked_tail = &t->poked_next;
+        if (t->state == T_QUEUED) { /* a free worker: the timer, or a spare one */
+            if (p->has_timer)
+                pthread_cond_signal(&p->due);
+            else
+                pthread_cond_signal(&p->spare);
+        }
+    }
+    pthread_mutex_unlock(&p->lock);
 }
 
 /* ---- forked pieces (under lock) -------------------------------------------- */
@@ -208,9 +285,15 @@ static void *worker_main(void *arg)
     struct pool *p = arg;
     pthread_mutex_lock(&p->lock);
     while (!p->stop) {
-        /* Pieces of a running tick come before a tick not yet due, never
-         * before one that is: its forking run finishes its pieces itself,
-         * and a big room's steady forks must not make the others late. */
+        /* A poke comes after a tick that is due, before pieces. Pieces of
+         * a running tick come before a tick not yet due, never before one
+         * that is: its forking run finishes its pieces itself, and a big
+         * room's steady forks must not make the others late. */
+        struct pool_task *poked = p->poked && !is_task_due(p) ? poke_ready(p) : NULL;
+        if (poked) {
+            run_poke(p, poked);
+            continue;
+        }
         if (p->jobs && !is_task_due(p)) {
             run_piece(p, p->jobs);
             if (!p->jobs)
@@ -236,6 +319,7 @@ static void *worker_main(void *arg)
             continue;
         }
         heap_take(p, 0);
+        unpoke(p, t); /* the run takes what the poke was for */
         t->state = T_RUNNING;
         if (p->count > 0 && !p->has_timer)
             pthread_cond_signal(&p->spare); /* the next deadline needs a timer */
@@ -261,12 +345,7 @@ static void *worker_main(void *arg)
             t->carry_ns = end - t->deadline_ns;
             t->deadline_ns = end;
         }
-        if (t->state == T_REMOVING) {
-            t->state = T_IDLE;
-            pthread_cond_broadcast(&p->idle);
-        } else {
-            heap_push(p, t, true);
-        }
+        put_back(p, t);
     }
     pthread_mutex_unlock(&p->lock);
     return NULL;
@@ -297,6 +376,7 @@ struct pool *pool_create(unsigned workers, const char **err)
     pthread_cond_init(&p->idle, &attr);
     pthread_cond_init(&p->joined, &attr);
     pthread_condattr_destroy(&attr);
+    p->poked_tail = &p->poked;
     for (unsigned i = 0; i < workers; i++) {
         if (pthread_create(&p->workers[i], NULL, worker_main, p) != 0) {
             *err = "cannot start the tick threads";
@@ -348,6 +428,8 @@ int pool_add(struct pool *p, struct pool_task *t)
         t->deadline_ns = clock_mono_ns();
         t->carry_ns = 0;
         t->last_ns = 0;
+        t->is_poked = false;
+        t->poked_next = NULL;
         heap_push(p, t, false);
     }
     pthread_mutex_unlock(&p->lock);
@@ -359,6 +441,7 @@ void pool_remove(struct pool *p, struct pool_task *t)
     pthread_mutex_lock(&p->lock);
     if (t->state == T_QUEUED) {
         heap_take(p, t->slot);
+        unpoke(p, t);
         t->state = T_IDLE;
     } else if (t->state == T_RUNNING) {
         t->state = T_REMOVING;

@@ -18,6 +18,14 @@
  * counted as one tick in the metrics (flockd_tick_duration_seconds), and
  * each overrun as a tick overrun.
  *
+ * A task may also be poked (pool_poke): its `poke` function runs on a
+ * free worker as soon as one is, between two of its runs and never beside
+ * one, without moving its deadline; a poke of a running task waits for
+ * the run to end. A task that is due runs before any poke, a poke before
+ * another run's pieces. Pokes are not runs: no tick is counted for them.
+ * Poking a poked task again does nothing, so many pokes before a worker
+ * is free make one call.
+ *
  * A run may also cut its work into pieces (pool_fork): workers that are
  * idle at that moment take pieces, the caller takes the rest itself, and
  * the call returns when every piece is done. A worker takes a task that
@@ -35,6 +43,7 @@
 #ifndef FLOCKD_POOL_H
 #define FLOCKD_POOL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -51,6 +60,8 @@ struct pool_time {
 struct pool_task {
     /* Runs one period's work, started at *t (valid during the call). */
     void (*run)(void *arg, const struct pool_time *t);
+    /* What pool_poke runs between two runs; NULL: pokes do nothing. */
+    void (*poke)(void *arg);
     void *arg;
     int64_t period_ns;
     /* Pool-private. */
@@ -59,6 +70,8 @@ struct pool_task {
     int64_t last_ns;  /* the last run's duration */
     size_t slot;
     int state;
+    struct pool_task *poked_next; /* in the pool's list of poked tasks */
+    bool is_poked;
 };
 
 struct pool;
@@ -75,8 +88,13 @@ unsigned pool_workers(const struct pool *p);
 /* Schedules t to run now and then every t->period_ns. Returns 0, or
  * PROTO_E_CAPACITY when the pool holds its most tasks. */
 int pool_add(struct pool *p, struct pool_task *t);
-/* Unschedules t, waiting for a run in progress to end. Idempotent. */
+/* Unschedules t, waiting for a run or poke in progress to end; a poke
+ * not run yet is dropped. Idempotent. */
 void pool_remove(struct pool *p, struct pool_task *t);
+/* Has t->poke run once, soon, between t's runs (above). Does nothing for a
+ * task not added or without a poke function. From any thread, a task's own
+ * run or poke included (then it runs after that ends). */
+void pool_poke(struct pool *p, struct pool_task *t);
 
 /*
  * Calls fn(arg, part) once for each part in 0..parts-1 and returns when all

@@ -117,6 +117,15 @@ static struct queued *ring_slot(struct room *r, int reserve)
     return &r->ring[(r->head + r->count++) % ring_len(r)];
 }
 
+/* Has a free worker apply what was just queued, without waiting for the
+ * next tick (room_apply_queued). */
+static void poke(struct room *r)
+{
+    struct pool *p = atomic_load_explicit(&r->pool, memory_order_acquire);
+    if (p)
+        pool_poke(p, &r->task);
+}
+
 int room_push(struct room *r, const struct room_actor *who, const struct proto_command *cmd)
 {
     pthread_mutex_lock(&r->lock);
@@ -128,7 +137,10 @@ int room_push(struct room *r, const struct room_actor *who, const struct proto_c
         q->checkpoint = NULL;
     }
     pthread_mutex_unlock(&r->lock);
-    return q ? 0 : PROTO_E_QUEUE_FULL;
+    if (!q)
+        return PROTO_E_QUEUE_FULL;
+    poke(r);
+    return 0;
 }
 
 int room_checkpoint(struct room *r, const struct ckpt *id)
@@ -145,9 +157,12 @@ int room_checkpoint(struct room *r, const struct ckpt *id)
         q->checkpoint = copy;
     }
     pthread_mutex_unlock(&r->lock);
-    if (!q)
+    if (!q) {
         free(copy);
-    return q ? 0 : PROTO_E_QUEUE_FULL;
+        return PROTO_E_QUEUE_FULL;
+    }
+    poke(r);
+    return 0;
 }
 
 int room_push_refusal(struct room *r, uint64_t client, const char *id, int code,
@@ -163,7 +178,10 @@ int room_push_refusal(struct room *r, uint64_t client, const char *id, int code,
         snprintf(q->message, sizeof q->message, "%s", message);
     }
     pthread_mutex_unlock(&r->lock);
-    return q ? 0 : PROTO_E_QUEUE_FULL;
+    if (!q)
+        return PROTO_E_QUEUE_FULL;
+    poke(r);
+    return 0;
 }
 
 uint32_t room__take_batch(struct room *r)
@@ -495,16 +513,23 @@ void room__wake(struct room *r)
         r->cfg.notify(r->cfg.notify_arg);
 }
 
-void room_tick(struct room *r, const struct pool_time *t)
+bool room_apply_queued(struct room *r)
 {
     if (room__relay_tick(r))
-        return;
+        return true;
     uint32_t n = room__take_batch(r);
     room__hash_for_pings(r, n);
     for (uint32_t k = 0; k < n; k++)
         room__apply_command(r, &r->batch[k]);
     if (n > 0) /* the replies go now, not after the step and the frame */
         room__wake(r);
+    return false;
+}
+
+void room_tick(struct room *r, const struct pool_time *t)
+{
+    if (room_apply_queued(r))
+        return;
     int stepping = !r->paused || r->steps_pending > 0;
     if (stepping) {
         room__step(r, t);
@@ -526,10 +551,15 @@ void room_tick(struct room *r, const struct pool_time *t)
         room__wake(r);
 }
 
-/* The room's pool task. */
+/* The room's pool task: its ticks, and between them what was queued. */
 static void run_tick(void *arg, const struct pool_time *t)
 {
     room_tick(arg, t);
+}
+
+static void run_queued(void *arg)
+{
+    room_apply_queued(arg);
 }
 
 /* ---- life cycle ------------------------------------------------------------------- */
@@ -579,8 +609,8 @@ struct room *room_create(const struct room_config *cfg, const char **err)
     r->measurer = (struct measure_client){.done = flock_measured, .arg = r};
     r->measure_every = (uint64_t)fmax(1, llround(cfg->tick_hz / ROOM_MEASURE_HZ));
     r->unmeasured = true;
-    r->task =
-        (struct pool_task){.run = run_tick, .arg = r, .period_ns = (int64_t)(1e9 / cfg->tick_hz)};
+    r->task = (struct pool_task){
+        .run = run_tick, .poke = run_queued, .arg = r, .period_ns = (int64_t)(1e9 / cfg->tick_hz)};
     r->info = (struct room_info){
         .width = cfg->sim.width,
         .height = cfg->sim.height,
@@ -604,11 +634,13 @@ int room_schedule(struct room *r, struct pool *p)
     if (rc < 0)
         return rc;
     r->scheduled = 1;
+    atomic_store_explicit(&r->pool, p, memory_order_release);
     return 0;
 }
 
 void room_unschedule(struct room *r, struct pool *p)
 {
+    atomic_store_explicit(&r->pool, NULL, memory_order_release);
     if (r->scheduled)
         pool_remove(p, &r->task);
     r->scheduled = 0;

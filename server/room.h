@@ -2,12 +2,13 @@
  * room — one simulated world, its tick thread, its command queue and its
  * latest snapshot.
  *
- * A worker of the pool (pool.h) ticks the room on absolute deadlines. At
- * each tick boundary it drains the command queue in
- * arrival order, applies every command, queues one reply per command and
- * calls the notify hook at once (the replies do not wait for the step),
- * steps the world unless paused, and every tick_hz/snapshot_hz ticks
- * encodes ONE snapshot into a refcounted frame (snapenc.h) that replaces
+ * A worker of the pool (pool.h) ticks the room on absolute deadlines.
+ * Commands do not wait for the tick: a queued command pokes the room's
+ * task, and the first free worker drains the command queue in arrival
+ * order between two ticks, applies every command, queues one reply per
+ * command and calls the notify hook (room_apply_queued). A tick does the
+ * same first, for what no poke took yet, then steps the world unless paused, and every
+ * tick_hz/snapshot_hz ticks encodes ONE snapshot into a refcounted frame (snapenc.h) that replaces
  * the previous "latest" frame: in each kind of frame its clients took
  * within the last ROOM_WANT_LINGER_S seconds (room_want()), each kind
  * once, whatever the number of clients. Then it calls the notify hook so
@@ -179,7 +180,16 @@ void room_unschedule(struct room *r, struct pool *p);
 void room_tick(struct room *r, const struct pool_time *t);
 
 /*
- * Queues a parsed command from `who` for the next tick. Returns 0, or
+ * Applies (or, in a relay, forwards) every queued command and wakes the
+ * service threads for the replies: what a poke runs between ticks, and
+ * each tick before its step. Returns true for a relay, whose tick ends
+ * there. The same rule as room_tick: tests only, for a scheduled room.
+ */
+bool room_apply_queued(struct room *r);
+
+/*
+ * Queues a parsed command from `who`, to be applied before the next step
+ * (at once, if a worker is free). Returns 0, or
  * PROTO_E_QUEUE_FULL (the caller replies queue_full). Commands from the
  * server itself (who->client == 0) use a reserve the clients cannot fill.
  */
@@ -320,7 +330,8 @@ void room_checkpoint_now(struct room *r, const struct ckpt *id);
  * world, answers joins itself, hands every other command to the link for
  * the owner node and serves the frames the link gives it. The cluster
  * makes it the owner (and back) with room_relay_set(); the switch happens
- * at the room's next tick. */
+ * before the room's next commands are applied or forwarded (a tick or a
+ * poke, room_apply_queued). */
 
 /*
  * Asks the room to tick its world (owner, with the checkpoint ck of len

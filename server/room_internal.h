@@ -46,6 +46,7 @@ struct room {
     struct sim_world *world;
     struct pool_task task;
     int scheduled;
+    _Atomic(struct pool *) pool; /* the pool ticking it, for pokes; NULL: none */
     /* A bit per service thread that has not yet taken the frame or replies
      * published since (room_take_dirty); news.h. */
     _Atomic uint64_t dirty;
@@ -66,7 +67,7 @@ struct room {
     struct obstacle_owner *owners;              /* one per obstacle, max_obstacles */
     uint32_t nowners;
     struct room_store *store; /* command log and checkpoints (room_persist.c); NULL: neither */
-    uint64_t start_hash;      /* sim_hash as this tick's commands began, for pings */
+    uint64_t start_hash;      /* sim_hash as this batch of commands began, for pings */
     struct measure_client measurer; /* the room's side of cfg.measure */
     uint64_t measure_every;         /* ticks between offers */
     uint64_t since_measure;

@@ -4,7 +4,10 @@
  * runs on two workers at once, removal waits for a run in progress, and
  * each run is told when it started and how late, against deadlines that
  * advance by one period (or start again after an overrun), and how long
- * its previous run took. pool_fork runs every piece exactly once, on idle
+ * its previous run took. A poke runs between two runs at once, never beside
+ * one, without moving the deadline or counting as a run; pokes made while
+ * the task cannot take one make one call, and a removed task's is dropped.
+ * pool_fork runs every piece exactly once, on idle
  * workers beside the caller, or on the caller alone when no worker is free.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -29,7 +32,10 @@
 struct probe {
     struct pool_task task;
     atomic_int runs, inside, overlap;
-    int64_t busy_ns; /* how long each run takes */
+    atomic_int pokes;
+    _Atomic int64_t poked_at_ns; /* when the last poke began */
+    _Atomic int64_t run_end_ns;  /* when the last run ended */
+    int64_t busy_ns;             /* how long each run takes */
     /* Written by its runs only, read once the probe is removed. */
     int late_runs; /* runs that started over 20 ms late */
     int recorded;
@@ -60,13 +66,33 @@ static void probe_run(void *arg, const struct pool_time *t)
     if (p->busy_ns)
         sleep_ns(p->busy_ns);
     atomic_fetch_add(&p->runs, 1);
+    atomic_store(&p->run_end_ns, clock_mono_ns());
+    atomic_fetch_sub(&p->inside, 1);
+}
+
+static void probe_poke(void *arg)
+{
+    struct probe *p = arg;
+    if (atomic_fetch_add(&p->inside, 1) != 0)
+        atomic_store(&p->overlap, 1);
+    atomic_store(&p->poked_at_ns, clock_mono_ns());
+    atomic_fetch_add(&p->pokes, 1);
     atomic_fetch_sub(&p->inside, 1);
 }
 
 static void probe_init(struct probe *p, int64_t period_ns, int64_t busy_ns)
 {
     *p = (struct probe){.busy_ns = busy_ns};
-    p->task = (struct pool_task){.run = probe_run, .arg = p, .period_ns = period_ns};
+    p->task =
+        (struct pool_task){.run = probe_run, .poke = probe_poke, .arg = p, .period_ns = period_ns};
+}
+
+/* Waits up to 2 s for *v to reach n. */
+static int wait_for(atomic_int *v, int n)
+{
+    for (int i = 0; i < 2000 && atomic_load(v) < n; i++)
+        sleep_ns(1000000);
+    return atomic_load(v);
 }
 
 static void runs_on_its_period(void **state)
@@ -205,6 +231,85 @@ static void each_run_is_told_its_start_and_a_deadline_one_period_after_the_last(
     pool_destroy(pool);
 }
 
+/* ---- pool_poke ---- */
+
+static void a_poke_runs_at_once_between_runs_and_keeps_the_deadline(void **state)
+{
+    (void)state;
+    const char *err = NULL;
+    struct pool *pool = pool_create(2, &err);
+    assert_non_null(pool);
+    struct probe p;
+    probe_init(&p, 400000000, 0); /* a run every 400 ms */
+    uint64_t timed = histogram_count();
+    assert_int_equal(pool_add(pool, &p.task), 0);
+    assert_int_equal(wait_for(&p.runs, 1), 1);
+    for (int k = 1; k <= 3; k++) { /* each poke long before the next run */
+        sleep_ns(20000000);
+        int64_t at = clock_mono_ns();
+        pool_poke(pool, &p.task);
+        assert_int_equal(wait_for(&p.pokes, k), k);
+        assert_true(atomic_load(&p.poked_at_ns) - at < 100000000); /* not at the next run */
+        assert_int_equal(atomic_load(&p.runs), 1);
+    }
+    assert_int_equal(wait_for(&p.runs, 2), 2);
+    pool_remove(pool, &p.task);
+    /* The second run came one period after the first, as without pokes,
+     * and only runs were timed as ticks. */
+    int64_t first = p.times[0].now_ns - p.times[0].late_ns;
+    assert_true(p.times[1].now_ns - p.times[1].late_ns == first + p.task.period_ns);
+    assert_int_equal(histogram_count() - timed, 2);
+    assert_int_equal(atomic_load(&p.overlap), 0);
+    pool_destroy(pool);
+}
+
+static void a_running_task_takes_its_poke_after_the_run_once(void **state)
+{
+    (void)state;
+    const char *err = NULL;
+    struct pool *pool = pool_create(2, &err);
+    assert_non_null(pool);
+    struct probe p;
+    probe_init(&p, 1000000000, 100000000); /* one run of 100 ms, then 1 s idle */
+    assert_int_equal(pool_add(pool, &p.task), 0);
+    sleep_ns(20000000); /* the run is under way */
+    for (int k = 0; k < 5; k++)
+        pool_poke(pool, &p.task);
+    assert_int_equal(wait_for(&p.pokes, 1), 1);
+    sleep_ns(50000000);
+    assert_int_equal(atomic_load(&p.pokes), 1); /* five pokes, one call */
+    assert_true(atomic_load(&p.poked_at_ns) >= atomic_load(&p.run_end_ns));
+    assert_int_equal(atomic_load(&p.overlap), 0);
+    pool_remove(pool, &p.task);
+    pool_destroy(pool);
+}
+
+static void a_removed_task_drops_the_poke_it_did_not_take(void **state)
+{
+    (void)state;
+    const char *err = NULL;
+    struct pool *pool = pool_create(1, &err);
+    assert_non_null(pool);
+    struct probe busy, idle;
+    probe_init(&busy, 1000000000, 150000000); /* holds the only worker 150 ms */
+    probe_init(&idle, 1000000000, 0);
+    assert_int_equal(pool_add(pool, &idle.task), 0);
+    assert_int_equal(wait_for(&idle.runs, 1), 1);
+    assert_int_equal(pool_add(pool, &busy.task), 0);
+    sleep_ns(30000000); /* busy's run is under way */
+    pool_poke(pool, &idle.task);
+    pool_poke(pool, &busy.task);
+    pool_remove(pool, &idle.task);
+    assert_int_equal(wait_for(&busy.pokes, 1), 1); /* the worker is free again */
+    sleep_ns(20000000);
+    assert_int_equal(atomic_load(&idle.pokes), 0);
+    pool_poke(pool, &idle.task); /* not added: nothing */
+    sleep_ns(20000000);
+    assert_int_equal(atomic_load(&idle.pokes), 0);
+    pool_remove(pool, &busy.task);
+    pool_destroy(pool);
+}
+
 /* ---- pool_fork ---- */
 
 #define PIECES 64
@@ -330,6 +435,9 @@ int main(void)
         cmocka_unit_test(a_task_never_runs_twice_at_once),
         cmocka_unit_test(removal_waits_for_a_run_in_progress),
         cmocka_unit_test(each_run_is_told_its_start_and_a_deadline_one_period_after_the_last),
+        cmocka_unit_test(a_poke_runs_at_once_between_runs_and_keeps_the_deadline),
+        cmocka_unit_test(a_running_task_takes_its_poke_after_the_run_once),
+        cmocka_unit_test(a_removed_task_drops_the_poke_it_did_not_take),
         cmocka_unit_test(a_fork_runs_every_piece_once_and_returns_when_all_are_done),
         cmocka_unit_test(an_idle_worker_takes_pieces_beside_the_caller),
         cmocka_unit_test(without_free_workers_the_caller_runs_every_piece),
