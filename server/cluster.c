@@ -231,7 +231,7 @@ static void steward_step(struct cluster *c, int64_t now)
     if ((is_reopen || !c->kv) && open_buckets(c) < 0)
         return;
     cluster__leases(c, now);
-    cluster__read_directory(c);
+    cluster__read_directory(c, 0);
     if ((double)(now - c->heartbeat_ns) >= HEARTBEAT_S * 1e9) {
         c->heartbeat_ns = now;
         cluster__heartbeat(c);
@@ -239,23 +239,42 @@ static void steward_step(struct cluster *c, int64_t now)
     }
 }
 
+/* Sleeps for ns unless stopped meanwhile: false if stopped. */
+static bool steward_sleep(struct cluster *c, int64_t ns)
+{
+    pthread_mutex_lock(&c->stop_lock);
+    if (!c->stop && ns > 0) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        int64_t at = until.tv_nsec + ns;
+        until.tv_sec += at / 1000000000;
+        until.tv_nsec = at % 1000000000;
+        pthread_cond_timedwait(&c->stop_cond, &c->stop_lock, &until);
+    }
+    bool go_on = !c->stop;
+    pthread_mutex_unlock(&c->stop_lock);
+    return go_on;
+}
+
+/* Between two steps: the directory's updates are read as they come, in
+ * slices of DIRECTORY_WAIT_MS, so that a room another node placed counts
+ * in this node's next placement within milliseconds, not at its next step
+ * (joins through different nodes in quick succession then spread). */
 static void *steward_main(void *arg)
 {
     struct cluster *c = arg;
-    pthread_mutex_lock(&c->stop_lock);
-    while (!c->stop) {
-        pthread_mutex_unlock(&c->stop_lock);
+    for (bool go_on = true; go_on;) {
+        int64_t next = clock_mono_ns() + (int64_t)(c->cfg.step_s * 1e9);
         steward_step(c, clock_mono_ns());
-        pthread_mutex_lock(&c->stop_lock);
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        int64_t ns = until.tv_nsec + (int64_t)(c->cfg.step_s * 1e9);
-        until.tv_sec += ns / 1000000000;
-        until.tv_nsec = ns % 1000000000;
-        if (!c->stop)
-            pthread_cond_timedwait(&c->stop_cond, &c->stop_lock, &until);
+        for (int64_t left; go_on && (left = next - clock_mono_ns()) > 0;) {
+            int64_t slice_ms =
+                left / 1000000 < DIRECTORY_WAIT_MS ? left / 1000000 : DIRECTORY_WAIT_MS;
+            if (slice_ms < 1 || !cluster_is_connected(c) || !cluster__read_directory(c, slice_ms))
+                go_on = steward_sleep(c, slice_ms < 1 ? left : slice_ms * 1000000);
+            else
+                go_on = steward_sleep(c, 0);
+        }
     }
-    pthread_mutex_unlock(&c->stop_lock);
     return NULL;
 }
 

@@ -562,13 +562,15 @@ static void dir_apply(struct cluster *c, kvEntry *e)
 }
 
 /* Every lease update the watcher holds, into the directory (sorted for
- * /api/rooms when it changed). */
-void cluster__read_directory(struct cluster *c)
+ * /api/rooms when it changed), the first waited for up to wait_ms. */
+bool cluster__read_directory(struct cluster *c, int64_t wait_ms)
 {
-    bool changed = false;
+    bool changed = false, answered = false;
     for (int k = 0; k < 100000 && c->watcher; k++) {
         kvEntry *e = NULL;
-        if (kvWatcher_Next(&e, c->watcher, 1) != NATS_OK)
+        natsStatus s = kvWatcher_Next(&e, c->watcher, k == 0 && wait_ms > 1 ? wait_ms : 1);
+        answered |= s == NATS_OK || s == NATS_TIMEOUT;
+        if (s != NATS_OK)
             break;
         if (!e)
             continue; /* the initial values are all in */
@@ -578,11 +580,12 @@ void cluster__read_directory(struct cluster *c)
         kvEntry_Destroy(e);
         changed = true;
     }
-    if (!changed)
-        return;
-    pthread_mutex_lock(&c->lock);
-    qsort(c->dir, c->ndir, sizeof *c->dir, by_name);
-    pthread_mutex_unlock(&c->lock);
+    if (changed) {
+        pthread_mutex_lock(&c->lock);
+        qsort(c->dir, c->ndir, sizeof *c->dir, by_name);
+        pthread_mutex_unlock(&c->lock);
+    }
+    return answered;
 }
 
 /* This node's figures under node.ID (what a join's placement reads). */
