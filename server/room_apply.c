@@ -332,8 +332,12 @@ static size_t reply_stats(struct room *r, char *buf, size_t cap, const char *id,
     struct proto_flock flock;
     if (info.has_flock)
         room_flock(&info, &flock);
-    struct proto_stats st = {.boids = info.boids,
-                             .paused = info.paused,
+    /* The world as the commands before left it, not as the last snapshot
+     * showed it: a pause or spawn just before counts. */
+    struct sim_view v;
+    sim_view(r->world, &v);
+    struct proto_stats st = {.boids = v.count,
+                             .paused = r->paused != 0,
                              .tick_ms_mean = info.tick_ms_mean,
                              .tick_ms_p99 = info.tick_ms_p99,
                              .late_ms_p99 = info.late_p99_ms,
