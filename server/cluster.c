@@ -257,7 +257,7 @@ static bool steward_sleep(struct cluster *c, int64_t ns)
 }
 
 /* Between two steps: the directory's updates are read as they come, in
- * slices of DIRECTORY_WAIT_MS, so that a room another node placed counts
+ * slices of DIR_WAIT_MS, so that a room another node placed counts
  * in this node's next placement within milliseconds, not at its next step
  * (joins through different nodes in quick succession then spread). */
 static void *steward_main(void *arg)
@@ -267,8 +267,7 @@ static void *steward_main(void *arg)
         int64_t next = clock_mono_ns() + (int64_t)(c->cfg.step_s * 1e9);
         steward_step(c, clock_mono_ns());
         for (int64_t left; go_on && (left = next - clock_mono_ns()) > 0;) {
-            int64_t slice_ms =
-                left / 1000000 < DIRECTORY_WAIT_MS ? left / 1000000 : DIRECTORY_WAIT_MS;
+            int64_t slice_ms = left / 1000000 < DIR_WAIT_MS ? left / 1000000 : DIR_WAIT_MS;
             if (slice_ms < 1 || !cluster_is_connected(c) || !cluster__read_directory(c, slice_ms))
                 go_on = steward_sleep(c, slice_ms < 1 ? left : slice_ms * 1000000);
             else

@@ -21,22 +21,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define BUCKET_ROOMS      "flockd"      /* room.NAME: leases; node.ID: heartbeats */
-#define BUCKET_CKPT       "flockd_ckpt" /* NAME: the room's last checkpoint */
-#define WAIT_MS           500           /* the longest a key-value call waits */
-#define MAX_ROOMS         1024          /* attached rooms (max-rooms is at most 1024) */
-#define PENDING           4096          /* other nodes' commands awaiting a reply */
-#define PENDING_TTL_S     10.0          /* a reply not produced by then is forgotten */
-#define REMOTE            (1ull << 63)  /* client ids of other nodes' clients here */
-#define SUBJECT_MAX       128
-#define HEARTBEAT_S       1.0  /* how often a node writes its heartbeat */
-#define DIRECTORY_WAIT_MS 50   /* the longest the steward waits for a lease update at once */
-#define MAX_DIR           4096 /* rooms of the cluster the directory lists */
-#define MAX_NODES         256  /* nodes whose load a placement weighs */
-#define NODE_STALE_S      3.0  /* a node without a heartbeat this long is not placed on */
-#define MAX_ADOPT         32   /* rooms placed here waiting for the lobby */
-#define MAX_PLACED        64 /* rooms placed lately whose node's heartbeat may not count them yet */
-#define PLACED_TTL_S      10.0 /* a placement forgotten by then in any case */
+#define BUCKET_ROOMS  "flockd"      /* room.NAME: leases; node.ID: heartbeats */
+#define BUCKET_CKPT   "flockd_ckpt" /* NAME: the room's last checkpoint */
+#define WAIT_MS       500           /* the longest a key-value call waits */
+#define MAX_ROOMS     1024          /* attached rooms (max-rooms is at most 1024) */
+#define PENDING       4096          /* other nodes' commands awaiting a reply */
+#define PENDING_TTL_S 10.0          /* a reply not produced by then is forgotten */
+#define REMOTE        (1ull << 63)  /* client ids of other nodes' clients here */
+#define SUBJECT_MAX   128
+#define HEARTBEAT_S   1.0  /* how often a node writes its heartbeat */
+#define DIR_WAIT_MS   50   /* the longest the steward waits for a lease update at once */
+#define MAX_DIR       4096 /* rooms of the cluster the directory lists */
+#define MAX_NODES     256  /* nodes whose load a placement weighs */
+#define NODE_STALE_S  3.0  /* a node without a heartbeat this long is not placed on */
+#define MAX_ADOPT     32   /* rooms placed here waiting for the lobby */
+#define MAX_PLACED    64   /* rooms placed lately whose node's heartbeat may not count them yet */
+#define PLACED_TTL_S  10.0 /* a placement forgotten by then in any case */
 /* The buckets are opened again this long after NATS is back, not at once:
  * libnats (3.4.1) recreates the directory watcher's consumer on a thread
  * of its own right after a reconnect, and stopping the watcher meanwhile
