@@ -289,12 +289,13 @@ static void *worker_main(void *arg)
          * a running tick come before a tick not yet due, never before one
          * that is: its forking run finishes its pieces itself, and a big
          * room's steady forks must not make the others late. */
-        struct pool_task *poked = p->poked && !is_task_due(p) ? poke_ready(p) : NULL;
+        bool is_due = (p->poked || p->jobs) && is_task_due(p);
+        struct pool_task *poked = p->poked && !is_due ? poke_ready(p) : NULL;
         if (poked) {
             run_poke(p, poked);
             continue;
         }
-        if (p->jobs && !is_task_due(p)) {
+        if (p->jobs && !is_due) {
             run_piece(p, p->jobs);
             if (!p->jobs)
                 await_next_job(p);

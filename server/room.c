@@ -117,13 +117,17 @@ static struct queued *ring_slot(struct room *r, int reserve)
     return &r->ring[(r->head + r->count++) % ring_len(r)];
 }
 
-/* Has a free worker apply what was just queued, without waiting for the
- * next tick (room_apply_queued). */
-static void poke(struct room *r)
+/* What a push into slot q (NULL: the queue was full) returns; a queued
+ * item has a free worker apply it without waiting for the next tick
+ * (room_apply_queued). */
+static int pushed(struct room *r, const struct queued *q)
 {
+    if (!q)
+        return PROTO_E_QUEUE_FULL;
     struct pool *p = atomic_load_explicit(&r->pool, memory_order_acquire);
     if (p)
         pool_poke(p, &r->task);
+    return 0;
 }
 
 int room_push(struct room *r, const struct room_actor *who, const struct proto_command *cmd)
@@ -137,10 +141,7 @@ int room_push(struct room *r, const struct room_actor *who, const struct proto_c
         q->checkpoint = NULL;
     }
     pthread_mutex_unlock(&r->lock);
-    if (!q)
-        return PROTO_E_QUEUE_FULL;
-    poke(r);
-    return 0;
+    return pushed(r, q);
 }
 
 int room_checkpoint(struct room *r, const struct ckpt *id)
@@ -157,12 +158,9 @@ int room_checkpoint(struct room *r, const struct ckpt *id)
         q->checkpoint = copy;
     }
     pthread_mutex_unlock(&r->lock);
-    if (!q) {
+    if (!q)
         free(copy);
-        return PROTO_E_QUEUE_FULL;
-    }
-    poke(r);
-    return 0;
+    return pushed(r, q);
 }
 
 int room_push_refusal(struct room *r, uint64_t client, const char *id, int code,
@@ -178,10 +176,7 @@ int room_push_refusal(struct room *r, uint64_t client, const char *id, int code,
         snprintf(q->message, sizeof q->message, "%s", message);
     }
     pthread_mutex_unlock(&r->lock);
-    if (!q)
-        return PROTO_E_QUEUE_FULL;
-    poke(r);
-    return 0;
+    return pushed(r, q);
 }
 
 uint32_t room__take_batch(struct room *r)
