@@ -46,19 +46,23 @@
  * rosters. */
 void deliver_rooms(struct sessions *ss, struct lobby *l, int64_t now);
 
-/* Members asked to write a new frame per round of the service loop, at
- * least (deliver_paced()). */
+/* Members written a new frame per round of the service loop, at least
+ * (deliver_paced()). */
 #define DELIVER_BATCH 256
 
 /*
- * Asks the next clients a new frame was announced to to write it: a batch
- * of DELIVER_BATCH, or a quarter of those waiting if more, per call. The
- * service loop calls it after each round of lws_service(), so that a
+ * Writes the new frame announced to the next clients: a batch of
+ * DELIVER_BATCH, or a quarter of those waiting if more, per call. The
+ * service loop calls it after each round of its event loop, so that a
  * round writes one batch of frames and then reads what came meanwhile: a
  * command waits behind one batch, not behind a frame for every client.
- * Returns how many were asked.
+ * A frame is written at once, without waiting for the socket to be
+ * reported writable, unless something is queued before it (a reply, or
+ * the rest of an earlier write the socket did not take): then at the
+ * client's next WRITEABLE. Returns how many still wait (the next round
+ * must not block).
  */
-size_t deliver_paced(struct sessions *ss);
+size_t deliver_paced(struct sessions *ss, int64_t now);
 
 /* At WRITEABLE (once session_close_if_due() said no): writes one queued
  * reply, else the latest frame, and asks for another WRITEABLE while more
