@@ -157,9 +157,8 @@ static void write_or_ask(struct session *s, int64_t now)
 
 size_t deliver_paced(struct sessions *ss, int64_t now)
 {
-    size_t batch = ss->asks_len / 4 > DELIVER_BATCH ? ss->asks_len / 4 : DELIVER_BATCH;
     size_t asked = 0;
-    while (ss->asks_len && asked < batch) {
+    while (ss->asks_len && asked < DELIVER_BATCH) {
         struct session *s = sessions_find(ss, ss->asks[ss->asks_head]);
         ss->asks_head++;
         ss->asks_len--;

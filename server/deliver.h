@@ -46,13 +46,14 @@
  * rosters. */
 void deliver_rooms(struct sessions *ss, struct lobby *l, int64_t now);
 
-/* Members written a new frame per round of the service loop, at least
- * (deliver_paced()). */
-#define DELIVER_BATCH 256
+/* Members written a new frame per round of the service loop
+ * (deliver_paced()): about half a millisecond of writes, so that a command
+ * that arrives meanwhile is read soon. A round of the event loop costs
+ * little (epoll), but smaller batches make more of them (README: fan-out). */
+#define DELIVER_BATCH 64
 
 /*
- * Writes the new frame announced to the next clients: a batch of
- * DELIVER_BATCH, or a quarter of those waiting if more, per call. The
+ * Writes the new frame announced to the next DELIVER_BATCH clients. The
  * service loop calls it after each round of its event loop, so that a
  * round writes one batch of frames and then reads what came meanwhile: a
  * command waits behind one batch, not behind a frame for every client.
