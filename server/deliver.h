@@ -5,10 +5,10 @@
  * writes.
  *
  * Frames are latest-wins: a new frame of a room is announced to its
- * members (they are asked to write), and each writes the room's newest
- * frame when its socket can take it, so a slow client skips frames
- * instead of queueing them; one that got no frame for stale_timeout is
- * evicted. Which frame a client gets is decided in one place
+ * members, and each is written the room's newest frame in its turn (at
+ * once, or at its next WRITEABLE when its socket has not taken what came
+ * before), so a slow client skips frames instead of queueing them; one
+ * that got no frame for stale_timeout is evicted. Which frame a client gets is decided in one place
  * (frame_for() in deliver.c): the home of per-client frame choice. A
  * version 1 client gets the frame's version 1 part; a version 2 client the
  * part proto_v2_pick() chooses from the frames it was sent since its
@@ -19,7 +19,7 @@
  *
  * Each service thread delivers to its own sessions: the rooms it has
  * members in (lobby_rooms_of), its clients' replies (by client id), its
- * own announced frame per room; a new frame is announced to its clients a
+ * own announced frame per room; a new frame is written to its clients a
  * batch at a time per round of the service loop (deliver_paced()).
  * Replies are routed under the lobby's lock
  * (a held join runs from there) and written at once when the socket can
