@@ -18,7 +18,8 @@ TEST_JOBS  ?= $(shell echo $$(( $(JOBS) * 2 )))
 
 # Debian packages the build, the tests and the tools need.
 DEB_PACKAGES := build-essential cmake pkg-config clang clang-format \
-                libwebsockets-dev libcjson-dev libcmocka-dev zlib1g-dev libssl-dev \
+                libwebsockets-dev libwebsockets-evlib-ev libev-dev \
+                libcjson-dev libcmocka-dev zlib1g-dev libssl-dev \
                 python3 python3-websockets nodejs chromium libclang-rt-14-dev openssl \
                 nats-server libnats-dev
 

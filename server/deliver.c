@@ -84,8 +84,8 @@ static int write_frame(struct session *s, struct frame *f, unsigned kind, int64_
     return 0;
 }
 
-/* Queues s to be asked to write (deliver_paced()); asks at once if the
- * queue cannot grow. */
+/* Queues s to be written its frame (deliver_paced()); asks for a
+ * WRITEABLE at once if the queue cannot grow. */
 static void ask_later(struct sessions *ss, struct session *s)
 {
     if (ss->asks_head + ss->asks_len == ss->asks_cap) {
@@ -140,22 +140,36 @@ static void announce_frame(struct sessions *ss, struct lobby_room *lr, int64_t s
     }
 }
 
-size_t deliver_paced(struct sessions *ss)
+/* s's frame written at once when nothing is queued before it (a reply, or
+ * the rest of a write its socket did not take), else at its next
+ * WRITEABLE. */
+static void write_or_ask(struct session *s, int64_t now)
 {
-    size_t batch = ss->asks_len / 4 > DELIVER_BATCH ? ss->asks_len / 4 : DELIVER_BATCH;
+    unsigned kind;
+    struct frame *f;
+    if (session_has_text(s) || lws_partial_buffered(s->wsi) || !(f = frame_for(s, &kind))) {
+        session_want_write(s);
+        return;
+    }
+    if (write_frame(s, f, kind, now) < 0)
+        session_evict(s, LWS_CLOSE_STATUS_ABNORMAL_CLOSE);
+}
+
+size_t deliver_paced(struct sessions *ss, int64_t now)
+{
     size_t asked = 0;
-    while (ss->asks_len && asked < batch) {
+    while (ss->asks_len && asked < DELIVER_BATCH) {
         struct session *s = sessions_find(ss, ss->asks[ss->asks_head]);
         ss->asks_head++;
         ss->asks_len--;
         if (s && s->state != SESSION_CLOSING) { /* else gone or going meanwhile */
-            session_want_write(s);
+            write_or_ask(s, now);
             asked++;
         }
     }
     if (!ss->asks_len)
         ss->asks_head = 0;
-    return asked;
+    return ss->asks_len;
 }
 
 /* ---- replies ---------------------------------------------------------------------- */

@@ -5,10 +5,10 @@
  * writes.
  *
  * Frames are latest-wins: a new frame of a room is announced to its
- * members (they are asked to write), and each writes the room's newest
- * frame when its socket can take it, so a slow client skips frames
- * instead of queueing them; one that got no frame for stale_timeout is
- * evicted. Which frame a client gets is decided in one place
+ * members, and each is written the room's newest frame in its turn (at
+ * once, or at its next WRITEABLE when its socket has not taken what came
+ * before), so a slow client skips frames instead of queueing them; one
+ * that got no frame for stale_timeout is evicted. Which frame a client gets is decided in one place
  * (frame_for() in deliver.c): the home of per-client frame choice. A
  * version 1 client gets the frame's version 1 part; a version 2 client the
  * part proto_v2_pick() chooses from the frames it was sent since its
@@ -19,7 +19,7 @@
  *
  * Each service thread delivers to its own sessions: the rooms it has
  * members in (lobby_rooms_of), its clients' replies (by client id), its
- * own announced frame per room; a new frame is announced to its clients a
+ * own announced frame per room; a new frame is written to its clients a
  * batch at a time per round of the service loop (deliver_paced()).
  * Replies are routed under the lobby's lock
  * (a held join runs from there) and written at once when the socket can
@@ -46,19 +46,24 @@
  * rosters. */
 void deliver_rooms(struct sessions *ss, struct lobby *l, int64_t now);
 
-/* Members asked to write a new frame per round of the service loop, at
- * least (deliver_paced()). */
-#define DELIVER_BATCH 256
+/* Members written a new frame per round of the service loop
+ * (deliver_paced()): about half a millisecond of writes, so that a command
+ * that arrives meanwhile is read soon. A round of the event loop costs
+ * little (epoll), but smaller batches make more of them (README: fan-out). */
+#define DELIVER_BATCH 64
 
 /*
- * Asks the next clients a new frame was announced to to write it: a batch
- * of DELIVER_BATCH, or a quarter of those waiting if more, per call. The
- * service loop calls it after each round of lws_service(), so that a
+ * Writes the new frame announced to the next DELIVER_BATCH clients. The
+ * service loop calls it after each round of its event loop, so that a
  * round writes one batch of frames and then reads what came meanwhile: a
  * command waits behind one batch, not behind a frame for every client.
- * Returns how many were asked.
+ * A frame is written at once, without waiting for the socket to be
+ * reported writable, unless something is queued before it (a reply, or
+ * the rest of an earlier write the socket did not take): then at the
+ * client's next WRITEABLE. Returns how many still wait (the next round
+ * must not block).
  */
-size_t deliver_paced(struct sessions *ss);
+size_t deliver_paced(struct sessions *ss, int64_t now);
 
 /* At WRITEABLE (once session_close_if_due() said no): writes one queued
  * reply, else the latest frame, and asks for another WRITEABLE while more

@@ -11,6 +11,12 @@
  * them. Lobby calls are made under lobby_lock(); frame delivery
  * (deliver_rooms' announcements, WRITEABLE) takes no lock shared between
  * threads but the rooms' own.
+ *
+ * Each thread runs its context on a libev loop of its own (epoll, through
+ * lws's libev plugin) rather than lws's poll() of every connection: with
+ * thousands of viewers per thread, a round of the loop then costs what
+ * happened in it, and a round between two batches of frames (deliver.h)
+ * is cheap enough to come often.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -30,6 +36,7 @@
 #include "sessions.h"
 #include "tlsfiles.h"
 
+#include <ev.h>
 #include <libwebsockets.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -43,6 +50,8 @@
 #define HOUSEKEEP_NS 100000000LL  /* grace periods and room expiry, every 100 ms */
 #define GOODBYE_NS   2000000000LL /* clients get this long for their 1001 close */
 #define KICKS_MAX    1024         /* kicks from other threads waiting for a wake-up */
+/* What lws loads to run on a libev loop (Debian's libwebsockets-evlib-ev). */
+#define EVLIB_PLUGIN LWS_INSTALL_LIBDIR "/libwebsockets-evlib_ev.so"
 
 struct net;
 
@@ -55,6 +64,7 @@ struct net_thread {
     struct http_mounts mounts;
     struct lws_protocols protocols[5];
     struct lws_context *ctx;
+    struct ev_loop *loop; /* the thread's event loop (epoll), lws's own */
     struct lws_vhost *vhost;
     atomic_int reload_tls; /* net_reload_tls() asked */
     atomic_int woken;      /* net_wake() since on_wake() last ran */
@@ -401,7 +411,9 @@ static struct lws_context *context_create(struct net_thread *nt)
     info.user = nt;
     info.retry_and_idle_policy = &n->retry;
     info.options = LWS_SERVER_OPTION_VALIDATE_UTF8 |
-                   LWS_SERVER_OPTION_HTTP_HEADERS_SECURITY_BEST_PRACTICES_ENFORCE;
+                   LWS_SERVER_OPTION_HTTP_HEADERS_SECURITY_BEST_PRACTICES_ENFORCE |
+                   LWS_SERVER_OPTION_LIBEV;
+    info.foreign_loops = (void **)&nt->loop;
     info.vhost_name = "flockd";
     if (n->tls_cert[0]) {
         info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
@@ -463,11 +475,15 @@ static bool listen_and_serve(struct net_thread *nt, const char **err)
         n->port = listener_port(fd);
     nt->http.tls_port = n->tls_cert[0] ? n->port : 0;
     nt->http.redirect_port = n->tls_cert[0] ? n->cfg.tls_redirect_port : 0;
-    nt->ctx = context_create(nt);
+    nt->loop = ev_loop_new(EVBACKEND_EPOLL | EVFLAG_NOENV);
+    nt->ctx = nt->loop ? context_create(nt) : NULL;
     nt->vhost = nt->ctx ? lws_get_vhost_by_name(nt->ctx, "flockd") : NULL;
     if (!nt->vhost) {
         close(fd);
-        *err = "cannot create the server";
+        *err = !nt->loop                        ? "cannot create an epoll event loop"
+               : access(EVLIB_PLUGIN, R_OK) < 0 ? "libwebsockets' libev plugin " EVLIB_PLUGIN
+                                                  " is missing: install libwebsockets-evlib-ev"
+                                                : "cannot create the server";
         return false;
     }
     if (listener_adopt(nt->vhost, fd, false) < 0) { /* lws closed fd */
@@ -549,10 +565,12 @@ int net_port(const struct net *n)
 static void serve(struct net_thread *nt)
 {
     int64_t stop_at = 0;
+    bool is_more = false;
     for (;;) {
-        if (lws_service(nt->ctx, 0) < 0)
-            break;
-        deliver_paced(&nt->sessions); /* the next batch's frames in the next round */
+        ev_run(nt->loop, is_more ? EVRUN_NOWAIT : EVRUN_ONCE);
+        /* A batch of frames between two rounds; the next round does not
+         * wait for an event while more are waiting. */
+        is_more = deliver_paced(&nt->sessions, clock_mono_ns()) > 0;
         if (atomic_load(&nt->net->stop)) {
             int64_t now = clock_mono_ns();
             if (!stop_at)
@@ -619,6 +637,8 @@ void net_destroy(struct net *n)
         struct net_thread *nt = &n->threads[i];
         if (nt->ctx)
             lws_context_destroy(nt->ctx);
+        if (nt->loop)
+            ev_loop_destroy(nt->loop);
         sessions_free(&nt->sessions);
         pthread_mutex_destroy(&nt->kick_lock);
     }

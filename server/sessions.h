@@ -63,7 +63,7 @@ struct sessions {
     struct sessions_shared own; /* shared when cfg.shared is NULL */
     uint64_t next_id;
     char *text; /* owned: SESSIONS_TEXT_MAX bytes of scratch */
-    /* Clients a new frame was announced to, not yet asked to write it
+    /* Clients a new frame was announced to, not written it yet
      * (deliver_paced()): ids, oldest at asks_head. */
     uint64_t *asks;
     size_t asks_head, asks_len, asks_cap;

@@ -13,7 +13,8 @@ with the case's flockctl option (protocol=N: --protocol N). flockd's CPU
 (utime + stime from /proc) is read over the measured window only (flockctl
 prints when it starts measuring); its CPU with no viewer at all, measured
 first over the same length, is subtracted, so what remains is the cost of
-delivery. One row per run, then the mean per case and the ratio of each
+delivery. One row per run (with each service thread's share of the
+deliveries when there are several), then the mean per case and the ratio of each
 case's CPU per delivered frame to the first case's.
 
 A case may also name flockd flags (flockd=--net-threads+2) or another
@@ -31,6 +32,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -90,9 +92,18 @@ def idle_rate(d, seconds):
     return (cpu_s(d.proc.pid) - c0) / seconds
 
 
+def deliveries_by_thread(d):
+    """flockd_net_deliveries_total of each service thread, from /metrics."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{d.port}/metrics", timeout=10) as f:
+        text = f.read().decode()
+    return [int(m.group(1)) for m in
+            re.finditer(r'^flockd_net_deliveries_total\{thread="\d+"\} (\d+)$', text, re.M)]
+
+
 def load(flockctl, d, viewers, seconds, options):
-    """Runs flockctl load; flockd's CPU is read when its connect phase ends
-    (the measuring window starts) and when it exits."""
+    """Runs flockctl load; flockd's CPU and each service thread's
+    deliveries are read when its connect phase ends (the measuring window
+    starts) and when it exits."""
     cmd = [flockctl, "load", "--url", d.url, "--clients", str(viewers), "--seconds",
            str(seconds), "--threads", "2", "--timeout", "30"] + options
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -100,13 +111,18 @@ def load(flockctl, d, viewers, seconds, options):
     for line in p.stderr:
         if c0 is None and "measuring" in line:
             c0, t0 = cpu_s(d.proc.pid), time.monotonic()
+            n0 = deliveries_by_thread(d)
     out = p.stdout.read()
     p.wait()
     c1, t1 = cpu_s(d.proc.pid), time.monotonic()
+    if c0 is not None:
+        n = [b - a for a, b in zip(n0, deliveries_by_thread(d))]
+        r_shares = [x / sum(n) for x in n] if sum(n) else []
     last = out.strip().splitlines()[-1] if out.strip() else "{}"
     r = json.loads(last)
     if c0 is None:
         sys.exit(f"fanout_bench: flockctl load never started measuring: {out.strip()[-300:]}")
+    r["thread_shares"] = r_shares
     r["window_s"] = t1 - t0
     r["cpu_s"] = c1 - c0
     r["exit"] = p.returncode
@@ -170,7 +186,9 @@ def main():
                       f"{r.get('frames_per_s', 0):.0f} deliveries/s, "
                       f"{r.get('mb_per_s', 0):.1f} MB/s, {r.get('bytes_per_boid')} B/boid, "
                       f"flockd {100 * r['cpu_share']:.0f}% of a core "
-                      f"(idle {100 * idle:.1f}%), {r['us_per_frame']:.1f} us/delivery",
+                      f"(idle {100 * idle:.1f}%), {r['us_per_frame']:.1f} us/delivery"
+                      + (", threads " + " / ".join(f"{100 * x:.0f}" for x in r["thread_shares"])
+                         + " % of deliveries" if len(r["thread_shares"]) > 1 else ""),
                       flush=True)
     finally:
         if shared:

@@ -987,8 +987,13 @@ class BoundWS(RawWS):
             socket.create_connection = real
 
     def command(self, **cmd):
+        """The command's reply; a roster or availability message may come
+        before it (PROTOCOL.md §1)."""
         self.send(frame(1, json.dumps(cmd).encode()))
-        return self.replies(1)[0]
+        while True:
+            r = self.replies(1)[0]
+            if r["type"] not in ("roster", "availability"):
+                return r
 
 
 def logged(d, text, timeout=5):
