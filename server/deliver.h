@@ -8,24 +8,25 @@
  * members, and each is written the room's newest frame in its turn (at
  * once, or at its next WRITEABLE when its socket has not taken what came
  * before), so a slow client skips frames instead of queueing them; one
- * that got no frame for stale_timeout is evicted. Which frame a client gets is decided in one place
- * (frame_for() in deliver.c): the home of per-client frame choice. A
- * version 1 client gets the frame's version 1 part; a version 2 client the
- * part proto_v2_pick() chooses from the frames it was sent since its
- * stream started (its welcome, or the ack of its keyframe command), kept
- * in its session's feed. Each choice tells the room which kind the client
- * takes (room_want()), so the room encodes the kinds its clients take and
- * no other; no frame is ever encoded for one client.
+ * that got no frame for stale_timeout is evicted. Which frame a client
+ * gets is decided in one place (frame_for() in deliver.c): the home of
+ * per-client frame choice. A version 1 client gets the frame's version 1
+ * part; a version 2 client the part proto_v2_pick() chooses from the
+ * frames it was sent since its stream started (its welcome, or the ack of
+ * its keyframe command), kept in its session's feed. Each choice tells the
+ * room which kind the client takes (room_want()), so the room encodes the
+ * kinds its clients take and no other; no frame is ever encoded for one
+ * client.
  *
  * Each service thread delivers to its own sessions: the rooms it has
  * members in (lobby_rooms_of), its clients' replies (by client id), its
  * own announced frame per room; a new frame is written to its clients a
  * batch at a time per round of the service loop (deliver_paced()).
- * Replies are routed under the lobby's lock
- * (a held join runs from there) and written at once when the socket can
- * take them, before the frames of the same wake-up are announced, so a
- * command's ack does not wait behind a round of frames; announcing and
- * WRITEABLE take no lock shared between threads but the room's own.
+ * Replies are routed under the lobby's lock (a held join runs from there)
+ * and written at once when the socket can take them, before the frames of
+ * the same wake-up are announced, so a command's ack does not wait behind
+ * a round of frames; announcing and writing frames take no lock shared
+ * between threads but the room's own.
  *
  * Never: parses commands or changes membership (a held join is handed to
  * dispatch.h); reads the clock (`now` comes in). Threading: the service
