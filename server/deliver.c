@@ -76,11 +76,7 @@ static int write_frame(struct session *s, struct frame *f, unsigned kind, int64_
         note_sent(&s->feed, (uint32_t)f->seq);
     s->feed.last_seq = f->seq;
     s->feed.last_frame_ns = now;
-    atomic_fetch_add_explicit(&g_metrics.snapshots_sent, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&g_metrics.net[s->m.thread % METRICS_NET_THREADS].deliveries, 1,
-                              memory_order_relaxed);
-    atomic_fetch_add_explicit(&g_metrics.bytes_sent, len, memory_order_relaxed);
-    metrics_frame_sent(kind, len);
+    metrics_frame_sent(s->m.thread, kind, len);
     return 0;
 }
 

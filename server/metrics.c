@@ -69,53 +69,50 @@ static uint64_t get(atomic_uint_fast64_t *v)
     return atomic_load_explicit(v, memory_order_relaxed);
 }
 
+/* flockd_NAME, a counter. */
+static void render_total(struct textbuf *t, const char *name, const char *help, uint64_t v)
+{
+    textbuf_printf(t, "# HELP flockd_%s %s\n# TYPE flockd_%s counter\nflockd_%s %llu\n", name, help,
+                   name, name, (unsigned long long)v);
+}
+
 static void render_counters(struct textbuf *t)
 {
     static const struct {
-        const char *name, *type, *help;
+        const char *name, *help;
         size_t offset;
     } rows[] = {
-        {"ticks_total", "counter",
+        {"ticks_total",
          "Simulation ticks run (a paused room's periods, which step nothing, are not counted).",
          offsetof(struct metrics, ticks)},
-        {"tick_overruns_total", "counter", "Ticks that finished after their deadline.",
+        {"tick_overruns_total", "Ticks that finished after their deadline.",
          offsetof(struct metrics, tick_overruns)},
-        {"split_ticks_total", "counter",
-         "Ticks whose step was cut into pieces for several tick threads.",
+        {"split_ticks_total", "Ticks whose step was cut into pieces for several tick threads.",
          offsetof(struct metrics, split_ticks)},
-        {"connections_total", "counter", "WebSocket connections accepted.",
+        {"connections_total", "WebSocket connections accepted.",
          offsetof(struct metrics, connections_total)},
-        {"snapshots_encoded_total", "counter", "Snapshots encoded (once per room).",
+        {"snapshots_encoded_total", "Snapshots encoded (once per room).",
          offsetof(struct metrics, snapshots_encoded)},
-        {"snapshots_sent_total", "counter", "Snapshot frames written to clients.",
-         offsetof(struct metrics, snapshots_sent)},
-        {"snapshots_skipped_total", "counter", "Snapshots a slow client never got.",
+        {"snapshots_skipped_total", "Snapshots a slow client never got.",
          offsetof(struct metrics, snapshots_skipped)},
-        {"bytes_sent_total", "counter", "Snapshot bytes written to clients.",
-         offsetof(struct metrics, bytes_sent)},
-        {"commands_accepted_total", "counter", "Commands applied.",
+        {"commands_accepted_total", "Commands applied.",
          offsetof(struct metrics, commands_accepted)},
-        {"keyframes_requested_total", "counter",
+        {"keyframes_requested_total",
          "keyframe commands applied (a client's decoder refused a frame).",
          offsetof(struct metrics, keyframes_requested)},
-        {"admin_denied_total", "counter", "Joins as admin refused for a wrong or missing token.",
+        {"admin_denied_total", "Joins as admin refused for a wrong or missing token.",
          offsetof(struct metrics, admin_denied)},
-        {"auth_failures_total", "counter",
+        {"auth_failures_total",
          "Wrong admin tokens and room passwords (past auth-tries, each delays its address's "
          "next attempts).",
          offsetof(struct metrics, auth_failures)},
-        {"kicked_total", "counter", "Clients kicked by an admin.",
-         offsetof(struct metrics, kicked)},
-        {"rooms_created_total", "counter", "Rooms created by joins.",
-         offsetof(struct metrics, rooms_created)},
-        {"rooms_expired_total", "counter", "Empty rooms removed.",
-         offsetof(struct metrics, rooms_expired)},
+        {"kicked_total", "Clients kicked by an admin.", offsetof(struct metrics, kicked)},
+        {"rooms_created_total", "Rooms created by joins.", offsetof(struct metrics, rooms_created)},
+        {"rooms_expired_total", "Empty rooms removed.", offsetof(struct metrics, rooms_expired)},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         atomic_uint_fast64_t *v = (atomic_uint_fast64_t *)((char *)&g_metrics + rows[i].offset);
-        textbuf_printf(t, "# HELP flockd_%s %s\n# TYPE flockd_%s %s\nflockd_%s %llu\n",
-                       rows[i].name, rows[i].help, rows[i].name, rows[i].type, rows[i].name,
-                       (unsigned long long)get(v));
+        render_total(t, rows[i].name, rows[i].help, get(v));
     }
 }
 
@@ -155,12 +152,14 @@ void metrics_frames_encoded(unsigned kind, uint64_t frames, uint64_t ns)
     atomic_fetch_add_explicit(&g_metrics.encode_ns[kind], ns, memory_order_relaxed);
 }
 
-void metrics_frame_sent(unsigned kind, size_t bytes)
+void metrics_frame_sent(unsigned thread, unsigned kind, size_t bytes)
 {
     if (kind >= METRICS_FRAME_KINDS)
         return;
-    atomic_fetch_add_explicit(&g_metrics.frames_sent[kind], 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&g_metrics.frame_bytes_sent[kind], bytes, memory_order_relaxed);
+    struct metrics_net_thread *nt = &g_metrics.net[thread % METRICS_NET_THREADS];
+    atomic_fetch_add_explicit(&nt->deliveries, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&nt->frames_sent[kind], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&nt->frame_bytes_sent[kind], bytes, memory_order_relaxed);
 }
 
 static void render_gauges(struct textbuf *t)
@@ -192,31 +191,45 @@ static void render_labelled(struct textbuf *t)
 }
 
 /* One counter per frame kind, from a metrics array of METRICS_FRAME_KINDS. */
-static void render_by_kind(struct textbuf *t, const char *name, const char *help,
-                           atomic_uint_fast64_t *v, double scale)
+static void render_by_kind(struct textbuf *t, const char *name, const char *help, const uint64_t *v,
+                           double scale)
 {
     textbuf_printf(t, "# HELP flockd_%s %s\n# TYPE flockd_%s counter\n", name, help, name);
     for (unsigned k = 0; k < METRICS_FRAME_KINDS; k++)
         textbuf_printf(t, "flockd_%s{kind=\"%s\"} %.12g\n", name, snapenc_kind_name(k),
-                       (double)get(&v[k]) * scale);
+                       (double)v[k] * scale);
 }
 
 static void render_frames(struct textbuf *t)
 {
+    uint64_t encoded[METRICS_FRAME_KINDS], ns[METRICS_FRAME_KINDS];
+    uint64_t sent[METRICS_FRAME_KINDS] = {0}, bytes[METRICS_FRAME_KINDS] = {0};
+    uint64_t all_sent = 0, all_bytes = 0;
+    for (unsigned k = 0; k < METRICS_FRAME_KINDS; k++) {
+        encoded[k] = get(&g_metrics.frames_encoded[k]);
+        ns[k] = get(&g_metrics.encode_ns[k]);
+        for (unsigned i = 0; i < METRICS_NET_THREADS; i++) {
+            sent[k] += get(&g_metrics.net[i].frames_sent[k]);
+            bytes[k] += get(&g_metrics.net[i].frame_bytes_sent[k]);
+        }
+        all_sent += sent[k];
+        all_bytes += bytes[k];
+    }
+    render_total(t, "snapshots_sent_total", "Snapshot frames written to clients.", all_sent);
+    render_total(t, "bytes_sent_total", "Snapshot bytes written to clients.", all_bytes);
     render_by_kind(t, "frames_encoded_total", "Snapshot frames encoded, by kind (once per room).",
-                   g_metrics.frames_encoded, 1);
-    render_by_kind(t, "frame_encode_seconds_total", "Time spent encoding frames, by kind.",
-                   g_metrics.encode_ns, 1e-9);
+                   encoded, 1);
+    render_by_kind(t, "frame_encode_seconds_total", "Time spent encoding frames, by kind.", ns,
+                   1e-9);
     textbuf_printf(t,
                    "# HELP flockd_v2_state_seconds_total Time spent quantizing and hashing "
                    "snapshots for version 2 frames.\n"
                    "# TYPE flockd_v2_state_seconds_total counter\n"
                    "flockd_v2_state_seconds_total %.12g\n",
                    (double)get(&g_metrics.v2_state_ns) * 1e-9);
-    render_by_kind(t, "frames_sent_total", "Snapshot frames written to clients, by kind.",
-                   g_metrics.frames_sent, 1);
+    render_by_kind(t, "frames_sent_total", "Snapshot frames written to clients, by kind.", sent, 1);
     render_by_kind(t, "frame_bytes_sent_total", "Snapshot bytes written to clients, by kind.",
-                   g_metrics.frame_bytes_sent, 1);
+                   bytes, 1);
 }
 
 /* Deliveries and connections per service thread: each one's share. */

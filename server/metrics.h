@@ -27,10 +27,13 @@ struct metrics_histogram {
     atomic_uint_fast64_t sum_ns;
 };
 
-/* What one service thread did, on a cache line of its own. */
+/* What one service thread did, on cache lines of its own: a frame written
+ * touches no counter another thread writes. */
 struct metrics_net_thread {
-    _Alignas(64) atomic_uint_fast64_t deliveries; /* snapshot frames written */
-    atomic_int_fast64_t connections;              /* WebSocket clients it holds now */
+    _Alignas(64) atomic_uint_fast64_t deliveries;          /* snapshot frames written */
+    atomic_int_fast64_t connections;                       /* WebSocket clients it holds now */
+    atomic_uint_fast64_t frames_sent[METRICS_FRAME_KINDS]; /* by kind (snapenc.h) */
+    atomic_uint_fast64_t frame_bytes_sent[METRICS_FRAME_KINDS];
 };
 
 /* Every limit of the limits table whose hits are counted, by name in
@@ -65,9 +68,7 @@ struct metrics {
     atomic_int_fast64_t clients;
     atomic_uint_fast64_t connections_total;
     atomic_uint_fast64_t snapshots_encoded;
-    atomic_uint_fast64_t snapshots_sent;
     atomic_uint_fast64_t snapshots_skipped;
-    atomic_uint_fast64_t bytes_sent;
     atomic_uint_fast64_t commands_accepted;
     atomic_uint_fast64_t keyframes_requested; /* keyframe commands applied */
     atomic_uint_fast64_t admin_denied;        /* joins as admin refused (bad or no token) */
@@ -79,13 +80,12 @@ struct metrics {
     atomic_int_fast64_t rooms; /* gauge */
     atomic_uint_fast64_t commands_rejected[METRICS_MAX_CODES];
     /* Snapshot frames by kind (snapenc.h): encoded (once per room and
-     * snapshot), the time that took, written to clients and their bytes. */
+     * snapshot) and the time that took; those written to clients and
+     * their bytes are counted per service thread (net[]). */
     atomic_uint_fast64_t frames_encoded[METRICS_FRAME_KINDS];
     atomic_uint_fast64_t encode_ns[METRICS_FRAME_KINDS];
     atomic_uint_fast64_t v2_state_ns; /* quantizing and hashing for version 2 */
-    atomic_uint_fast64_t frames_sent[METRICS_FRAME_KINDS];
-    atomic_uint_fast64_t frame_bytes_sent[METRICS_FRAME_KINDS];
-    atomic_uint net_threads; /* service threads running: the rows of net[] shown */
+    atomic_uint net_threads;          /* service threads running: the rows of net[] shown */
     struct metrics_net_thread net[METRICS_NET_THREADS];
 };
 
@@ -113,8 +113,9 @@ void metrics_reject(const char *code);
 /* Counts `frames` frames of a kind encoded in `ns` nanoseconds. */
 void metrics_frames_encoded(unsigned kind, uint64_t frames, uint64_t ns);
 
-/* Counts one frame of a kind written to a client. */
-void metrics_frame_sent(unsigned kind, size_t bytes);
+/* Counts one frame of a kind written to a client by service thread
+ * `thread`: its deliveries, and the frames and bytes of that kind. */
+void metrics_frame_sent(unsigned thread, unsigned kind, size_t bytes);
 
 /*
  * Renders every metric as Prometheus text exposition into buf (cap bytes).
