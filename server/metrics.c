@@ -190,7 +190,7 @@ static void render_labelled(struct textbuf *t)
                        (unsigned long long)get(&g_metrics.limit_hits[i]));
 }
 
-/* One counter per frame kind, from a metrics array of METRICS_FRAME_KINDS. */
+/* One counter per frame kind, from METRICS_FRAME_KINDS values. */
 static void render_by_kind(struct textbuf *t, const char *name, const char *help, const uint64_t *v,
                            double scale)
 {
