@@ -304,6 +304,8 @@ static int callback_ws(struct lws *wsi, enum lws_callback_reasons reason, void *
          * instead of waiting behind every other client's frame. */
         if (atomic_load_explicit(&nt->woken, memory_order_relaxed))
             on_wake(nt, clock_mono_ns());
+        if (session_is_close_handed(s))
+            return 0; /* lws sends the close and waits for the client's */
         if (session_close_if_due(s))
             return -1; /* lws sends the close frame set */
         return deliver_writeable(s, clock_mono_ns()) < 0 ? -1 : 0;

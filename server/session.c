@@ -221,33 +221,18 @@ void session_replied(struct session *s)
         session_want_write(s); /* it may close once its queue is written */
 }
 
-/* Most bytes a closing client's socket is emptied of (DRAIN_INPUT). */
-#define DRAIN_INPUT_MAX (8u << 20)
-
-/* Reads and drops what the client sent that nobody read yet: a socket
- * closed with unread input sends a reset instead of a FIN, and the reset
- * makes the client's kernel drop what it had not read yet, our last
- * replies and the close frame among them (a client flooding commands
- * would never learn why it was closed). */
-static void drain_input(struct session *s)
+bool session_is_close_handed(const struct session *s)
 {
-    int fd = lws_get_socket_fd(s->wsi);
-    char buf[16384];
-    for (size_t total = 0; fd >= 0 && total < DRAIN_INPUT_MAX;) {
-        ssize_t n = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
-        if (n <= 0)
-            break;
-        total += (size_t)n;
-    }
+    return s->is_close_handed;
 }
 
 bool session_close_if_due(struct session *s)
 {
     if (s->state == SESSION_DRAINING && !s->owed && !s->out_count)
         s->state = SESSION_CLOSING;
-    if (s->state != SESSION_CLOSING)
+    if (s->state != SESSION_CLOSING || s->is_close_handed)
         return false;
-    drain_input(s);
+    s->is_close_handed = true;
     static const char too_large[] = "message too large";
     bool big = s->close_status == LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE;
     lws_close_reason(s->wsi, (enum lws_close_status)s->close_status,

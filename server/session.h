@@ -84,7 +84,8 @@ struct session {
     struct lws *wsi;
     uint64_t id;
     enum session_state state;
-    int close_status; /* DRAINING, CLOSING: the close code to send */
+    int close_status;     /* DRAINING, CLOSING: the close code to send */
+    bool is_close_handed; /* CLOSING: lws was told to close (it sends the close frame) */
     struct lobby_member m;
     struct proto_command *held_join; /* owned: JOIN_HELD only */
     uint32_t owed;
@@ -191,8 +192,17 @@ bool session_has_text(const struct session *s);
 int session_write_text(struct session *s, int64_t now);
 
 /* At WRITEABLE: in CLOSING (DRAINING turns CLOSING here once nothing is
- * owed or queued) sets the close frame and returns true: the caller then
- * closes the connection. False otherwise. */
+ * owed or queued) sets the close frame and returns true, once: the caller
+ * then hands the close to lws (returns -1), which sends the frame and
+ * waits for the client's own close, reading and dropping what the client
+ * still sends. False otherwise. */
 bool session_close_if_due(struct session *s);
+
+/* The close was handed to lws: a WRITEABLE of the connection writes
+ * nothing and returns 0. Returning -1 again would make lws close the
+ * socket at once, without waiting for the client's close, and a client
+ * still sending would get a reset that drops the close frame it had not
+ * read yet. */
+bool session_is_close_handed(const struct session *s);
 
 #endif
