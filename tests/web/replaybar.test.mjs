@@ -57,6 +57,23 @@ test('the bar should follow the playback but not while the slider is held', () =
   assert.equal(els.slider.value, '900');
 });
 
+test('a typed tick should survive the playback until it is sent, focus or not', () => {
+  const { els, sent, bar: b } = bar();
+  b.show(REPLAY);
+  b.update(700);
+  els.tick.value = '2000';
+  els.tick.fire('input');
+  document.activeElement = els.go; // pressing Go takes the focus before the click
+  b.update(701);
+  assert.equal(els.tick.value, '2000');
+  assert.equal(els.slider.value, 701);
+  els.go.fire('click');
+  assert.deepEqual(sent, [['goto', { tick: 2000 }]]);
+  b.update(2000);
+  b.update(2001);
+  assert.equal(els.tick.value, 2001); // sent: it follows again
+});
+
 test('releasing the slider, the go button and Enter should send goto', () => {
   const { els, sent, bar: b } = bar();
   b.show(REPLAY);

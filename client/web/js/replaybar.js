@@ -22,6 +22,9 @@ export class ReplayBar {
     this.send = send;
     this.replay = null;
     this.dragging = false;
+    // A tick typed in the box and not sent yet: the playback does not
+    // overwrite it, even once the box loses focus to the Go button.
+    this.typed = false;
     els.slider.addEventListener('input', () => {
       this.dragging = true;
       els.tick.value = els.slider.value;
@@ -31,6 +34,9 @@ export class ReplayBar {
       this.go(els.slider.value);
     });
     els.go.addEventListener('click', () => this.go(els.tick.value));
+    els.tick.addEventListener('input', () => {
+      this.typed = true;
+    });
     els.tick.addEventListener('keydown', (e) => {
       if (e.key === 'Enter') this.go(els.tick.value);
     });
@@ -49,16 +55,21 @@ export class ReplayBar {
     range.textContent = `ticks ${this.replay.first_tick}–${this.replay.last_tick}`;
   }
 
-  /** Follows the playback: the newest snapshot's tick (not while the slider is held). */
+  /**
+   * Follows the playback: the newest snapshot's tick (not while the slider
+   * is held; the tick box neither while it has focus nor while it holds a
+   * tick typed and not sent).
+   */
   update(tick) {
     if (!this.replay || this.dragging) return;
     this.els.slider.value = tick;
-    if (document.activeElement !== this.els.tick) this.els.tick.value = tick;
+    if (document.activeElement !== this.els.tick && !this.typed) this.els.tick.value = tick;
   }
 
   /** Sends goto for `value`, clamped into the recording. */
   go(value) {
     if (!this.replay) return;
+    this.typed = false;
     this.send('goto', { tick: gotoTick(value, this.replay) });
   }
 }
