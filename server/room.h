@@ -9,11 +9,13 @@
  * command and calls the notify hook (room_apply_queued). A tick does the
  * same first, for what no poke took yet, then steps the world unless
  * paused, and every tick_hz/snapshot_hz ticks encodes ONE snapshot into a
- * refcounted frame (snapenc.h) that replaces the previous "latest" frame: in each kind of frame its
- * clients took within the last ROOM_WANT_LINGER_S seconds (room_want()), each kind once, whatever
- * the number of clients. Then it calls the notify hook so the network thread can hand the frame to
- * clients. The room never reads the clock for its logic: the time of each tick comes from the pool
- * (struct pool_time), or from a test.
+ * refcounted frame (snapenc.h) that replaces the previous "latest" frame:
+ * in each kind of frame its clients took within the last
+ * ROOM_WANT_LINGER_S seconds (room_want()), each kind once, whatever the
+ * number of clients. Then it calls the notify hook so the network thread
+ * can hand the frame to clients. The room never reads the clock for its
+ * logic: the time of each tick comes from the pool (struct pool_time), or
+ * from a test.
  *
  * The room is where the simulation meets the protocol, which know nothing
  * of each other: it hands the codec plain views of its world (snapshot,

@@ -987,12 +987,12 @@ class BoundWS(RawWS):
             socket.create_connection = real
 
     def command(self, **cmd):
-        """The command's reply; a roster or availability message may come
-        before it (PROTOCOL.md §1)."""
+        """The command's reply, the message with its id (a roster or an
+        availability message may come before it, PROTOCOL.md §1)."""
         self.send(frame(1, json.dumps(cmd).encode()))
         while True:
             r = self.replies(1)[0]
-            if r["type"] not in ("roster", "availability"):
+            if r.get("id") == cmd.get("id"):
                 return r
 
 
