@@ -205,11 +205,11 @@ struct frame *cluster_frame_decode(const uint8_t *buf, size_t len, size_t pre,
     atomic_init(&f->refs, 1);
     size_t at = 0;
     for (unsigned k = 0; k < SNAPENC_KINDS; k++) {
-        f->part[k] = (struct frame_part){.off = 0, .len = lens[k]};
+        f->part[k] = (struct frame_part){.off = 0, .len = 0};
         if (!lens[k])
             continue;
-        f->part[k].off = at + pre;
         memcpy(f->data + at + pre, bytes_take(&r, lens[k]), lens[k]);
+        frame_set_part(f, k, at + pre, lens[k]);
         at += pre + lens[k];
     }
     *rc = check_parts(f, meta);

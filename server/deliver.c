@@ -65,9 +65,12 @@ static void note_sent(struct session_feed *feed, uint32_t seq)
 
 static int write_frame(struct session *s, struct frame *f, unsigned kind, int64_t now)
 {
-    size_t len = f->part[kind].len;
-    int w = lws_write(s->wsi, frame_payload(f, kind), len, LWS_WRITE_BINARY);
-    if (w < (int)len)
+    size_t len = f->part[kind].len, n;
+    /* Sent as it is, header included (lws buffers what the socket does
+     * not take): lws_write()'s own framing would write the header into the
+     * frame, which other threads are sending too. */
+    const unsigned char *wire = frame_wire(f, kind, &n);
+    if (!n || lws_write(s->wsi, (unsigned char *)wire, n, LWS_WRITE_RAW) < (int)n)
         return PROTO_E_INTERNAL;
     if (s->feed.last_seq && f->seq > s->feed.last_seq + 1)
         atomic_fetch_add_explicit(&g_metrics.snapshots_skipped, f->seq - s->feed.last_seq - 1,

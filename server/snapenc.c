@@ -59,6 +59,25 @@ void frame_release(struct frame *f)
         free(f);
 }
 
+void frame_set_part(struct frame *f, unsigned kind, size_t off, size_t len)
+{
+    unsigned head = len < 126 ? 2 : len < 65536 ? 4 : FRAME_WS_HEAD_MAX;
+    if (f->pre < FRAME_WS_HEAD_MAX || off < f->pre)
+        head = 0;
+    f->part[kind] = (struct frame_part){.off = off, .len = len, .head = head};
+    unsigned char *h = f->data + off - head;
+    if (!head)
+        return;
+    h[0] = 0x82; /* FIN, binary */
+    if (head == 2) {
+        h[1] = (unsigned char)len;
+        return;
+    }
+    h[1] = head == 4 ? 126 : 127;
+    for (unsigned i = 2; i < head; i++) /* the length, big-endian */
+        h[i] = (unsigned char)((uint64_t)len >> 8 * (head - 1 - i));
+}
+
 unsigned snapenc_kind_of(uint8_t gap1, uint8_t gap0)
 {
     struct proto_v2_plan full;
@@ -287,7 +306,7 @@ static void add_part(struct snapenc *e, struct frame *parts, unsigned kind, size
 {
     if (len <= 0)
         return;
-    parts->part[kind] = (struct frame_part){*used + e->cfg.pre, (size_t)len};
+    frame_set_part(parts, kind, *used + e->cfg.pre, (size_t)len);
     *used += e->cfg.pre + (size_t)len;
     e->stats.frames[kind]++;
     e->stats.bytes[kind] += (uint64_t)len;

@@ -56,11 +56,19 @@ enum {
     SNAPENC_KINDS = 1 + PROTO_V2_PLAN_MAX,
 };
 
-/* One encoding of a snapshot inside its frame: len bytes at data + off,
- * with pre writable bytes before them (lws_write's headroom); len 0: not
- * encoded. */
+/* The longest WebSocket header of a server's binary message (RFC 6455
+ * §5.2: opcode, 127, a 64-bit length). */
+#define FRAME_WS_HEAD_MAX 10
+
+/* One encoding of a snapshot inside its frame: len bytes at data + off
+ * (len 0: not encoded), preceded by the head bytes of their WebSocket
+ * header (a final, unmasked binary message of len bytes), written once
+ * when the frame is made: every client is sent the same bytes, and no
+ * thread writes into a frame it shares. head is 0 when the frame's
+ * headroom is shorter than FRAME_WS_HEAD_MAX. */
 struct frame_part {
     size_t off, len;
+    unsigned head;
 };
 
 /* One snapshot in every kind it was encoded as; shared by every client. */
@@ -69,7 +77,7 @@ struct frame {
     uint64_t seq; /* 1, 2, 3 ... per room; a version 2 frame carries its low 32 bits */
     uint64_t tick;
     int64_t time_us; /* server time stamped into the snapshot */
-    size_t pre;      /* headroom before each part (LWS_PRE) */
+    size_t pre;      /* headroom before each part (>= FRAME_WS_HEAD_MAX to be sent) */
     /* The version 2 frames this snapshot allows (their bases were held),
      * key first, and the kind of each (plan.frame[k] is part[kind[k]]). */
     struct proto_v2_plan plan;
@@ -82,11 +90,25 @@ struct frame {
 struct frame *frame_ref(struct frame *f);
 void frame_release(struct frame *f);
 
-/* The payload of part `kind` of f (with f->pre writable bytes before it). */
-static inline unsigned char *frame_payload(struct frame *f, unsigned kind)
+/* The payload of part `kind` of f. */
+static inline const unsigned char *frame_payload(const struct frame *f, unsigned kind)
 {
     return f->data + f->part[kind].off;
 }
+
+/* Part `kind` of f as a client is sent it, its WebSocket header first:
+ * *n bytes (0 when the part has no header). */
+static inline const unsigned char *frame_wire(const struct frame *f, unsigned kind, size_t *n)
+{
+    const struct frame_part *p = &f->part[kind];
+    *n = p->head ? p->head + p->len : 0;
+    return f->data + p->off - p->head;
+}
+
+/* Makes part `kind` of f the len bytes at f->data + off, and writes their
+ * WebSocket header into the f->pre bytes before them (if they hold it).
+ * For the maker of f, before it is shared. */
+void frame_set_part(struct frame *f, unsigned kind, size_t off, size_t len);
 
 /* The kind of the version 2 frame with these gaps (0, 0: the key frame). */
 unsigned snapenc_kind_of(uint8_t gap1, uint8_t gap0);

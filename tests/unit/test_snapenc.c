@@ -256,6 +256,64 @@ static void kinds_are_named_in_the_order_of_the_plan(void **state)
     assert_string_equal(snapenc_kind_name(SNAPENC_KINDS), "");
 }
 
+/* The WebSocket header RFC 6455 §5.2 gives a final, unmasked binary
+ * message of len bytes. */
+static size_t ws_header(size_t len, unsigned char *h)
+{
+    h[0] = 0x82;
+    if (len < 126) {
+        h[1] = (unsigned char)len;
+        return 2;
+    }
+    size_t n = len < 65536 ? 2 : 8;
+    h[1] = n == 2 ? 126 : 127;
+    for (size_t i = 0; i < n; i++)
+        h[2 + i] = (unsigned char)((uint64_t)len >> 8 * (n - 1 - i));
+    return 2 + n;
+}
+
+static void each_part_is_sent_with_its_websocket_header_written_before_it(void **state)
+{
+    (void)state;
+    static const size_t lens[] = {1, 125, 126, 65535, 65536, 70000};
+    for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+        struct frame *f = calloc(1, sizeof *f + 16 + lens[i]);
+        assert_non_null(f);
+        f->pre = 16;
+        frame_set_part(f, SNAPENC_KEY, 16, lens[i]);
+        unsigned char want[FRAME_WS_HEAD_MAX];
+        size_t head = ws_header(lens[i], want), n;
+        const unsigned char *wire = frame_wire(f, SNAPENC_KEY, &n);
+        assert_int_equal(n, head + lens[i]);
+        assert_memory_equal(wire, want, head);
+        assert_ptr_equal(wire + head, frame_payload(f, SNAPENC_KEY));
+        free(f);
+    }
+    /* Headroom too short for the longest header: no wire form. */
+    struct frame *f = calloc(1, sizeof *f + 8 + 10);
+    assert_non_null(f);
+    f->pre = 8;
+    frame_set_part(f, SNAPENC_V1, 8, 10);
+    size_t n = 1;
+    frame_wire(f, SNAPENC_V1, &n);
+    assert_int_equal(n, 0);
+    free(f);
+    /* An encoded frame's parts carry theirs. */
+    struct fixture fx = make();
+    struct frame *fr = next(&fx, 1u << SNAPENC_V1 | 1u << SNAPENC_KEY);
+    for (unsigned k = 0; k < SNAPENC_KINDS; k++) {
+        if (!fr->part[k].len)
+            continue;
+        unsigned char want[FRAME_WS_HEAD_MAX];
+        size_t head = ws_header(fr->part[k].len, want);
+        const unsigned char *wire = frame_wire(fr, k, &n);
+        assert_int_equal(n, head + fr->part[k].len);
+        assert_memory_equal(wire, want, head);
+    }
+    frame_release(fr);
+    unmake(&fx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -264,6 +322,7 @@ int main(void)
         cmocka_unit_test(a_new_epoch_starts_on_the_key_frame_alone),
         cmocka_unit_test(bases_are_kept_as_far_back_as_the_kinds_wanted_reach),
         cmocka_unit_test(kinds_are_named_in_the_order_of_the_plan),
+        cmocka_unit_test(each_part_is_sent_with_its_websocket_header_written_before_it),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
