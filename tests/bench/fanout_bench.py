@@ -3,7 +3,7 @@
 
 Usage:
     fanout_bench.py FLOCKD FLOCKCTL [--boids 10000] [--viewers 2000]
-                    [--seconds 15] [--rounds 2] [--paused]
+                    [--seconds 15] [--rounds 2] [--paused] [--cpus 0:1]
                     [--compare protocol=1 protocol=2] [-- FLOCKD_FLAGS...]
 
 Starts one flockd (ephemeral loopback port, --boids boids, limits raised
@@ -14,8 +14,14 @@ with the case's flockctl option (protocol=N: --protocol N). flockd's CPU
 prints when it starts measuring); its CPU with no viewer at all, measured
 first over the same length, is subtracted, so what remains is the cost of
 delivery. One row per run (with each service thread's share of the
-deliveries when there are several), then the mean per case and the ratio of each
-case's CPU per delivered frame to the first case's.
+deliveries when there are several, and the TCP segments the machine sent
+per delivery: on loopback the frames' and the viewers' acks), then the
+mean per case and the ratio of each case's CPU per delivered frame to the
+first case's.
+
+--cpus F:L runs flockd on the CPUs F and the load generator on the CPUs L
+(lists as taskset takes them: 0, 0-1, 0,2): with the viewers' work off
+flockd's cores, what a delivery costs flockd alone.
 
 A case may also name flockd flags (flockd=--net-threads+2) or another
 build (binary=PATH, to set builds side by side): each such case then gets
@@ -50,13 +56,34 @@ def free_port():
         return s.getsockname()[1]
 
 
+def cpu_list(text):
+    """The CPUs of a list such as 0, 0-3 or 0,2."""
+    cpus = set()
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        cpus.update(range(int(lo), int(hi or lo) + 1))
+    return cpus
+
+
+def pinned(cpus):
+    """A preexec_fn that keeps the child on cpus (None: anywhere)."""
+    return (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
+
+
+def tcp_segments_sent():
+    """The machine's Tcp OutSegs so far (/proc/net/snmp)."""
+    with open("/proc/net/snmp") as f:
+        rows = [line.split() for line in f if line.startswith("Tcp:")]
+    return int(rows[1][rows[0].index("OutSegs")])
+
+
 class Flockd:
-    def __init__(self, binary, boids, viewers, extra):
+    def __init__(self, binary, boids, viewers, extra, cpus=None):
         self.port = free_port()
         args = [binary, "--host", "127.0.0.1", "--port", str(self.port), "--boids", str(boids),
                 "--max-clients", str(viewers + 64), "--max-per-ip", str(viewers + 64)] + extra
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                     text=True)
+                                     text=True, preexec_fn=pinned(cpus))
         deadline = time.time() + 10
         while time.time() < deadline:
             try:
@@ -100,21 +127,22 @@ def deliveries_by_thread(d):
             re.finditer(r'^flockd_net_deliveries_total\{thread="\d+"\} (\d+)$', text, re.M)]
 
 
-def load(flockctl, d, viewers, seconds, options):
+def load(flockctl, d, viewers, seconds, options, cpus=None):
     """Runs flockctl load; flockd's CPU and each service thread's
     deliveries are read when its connect phase ends (the measuring window
     starts) and when it exits."""
     cmd = [flockctl, "load", "--url", d.url, "--clients", str(viewers), "--seconds",
            str(seconds), "--threads", "2", "--timeout", "30"] + options
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=pinned(cpus))
     c0 = t0 = None
     for line in p.stderr:
         if c0 is None and "measuring" in line:
             c0, t0 = cpu_s(d.proc.pid), time.monotonic()
-            n0 = deliveries_by_thread(d)
+            n0, s0 = deliveries_by_thread(d), tcp_segments_sent()
     out = p.stdout.read()
     p.wait()
-    c1, t1 = cpu_s(d.proc.pid), time.monotonic()
+    c1, t1, s1 = cpu_s(d.proc.pid), time.monotonic(), tcp_segments_sent()
     if c0 is not None:
         n = [b - a for a, b in zip(n0, deliveries_by_thread(d))]
         r_shares = [x / sum(n) for x in n] if sum(n) else []
@@ -123,6 +151,7 @@ def load(flockctl, d, viewers, seconds, options):
     if c0 is None:
         sys.exit(f"fanout_bench: flockctl load never started measuring: {out.strip()[-300:]}")
     r["thread_shares"] = r_shares
+    r["segments"] = s1 - s0
     r["window_s"] = t1 - t0
     r["cpu_s"] = c1 - c0
     r["exit"] = p.returncode
@@ -139,8 +168,22 @@ def main():
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--paused", action="store_true", help="pause the room (delivery only)")
     ap.add_argument("--compare", nargs="+", default=["protocol=1", "protocol=2"])
+    ap.add_argument("--cpus", metavar="F:L",
+                    help="flockd on CPUs F, the load generator on CPUs L (e.g. 0:1)")
     argv, extra = split_flockd_flags(sys.argv[1:])
     a = ap.parse_args(argv)
+    own_cpus = load_cpus = None
+    if a.cpus:
+        f_cpus, sep, l_cpus = a.cpus.partition(":")
+        try:
+            own_cpus, load_cpus = cpu_list(f_cpus), cpu_list(l_cpus)
+        except ValueError:
+            sep = ""
+        if not sep or not own_cpus or not load_cpus:
+            sys.exit(f"fanout_bench: --cpus wants F:L, CPU lists such as 0:1, not {a.cpus!r}")
+        if not (own_cpus | load_cpus) <= os.sched_getaffinity(0):
+            sys.exit(f"fanout_bench: --cpus {a.cpus}: this machine runs us on CPUs "
+                     f"{sorted(os.sched_getaffinity(0))}")
 
     cases = []
     for c in a.compare:
@@ -159,19 +202,22 @@ def main():
 
     rows = {c[0]: [] for c in cases}
     own = any(f or b for _, _, f, b in cases)  # some case needs a flockd of its own
-    shared = None if own else Flockd(a.flockd, a.boids, a.viewers, extra)
+    shared = None if own else Flockd(a.flockd, a.boids, a.viewers, extra, own_cpus)
     try:
         print(f"# {a.viewers} viewers of {a.boids} boids, {a.seconds:g} s each, "
-              f"{a.rounds} rounds{' (paused)' if a.paused else ''}", flush=True)
+              f"{a.rounds} rounds{' (paused)' if a.paused else ''}"
+              + (f", flockd on CPUs {f_cpus}, the viewers on {l_cpus}" if a.cpus else ""),
+              flush=True)
         for rnd in range(a.rounds):
             for name, opts, flags, binary in cases:
-                d = shared or Flockd(binary or a.flockd, a.boids, a.viewers, extra + flags)
+                d = shared or Flockd(binary or a.flockd, a.boids, a.viewers, extra + flags,
+                                     own_cpus)
                 try:
                     if a.paused:
                         subprocess.run([a.flockctl, "send", "--url", d.url, '{"cmd":"pause"}'],
                                        check=True, stdout=subprocess.DEVNULL)
                     idle = idle_rate(d, min(5.0, a.seconds))
-                    r = load(a.flockctl, d, a.viewers, a.seconds, opts)
+                    r = load(a.flockctl, d, a.viewers, a.seconds, opts, load_cpus)
                 finally:
                     if not shared:
                         d.stop()
@@ -179,6 +225,7 @@ def main():
                 deliver_cpu = r["cpu_s"] - idle * r["window_s"]
                 r["us_per_frame"] = 1e6 * deliver_cpu / frames if frames else float("nan")
                 r["cpu_share"] = r["cpu_s"] / r["window_s"]
+                r["segs_per_frame"] = r["segments"] / frames if frames else float("nan")
                 rows[name].append(r)
                 print(f"{name:<28} round {rnd + 1}: connected {r.get('connected')}, "
                       f"failures {r.get('failures')}, fps p50 {r.get('client_rate_p50')}, "
@@ -186,7 +233,8 @@ def main():
                       f"{r.get('frames_per_s', 0):.0f} deliveries/s, "
                       f"{r.get('mb_per_s', 0):.1f} MB/s, {r.get('bytes_per_boid')} B/boid, "
                       f"flockd {100 * r['cpu_share']:.0f}% of a core "
-                      f"(idle {100 * idle:.1f}%), {r['us_per_frame']:.1f} us/delivery"
+                      f"(idle {100 * idle:.1f}%), {r['us_per_frame']:.1f} us/delivery, "
+                      f"{r['segs_per_frame']:.2f} segments/delivery"
                       + (", threads " + " / ".join(f"{100 * x:.0f}" for x in r["thread_shares"])
                          + " % of deliveries" if len(r["thread_shares"]) > 1 else ""),
                       flush=True)
