@@ -65,9 +65,9 @@ void frame_set_part(struct frame *f, unsigned kind, size_t off, size_t len)
     if (f->pre < FRAME_WS_HEAD_MAX || off < f->pre)
         head = 0;
     f->part[kind] = (struct frame_part){.off = off, .len = len, .head = head};
-    unsigned char *h = f->data + off - head;
     if (!head)
         return;
+    unsigned char *h = f->data + off - head;
     h[0] = 0x82; /* FIN, binary */
     if (head == 2) {
         h[1] = (unsigned char)len;
