@@ -38,6 +38,9 @@ static const struct flag flags[] = {
     {"--threads", "N", FLAG_INT, 1, 16, "2", F(threads), "epoll worker threads"},
     {"--read-delay-ms", "D", FLAG_INT, 0, 60000, "0", F(read_delay_ms),
      "each client pauses D ms after every read (a slow reader)"},
+    {"--rcvbuf", "B", FLAG_INT, 0, 64 << 20, "0", F(rcvbuf),
+     "each client's socket receive buffer in bytes (SO_RCVBUF; 0: sized by the kernel as it "
+     "reads)"},
     {"--connect-rate", "N", FLAG_INT, 1, 10000, "20", F(connect_batch),
      "connections started per millisecond at most (staggered connects)"},
     {"--insecure", "", FLAG_SWITCH, 0, 1, NULL, F(insecure),
@@ -162,7 +165,7 @@ static int parse_flag(const struct ctl_command *cmd, int argc, char **argv, int 
         fprintf(stderr, "flockctl %s: %s wants %s", cmd->name, f->name,
                 f->kind == FLAG_INT ? "a whole number" : "a number");
         if (f->kind != FLAG_STRING)
-            fprintf(stderr, " in [%g, %g]", f->lo, f->hi);
+            fprintf(stderr, " in [%.10g, %.10g]", f->lo, f->hi);
         fprintf(stderr, ", not '%s'\n", val);
         return CTL_EXIT_USAGE;
     }
@@ -216,8 +219,8 @@ void ctl_args_help(const struct ctl_command *cmd, FILE *f)
         snprintf(left, sizeof left, "%s %s", fl->name, fl->metavar);
         fprintf(f, "  %-22s %s", left, fl->help);
         if (fl->kind != FLAG_STRING && fl->kind != FLAG_SWITCH)
-            fprintf(f, ", %s [%g, %g]", fl->kind == FLAG_INT ? "whole number" : "number", fl->lo,
-                    fl->hi);
+            fprintf(f, ", %s [%.10g, %.10g]", fl->kind == FLAG_INT ? "whole number" : "number",
+                    fl->lo, fl->hi);
         if (fl->def)
             fprintf(f, " (default %s)", fl->def);
         fprintf(f, "\n");

@@ -36,6 +36,7 @@ struct ctl_args {
     int clients;       /* load */
     int threads;       /* load: epoll worker threads */
     int read_delay_ms; /* load: pause after each read */
+    int rcvbuf;        /* load: SO_RCVBUF of each client, 0: the kernel's */
     int connect_batch; /* load: connections started per millisecond */
     int protocol; /* snapshot version to ask for: 2 (falls back to 1 on servers without it) or 1 */
     int insecure; /* wss://: accept a certificate that does not verify */

@@ -113,6 +113,7 @@ struct worker {
     uint64_t age_count, bytes, bad_frames;
     uint64_t payload, boids, keys; /* measured snapshots: payload bytes, boids, v2 key frames */
     int connected, failures, dropped, retries;
+    int rcvbuf; /* SO_RCVBUF of its newest socket, as the kernel reports it */
     char first_error[160];
 };
 
@@ -374,8 +375,15 @@ static void start_connect(struct worker *w, struct conn *c)
         attempt_failed(c, "socket", strerror(errno));
         return;
     }
-    int one = 1;
+    int one = 1, rcvbuf = ld->a->rcvbuf;
     setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    socklen_t len = sizeof rcvbuf;
+    if ((rcvbuf && setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf)) ||
+        getsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, &len)) {
+        attempt_failed(c, "SO_RCVBUF", strerror(errno));
+        return;
+    }
+    w->rcvbuf = rcvbuf;
     c->state = C_CONNECTING;
     c->deadline = ctl_mono_s() + ld->a->timeout;
     if ((connect(c->fd, (const struct sockaddr *)&ld->addr, ld->addrlen) && errno != EINPROGRESS) ||
@@ -791,7 +799,7 @@ static void sleep_until(double t)
 }
 
 struct results {
-    int clients, connected, failures, dropped, retries, protocol;
+    int clients, connected, failures, dropped, retries, protocol, rcvbuf;
     double connect_s, window_s;
     uint64_t frames, bytes, skipped, bad_frames, age_count, payload, boids, keys;
     double rate_p50, rate_p1, age_p50, age_p99;
@@ -851,6 +859,8 @@ static void collect(const struct load *ld, const struct conn *conns, struct resu
         r->boids += w->boids;
         r->keys += w->keys;
         r->age_count += w->age_count;
+        if (w->rcvbuf > r->rcvbuf)
+            r->rcvbuf = w->rcvbuf;
         if (!r->first_error[0] && w->first_error[0])
             snprintf(r->first_error, sizeof r->first_error, "%s", w->first_error);
     }
@@ -894,7 +904,8 @@ static void report(const struct results *r)
            (unsigned long long)r->bad_frames);
     print_number("connect_s", r->connect_s, ",");
     print_number("seconds", r->window_s, ",");
-    printf("\"protocol\":%d,\"key_frames\":%llu,", r->protocol, (unsigned long long)r->keys);
+    printf("\"protocol\":%d,\"key_frames\":%llu,\"rcvbuf\":%d,", r->protocol,
+           (unsigned long long)r->keys, r->rcvbuf);
     if (r->boids)
         printf("\"bytes_per_boid\":%.4f}\n", (double)r->payload / (double)r->boids);
     else

@@ -19,8 +19,9 @@ static const char *const record_flags[] = {"--url",      "--seconds",  "--timeou
                                            "--protocol", "--insecure", NULL};
 static const char *const dump_flags[] = {NULL};
 static const char *const load_flags[] = {
-    "--url",          "--clients", "--seconds",  "--threads",  "--read-delay-ms",
-    "--connect-rate", "--timeout", "--protocol", "--insecure", NULL};
+    "--url",    "--clients",      "--seconds", "--threads",  "--read-delay-ms",
+    "--rcvbuf", "--connect-rate", "--timeout", "--protocol", "--insecure",
+    NULL};
 
 static const struct ctl_command commands[] = {
     {"send", "JSON...", 0, CTL_MAX_POS, send_flags,
@@ -70,13 +71,18 @@ static const struct ctl_command commands[] = {
      "  snapshot's server_time_us), skipped (snapshots missed, from tick gaps),\n"
      "  failures (clients that never connected plus connections lost while\n"
      "  measuring), dropped, retries, bad_frames, connect_s, seconds, protocol,\n"
-     "  key_frames (version 2 key frames received) and bytes_per_boid (snapshot\n"
-     "  payload bytes / (frames x boids)).\n"
+     "  key_frames (version 2 key frames received), rcvbuf (a client's receive\n"
+     "  buffer as the kernel reports it when the client connects) and\n"
+     "  bytes_per_boid (snapshot payload bytes / (frames x boids)).\n"
      "Every client offers --protocol (default 2, flock.v2 before flock.v1).\n"
      "Uses its own WebSocket client over non-blocking sockets and epoll (not\n"
      "libwebsockets): payload is skipped in bulk, only snapshot headers are read.\n"
      "Over wss:// each client makes a full TLS handshake (OpenSSL) and decrypts all\n"
      "it receives; --insecure accepts a certificate that does not verify.\n"
+     "--rcvbuf sets each client's receive buffer before it connects. Left to the\n"
+     "kernel, the window a client offers grows as it reads: on the server's own\n"
+     "machine, clients that get the CPU late keep small windows, and a frame longer\n"
+     "than half a client's largest window is sent in two TCP segments.\n"
      "The exit status is 1 if any client failed or no snapshot arrived.\n",
      ctl_load_run},
 };

@@ -23,7 +23,8 @@ first case's.
 (lists as taskset takes them: 0, 0-1, 0,2): with the viewers' work off
 flockd's cores, what a delivery costs flockd alone.
 
-A case may also name flockd flags (flockd=--net-threads+2) or another
+A case may set the viewers' receive buffer (rcvbuf=262144: flockctl load
+--rcvbuf), name flockd flags (flockd=--net-threads+2) or another
 build (binary=PATH, to set builds side by side): each such case then gets
 its own flockd, started before its rounds and stopped after.
 The machine is shared: compare the cases of one run, not runs of
@@ -192,6 +193,8 @@ def main():
             key, _, value = part.partition("=")
             if key == "protocol":
                 opts += ["--protocol", value]
+            elif key == "rcvbuf":
+                opts += ["--rcvbuf", value]
             elif key == "flockd":
                 flags += value.split("+")
             elif key == "binary":

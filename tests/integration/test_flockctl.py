@@ -377,6 +377,28 @@ def load_with_slow_readers_still_connects_every_client():
 
 
 @test
+def load_sets_each_clients_receive_buffer_when_asked():
+    with Flockd(FLOCKD, "--boids", "500", "--snapshot-hz", str(HZ)) as d:
+        sizes = {}
+        for asked in ["0", "262144"]:
+            rc, out, err = flockctl("load", "--url", d.url, "--clients", "10", "--seconds", "2",
+                                    "--rcvbuf", asked, "--protocol", "1")
+            assert rc == 0, (rc, out, err)
+            s = json.loads(out[-1])
+            assert s["connected"] == 10 and s["failures"] == 0 and s["client_rate_p50"] > 0, s
+            sizes[asked] = s["rcvbuf"]
+        # Linux keeps twice what is asked, up to net.core.rmem_max (socket(7));
+        # left alone, a TCP socket starts at net.ipv4.tcp_rmem's default.
+        with open("/proc/sys/net/ipv4/tcp_rmem") as f:
+            initial = int(f.read().split()[1])
+        with open("/proc/sys/net/core/rmem_max") as f:
+            most = int(f.read())
+        assert sizes == {"0": initial, "262144": 2 * min(262144, most)}, sizes
+    rc, out, err = flockctl("load", "--rcvbuf", "-1")
+    assert rc == 2 and "--rcvbuf" in err, (rc, out, err)
+
+
+@test
 def load_exits_3_and_counts_failures_when_nothing_listens():
     rc, out, err = flockctl("load", "--url", f"ws://127.0.0.1:{free_port()}/ws",
                             "--clients", "3", "--seconds", "0.5", "--timeout", "0.5")
