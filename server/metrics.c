@@ -157,7 +157,6 @@ void metrics_frame_sent(unsigned thread, unsigned kind, size_t bytes)
     if (kind >= METRICS_FRAME_KINDS)
         return;
     struct metrics_net_thread *nt = &g_metrics.net[thread % METRICS_NET_THREADS];
-    atomic_fetch_add_explicit(&nt->deliveries, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&nt->frames_sent[kind], 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&nt->frame_bytes_sent[kind], bytes, memory_order_relaxed);
 }
@@ -239,9 +238,13 @@ static void render_net_threads(struct textbuf *t)
     n = n > METRICS_NET_THREADS ? METRICS_NET_THREADS : n;
     textbuf_printf(t, "# HELP flockd_net_deliveries_total Snapshot frames written to clients, by "
                       "service thread.\n# TYPE flockd_net_deliveries_total counter\n");
-    for (unsigned i = 0; i < n; i++)
+    for (unsigned i = 0; i < n; i++) {
+        uint64_t sent = 0;
+        for (unsigned k = 0; k < METRICS_FRAME_KINDS; k++)
+            sent += get(&g_metrics.net[i].frames_sent[k]);
         textbuf_printf(t, "flockd_net_deliveries_total{thread=\"%u\"} %llu\n", i,
-                       (unsigned long long)get(&g_metrics.net[i].deliveries));
+                       (unsigned long long)sent);
+    }
     textbuf_printf(t, "# HELP flockd_net_connections WebSocket clients, by service thread.\n"
                       "# TYPE flockd_net_connections gauge\n");
     for (unsigned i = 0; i < n; i++)

@@ -30,8 +30,7 @@ struct metrics_histogram {
 /* What one service thread did, on cache lines of its own: a frame written
  * touches no counter another thread writes. */
 struct metrics_net_thread {
-    _Alignas(64) atomic_uint_fast64_t deliveries;          /* snapshot frames written */
-    atomic_int_fast64_t connections;                       /* WebSocket clients it holds now */
+    _Alignas(64) atomic_int_fast64_t connections;          /* WebSocket clients it holds now */
     atomic_uint_fast64_t frames_sent[METRICS_FRAME_KINDS]; /* by kind (snapenc.h) */
     atomic_uint_fast64_t frame_bytes_sent[METRICS_FRAME_KINDS];
 };
@@ -114,7 +113,7 @@ void metrics_reject(const char *code);
 void metrics_frames_encoded(unsigned kind, uint64_t frames, uint64_t ns);
 
 /* Counts one frame of a kind written to a client by service thread
- * `thread`: its deliveries, and the frames and bytes of that kind. */
+ * `thread`: the frames and bytes of that kind. */
 void metrics_frame_sent(unsigned thread, unsigned kind, size_t bytes);
 
 /*
