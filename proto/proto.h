@@ -74,41 +74,4 @@ const char *proto_status_name(int status);
 /* 1 if status is one of the wire error codes (PROTO_E_BAD_JSON..INTERNAL). */
 int proto_status_is_wire(int status);
 
-/*
- * Little-endian unsigned integers of n bytes (1..8) at p, as every
- * multi-byte field of the binary formats (snapshots of both versions,
- * flockctl recordings) is stored: byte by byte, so neither the host's
- * endianness nor alignment matters. Inline: the snapshot encoder calls
- * them per boid.
- */
-static inline uint64_t proto_get_le(const uint8_t *p, int n)
-{
-    uint64_t v = 0;
-    for (int i = n - 1; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
-static inline void proto_put_le(uint8_t *p, uint64_t v, int n)
-{
-    for (int i = 0; i < n; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-/* IEEE 754 binary32 fields: the float's bits as a little-endian u32. */
-static inline float proto_get_f32(const uint8_t *p)
-{
-    uint32_t bits = (uint32_t)proto_get_le(p, 4);
-    float v;
-    memcpy(&v, &bits, sizeof v);
-    return v;
-}
-
-static inline void proto_put_f32(uint8_t *p, float v)
-{
-    uint32_t bits;
-    memcpy(&bits, &v, sizeof bits);
-    proto_put_le(p, bits, 4);
-}
-
 #endif

@@ -39,6 +39,7 @@
 #define PROTO_ROOM_MAX       32  /* characters of [A-Za-z0-9_-] */
 #define PROTO_NAME_MAX       32  /* bytes of printable UTF-8 */
 #define PROTO_TOKEN_MAX      128 /* bytes of printable UTF-8 */
+#define PROTO_NODE_MAX       64  /* characters of [A-Za-z0-9_-]: a cluster node's id (/api/rooms) */
 #define PROTO_MESSAGE_MAX    160 /* bytes of a proto_error message, NUL included */
 
 /* What the range checks are against: the room's world and server settings

@@ -4,6 +4,8 @@
  */
 #include "proto_sections.h"
 
+#include "bytes.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -61,7 +63,7 @@ uint8_t *proto_sections_put_runs(uint8_t *p, const uint8_t *group, uint32_t coun
         while (end < count && group[end] == group[i])
             end++;
         *p++ = group[i];
-        proto_put_le(p, end - i, 4);
+        bytes_le_put(p, end - i, 4);
         p += 4;
         i = end;
     }
@@ -71,10 +73,10 @@ uint8_t *proto_sections_put_runs(uint8_t *p, const uint8_t *group, uint32_t coun
 uint8_t *proto_sections_put_obstacles(uint8_t *p, const struct proto_obstacle *o, uint32_t n)
 {
     for (uint32_t k = 0; k < n; k++, p += PROTO_SNAPSHOT_OBSTACLE_SIZE) {
-        proto_put_le(p, o[k].id, 4);
-        proto_put_f32(p + 4, o[k].x);
-        proto_put_f32(p + 8, o[k].y);
-        proto_put_f32(p + 12, o[k].r);
+        bytes_le_put(p, o[k].id, 4);
+        bytes_le_put_f32(p + 4, o[k].x);
+        bytes_le_put_f32(p + 8, o[k].y);
+        bytes_le_put_f32(p + 12, o[k].r);
     }
     return p;
 }
@@ -83,8 +85,8 @@ uint8_t *proto_sections_put_targets(uint8_t *p, const struct proto_target *t, ui
 {
     for (uint32_t k = 0; k < n; k++, p += PROTO_SNAPSHOT_TARGET_SIZE) {
         p[0] = t[k].group;
-        proto_put_f32(p + 1, t[k].x);
-        proto_put_f32(p + 5, t[k].y);
+        bytes_le_put_f32(p + 1, t[k].x);
+        bytes_le_put_f32(p + 5, t[k].y);
     }
     return p;
 }
@@ -96,7 +98,7 @@ int proto_sections_get_runs(const uint8_t *p, uint32_t nruns, uint32_t boid_coun
 {
     uint64_t at = 0;
     for (uint32_t k = 0; k < nruns; k++, p += PROTO_SNAPSHOT_RUN_SIZE) {
-        uint32_t count = (uint32_t)proto_get_le(p + 1, 4);
+        uint32_t count = (uint32_t)bytes_le_get(p + 1, 4);
         if (count == 0 || (k && p[0] <= p[-PROTO_SNAPSHOT_RUN_SIZE]) || at + count > boid_count)
             return PROTO_E_BAD_VALUE;
         if (runs)
@@ -112,10 +114,10 @@ int proto_sections_get_obstacles(const uint8_t *p, uint32_t n, struct proto_obst
 {
     int rc = 0;
     for (uint32_t k = 0; k < n; k++, p += PROTO_SNAPSHOT_OBSTACLE_SIZE) {
-        out[k] = (struct proto_obstacle){.id = (uint32_t)proto_get_le(p, 4),
-                                         .x = proto_get_f32(p + 4),
-                                         .y = proto_get_f32(p + 8),
-                                         .r = proto_get_f32(p + 12)};
+        out[k] = (struct proto_obstacle){.id = (uint32_t)bytes_le_get(p, 4),
+                                         .x = bytes_le_get_f32(p + 4),
+                                         .y = bytes_le_get_f32(p + 8),
+                                         .r = bytes_le_get_f32(p + 12)};
         if (!proto_sections_is_obstacle_valid(&out[k], k ? out[k - 1].id : 0))
             rc = PROTO_E_BAD_VALUE;
     }
@@ -127,7 +129,7 @@ int proto_sections_get_targets(const uint8_t *p, uint32_t n, struct proto_target
     int rc = 0;
     for (uint32_t k = 0; k < n; k++, p += PROTO_SNAPSHOT_TARGET_SIZE) {
         out[k] = (struct proto_target){
-            .group = p[0], .x = proto_get_f32(p + 1), .y = proto_get_f32(p + 5)};
+            .group = p[0], .x = bytes_le_get_f32(p + 1), .y = bytes_le_get_f32(p + 5)};
         if (!proto_sections_is_target_valid(&out[k], k ? out[k - 1].group : -1))
             rc = PROTO_E_BAD_VALUE;
     }

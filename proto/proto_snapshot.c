@@ -6,6 +6,7 @@
  */
 #include "proto_snapshot.h"
 
+#include "bytes.h"
 #include "proto_sections.h"
 
 #include <math.h>
@@ -38,18 +39,18 @@ enum {
 
 static uint8_t *put_u16(uint8_t *p, uint16_t v)
 {
-    proto_put_le(p, v, 2);
+    bytes_le_put(p, v, 2);
     return p + 2;
 }
 
 static uint16_t get_u16(const uint8_t *p)
 {
-    return (uint16_t)proto_get_le(p, 2);
+    return (uint16_t)bytes_le_get(p, 2);
 }
 
 static uint32_t get_u32(const uint8_t *p)
 {
-    return (uint32_t)proto_get_le(p, 4);
+    return (uint32_t)bytes_le_get(p, 4);
 }
 
 /* ---- quantization ------------------------------------------------------- */
@@ -135,15 +136,15 @@ static uint8_t *put_header(uint8_t *buf, const struct proto_snapshot_view *v, co
     buf[OFF_FLAGS] = (uint8_t)((v->paused ? PROTO_SNAPSHOT_FLAG_PAUSED : 0u) |
                                (v->wrap ? PROTO_SNAPSHOT_FLAG_WRAP : 0u));
     buf[OFF_RESERVED] = 0;
-    proto_put_le(buf + OFF_RUNS, p->runs, 2);
-    proto_put_le(buf + OFF_TICK, v->tick, 8);
-    proto_put_le(buf + OFF_TIME, v->server_time_us, 8);
-    proto_put_f32(buf + OFF_WIDTH, v->width);
-    proto_put_f32(buf + OFF_HEIGHT, v->height);
-    proto_put_le(buf + OFF_EPOCH, v->epoch, 4);
-    proto_put_le(buf + OFF_BOIDS, v->count, 4);
-    proto_put_le(buf + OFF_OBSTACLES, v->obstacle_count, 2);
-    proto_put_le(buf + OFF_TARGETS, v->target_count, 2);
+    bytes_le_put(buf + OFF_RUNS, p->runs, 2);
+    bytes_le_put(buf + OFF_TICK, v->tick, 8);
+    bytes_le_put(buf + OFF_TIME, v->server_time_us, 8);
+    bytes_le_put_f32(buf + OFF_WIDTH, v->width);
+    bytes_le_put_f32(buf + OFF_HEIGHT, v->height);
+    bytes_le_put(buf + OFF_EPOCH, v->epoch, 4);
+    bytes_le_put(buf + OFF_BOIDS, v->count, 4);
+    bytes_le_put(buf + OFF_OBSTACLES, v->obstacle_count, 2);
+    bytes_le_put(buf + OFF_TARGETS, v->target_count, 2);
     return buf + PROTO_SNAPSHOT_HEADER_SIZE;
 }
 
@@ -196,10 +197,10 @@ static void read_header(const uint8_t *buf, struct proto_snapshot_header *h)
     h->type = buf[OFF_TYPE];
     h->flags = buf[OFF_FLAGS];
     h->run_count = get_u16(buf + OFF_RUNS);
-    h->tick = proto_get_le(buf + OFF_TICK, 8);
-    h->server_time_us = proto_get_le(buf + OFF_TIME, 8);
-    h->width = proto_get_f32(buf + OFF_WIDTH);
-    h->height = proto_get_f32(buf + OFF_HEIGHT);
+    h->tick = bytes_le_get(buf + OFF_TICK, 8);
+    h->server_time_us = bytes_le_get(buf + OFF_TIME, 8);
+    h->width = bytes_le_get_f32(buf + OFF_WIDTH);
+    h->height = bytes_le_get_f32(buf + OFF_HEIGHT);
     h->epoch = get_u32(buf + OFF_EPOCH);
     h->boid_count = get_u32(buf + OFF_BOIDS);
     h->obstacle_count = get_u16(buf + OFF_OBSTACLES);

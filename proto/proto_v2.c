@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "proto_deflate.h"
+#include "bytes.h"
 #include "proto_sections.h"
 #include "proto_v2_impl.h"
 
@@ -149,22 +150,22 @@ void pv2_put_header(uint8_t *p, const struct proto_v2_header *h)
     p[PV2_OFF_VERSION] = PROTO_V2_VERSION;
     p[PV2_OFF_KIND] = h->kind;
     p[PV2_OFF_FLAGS] = h->flags;
-    proto_put_le(p + PV2_OFF_RUNS, h->run_count, 2);
-    proto_put_le(p + PV2_OFF_TICK, h->tick, 8);
-    proto_put_le(p + PV2_OFF_TIME, h->server_time_us, 8);
-    proto_put_f32(p + PV2_OFF_WIDTH, h->width);
-    proto_put_f32(p + PV2_OFF_HEIGHT, h->height);
-    proto_put_le(p + PV2_OFF_EPOCH, h->epoch, 4);
-    proto_put_le(p + PV2_OFF_BOIDS, h->boid_count, 4);
-    proto_put_le(p + PV2_OFF_OBSTACLES, h->obstacle_count, 2);
-    proto_put_le(p + PV2_OFF_TARGETS, h->target_count, 2);
-    proto_put_le(p + PV2_OFF_SEQ, h->seq, 4);
+    bytes_le_put(p + PV2_OFF_RUNS, h->run_count, 2);
+    bytes_le_put(p + PV2_OFF_TICK, h->tick, 8);
+    bytes_le_put(p + PV2_OFF_TIME, h->server_time_us, 8);
+    bytes_le_put_f32(p + PV2_OFF_WIDTH, h->width);
+    bytes_le_put_f32(p + PV2_OFF_HEIGHT, h->height);
+    bytes_le_put(p + PV2_OFF_EPOCH, h->epoch, 4);
+    bytes_le_put(p + PV2_OFF_BOIDS, h->boid_count, 4);
+    bytes_le_put(p + PV2_OFF_OBSTACLES, h->obstacle_count, 2);
+    bytes_le_put(p + PV2_OFF_TARGETS, h->target_count, 2);
+    bytes_le_put(p + PV2_OFF_SEQ, h->seq, 4);
     p[PV2_OFF_GAP1] = h->gap1;
     p[PV2_OFF_GAP0] = h->gap0;
-    proto_put_le(p + PV2_OFF_PACKED, h->packed_len, 4);
-    proto_put_le(p + PV2_OFF_PLAIN, h->plain_len, 4);
-    proto_put_le(p + PV2_OFF_SIM_HASH, h->sim_hash, 8);
-    proto_put_le(p + PV2_OFF_STATE_HASH, h->state_hash, 8);
+    bytes_le_put(p + PV2_OFF_PACKED, h->packed_len, 4);
+    bytes_le_put(p + PV2_OFF_PLAIN, h->plain_len, 4);
+    bytes_le_put(p + PV2_OFF_SIM_HASH, h->sim_hash, 8);
+    bytes_le_put(p + PV2_OFF_STATE_HASH, h->state_hash, 8);
 }
 
 /* Writes runs, obstacles and targets of s at p. */

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "bytes.h"
 #include "proto_sections.h"
 #include "proto_v2_impl.h"
 
@@ -41,22 +42,22 @@ static void read_header(const uint8_t *p, struct proto_v2_header *h)
 {
     h->kind = p[PV2_OFF_KIND];
     h->flags = p[PV2_OFF_FLAGS];
-    h->run_count = (uint16_t)proto_get_le(p + PV2_OFF_RUNS, 2);
-    h->tick = proto_get_le(p + PV2_OFF_TICK, 8);
-    h->server_time_us = proto_get_le(p + PV2_OFF_TIME, 8);
-    h->width = proto_get_f32(p + PV2_OFF_WIDTH);
-    h->height = proto_get_f32(p + PV2_OFF_HEIGHT);
-    h->epoch = (uint32_t)proto_get_le(p + PV2_OFF_EPOCH, 4);
-    h->boid_count = (uint32_t)proto_get_le(p + PV2_OFF_BOIDS, 4);
-    h->obstacle_count = (uint16_t)proto_get_le(p + PV2_OFF_OBSTACLES, 2);
-    h->target_count = (uint16_t)proto_get_le(p + PV2_OFF_TARGETS, 2);
-    h->seq = (uint32_t)proto_get_le(p + PV2_OFF_SEQ, 4);
+    h->run_count = (uint16_t)bytes_le_get(p + PV2_OFF_RUNS, 2);
+    h->tick = bytes_le_get(p + PV2_OFF_TICK, 8);
+    h->server_time_us = bytes_le_get(p + PV2_OFF_TIME, 8);
+    h->width = bytes_le_get_f32(p + PV2_OFF_WIDTH);
+    h->height = bytes_le_get_f32(p + PV2_OFF_HEIGHT);
+    h->epoch = (uint32_t)bytes_le_get(p + PV2_OFF_EPOCH, 4);
+    h->boid_count = (uint32_t)bytes_le_get(p + PV2_OFF_BOIDS, 4);
+    h->obstacle_count = (uint16_t)bytes_le_get(p + PV2_OFF_OBSTACLES, 2);
+    h->target_count = (uint16_t)bytes_le_get(p + PV2_OFF_TARGETS, 2);
+    h->seq = (uint32_t)bytes_le_get(p + PV2_OFF_SEQ, 4);
     h->gap1 = p[PV2_OFF_GAP1];
     h->gap0 = p[PV2_OFF_GAP0];
-    h->packed_len = (uint32_t)proto_get_le(p + PV2_OFF_PACKED, 4);
-    h->plain_len = (uint32_t)proto_get_le(p + PV2_OFF_PLAIN, 4);
-    h->sim_hash = proto_get_le(p + PV2_OFF_SIM_HASH, 8);
-    h->state_hash = proto_get_le(p + PV2_OFF_STATE_HASH, 8);
+    h->packed_len = (uint32_t)bytes_le_get(p + PV2_OFF_PACKED, 4);
+    h->plain_len = (uint32_t)bytes_le_get(p + PV2_OFF_PLAIN, 4);
+    h->sim_hash = bytes_le_get(p + PV2_OFF_SIM_HASH, 8);
+    h->state_hash = bytes_le_get(p + PV2_OFF_STATE_HASH, 8);
 }
 
 /* The body sizes the kind allows (§11.7 step 6). */
@@ -74,7 +75,7 @@ static bool body_sizes_ok(const struct proto_v2_header *h)
 static bool header_values_ok(const uint8_t *p, const struct proto_v2_header *h)
 {
     return (h->flags & ~PV2_KNOWN_FLAGS) == 0 && p[5] == 0 && p[50] == 0 && p[51] == 0 &&
-           proto_get_le(p + 60, 4) == 0 && h->width > 0.0f && isfinite(h->width) &&
+           bytes_le_get(p + 60, 4) == 0 && h->width > 0.0f && isfinite(h->width) &&
            h->height > 0.0f && isfinite(h->height) && h->run_count <= PROTO_SNAPSHOT_MAX_RUNS &&
            h->target_count <= PROTO_SNAPSHOT_MAX_TARGETS && body_sizes_ok(h);
 }

@@ -27,6 +27,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include "bytes.h"
 #include "ctl_commands.h"
 #include "proto_reply.h"
 #include "proto_snapshot.h"
@@ -212,12 +213,12 @@ static void on_snapshot(struct conn *c)
         w->bad_frames++;
         return;
     }
-    uint64_t tick = proto_get_le(h + 8, 8), sent_us = proto_get_le(h + 16, 8);
-    uint32_t epoch = (uint32_t)proto_get_le(h + 32, 4);
+    uint64_t tick = bytes_le_get(h + 8, 8), sent_us = bytes_le_get(h + 16, 8);
+    uint32_t epoch = (uint32_t)bytes_le_get(h + 32, 4);
     if (w->measuring) {
         c->frames++;
         w->payload += c->payload;
-        w->boids += proto_get_le(h + 36, 4);
+        w->boids += bytes_le_get(h + 36, 4);
         w->keys += c->version == PROTO_V2_VERSION && h[3] == PROTO_V2_KIND_KEY;
         /* Ticks only compare within one epoch; a reset restarts them. */
         if (c->have_tick && epoch == c->last_epoch && c->ticks_per_snapshot &&

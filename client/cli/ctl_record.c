@@ -8,6 +8,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include "bytes.h"
 #include "ctl_commands.h"
 #include "ctl_session.h"
 #include "ctl_snap.h"
@@ -39,8 +40,8 @@ struct recorder {
 static void write_record(struct recorder *r, int kind, const uint8_t *data, size_t len)
 {
     uint8_t hdr[REC_HEADER] = {0};
-    proto_put_le(hdr, ctl_wall_us(), 8);
-    proto_put_le(hdr + 8, len, 4);
+    bytes_le_put(hdr, ctl_wall_us(), 8);
+    bytes_le_put(hdr + 8, len, 4);
     hdr[12] = (uint8_t)kind;
     if (fwrite(hdr, 1, sizeof hdr, r->f) != sizeof hdr || fwrite(data, 1, len, r->f) != len)
         r->failed = 1;
@@ -63,7 +64,7 @@ static FILE *create_file(const char *path)
         return NULL;
     uint8_t hdr[REC_FILE_HEADER] = {0};
     memcpy(hdr, REC_MAGIC, 8);
-    proto_put_le(hdr + 8, REC_VERSION, 2);
+    bytes_le_put(hdr + 8, REC_VERSION, 2);
     if (fwrite(hdr, 1, sizeof hdr, f) != sizeof hdr) {
         fclose(f);
         return NULL;
@@ -75,7 +76,7 @@ static FILE *create_file(const char *path)
 static int write_protocol(FILE *f, int protocol)
 {
     uint8_t v[2];
-    proto_put_le(v, (uint64_t)protocol, 2);
+    bytes_le_put(v, (uint64_t)protocol, 2);
     long end = ftell(f);
     return end < 0 || fseek(f, 10, SEEK_SET) || fwrite(v, 1, 2, f) != 2 || fseek(f, end, SEEK_SET)
                ? -1
@@ -200,8 +201,8 @@ static int dump_records(FILE *f, const char *path, uint64_t *bad)
     size_t n, cap = 0;
     int rc = 0;
     while ((n = fread(hdr, 1, sizeof hdr, f)) == sizeof hdr) {
-        uint64_t arrival = proto_get_le(hdr, 8);
-        size_t len = (size_t)proto_get_le(hdr + 8, 4);
+        uint64_t arrival = bytes_le_get(hdr, 8);
+        size_t len = (size_t)bytes_le_get(hdr + 8, 4);
         uint8_t *grown = len > cap && len <= REC_MAX_LEN ? realloc(buf, len) : NULL;
         if (grown) {
             buf = grown;
@@ -244,7 +245,7 @@ int ctl_dump_run(const struct ctl_args *a)
     }
     uint8_t hdr[REC_FILE_HEADER];
     if (fread(hdr, 1, sizeof hdr, f) != sizeof hdr || memcmp(hdr, REC_MAGIC, 8) ||
-        proto_get_le(hdr + 8, 2) != REC_VERSION) {
+        bytes_le_get(hdr + 8, 2) != REC_VERSION) {
         fprintf(stderr, "flockctl dump: %s is not a flockctl recording (version %d)\n", path,
                 REC_VERSION);
         fclose(f);

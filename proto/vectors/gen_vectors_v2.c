@@ -18,6 +18,7 @@
  * anything is written. Run it only when the format changes and review the
  * diff: the vectors are the format's contract.
  */
+#include "bytes.h"
 #include "proto_deflate.h"
 #include "proto_v2.h"
 #include "proto_v2_impl.h"
@@ -329,8 +330,8 @@ static void set_body(struct vinvalid *v, const uint8_t *plain, size_t plain_len,
     ptrdiff_t packed = proto_deflate_end(&d);
     if (packed < 0)
         vecjson_die(v->name, "deflate");
-    proto_put_le(v->buf + PV2_OFF_PACKED, (uint64_t)packed, 4);
-    proto_put_le(v->buf + PV2_OFF_PLAIN, claimed_plain, 4);
+    bytes_le_put(v->buf + PV2_OFF_PACKED, (uint64_t)packed, 4);
+    bytes_le_put(v->buf + PV2_OFF_PLAIN, claimed_plain, 4);
     v->len = head + (size_t)packed;
 }
 
@@ -374,16 +375,16 @@ static size_t make_invalid(struct vinvalid *out, struct proto_v2_encoder *e, str
     CASE("delta_without_base", "a delta whose gap1 is 0", "bad_value");
     basic_delta(v, e, basic), v->buf[PV2_OFF_GAP1] = 0;
     CASE("key_plain_len", "a key frame whose plain_len is not 5 per boid", "bad_value");
-    from_frame(v, e, basic, 0), proto_put_le(v->buf + PV2_OFF_PLAIN, 29, 4);
+    from_frame(v, e, basic, 0), bytes_le_put(v->buf + PV2_OFF_PLAIN, 29, 4);
     CASE("delta_plain_len_odd", "a delta whose exceptions would be half a code", "bad_value");
-    basic_delta(v, e, basic), proto_put_le(v->buf + PV2_OFF_PLAIN, 19, 4);
+    basic_delta(v, e, basic), bytes_le_put(v->buf + PV2_OFF_PLAIN, 19, 4);
     CASE("ratio", "plain_len more than 1032 times packed_len", "bad_value");
     from_frame(v, e, basic, 0);
     {
         uint8_t plain[30] = {0};
         set_body(v, plain, sizeof plain, 30);
-        proto_put_le(v->buf + PV2_OFF_BOIDS, 200000, 4);
-        proto_put_le(v->buf + PV2_OFF_PLAIN, 1000000, 4);
+        bytes_le_put(v->buf + PV2_OFF_BOIDS, 200000, 4);
+        bytes_le_put(v->buf + PV2_OFF_PLAIN, 1000000, 4);
     }
     CASE("extra_byte", "a key frame with one byte after its body", "bad_length");
     from_frame(v, e, basic, 0), v->buf[v->len++] = 0;
@@ -403,7 +404,7 @@ static size_t make_invalid(struct vinvalid *out, struct proto_v2_encoder *e, str
         v->buf[PV2_OFF_GAP0] = 0;
     }
     CASE("not_deflate", "a body of a reserved deflate block type", "bad_body");
-    from_frame(v, e, basic, 0), v->buf[v->len - proto_get_le(v->buf + PV2_OFF_PACKED, 4)] = 0x07;
+    from_frame(v, e, basic, 0), v->buf[v->len - bytes_le_get(v->buf + PV2_OFF_PACKED, 4)] = 0x07;
     CASE("inflates_longer", "a body inflating past plain_len (the bound of a bomb)", "bad_body");
     from_frame(v, e, basic, 0);
     {
@@ -419,7 +420,7 @@ static size_t make_invalid(struct vinvalid *out, struct proto_v2_encoder *e, str
     CASE("bytes_after_stream", "packed_len counts a byte after the deflate stream", "bad_body");
     from_frame(v, e, basic, 0);
     v->buf[v->len++] = 0;
-    proto_put_le(v->buf + PV2_OFF_PACKED, proto_get_le(v->buf + PV2_OFF_PACKED, 4) + 1, 4);
+    bytes_le_put(v->buf + PV2_OFF_PACKED, bytes_le_get(v->buf + PV2_OFF_PACKED, 4) + 1, 4);
     CASE("escape_without_exception", "a residual byte 255 and no exceptions", "bad_body");
     basic_delta(v, e, basic);
     {

@@ -8,7 +8,7 @@
  * code a room encodes with, as the key frame and the first --deltas
  * deltas of proto_v2_plan() (as a room whose clients take those). Two
  * simulated clients take them: one that keeps up and one that takes every
- * other snapshot; each gets the frame snapenc_pick() chooses for it, as
+ * other snapshot; each gets the frame frame_pick() chooses for it, as
  * a room would, and, with --verify, decodes it with its own decoder and must
  * reconstruct the world's boids exactly (quantized here, independently of
  * the encoder). With --dump FILE
@@ -249,9 +249,9 @@ static void free_bench(struct bench *b)
  * deltas encodes. */
 static unsigned wanted(const struct bench *b)
 {
-    unsigned want = 1u << SNAPENC_KEY;
+    unsigned want = 1u << FRAME_KEY;
     for (long k = 1; k <= b->o.deltas; k++)
-        want |= 1u << (SNAPENC_KEY + k);
+        want |= 1u << (FRAME_KEY + k);
     return want;
 }
 
@@ -282,12 +282,12 @@ static void dump_frame(FILE *out, const uint8_t *p, size_t len)
     fwrite(p, 1, len, out);
 }
 
-/* The client takes its frame (the one a room would send it: snapenc_pick()
+/* The client takes its frame (the one a room would send it: frame_pick()
  * among the kinds encoded): counts it, decodes and checks it if asked. */
 static int deliver(struct bench *b, struct client *c, struct frame *f)
 {
     unsigned ideal;
-    int picked = snapenc_pick(f, c->sent, c->nsent, &ideal);
+    int picked = frame_pick(f, c->sent, c->nsent, &ideal);
     if (picked < 0)
         return 0; /* cannot happen: the key frame is always encoded here */
     unsigned kind = (unsigned)picked;
@@ -295,7 +295,7 @@ static int deliver(struct bench *b, struct client *c, struct frame *f)
     size_t len = f->part[kind].len;
     c->frames++;
     c->bytes += len;
-    c->keys += kind == SNAPENC_KEY;
+    c->keys += kind == FRAME_KEY;
     memmove(c->sent + 1, c->sent, (PROTO_V2_HISTORY - 1) * sizeof c->sent[0]);
     c->sent[0] = (uint32_t)f->seq;
     c->nsent += c->nsent < PROTO_V2_HISTORY;
@@ -309,7 +309,7 @@ static int deliver(struct bench *b, struct client *c, struct frame *f)
     c->decode_ns += cpu_ns() - t0;
     if (rc || !same_boids(b, got)) {
         fprintf(stderr, "snapbench: client %s: frame %" PRIu64 " (%s) %s\n", c->name, f->seq,
-                snapenc_kind_name(kind), rc ? proto_status_name(rc) : "decoded to another state");
+                frame_kind_name(kind), rc ? proto_status_name(rc) : "decoded to another state");
         return -1;
     }
     return 0;
@@ -357,9 +357,9 @@ static void report(const struct bench *b)
            "hash %.3f ms\n",
            (double)b->encode_cpu_ns / n / 1e6, (double)b->max_encode_cpu_ns / 1e6,
            (double)b->encode_wall_ns / n / 1e6, (double)st.prepare_ns / n / 1e6);
-    for (unsigned k = SNAPENC_KEY; k < SNAPENC_KINDS; k++)
+    for (unsigned k = FRAME_KEY; k < FRAME_KINDS; k++)
         if (st.frames[k])
-            printf("  %-12s %6" PRIu64 " frames  %.3f B/boid  %.3f ms\n", snapenc_kind_name(k),
+            printf("  %-12s %6" PRIu64 " frames  %.3f B/boid  %.3f ms\n", frame_kind_name(k),
                    st.frames[k], per_boid(st.bytes[k], st.frames[k], b->o.boids),
                    (double)st.ns[k] / (double)st.frames[k] / 1e6);
     for (int c = 0; c < CLIENTS; c++) {
@@ -374,9 +374,9 @@ static void report(const struct bench *b)
            "\"quantize_ms\":%.4f",
            b->o.boids, b->snapshots, (double)b->encode_cpu_ns / n / 1e6,
            (double)b->max_encode_cpu_ns / 1e6, (double)st.prepare_ns / n / 1e6);
-    for (unsigned k = SNAPENC_KEY; k < SNAPENC_KINDS; k++)
+    for (unsigned k = FRAME_KEY; k < FRAME_KINDS; k++)
         if (st.frames[k])
-            printf(",\"%s\":%.4f", snapenc_kind_name(k),
+            printf(",\"%s\":%.4f", frame_kind_name(k),
                    per_boid(st.bytes[k], st.frames[k], b->o.boids));
     for (int c = 0; c < CLIENTS; c++) {
         const struct client *cl = &b->clients[c];

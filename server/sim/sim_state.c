@@ -1,6 +1,6 @@
 /*
  * sim_state.c — a world's state to bytes and back (see sim_state.h; the
- * layout is server/FILES.md §3).
+ * layout is server/store/FILES.md §3).
  *
  * Encoding writes fields in order through a cursor; the boids' arrays are
  * copied whole on little-endian hosts. Decoding runs the same layout twice:
@@ -9,6 +9,7 @@
  */
 #include "sim_state.h"
 
+#include "bytes.h"
 #include "params.h"
 #include "sim_internal.h"
 
@@ -30,35 +31,6 @@ static const uint8_t MAGIC[4] = {'F', 'K', 'S', 'W'};
 
 /* ---- little-endian fields ------------------------------------------------ */
 
-static void put_le(uint8_t *p, uint64_t v, int n)
-{
-    for (int i = 0; i < n; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get_le(const uint8_t *p, int n)
-{
-    uint64_t v = 0;
-    for (int i = n - 1; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
-static void put_f32(uint8_t *p, float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    put_le(p, u, 4);
-}
-
-static float get_f32(const uint8_t *p)
-{
-    uint32_t u = (uint32_t)get_le(p, 4);
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
 static void put_f32s(uint8_t *p, const float *a, size_t n)
 {
     if (HOST_IS_LE) {
@@ -66,7 +38,7 @@ static void put_f32s(uint8_t *p, const float *a, size_t n)
         return;
     }
     for (size_t i = 0; i < n; i++)
-        put_f32(p + 4 * i, a[i]);
+        bytes_le_put_f32(p + 4 * i, a[i]);
 }
 
 static void get_f32s(float *a, const uint8_t *p, size_t n)
@@ -76,7 +48,7 @@ static void get_f32s(float *a, const uint8_t *p, size_t n)
         return;
     }
     for (size_t i = 0; i < n; i++)
-        a[i] = get_f32(p + 4 * i);
+        a[i] = bytes_le_get_f32(p + 4 * i);
 }
 
 /* ---- sizes ------------------------------------------------------------------ */
@@ -116,25 +88,25 @@ static uint8_t *encode_header(const struct sim_state_ref *s, uint8_t *p)
     const struct sim_config *c = s->cfg;
     memset(p, 0, HEADER_BYTES);
     memcpy(p, MAGIC, 4);
-    put_le(p + 4, SIM_STATE_VERSION, 2);
-    put_le(p + 6, sim_param_count(), 2);
-    put_f32(p + 8, c->width);
-    put_f32(p + 12, c->height);
-    put_f32(p + 16, c->dt);
-    put_le(p + 20, c->capacity, 4);
-    put_le(p + 24, c->max_obstacles, 4);
+    bytes_le_put(p + 4, SIM_STATE_VERSION, 2);
+    bytes_le_put(p + 6, sim_param_count(), 2);
+    bytes_le_put_f32(p + 8, c->width);
+    bytes_le_put_f32(p + 12, c->height);
+    bytes_le_put_f32(p + 16, c->dt);
+    bytes_le_put(p + 20, c->capacity, 4);
+    bytes_le_put(p + 24, c->max_obstacles, 4);
     p[28] = (uint8_t)c->edges;
     p[29] = c->brute_force ? 1 : 0;
-    put_f32(p + 32, c->edge_margin);
-    put_le(p + 36, *s->epoch, 4);
-    put_le(p + 40, c->seed, 8);
-    put_le(p + 48, *s->tick, 8);
-    put_le(p + 56, s->rng->state, 8);
-    put_le(p + 64, s->rng->inc, 8);
-    put_le(p + 72, *s->count, 4);
-    put_le(p + 76, *s->next_obstacle_id, 4);
-    put_le(p + 80, *s->obstacle_count, 4);
-    put_le(p + 84, names_bytes(), 4);
+    bytes_le_put_f32(p + 32, c->edge_margin);
+    bytes_le_put(p + 36, *s->epoch, 4);
+    bytes_le_put(p + 40, c->seed, 8);
+    bytes_le_put(p + 48, *s->tick, 8);
+    bytes_le_put(p + 56, s->rng->state, 8);
+    bytes_le_put(p + 64, s->rng->inc, 8);
+    bytes_le_put(p + 72, *s->count, 4);
+    bytes_le_put(p + 76, *s->next_obstacle_id, 4);
+    bytes_le_put(p + 80, *s->obstacle_count, 4);
+    bytes_le_put(p + 84, names_bytes(), 4);
     return p + HEADER_BYTES;
 }
 
@@ -149,7 +121,7 @@ static uint8_t *encode_params(const struct sim_state_ref *s, uint8_t *p)
     }
     for (int g = 0; g < SIM_GROUPS; g++)
         for (size_t i = 0; i < sim_param_count(); i++, p += 4)
-            put_f32(p, *sim_param_field(&s->params[g], sim_param_at(i)));
+            bytes_le_put_f32(p, *sim_param_field(&s->params[g], sim_param_at(i)));
     return p;
 }
 
@@ -157,15 +129,15 @@ static uint8_t *encode_things(const struct sim_state_ref *s, uint8_t *p)
 {
     for (int g = 0; g < SIM_GROUPS; g++, p += TARGET_BYTES) {
         p[0] = s->targets[g].active;
-        put_f32(p + 1, s->targets[g].x);
-        put_f32(p + 5, s->targets[g].y);
+        bytes_le_put_f32(p + 1, s->targets[g].x);
+        bytes_le_put_f32(p + 5, s->targets[g].y);
     }
     for (uint32_t k = 0; k < *s->obstacle_count; k++, p += OBST_BYTES) {
         const struct sim_obstacle *o = &s->obstacles[k];
-        put_le(p, o->id, 4);
-        put_f32(p + 4, o->x);
-        put_f32(p + 8, o->y);
-        put_f32(p + 12, o->r);
+        bytes_le_put(p, o->id, 4);
+        bytes_le_put_f32(p + 4, o->x);
+        bytes_le_put_f32(p + 8, o->y);
+        bytes_le_put_f32(p + 12, o->r);
     }
     size_t n = *s->count;
     put_f32s(p, s->x, n);
@@ -210,33 +182,33 @@ static int read_header(const uint8_t *b, size_t len, struct layout *l, const cha
 {
     if (len < HEADER_BYTES || memcmp(b, MAGIC, 4) != 0)
         return refuse(why, SIM_EINVAL, "not a world state");
-    if (get_le(b + 4, 2) != SIM_STATE_VERSION)
+    if (bytes_le_get(b + 4, 2) != SIM_STATE_VERSION)
         return refuse(why, SIM_EINVAL, "a world state of another version");
-    if (get_le(b + 6, 2) != sim_param_count() || get_le(b + 84, 4) != names_bytes())
+    if (bytes_le_get(b + 6, 2) != sim_param_count() || bytes_le_get(b + 84, 4) != names_bytes())
         return refuse(why, SIM_EINVAL, "a world state with other flocking parameters");
     struct sim_config *c = &l->info.cfg;
     sim_default_config(c);
-    c->width = get_f32(b + 8);
-    c->height = get_f32(b + 12);
-    c->dt = get_f32(b + 16);
-    c->capacity = (uint32_t)get_le(b + 20, 4);
-    c->max_obstacles = (uint32_t)get_le(b + 24, 4);
+    c->width = bytes_le_get_f32(b + 8);
+    c->height = bytes_le_get_f32(b + 12);
+    c->dt = bytes_le_get_f32(b + 16);
+    c->capacity = (uint32_t)bytes_le_get(b + 20, 4);
+    c->max_obstacles = (uint32_t)bytes_le_get(b + 24, 4);
     c->edges = b[28] == 0 ? SIM_EDGES_WRAP : SIM_EDGES_CONTAIN;
     c->brute_force = b[29];
-    c->edge_margin = get_f32(b + 32);
-    c->seed = get_le(b + 40, 8);
+    c->edge_margin = bytes_le_get_f32(b + 32);
+    c->seed = bytes_le_get(b + 40, 8);
     if (b[28] > 1 || b[29] > 1 || b[30] || b[31])
         return refuse(why, SIM_EINVAL, "a world state with bad flags");
     const char *bad = sim__config_error(c);
     if (bad)
         return refuse(why, SIM_EINVAL, bad);
-    l->info.epoch = (uint32_t)get_le(b + 36, 4);
-    l->info.tick = get_le(b + 48, 8);
-    l->rng_state = get_le(b + 56, 8);
-    l->rng_inc = get_le(b + 64, 8);
-    l->info.count = (uint32_t)get_le(b + 72, 4);
-    l->info.next_obstacle_id = (uint32_t)get_le(b + 76, 4);
-    l->info.obstacle_count = (uint32_t)get_le(b + 80, 4);
+    l->info.epoch = (uint32_t)bytes_le_get(b + 36, 4);
+    l->info.tick = bytes_le_get(b + 48, 8);
+    l->rng_state = bytes_le_get(b + 56, 8);
+    l->rng_inc = bytes_le_get(b + 64, 8);
+    l->info.count = (uint32_t)bytes_le_get(b + 72, 4);
+    l->info.next_obstacle_id = (uint32_t)bytes_le_get(b + 76, 4);
+    l->info.obstacle_count = (uint32_t)bytes_le_get(b + 80, 4);
     return 0;
 }
 
@@ -280,7 +252,7 @@ static int check_params(const uint8_t *b, const struct layout *l, const char **w
     }
     for (int g = 0; g < SIM_GROUPS; g++)
         for (size_t i = 0; i < sim_param_count(); i++, p += 4)
-            if (!sim_param_valid(sim_param_at(i), get_f32(p)))
+            if (!sim_param_valid(sim_param_at(i), bytes_le_get_f32(p)))
                 return refuse(why, SIM_ERANGE, "a parameter outside its range");
     return 0;
 }
@@ -289,9 +261,10 @@ static int check_targets(const uint8_t *b, const struct layout *l, const char **
 {
     const uint8_t *p = b + l->targets;
     for (int g = 0; g < SIM_GROUPS; g++, p += TARGET_BYTES) {
-        float x = get_f32(p + 1), y = get_f32(p + 5);
-        int ok = p[0] == 1 ? is_in_world(&l->info.cfg, x, y)
-                           : p[0] == 0 && get_le(p + 1, 4) == 0 && get_le(p + 5, 4) == 0;
+        float x = bytes_le_get_f32(p + 1), y = bytes_le_get_f32(p + 5);
+        int ok = p[0] == 1
+                     ? is_in_world(&l->info.cfg, x, y)
+                     : p[0] == 0 && bytes_le_get(p + 1, 4) == 0 && bytes_le_get(p + 5, 4) == 0;
         if (!ok)
             return refuse(why, SIM_ERANGE, "a target outside the world or malformed");
     }
@@ -304,11 +277,11 @@ static int check_obstacles(const uint8_t *b, const struct layout *l, const char 
     const uint8_t *p = b + l->obstacles;
     uint32_t last = 0;
     for (uint32_t k = 0; k < l->info.obstacle_count; k++, p += OBST_BYTES) {
-        uint32_t id = (uint32_t)get_le(p, 4);
-        float r = get_f32(p + 12);
+        uint32_t id = (uint32_t)bytes_le_get(p, 4);
+        float r = bytes_le_get_f32(p + 12);
         if (id <= last || id >= l->info.next_obstacle_id)
             return refuse(why, SIM_ERANGE, "obstacle ids out of order or not below the next id");
-        if (!is_in_world(c, get_f32(p + 4), get_f32(p + 8)) || !(r >= 1.0f) ||
+        if (!is_in_world(c, bytes_le_get_f32(p + 4), bytes_le_get_f32(p + 8)) || !(r >= 1.0f) ||
             r > 0.25f * fminf(c->width, c->height))
             return refuse(why, SIM_ERANGE, "an obstacle outside the world or of a bad radius");
         last = id;
@@ -324,9 +297,9 @@ static int check_boids(const uint8_t *b, const struct layout *l, const char **wh
     const uint8_t *x = b + l->boids, *y = x + 4 * n, *vx = y + 4 * n, *vy = vx + 4 * n;
     const uint8_t *g = vy + 4 * n;
     for (size_t i = 0; i < n; i++) {
-        if (!is_in_world(&l->info.cfg, get_f32(x + 4 * i), get_f32(y + 4 * i)))
+        if (!is_in_world(&l->info.cfg, bytes_le_get_f32(x + 4 * i), bytes_le_get_f32(y + 4 * i)))
             return refuse(why, SIM_ERANGE, "a boid outside the world");
-        float u = get_f32(vx + 4 * i), v = get_f32(vy + 4 * i);
+        float u = bytes_le_get_f32(vx + 4 * i), v = bytes_le_get_f32(vy + 4 * i);
         if (!(fabsf(u) <= SIM_STATE_MAX_V && fabsf(v) <= SIM_STATE_MAX_V))
             return refuse(why, SIM_ERANGE, "a boid's velocity is not finite or too large");
         if (i > 0 && g[i] < g[i - 1])
@@ -377,17 +350,17 @@ static void write_params(const struct sim_state_ref *s, const uint8_t *b, const 
     const uint8_t *p = b + l->params;
     for (int g = 0; g < SIM_GROUPS; g++)
         for (size_t i = 0; i < sim_param_count(); i++, p += 4)
-            *sim_param_field(&s->params[g], sim_param_at(i)) = get_f32(p);
+            *sim_param_field(&s->params[g], sim_param_at(i)) = bytes_le_get_f32(p);
     p = b + l->targets;
     for (int g = 0; g < SIM_GROUPS; g++, p += TARGET_BYTES)
-        s->targets[g] =
-            (struct sim_target){.active = p[0], .x = get_f32(p + 1), .y = get_f32(p + 5)};
+        s->targets[g] = (struct sim_target){
+            .active = p[0], .x = bytes_le_get_f32(p + 1), .y = bytes_le_get_f32(p + 5)};
     p = b + l->obstacles;
     for (uint32_t k = 0; k < l->info.obstacle_count; k++, p += OBST_BYTES)
-        s->obstacles[k] = (struct sim_obstacle){.id = (uint32_t)get_le(p, 4),
-                                                .x = get_f32(p + 4),
-                                                .y = get_f32(p + 8),
-                                                .r = get_f32(p + 12)};
+        s->obstacles[k] = (struct sim_obstacle){.id = (uint32_t)bytes_le_get(p, 4),
+                                                .x = bytes_le_get_f32(p + 4),
+                                                .y = bytes_le_get_f32(p + 8),
+                                                .r = bytes_le_get_f32(p + 12)};
 }
 
 static void write_boids(const struct sim_state_ref *s, const uint8_t *b, const struct layout *l)

@@ -1,6 +1,6 @@
 /*
  * sim_state — a world's complete state as bytes, and back: the part of a
- * checkpoint (server/checkpoint.h) and of a command log's starting state
+ * checkpoint (server/store/checkpoint.h) and of a command log's starting state
  * that belongs to the flocking core.
  *
  * The bytes hold everything a step reads, so a world decoded from them
@@ -9,7 +9,7 @@
  * PRNG, every group's parameters (with the registry's names, so a build
  * with other parameters refuses them), targets, obstacles with their ids
  * and the next id, and the boids in their order. The layout is in
- * server/FILES.md §3, little-endian.
+ * server/store/FILES.md §3, little-endian.
  *
  * Decoding checks everything before it changes anything: the magic and
  * version, the parameter names, the config (as sim_create() would), counts

@@ -237,7 +237,7 @@ def main():
     p.add_argument("--start", type=int, default=2,
                    help="rooms (the default one included) before the first row")
     p.add_argument("--p99-ticks", type=int, default=1024,
-                   help="recent ticks late_p99_ms covers (LATE_SAMPLES in server/room.c)")
+                   help="recent ticks late_p99_ms covers (LATE_SAMPLES in server/room/room_internal.h)")
     p.add_argument("--busy", type=float, default=0.5,
                    help="cores other programs may use in a late window that counts")
     p.add_argument("--retries", type=int, default=10,

@@ -1,4 +1,4 @@
-// End-to-end test of the viewer on a node of a cluster (server/CLUSTER.md):
+// End-to-end test of the viewer on a node of a cluster (server/cluster/CLUSTER.md):
 // a real nats-server with JetStream on a free loopback port, two flockd
 // nodes joined to it, and the page opened on the node that relays
 // `default`. When nats-server stops, the page shows a banner saying the

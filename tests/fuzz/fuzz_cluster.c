@@ -1,6 +1,6 @@
 /*
  * fuzz_cluster — the decoders of the messages flockd nodes send each
- * other over NATS (cluster_wire.h, server/CLUSTER.md §3) on arbitrary
+ * other over NATS (cluster_wire.h, server/cluster/CLUSTER.md §3) on arbitrary
  * bytes: a frame, a command, a reply, a want, an owner's parameters and
  * the question for them.
  *
@@ -39,7 +39,7 @@ static void check_frame(const uint8_t *data, size_t size)
         fuzz_fail("an accepted frame with term, sequence or plan out of range");
     if (cluster_frame_size(f) != size)
         fuzz_fail("an accepted frame of %zu bytes says it takes %zu", size, cluster_frame_size(f));
-    for (unsigned k = 0; k < SNAPENC_KINDS; k++)
+    for (unsigned k = 0; k < FRAME_KINDS; k++)
         if (f->part[k].len && f->part[k].off < PRE)
             fuzz_fail("part %u has no headroom", k);
     uint8_t *again = malloc(size);
@@ -85,7 +85,7 @@ static void check_reply(const uint8_t *data, size_t size)
 static void check_want(const uint8_t *data, size_t size)
 {
     unsigned kinds = 0;
-    if (cluster_want_decode(data, size, &kinds) == 0 && kinds >= 1u << SNAPENC_KINDS)
+    if (cluster_want_decode(data, size, &kinds) == 0 && kinds >= 1u << FRAME_KINDS)
         fuzz_fail("an accepted want names kinds that do not exist");
 }
 

@@ -1,5 +1,5 @@
 /*
- * fuzz_config — the settings parser (server/config.h) on arbitrary input.
+ * fuzz_config — the settings parser (server/config/config.h) on arbitrary input.
  *
  * Each input is used twice. First as the contents of a config file for
  * cfg_load_file(): the file is a memfd, opened through /proc/self/fd, so

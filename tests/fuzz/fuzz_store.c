@@ -1,5 +1,5 @@
 /*
- * fuzz_store — the readers of flockd's own files (server/FILES.md) on
+ * fuzz_store — the readers of flockd's own files (server/store/FILES.md) on
  * arbitrary bytes: ckpt_decode() (a checkpoint and the world state in it)
  * and the command log reader (reclog_reader_init, reclog_next).
  *
@@ -13,6 +13,7 @@
  */
 #include "fuzz_common.h"
 
+#include "bytes.h"
 #include "checkpoint.h"
 #include "reclog.h"
 #include "sim_state.h"
@@ -69,7 +70,7 @@ static void check_log(const uint8_t *data, size_t size)
             if (rc == 0 && rd.torn && !only_zeros(data + rd.good_end, size - rd.good_end) &&
                 rd.good_end + RECLOG_FRAME <= size) {
                 /* Past the torn record's frame only zeros may follow. */
-                size_t n = (size_t)proto_get_le(data + rd.good_end, 4);
+                size_t n = (size_t)bytes_le_get(data + rd.good_end, 4);
                 size_t after = rd.good_end + RECLOG_FRAME + n;
                 if (after < size && !only_zeros(data + after, size - after))
                     fuzz_fail("a torn record is followed by data at %zu", after);

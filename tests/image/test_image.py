@@ -39,7 +39,7 @@ PREFIX = f"flockd-imagetest-{os.getpid()}"
 # What the image may weigh: the runtime stage is the base, two libraries and
 # flockd; a toolchain or -dev package slipping into it is far above this.
 MAX_IMAGE_MB = 120
-# flockd's start-up lines about admins (server/main.c).
+# flockd's start-up lines about admins (server/app/main.c).
 NO_TOKEN_LINE = "remote clients never"
 TOKEN_LINE = "admins: joins with the admin token"
 
@@ -181,7 +181,7 @@ def image_keeps_its_healthcheck_runs_as_flockd_and_is_small():
 def build_context_holds_only_what_the_image_is_built_from():
     """The repository's .dockerignore, applied by the engine itself to a
     small tree with a secret, build output and dependencies in it."""
-    keep = ["CMakeLists.txt", "server/room.c", "proto/proto.c", "client/cli/flockctl.c",
+    keep = ["CMakeLists.txt", "server/room/room.c", "proto/proto.c", "client/cli/flockctl.c",
             "client/web/index.html", "docker/healthcheck.sh"]
     leave_out = [".env", "docker/.env", "server/.env", "client/web/.env.local",
                  "build/server/flockd", "build-asan/CMakeCache.txt", "server/build/x.o",

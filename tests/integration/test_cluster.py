@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""flockd as a cluster on NATS (server/CLUSTER.md): a real `nats-server -js`
+"""flockd as a cluster on NATS (server/cluster/CLUSTER.md): a real `nats-server -js`
 on a free loopback port with its store in a temporary folder, and three
 flockd nodes joined to it with --nats. Checks that the room list agrees on
 every node, that viewers on every node get the room's frames at the

@@ -131,7 +131,7 @@ def non_loopback_address():
 
 
 def admin_rejections(d):
-    """The /metrics counter of refused admin joins (server/metrics.c)."""
+    """The /metrics counter of refused admin joins (server/runtime/metrics.c)."""
     n = d.metric("flockd_admin_denied_total")
     assert n is not None, "no flockd_admin_denied_total in /metrics"
     return n

@@ -1,6 +1,6 @@
 /*
  * Unit tests for the messages between cluster nodes (cluster_wire.h,
- * server/CLUSTER.md §3): a frame with a version 1 part and version 2
+ * server/cluster/CLUSTER.md §3): a frame with a version 1 part and version 2
  * parts reads back with its term, plan and parts byte for byte, each part
  * behind the headroom asked for; commands, refusals, replies and wants
  * read back field for field. And refusals: every cut of each message is
@@ -81,7 +81,7 @@ static void a_frame_reads_back_with_its_term_plan_and_parts(void **state)
     static uint8_t buf[16384];
     frame_release(sample_frame());
     struct frame *f = sample_frame();
-    assert_true(f->plan.count >= 2 && f->part[SNAPENC_V1].len && f->part[f->kind[1]].len);
+    assert_true(f->plan.count >= 2 && f->part[FRAME_V1].len && f->part[f->kind[1]].len);
     int len = cluster_frame_encode(f, 42, buf, sizeof buf);
     assert_int_equal(len, (int)cluster_frame_size(f));
     struct cluster_frame_meta meta;
@@ -103,7 +103,7 @@ static void a_frame_reads_back_with_its_term_plan_and_parts(void **state)
         assert_int_equal(g->plan.frame[k].gap1, f->plan.frame[k].gap1);
         assert_int_equal(g->plan.frame[k].gap0, f->plan.frame[k].gap0);
     }
-    for (unsigned k = 0; k < SNAPENC_KINDS; k++) {
+    for (unsigned k = 0; k < FRAME_KINDS; k++) {
         assert_int_equal(g->part[k].len, f->part[k].len);
         if (f->part[k].len) {
             assert_true(g->part[k].off >= 32);
@@ -314,7 +314,7 @@ static void replies_and_wants_read_back_and_bad_ones_are_refused(void **state)
     assert_int_equal(cluster_want_decode(buf, (size_t)len, &kinds), 0);
     assert_int_equal(kinds, 0x21);
     assert_int_equal(cluster_want_decode(buf, (size_t)len - 1, &kinds), PROTO_E_TRUNCATED);
-    len = cluster_want_encode(1u << SNAPENC_KINDS, buf, sizeof buf);
+    len = cluster_want_encode(1u << FRAME_KINDS, buf, sizeof buf);
     assert_int_equal(cluster_want_decode(buf, (size_t)len, &kinds), PROTO_E_BAD_VALUE);
 }
 

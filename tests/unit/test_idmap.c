@@ -5,7 +5,7 @@
  * every live id findable.
  */
 #include "idmap.h"
-#include "proto.h"
+#include "base.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -39,10 +39,10 @@ static void id_zero_a_null_value_and_a_second_put_are_refused(void **state)
     struct idmap m;
     int a, b;
     assert_int_equal(idmap_init(&m, 8), 0);
-    assert_int_equal(idmap_put(&m, 0, &a), PROTO_E_BAD_ARG);
-    assert_int_equal(idmap_put(&m, 5, NULL), PROTO_E_BAD_ARG);
+    assert_int_equal(idmap_put(&m, 0, &a), BASE_EINVAL);
+    assert_int_equal(idmap_put(&m, 5, NULL), BASE_EINVAL);
     assert_int_equal(idmap_put(&m, 5, &a), 0);
-    assert_int_equal(idmap_put(&m, 5, &b), PROTO_E_BAD_ARG);
+    assert_int_equal(idmap_put(&m, 5, &b), BASE_EINVAL);
     assert_ptr_equal(idmap_get(&m, 5), &a); /* refused: nothing changed */
     assert_int_equal(idmap_count(&m), 1);
     idmap_free(&m);
@@ -56,7 +56,7 @@ static void ids_past_the_capacity_are_refused(void **state)
     assert_int_equal(idmap_init(&m, 3), 0);
     for (uint64_t id = 1; id <= 3; id++)
         assert_int_equal(idmap_put(&m, id, &v), 0);
-    assert_int_equal(idmap_put(&m, 4, &v), PROTO_E_CAPACITY);
+    assert_int_equal(idmap_put(&m, 4, &v), BASE_EFULL);
     assert_null(idmap_get(&m, 4));
     idmap_del(&m, 2);
     assert_int_equal(idmap_put(&m, 4, &v), 0);

@@ -5,7 +5,7 @@
  * alike), and a table holding its most addresses refuses a new one.
  */
 #include "ipcount.h"
-#include "proto.h"
+#include "base.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -35,7 +35,7 @@ static void an_address_gets_its_limit_and_no_more(void **state)
     assert_int_equal(ipcount_init(&c, 16, 3), 0);
     for (int i = 0; i < 3; i++)
         assert_int_equal(ipcount_take(&c, a), 0);
-    assert_int_equal(ipcount_take(&c, a), PROTO_E_CAPACITY);
+    assert_int_equal(ipcount_take(&c, a), BASE_EFULL);
     assert_int_equal(ipcount_of(&c, a), 3); /* refused: not counted */
     ipcount_release(&c, a);
     assert_int_equal(ipcount_take(&c, a), 0);
@@ -76,8 +76,8 @@ static void addresses_are_counted_apart(void **state)
     assert_int_equal(ipcount_take(&c, a), 0);
     assert_int_equal(ipcount_take(&c, b), 0);
     assert_int_equal(ipcount_take(&c, six), 0);
-    assert_int_equal(ipcount_take(&c, a), PROTO_E_CAPACITY);
-    assert_int_equal(ipcount_take(&c, six), PROTO_E_CAPACITY);
+    assert_int_equal(ipcount_take(&c, a), BASE_EFULL);
+    assert_int_equal(ipcount_take(&c, six), BASE_EFULL);
     assert_int_equal(ipcount_addresses(&c), 3);
     ipcount_free(&c);
 }
@@ -93,7 +93,7 @@ static void a_table_holding_its_most_addresses_refuses_a_new_one(void **state)
         assert_int_equal(ipcount_take(&c, a), 0);
     }
     v4(a, 192, 168, 0, 4);
-    assert_int_equal(ipcount_take(&c, a), PROTO_E_CAPACITY);
+    assert_int_equal(ipcount_take(&c, a), BASE_EFULL);
     v4(a, 192, 168, 0, 0);
     assert_int_equal(ipcount_take(&c, a), 0); /* a known one still may */
     ipcount_free(&c);

@@ -53,7 +53,7 @@ static struct room *room_new(void)
 static void tick(struct room *r, int64_t wall_us, int64_t late_ns)
 {
     struct frame *f = room_latest(r);
-    room_want(r, SNAPENC_V1, f ? f->seq : 1);
+    room_want(r, FRAME_V1, f ? f->seq : 1);
     frame_release(f);
     struct pool_time t = {.now_ns = 1000000000, .late_ns = late_ns, .wall_us = wall_us};
     room_tick(r, &t);
@@ -123,9 +123,9 @@ static void decode_latest(struct room *r, struct decoded *d)
                                    .targets_cap = PROTO_SNAPSHOT_MAX_TARGETS};
     struct frame *f = room_latest(r);
     assert_non_null(f);
-    assert_true(f->part[SNAPENC_V1].len > 0);
+    assert_true(f->part[FRAME_V1].len > 0);
     assert_int_equal(
-        proto_snapshot_decode(frame_payload(f, SNAPENC_V1), f->part[SNAPENC_V1].len, &d->s), 0);
+        proto_snapshot_decode(frame_payload(f, FRAME_V1), f->part[FRAME_V1].len, &d->s), 0);
     assert_true(d->s.h.tick == f->tick && (int64_t)d->s.h.server_time_us == f->time_us);
     frame_release(f);
 }
@@ -238,7 +238,7 @@ static unsigned parts_of(struct room *r)
     struct frame *f = room_latest(r);
     assert_non_null(f);
     unsigned mask = 0;
-    for (unsigned k = 0; k < SNAPENC_KINDS; k++)
+    for (unsigned k = 0; k < FRAME_KINDS; k++)
         mask |= (f->part[k].len > 0) << k;
     frame_release(f);
     return mask;
@@ -250,21 +250,20 @@ static void a_room_encodes_the_kinds_its_clients_took_lately_and_no_other(void *
     struct room *r = room_new(); /* 60 snapshots a second: a kind lingers 120 */
     tick_alone(r);
     assert_int_equal(parts_of(r), 0); /* nobody watches: nothing encoded */
-    room_want(r, SNAPENC_V1, 1);
-    room_want(r, SNAPENC_KEY, 1);
+    room_want(r, FRAME_V1, 1);
+    room_want(r, FRAME_KEY, 1);
     tick_alone(r);
-    assert_int_equal(parts_of(r), 1u << SNAPENC_V1 | 1u << SNAPENC_KEY);
-    room_want(r, snapenc_kind_of(1, 1), 2);
+    assert_int_equal(parts_of(r), 1u << FRAME_V1 | 1u << FRAME_KEY);
+    room_want(r, frame_kind_of(1, 1), 2);
     tick_alone(r); /* seq 3: bases 2 and 1, but 1 was not quantized */
-    assert_int_equal(parts_of(r), 1u << SNAPENC_V1 | 1u << SNAPENC_KEY);
+    assert_int_equal(parts_of(r), 1u << FRAME_V1 | 1u << FRAME_KEY);
     tick_alone(r); /* seq 4 on 3 and 2 */
-    assert_int_equal(parts_of(r),
-                     1u << SNAPENC_V1 | 1u << SNAPENC_KEY | 1u << snapenc_kind_of(1, 1));
+    assert_int_equal(parts_of(r), 1u << FRAME_V1 | 1u << FRAME_KEY | 1u << frame_kind_of(1, 1));
     for (int k = 0; k < 117; k++)
         tick_alone(r); /* seq 121: the last the wants of seq 1 reach */
-    assert_true(parts_of(r) & 1u << SNAPENC_V1);
+    assert_true(parts_of(r) & 1u << FRAME_V1);
     tick_alone(r);
-    assert_int_equal(parts_of(r), 1u << snapenc_kind_of(1, 1)); /* wanted at 2: until 122 */
+    assert_int_equal(parts_of(r), 1u << frame_kind_of(1, 1)); /* wanted at 2: until 122 */
     tick_alone(r);
     assert_int_equal(parts_of(r), 0);
     room_destroy(r);

@@ -20,7 +20,7 @@
 
 #define BOIDS    300
 #define CAPACITY 400
-#define ALL      ((1u << SNAPENC_KINDS) - 1)
+#define ALL      ((1u << FRAME_KINDS) - 1)
 
 struct fixture {
     struct sim_world *w;
@@ -83,9 +83,9 @@ static void decode_v1(struct frame *fr, struct proto_boid *boids, uint32_t *coun
     static struct proto_target targets[PROTO_SNAPSHOT_MAX_TARGETS];
     struct proto_snapshot s = {{0}, runs,    PROTO_SNAPSHOT_MAX_RUNS,   boids, CAPACITY, obstacles,
                                4,   targets, PROTO_SNAPSHOT_MAX_TARGETS};
-    assert_true(fr->part[SNAPENC_V1].len > 0);
-    assert_int_equal(
-        proto_snapshot_decode(frame_payload(fr, SNAPENC_V1), fr->part[SNAPENC_V1].len, &s), 0);
+    assert_true(fr->part[FRAME_V1].len > 0);
+    assert_int_equal(proto_snapshot_decode(frame_payload(fr, FRAME_V1), fr->part[FRAME_V1].len, &s),
+                     0);
     *count = s.h.boid_count;
 }
 
@@ -122,7 +122,7 @@ static void take(struct client *c, struct fixture *f, struct frame *fr)
     memmove(c->sent + 1, c->sent, (PROTO_V2_HISTORY - 1) * sizeof c->sent[0]);
     c->sent[0] = (uint32_t)fr->seq;
     c->nsent += c->nsent < PROTO_V2_HISTORY;
-    *(kind == SNAPENC_KEY ? &c->keys : &c->deltas) += 1;
+    *(kind == FRAME_KEY ? &c->keys : &c->deltas) += 1;
 }
 
 static void version_2_frames_decode_to_the_boids_of_the_version_1_snapshot(void **state)
@@ -155,24 +155,24 @@ static void kinds_not_asked_for_are_not_encoded_and_version_2_waits_to_be_asked(
     struct fixture f = make();
     struct snapenc_stats st;
     for (int s = 0; s < 5; s++)
-        frame_release(next(&f, 1u << SNAPENC_V1));
+        frame_release(next(&f, 1u << FRAME_V1));
     snapenc_stats(f.e, &st);
-    assert_true(st.frames[SNAPENC_V1] == 5 && st.prepare_ns == 0);
-    for (unsigned k = SNAPENC_KEY; k < SNAPENC_KINDS; k++)
+    assert_true(st.frames[FRAME_V1] == 5 && st.prepare_ns == 0);
+    for (unsigned k = FRAME_KEY; k < FRAME_KINDS; k++)
         assert_true(st.frames[k] == 0);
     /* Asked for everything: at first only the key frame is possible... */
     struct frame *fr = next(&f, ALL);
     assert_int_equal(fr->plan.count, 1);
-    assert_true(fr->part[SNAPENC_KEY].len > 0 && fr->part[SNAPENC_V1].len > 0);
+    assert_true(fr->part[FRAME_KEY].len > 0 && fr->part[FRAME_V1].len > 0);
     frame_release(fr);
     /* ...then the deltas on the snapshots quantized since. */
-    fr = next(&f, 1u << SNAPENC_KEY | 1u << snapenc_kind_of(1, 0));
+    fr = next(&f, 1u << FRAME_KEY | 1u << frame_kind_of(1, 0));
     assert_int_equal(fr->plan.count, 2);
-    assert_true(fr->part[snapenc_kind_of(1, 0)].len > 0 && fr->part[SNAPENC_KEY].len > 0);
-    assert_true(fr->part[SNAPENC_V1].len == 0);
+    assert_true(fr->part[frame_kind_of(1, 0)].len > 0 && fr->part[FRAME_KEY].len > 0);
+    assert_true(fr->part[FRAME_V1].len == 0);
     frame_release(fr);
     snapenc_stats(f.e, &st);
-    assert_true(st.prepare_ns > 0 && st.ns[SNAPENC_KEY] > 0);
+    assert_true(st.prepare_ns > 0 && st.ns[FRAME_KEY] > 0);
     unmake(&f);
 }
 
@@ -190,8 +190,8 @@ static void a_new_epoch_starts_on_the_key_frame_alone(void **state)
     assert_true(sim_spawn(f.w, 5, 1, 100, 100, 10) == 5);
     fr = next(&f, ALL);
     assert_int_equal(fr->plan.count, 1);
-    assert_int_equal(fr->kind[0], SNAPENC_KEY);
-    for (unsigned k = SNAPENC_KEY + 1; k < SNAPENC_KINDS; k++)
+    assert_int_equal(fr->kind[0], FRAME_KEY);
+    for (unsigned k = FRAME_KEY + 1; k < FRAME_KINDS; k++)
         assert_true(fr->part[k].len == 0);
     frame_release(fr);
     unmake(&f);
@@ -200,7 +200,7 @@ static void a_new_epoch_starts_on_the_key_frame_alone(void **state)
 /* Whether frame fr has an encoded part of the delta on (seq-g1, seq-g1-g0). */
 static bool has_delta(const struct frame *fr, uint8_t g1, uint8_t g0)
 {
-    return fr->part[snapenc_kind_of(g1, g0)].len > 0;
+    return fr->part[frame_kind_of(g1, g0)].len > 0;
 }
 
 /* While only clients that keep up take version 2, the states deeper
@@ -210,12 +210,12 @@ static void bases_are_kept_as_far_back_as_the_kinds_wanted_reach(void **state)
 {
     (void)state;
     struct fixture f = make();
-    unsigned near = 1u << SNAPENC_KEY | 1u << snapenc_kind_of(1, 1) | 1u << snapenc_kind_of(1, 0);
+    unsigned near = 1u << FRAME_KEY | 1u << frame_kind_of(1, 1) | 1u << frame_kind_of(1, 0);
     for (int s = 0; s < 6; s++)
         frame_release(next(&f, near));
     struct frame *fr = next(&f, ALL); /* S: S-3 and S-4 were let go */
     assert_int_equal(fr->plan.count, PROTO_V2_PLAN_MAX);
-    assert_true(fr->part[SNAPENC_KEY].len > 0 && has_delta(fr, 1, 1) && has_delta(fr, 1, 0));
+    assert_true(fr->part[FRAME_KEY].len > 0 && has_delta(fr, 1, 1) && has_delta(fr, 1, 0));
     assert_false(has_delta(fr, 1, 2) || has_delta(fr, 2, 2));
     frame_release(fr);
     fr = next(&f, ALL); /* S+1: on (S, S-2), not yet on (S-1, S-3) */
@@ -239,8 +239,8 @@ static void kinds_are_named_in_the_order_of_the_plan(void **state)
     (void)state;
     struct proto_v2_plan full;
     proto_v2_plan(0, PROTO_V2_HISTORY, PROTO_V2_PLAN_MAX - 1, &full);
-    assert_int_equal(full.count, SNAPENC_KINDS - 1);
-    assert_string_equal(snapenc_kind_name(SNAPENC_V1), "v1");
+    assert_int_equal(full.count, FRAME_KINDS - 1);
+    assert_string_equal(frame_kind_name(FRAME_V1), "v1");
     for (unsigned k = 0; k < full.count; k++) {
         char want[32];
         const struct proto_v2_plan_frame *p = &full.frame[k];
@@ -250,10 +250,10 @@ static void kinds_are_named_in_the_order_of_the_plan(void **state)
             snprintf(want, sizeof want, "delta_%u", p->gap1);
         else
             snprintf(want, sizeof want, "delta_%u_%u", p->gap1, p->gap0);
-        assert_int_equal(snapenc_kind_of(p->gap1, p->gap0), SNAPENC_KEY + k);
-        assert_string_equal(snapenc_kind_name(SNAPENC_KEY + k), want);
+        assert_int_equal(frame_kind_of(p->gap1, p->gap0), FRAME_KEY + k);
+        assert_string_equal(frame_kind_name(FRAME_KEY + k), want);
     }
-    assert_string_equal(snapenc_kind_name(SNAPENC_KINDS), "");
+    assert_string_equal(frame_kind_name(FRAME_KINDS), "");
 }
 
 /* The WebSocket header RFC 6455 §5.2 gives a final, unmasked binary
@@ -280,28 +280,28 @@ static void each_part_is_sent_with_its_websocket_header_written_before_it(void *
         struct frame *f = calloc(1, sizeof *f + 16 + lens[i]);
         assert_non_null(f);
         f->pre = 16;
-        frame_set_part(f, SNAPENC_KEY, 16, lens[i]);
+        frame_set_part(f, FRAME_KEY, 16, lens[i]);
         unsigned char want[FRAME_WS_HEAD_MAX];
         size_t head = ws_header(lens[i], want), n;
-        const unsigned char *wire = frame_wire(f, SNAPENC_KEY, &n);
+        const unsigned char *wire = frame_wire(f, FRAME_KEY, &n);
         assert_int_equal(n, head + lens[i]);
         assert_memory_equal(wire, want, head);
-        assert_ptr_equal(wire + head, frame_payload(f, SNAPENC_KEY));
+        assert_ptr_equal(wire + head, frame_payload(f, FRAME_KEY));
         free(f);
     }
     /* Headroom too short for the longest header: no wire form. */
     struct frame *f = calloc(1, sizeof *f + 8 + 10);
     assert_non_null(f);
     f->pre = 8;
-    frame_set_part(f, SNAPENC_V1, 8, 10);
+    frame_set_part(f, FRAME_V1, 8, 10);
     size_t n = 1;
-    frame_wire(f, SNAPENC_V1, &n);
+    frame_wire(f, FRAME_V1, &n);
     assert_int_equal(n, 0);
     free(f);
     /* An encoded frame's parts carry theirs. */
     struct fixture fx = make();
-    struct frame *fr = next(&fx, 1u << SNAPENC_V1 | 1u << SNAPENC_KEY);
-    for (unsigned k = 0; k < SNAPENC_KINDS; k++) {
+    struct frame *fr = next(&fx, 1u << FRAME_V1 | 1u << FRAME_KEY);
+    for (unsigned k = 0; k < FRAME_KINDS; k++) {
         if (!fr->part[k].len)
             continue;
         unsigned char want[FRAME_WS_HEAD_MAX];

@@ -5,7 +5,7 @@
  * key of a probe chain, also where chains wrap around the end), capacity
  * is enforced, and iteration sees every entry once.
  */
-#include "proto.h"
+#include "base.h"
 #include "table.h"
 
 #include <setjmp.h>
@@ -188,10 +188,10 @@ static void impossible_sizes_are_refused(void **state)
 {
     (void)state;
     struct table t;
-    assert_int_equal(table_init(&t, 8, 0, 4), PROTO_E_BAD_ARG);
-    assert_int_equal(table_init(&t, 8, 9, 4), PROTO_E_BAD_ARG);
-    assert_int_equal(table_init(&t, 8, 8, 0), PROTO_E_BAD_ARG);
-    assert_int_equal(table_init(&t, 8, 8, ((size_t)1 << 30) + 1), PROTO_E_BAD_ARG);
+    assert_int_equal(table_init(&t, 8, 0, 4), BASE_EINVAL);
+    assert_int_equal(table_init(&t, 8, 9, 4), BASE_EINVAL);
+    assert_int_equal(table_init(&t, 8, 8, 0), BASE_EINVAL);
+    assert_int_equal(table_init(&t, 8, 8, ((size_t)1 << 30) + 1), BASE_EINVAL);
     /* A table that failed to initialise finds and takes nothing. */
     uint64_t k = 1;
     assert_null(table_find(&t, &k));

@@ -1,0 +1,359 @@
+/*
+ * deliver.c — replies, frames and rosters to the clients (see deliver.h).
+ */
+#include "deliver.h"
+
+#include "dispatch.h"
+#include "metrics.h"
+#include "room.h"
+
+#include <libwebsockets.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- frames ------------------------------------------------------------------- */
+
+/*
+ * The version 2 frame of f for a client that was sent `feed`'s frames
+ * (frame_pick()). The kind it ideally takes is asked for from the room, so
+ * that it is there from the next snapshot on if not now, and so is the key
+ * frame when that is all that fits (a client that waits falls behind its
+ * bases). -1: none fits now.
+ */
+static int pick_v2(struct room *r, const struct frame *f, const struct session_feed *feed)
+{
+    unsigned ideal;
+    int kind = frame_pick(f, feed->sent, feed->nsent, &ideal);
+    room_want(r, ideal, f->seq);
+    if (kind <= FRAME_KEY && ideal != FRAME_KEY)
+        room_want(r, FRAME_KEY, f->seq);
+    return kind;
+}
+
+/* The frame to write to s next and which of its parts, or NULL: the newest
+ * of its room, once it has that room's welcome, unless it already has that
+ * frame or none of its parts is for s. */
+static struct frame *frame_for(const struct session *s, unsigned *kind)
+{
+    if (s->state == SESSION_CLOSING || !s->m.room || s->feed.room != s->m.room)
+        return NULL;
+    struct frame *f = *lobby_room_frame(s->m.room, s->m.thread);
+    if (!f || f->seq == s->feed.last_seq)
+        return NULL;
+    struct room *r = lobby_room_room(s->m.room);
+    int k = FRAME_V1;
+    if (s->m.protocol == PROTO_V2_VERSION) {
+        k = pick_v2(r, f, &s->feed);
+    } else {
+        room_want(r, FRAME_V1, f->seq);
+        k = f->part[FRAME_V1].len ? FRAME_V1 : -1;
+    }
+    if (k < 0)
+        return NULL;
+    *kind = (unsigned)k;
+    return f;
+}
+
+/* Remembers a version 2 frame written: the newest base the client holds. */
+static void note_sent(struct session_feed *feed, uint32_t seq)
+{
+    memmove(feed->sent + 1, feed->sent, (PROTO_V2_HISTORY - 1) * sizeof feed->sent[0]);
+    feed->sent[0] = seq;
+    if (feed->nsent < PROTO_V2_HISTORY)
+        feed->nsent++;
+}
+
+static int write_frame(struct session *s, struct frame *f, unsigned kind, int64_t now)
+{
+    size_t len = f->part[kind].len, n;
+    /* Sent as it is, header included (lws buffers what the socket does
+     * not take): lws_write()'s own framing would write the header into the
+     * frame, which other threads are sending too. */
+    const unsigned char *wire = frame_wire(f, kind, &n);
+    if (!n || lws_write(s->wsi, (unsigned char *)wire, n, LWS_WRITE_RAW) < (int)n)
+        return PROTO_E_INTERNAL;
+    if (s->feed.last_seq && f->seq > s->feed.last_seq + 1)
+        atomic_fetch_add_explicit(&g_metrics.snapshots_skipped, f->seq - s->feed.last_seq - 1,
+                                  memory_order_relaxed);
+    if (kind != FRAME_V1)
+        note_sent(&s->feed, (uint32_t)f->seq);
+    s->feed.last_seq = f->seq;
+    s->feed.last_frame_ns = now;
+    metrics_frame_sent(s->m.thread, kind, len);
+    return 0;
+}
+
+/* Queues s to be written its frame (deliver_paced()); asks for a
+ * WRITEABLE at once if the queue cannot grow. */
+static void ask_later(struct sessions *ss, struct session *s)
+{
+    if (ss->asks_head + ss->asks_len == ss->asks_cap) {
+        if (ss->asks_head) { /* room at the front: move down */
+            memmove(ss->asks, ss->asks + ss->asks_head, ss->asks_len * sizeof *ss->asks);
+            ss->asks_head = 0;
+        } else {
+            size_t cap = ss->asks_cap ? 2 * ss->asks_cap : 256;
+            uint64_t *grown = realloc(ss->asks, cap * sizeof *grown);
+            if (!grown) {
+                session_want_write(s);
+                return;
+            }
+            ss->asks = grown;
+            ss->asks_cap = cap;
+        }
+    }
+    ss->asks[ss->asks_head + ss->asks_len++] = s->id;
+}
+
+/* Holds lr's new frame, if any, for this service thread and queues every
+ * fed member of the thread to write it; a member that has gone without
+ * frames for stale_ns is evicted. No lobby lock: the members and the
+ * announced frame are the thread's own. */
+static void announce_frame(struct sessions *ss, struct lobby_room *lr, int64_t stale_ns,
+                           int64_t now)
+{
+    unsigned thread = ss->cfg.thread;
+    struct frame *f = room_latest(lobby_room_room(lr));
+    struct frame **announced = lobby_room_frame(lr, thread);
+    if (!f || f == *announced) {
+        frame_release(f);
+        return;
+    }
+    /* Frames that stopped for longer than a client may lag (a relayed
+     * room whose owner could not be reached) restart every stale clock. */
+    bool gap = *announced && f->time_us - (*announced)->time_us > stale_ns / 1000;
+    frame_release(*announced);
+    *announced = f; /* keeps the reference room_latest took */
+    for (struct lobby_member *m = lobby_room_members(lr, thread); m; m = m->next) {
+        struct session *s = m->session;
+        if (s->state == SESSION_CLOSING || s->feed.room != lr)
+            continue;
+        if (gap)
+            s->feed.last_frame_ns = now;
+        if (now - s->feed.last_frame_ns > stale_ns) {
+            metrics_limit(LIMIT_STALE);
+            session_evict(s, LWS_CLOSE_STATUS_POLICY_VIOLATION);
+            continue;
+        }
+        ask_later(ss, s);
+    }
+}
+
+/* s's frame written at once when nothing is queued before it (a reply, or
+ * the rest of a write its socket did not take), else at its next
+ * WRITEABLE. */
+static void write_or_ask(struct session *s, int64_t now)
+{
+    unsigned kind;
+    struct frame *f;
+    if (session_has_text(s) || lws_partial_buffered(s->wsi) || !(f = frame_for(s, &kind))) {
+        session_want_write(s);
+        return;
+    }
+    if (write_frame(s, f, kind, now) < 0)
+        session_evict(s, LWS_CLOSE_STATUS_ABNORMAL_CLOSE);
+}
+
+size_t deliver_paced(struct sessions *ss, int64_t now)
+{
+    size_t asked = 0;
+    while (ss->asks_len && asked < DELIVER_BATCH) {
+        struct session *s = sessions_find(ss, ss->asks[ss->asks_head]);
+        ss->asks_head++;
+        ss->asks_len--;
+        if (s && s->state != SESSION_CLOSING) { /* else gone or going meanwhile */
+            write_or_ask(s, now);
+            asked++;
+        }
+    }
+    if (!ss->asks_len)
+        ss->asks_head = 0;
+    return ss->asks_len;
+}
+
+/* ---- replies ---------------------------------------------------------------------- */
+
+static void send_roster(struct sessions *ss, struct session *s, const struct lobby_room *lr)
+{
+    int len = lobby_room_roster(lr, ss->text, SESSIONS_TEXT_MAX);
+    if (len > 0)
+        session_send(s, ss->text, (size_t)len);
+}
+
+/* Writes s's queued text at once while its socket takes it, so that a
+ * reply does not wait behind the frames of this wake-up's WRITEABLE
+ * round; what stays queued goes at the next WRITEABLE. */
+static void write_now(struct session *s, int64_t now)
+{
+    while (s->state != SESSION_CLOSING && session_has_text(s) && !lws_send_pipe_choked(s->wsi))
+        if (session_write_text(s, now) < 0) {
+            session_evict(s, LWS_CLOSE_STATUS_ABNORMAL_CLOSE);
+            return;
+        }
+}
+
+/* lr's availability message (a relayed room, PROTOCOL.md §6.6), composed
+ * once into ss->text: its length (<= 0: none) and its count of changes. */
+struct availability {
+    int len;
+    uint32_t seq;
+};
+
+static struct availability compose_availability(struct sessions *ss, const struct lobby_room *lr)
+{
+    struct availability a;
+    a.len = room_availability(lobby_room_room(lr), ss->text, SESSIONS_TEXT_MAX, &a.seq);
+    return a;
+}
+
+/* The availability composed in ss->text to s, fed by lr, if it knows an
+ * older one. */
+static void tell_availability(struct sessions *ss, struct session *s, const struct lobby_room *lr,
+                              struct availability a)
+{
+    if (a.len > 0 && s->feed.room == lr && s->feed.availability_seq != a.seq) {
+        s->feed.availability_seq = a.seq;
+        session_send(s, ss->text, (size_t)a.len);
+    }
+}
+
+/* One reply of lr's room to s. A welcome from its current room starts the
+ * feed of frames (a welcome from a room it has left since starts
+ * nothing), the ack of keyframe restarts its version 2 stream on a key
+ * frame (no base held); the last reply owed lets a held join run. A
+ * welcome follows its join's ack and is no reply of its own: counted as
+ * one, it let a held join run (and a refusal of it be sent at once)
+ * while a reply to an earlier command was still owed. */
+static void route_reply(struct sessions *ss, struct lobby *l, struct lobby_room *lr,
+                        struct session *s, const struct room_reply *rep, int64_t now)
+{
+    if (rep->kind != ROOM_REPLY_WELCOME)
+        session_replied(s);
+    session_reply(s, rep->text, rep->len, rep->at_ns);
+    if (rep->kind == ROOM_REPLY_WELCOME && s->m.room == lr) {
+        s->feed = (struct session_feed){.room = lr,
+                                        .last_seq = 0,
+                                        .last_frame_ns = now,
+                                        .availability_seq = rep->availability_seq};
+        send_roster(ss, s, lr);
+        /* A change since its welcome was written. */
+        tell_availability(ss, s, lr, compose_availability(ss, lr));
+    }
+    if (rep->kind == ROOM_REPLY_KEYFRAME)
+        s->feed.nsent = 0;
+    write_now(s, now);
+    struct proto_command join;
+    if (session_take_held_join(s, &join))
+        dispatch_command(s, &join, l, now);
+    session_flow(s);
+}
+
+static void route_replies(struct sessions *ss, struct lobby *l, struct lobby_room *lr,
+                          struct room_reply *rep, int64_t now)
+{
+    while (rep) {
+        struct room_reply *next = rep->next;
+        struct session *s = sessions_find(ss, rep->client);
+        if (s) /* else the client has gone meanwhile */
+            route_reply(ss, l, lr, s, rep, now);
+        free(rep);
+        rep = next;
+    }
+}
+
+/* A change of lr's availability to every member of this thread that has
+ * its welcome and does not know it yet. */
+static void send_availability(struct sessions *ss, struct lobby_room *lr)
+{
+    if (!room_take_availability_news(lobby_room_room(lr), ss->cfg.thread))
+        return;
+    struct availability a = compose_availability(ss, lr);
+    for (struct lobby_member *m = lobby_room_members(lr, ss->cfg.thread); m; m = m->next)
+        tell_availability(ss, m->session, lr, a);
+}
+
+/* The new roster of lr to every member of this thread fed by it. */
+static void send_rosters(struct sessions *ss, struct lobby_room *lr)
+{
+    int len = lobby_room_roster(lr, ss->text, SESSIONS_TEXT_MAX);
+    for (struct lobby_member *m = lobby_room_members(lr, ss->cfg.thread); len > 0 && m;
+         m = m->next) {
+        struct session *s = m->session;
+        if (s->feed.room == lr)
+            session_send(s, ss->text, (size_t)len);
+    }
+}
+
+/* Replies of this thread's rooms to its clients, routed under the lobby's
+ * lock (a held join runs from there) only when there are some. The rooms
+ * cannot close meanwhile: this thread has members in each, and only it
+ * takes them out. */
+static void route_all(struct sessions *ss, struct lobby *l, struct lobby_room *const *rooms,
+                      size_t n, int64_t now)
+{
+    unsigned t = ss->cfg.thread, threads = ss->cfg.threads;
+    struct room_reply *replies[n ? n : 1];
+    bool any = false;
+    for (size_t i = 0; i < n; i++) {
+        replies[i] = NULL;
+        if (!room_take_dirty(lobby_room_room(rooms[i]), t))
+            continue;
+        replies[i] = room_take_replies_of(lobby_room_room(rooms[i]), t, threads);
+        any |= replies[i] != NULL;
+    }
+    if (!any)
+        return;
+    lobby_lock(l);
+    for (size_t i = 0; i < n; i++)
+        route_replies(ss, l, rooms[i], replies[i], now);
+    lobby_unlock(l);
+}
+
+void deliver_rooms(struct sessions *ss, struct lobby *l, int64_t now)
+{
+    unsigned t = ss->cfg.thread;
+    int64_t stale_ns = (int64_t)(ss->cfg.stale_timeout * 1e9);
+    struct lobby_room *const *mine;
+    size_t n = lobby_rooms_of(l, t, &mine);
+    struct lobby_room *rooms[n ? n : 1]; /* a held join may change mine */
+    memcpy(rooms, mine, n * sizeof *rooms);
+    route_all(ss, l, rooms, n, now);
+    /* Frames after the replies were written, in the rooms as they are now
+     * (each checked: a room's frame costs its lock and a comparison). */
+    n = lobby_rooms_of(l, t, &mine);
+    for (size_t i = 0; i < n; i++) {
+        send_availability(ss, mine[i]);
+        announce_frame(ss, mine[i], stale_ns, now);
+    }
+    bool is_locked = false;
+    for (size_t i = 0; i < n; i++) {
+        if (!lobby_room_take_roster_change(mine[i], t))
+            continue;
+        if (!is_locked)
+            lobby_lock(l);
+        is_locked = true;
+        send_rosters(ss, mine[i]);
+    }
+    if (is_locked)
+        lobby_unlock(l);
+}
+
+/* ---- writing -------------------------------------------------------------------------- */
+
+int deliver_writeable(struct session *s, int64_t now)
+{
+    if (session_has_text(s)) {
+        if (session_write_text(s, now) < 0)
+            return PROTO_E_INTERNAL;
+    } else {
+        /* The frame announced once per snapshot: no lock per client. */
+        unsigned kind;
+        struct frame *f = frame_for(s, &kind);
+        if (f && write_frame(s, f, kind, now) < 0)
+            return PROTO_E_INTERNAL;
+    }
+    unsigned kind;
+    if (session_has_text(s) || frame_for(s, &kind))
+        session_want_write(s);
+    return 0;
+}

@@ -1,0 +1,670 @@
+/*
+ * room.c — tick thread, command queue, replies and frames (see room.h).
+ *
+ * Locking: `lock` guards the command ring, the reply list, the latest
+ * frame pointer and the info copy. The world itself is touched only by the
+ * tick thread (and by room_create before the thread starts), so the
+ * simulation never runs under the lock.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "room_internal.h"
+
+#include "clock.h"
+#include "metrics.h"
+#include "replay.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RESERVE 256 /* queue slots only the server's own commands may use */
+
+/* ---- replies -------------------------------------------------------------- */
+
+static void add_reply(struct room *r, const struct room_actor *who, enum room_reply_kind kind,
+                      const char *text, size_t len, uint32_t availability_seq)
+{
+    uint64_t client = who->client;
+    if (client == 0) /* the server's own command: nobody to answer */
+        return;
+    const struct room_link *l = r->cfg.link;
+    if (l && l->reply(l->arg, client, kind, text, len)) /* another node's client */
+        return;
+    struct room_reply *rep = malloc(sizeof *rep + len + 1);
+    if (!rep) { /* out of memory: the client sees no reply; count it */
+        metrics_reject("internal");
+        return;
+    }
+    rep->next = NULL;
+    rep->client = client;
+    rep->kind = kind;
+    rep->availability_seq = availability_seq;
+    rep->at_ns = who->at_ns;
+    rep->len = len;
+    memcpy(rep->text, text, len);
+    rep->text[len] = '\0';
+    pthread_mutex_lock(&r->lock);
+    *r->replies_tail = rep;
+    r->replies_tail = &rep->next;
+    pthread_mutex_unlock(&r->lock);
+}
+
+void room__add_reply(struct room *r, const struct room_actor *who, enum room_reply_kind kind,
+                     const char *text, size_t len)
+{
+    add_reply(r, who, kind, text, len, 0);
+}
+
+void room__add_welcome(struct room *r, const struct room_actor *who, const char *text, size_t len,
+                       uint32_t availability_seq)
+{
+    add_reply(r, who, ROOM_REPLY_WELCOME, text, len, availability_seq);
+}
+
+struct room_reply *room_take_replies(struct room *r)
+{
+    pthread_mutex_lock(&r->lock);
+    struct room_reply *list = r->replies;
+    r->replies = NULL;
+    r->replies_tail = &r->replies;
+    pthread_mutex_unlock(&r->lock);
+    return list;
+}
+
+struct room_reply *room_take_replies_of(struct room *r, unsigned thread, unsigned threads)
+{
+    if (threads <= 1)
+        return room_take_replies(r);
+    struct room_reply *mine = NULL, **tail = &mine;
+    pthread_mutex_lock(&r->lock);
+    struct room_reply **at = &r->replies;
+    while (*at) {
+        struct room_reply *rep = *at;
+        if (rep->client % threads == thread) {
+            *at = rep->next; /* unlinked from the room's list, onto mine */
+            rep->next = NULL;
+            *tail = rep;
+            tail = &rep->next;
+        } else {
+            at = &rep->next;
+        }
+    }
+    r->replies_tail = at; /* the last link left */
+    pthread_mutex_unlock(&r->lock);
+    return mine;
+}
+
+int room_take_dirty(struct room *r, unsigned thread)
+{
+    return news_take(&r->dirty, thread);
+}
+
+/* ---- commands --------------------------------------------------------------- */
+
+static uint32_t ring_len(const struct room *r)
+{
+    return r->cfg.queue_len + RESERVE;
+}
+
+/* Takes a free ring slot under the lock, or NULL if the queue is full;
+ * the last RESERVE slots are for the server's own commands. */
+static struct queued *ring_slot(struct room *r, int reserve)
+{
+    if (r->count >= r->cfg.queue_len + (reserve ? RESERVE : 0))
+        return NULL;
+    return &r->ring[(r->head + r->count++) % ring_len(r)];
+}
+
+/* What a push into slot q (NULL: the queue was full) returns; a queued
+ * item has a free worker apply it without waiting for the next tick
+ * (room_apply_queued). */
+static int pushed(struct room *r, const struct queued *q)
+{
+    if (!q)
+        return PROTO_E_QUEUE_FULL;
+    struct pool *p = atomic_load_explicit(&r->pool, memory_order_acquire);
+    if (p)
+        pool_poke(p, &r->task);
+    return 0;
+}
+
+int room_push(struct room *r, const struct room_actor *who, const struct proto_command *cmd)
+{
+    pthread_mutex_lock(&r->lock);
+    struct queued *q = ring_slot(r, who->client == 0);
+    if (q) {
+        q->who = *who;
+        q->refused = 0;
+        q->cmd = *cmd;
+        q->checkpoint = NULL;
+    }
+    pthread_mutex_unlock(&r->lock);
+    return pushed(r, q);
+}
+
+int room_checkpoint(struct room *r, const struct ckpt *id)
+{
+    struct ckpt *copy = malloc(sizeof *copy);
+    if (!copy)
+        return PROTO_E_INTERNAL;
+    *copy = *id;
+    pthread_mutex_lock(&r->lock);
+    struct queued *q = ring_slot(r, 1);
+    if (q) {
+        q->who = (struct room_actor){.client = 0, .role = PROTO_ROLE_ADMIN, .team = -1};
+        q->refused = 0;
+        q->checkpoint = copy;
+    }
+    pthread_mutex_unlock(&r->lock);
+    if (!q)
+        free(copy);
+    return pushed(r, q);
+}
+
+int room_push_refusal(struct room *r, uint64_t client, const char *id, int code,
+                      const char *message)
+{
+    pthread_mutex_lock(&r->lock);
+    struct queued *q = ring_slot(r, 0);
+    if (q) {
+        q->who = (struct room_actor){.client = client, .role = PROTO_ROLE_VIEWER, .team = -1};
+        q->refused = code;
+        q->checkpoint = NULL;
+        snprintf(q->cmd.id, sizeof q->cmd.id, "%s", id ? id : "");
+        snprintf(q->message, sizeof q->message, "%s", message);
+    }
+    pthread_mutex_unlock(&r->lock);
+    return pushed(r, q);
+}
+
+uint32_t room__take_batch(struct room *r)
+{
+    pthread_mutex_lock(&r->lock);
+    uint32_t n = r->count;
+    for (uint32_t k = 0; k < n; k++)
+        r->batch[k] = r->ring[(r->head + k) % ring_len(r)];
+    r->head = (r->head + n) % ring_len(r);
+    r->count = 0;
+    pthread_mutex_unlock(&r->lock);
+    return n;
+}
+
+void room_mode_params(struct sim_world *w, enum proto_mode mode)
+{
+    if (mode == PROTO_MODE_RTS) /* every group flocks with its own kind only */
+        sim_param_set(w, -1, "own_group_only", 1.0f);
+}
+
+void room__populate(struct room *r, uint32_t n)
+{
+    room_mode_params(r->world, r->cfg.mode);
+    sim_scatter(r->world, n, 0);
+}
+
+/* Every group's parameters into r->values. Lock held. */
+static void copy_values(struct room *r)
+{
+    for (int g = 0; g < SIM_GROUPS; g++)
+        r->values[g] = *sim_group_params(r->world, g);
+}
+
+void room__refresh_welcome(struct room *r)
+{
+    struct sim_view v;
+    sim_view(r->world, &v);
+    bool is_relay = room_is_relay(r);
+    pthread_mutex_lock(&r->lock);
+    r->info.tick = v.tick;
+    if (!is_relay || !r->has_owner_values) /* a relay shows the owner's once it has them */
+        copy_values(r);
+    pthread_mutex_unlock(&r->lock);
+    if (!is_relay && r->cfg.link && r->cfg.link->params)
+        r->cfg.link->params(r->cfg.link->arg, r);
+}
+
+void room_values(struct room *r, struct sim_params out[SIM_GROUPS])
+{
+    pthread_mutex_lock(&r->lock);
+    memcpy(out, r->values, sizeof r->values);
+    pthread_mutex_unlock(&r->lock);
+}
+
+/* ---- snapshots ---------------------------------------------------------------- */
+
+/* The kinds some client took within the last r->linger snapshots. */
+unsigned room__wanted_kinds(struct room *r, uint64_t seq)
+{
+    unsigned want = 0;
+    for (unsigned k = 0; k < FRAME_KINDS; k++) {
+        uint64_t at = atomic_load_explicit(&r->wanted[k], memory_order_relaxed);
+        if (at && seq - at <= r->linger)
+            want |= 1u << k;
+    }
+    return want;
+}
+
+void room_want(struct room *r, unsigned kind, uint64_t seq)
+{
+    /* At least the newest snapshot's: a client that comes to a room nobody
+     * watched may hold an old announcement, and a want that old would have
+     * lingered out already (and the room, with nobody to wake, never
+     * announces a newer one). */
+    uint64_t newest = atomic_load_explicit(&r->published_seq, memory_order_relaxed);
+    if (seq < newest)
+        seq = newest;
+    if (kind < FRAME_KINDS && atomic_load_explicit(&r->wanted[kind], memory_order_relaxed) < seq)
+        atomic_store_explicit(&r->wanted[kind], seq, memory_order_relaxed);
+}
+
+/* What this snapshot's encodings cost, into /metrics. */
+static void count_encodings(struct room *r)
+{
+    struct snapenc_stats now;
+    snapenc_stats(r->enc, &now);
+    for (unsigned k = 0; k < FRAME_KINDS; k++)
+        metrics_frames_encoded(k, now.frames[k] - r->stats.frames[k], now.ns[k] - r->stats.ns[k]);
+    atomic_fetch_add_explicit(&g_metrics.v2_state_ns, now.prepare_ns - r->stats.prepare_ns,
+                              memory_order_relaxed);
+    r->stats = now;
+}
+
+/* Encodes the world into a new latest frame stamped with wall_us (the
+ * tick wakes the service threads after). */
+static void publish(struct room *r, int64_t wall_us)
+{
+    uint64_t seq = ++r->frame_seq;
+    atomic_store_explicit(&r->published_seq, seq, memory_order_relaxed);
+    struct snapenc_input in = {.world = r->world,
+                               .seq = seq,
+                               .wall_us = wall_us,
+                               .paused = r->paused,
+                               .want = room__wanted_kinds(r, seq)};
+    struct frame *f = snapenc_encode(r->enc, &in);
+    count_encodings(r);
+    if (!f)
+        return;
+    if (r->cfg.link)
+        r->cfg.link->frame(r->cfg.link->arg, r, f);
+    pthread_mutex_lock(&r->lock);
+    struct frame *old = r->latest;
+    r->latest = f;
+    pthread_mutex_unlock(&r->lock);
+    frame_release(old);
+    atomic_fetch_add_explicit(&g_metrics.snapshots_encoded, 1, memory_order_relaxed);
+}
+
+struct frame *room_latest(struct room *r)
+{
+    pthread_mutex_lock(&r->lock);
+    struct frame *f = frame_ref(r->latest);
+    pthread_mutex_unlock(&r->lock);
+    return f;
+}
+
+static void update_info(struct room *r)
+{
+    struct sim_stats st;
+    sim_stats(r->world, &st);
+    struct sim_view v;
+    sim_view(r->world, &v);
+    pthread_mutex_lock(&r->lock);
+    r->info.tick = v.tick;
+    r->info.boids = v.count;
+    r->info.paused = r->paused;
+    r->info.polarization = st.polarization;
+    if (r->cfg.replay) /* a recording's params commands change them as it plays */
+        copy_values(r);
+    pthread_mutex_unlock(&r->lock);
+}
+
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+/* The 99th percentile of n samples (sorts them); 0 for none. */
+static double p99(float *v, uint32_t n)
+{
+    if (!n)
+        return 0;
+    qsort(v, n, sizeof *v, cmp_float);
+    return v[(n * 99 + 99) / 100 - 1];
+}
+
+void room_info(struct room *r, struct room_info *out)
+{
+    float late[LATE_SAMPLES], run[LATE_SAMPLES];
+    pthread_mutex_lock(&r->lock);
+    *out = r->info;
+    uint32_t n = r->late_count;
+    memcpy(late, r->late_ms, n * sizeof *late);
+    memcpy(run, r->run_ms, n * sizeof *run);
+    pthread_mutex_unlock(&r->lock);
+    double sum = 0;
+    for (uint32_t i = 0; i < n; i++)
+        sum += run[i];
+    out->tick_ms_mean = n ? sum / n : 0;
+    out->tick_ms_p99 = p99(run, n);
+    out->late_p99_ms = p99(late, n);
+}
+
+/* The measure cfg.measure took (its thread): kept for room_info. */
+static void flock_measured(void *arg, const struct flockstats_result *res, uint64_t tick, double ms)
+{
+    struct room *r = arg;
+    pthread_mutex_lock(&r->lock);
+    r->info.has_flock = 1;
+    r->info.flock = *res;
+    r->info.flock_tick = tick;
+    r->info.flock_ms = ms;
+    pthread_mutex_unlock(&r->lock);
+}
+
+/* Every measure_every ticks, if the world stepped or a command changed it
+ * since the last measure, offers it to be measured; a busy measurer is
+ * asked again next tick. */
+static void offer_measure(struct room *r, bool changed)
+{
+    r->unmeasured |= changed;
+    if (!r->cfg.measure || !r->unmeasured || ++r->since_measure < r->measure_every)
+        return;
+    struct flockstats_frame f;
+    flockstats_frame_of(r->world, &f);
+    struct sim_view v;
+    sim_view(r->world, &v);
+    if (f.count == 0 && r->offered_empty) { /* an empty world stays empty: measured */
+        r->unmeasured = false;
+        return;
+    }
+    r->offered_empty = f.count == 0;
+    if (measure_offer(r->cfg.measure, &r->measurer, &f, v.tick) != 0) {
+        r->since_measure = 0; /* taken, or it never will be */
+        r->unmeasured = false;
+    }
+}
+
+void room_flock(const struct room_info *info, struct proto_flock *out)
+{
+    const struct flockstats_result *f = &info->flock;
+    *out = (struct proto_flock){.tick = info->flock_tick,
+                                .ms = info->flock_ms,
+                                .boids = f->count,
+                                .local_polarization = f->local_polarization,
+                                .global_polarization = f->global_polarization,
+                                .nn_p5 = f->nn_p5,
+                                .nn_median = f->nn_median,
+                                .mean_speed = f->mean_speed,
+                                .clusters = f->clusters,
+                                .largest_cluster = f->largest_cluster,
+                                .flocks = f->flocks,
+                                .mills = f->mills,
+                                .mill_fraction = f->mill_fraction};
+}
+
+void room_limits(const struct room *r, size_t max_message, struct proto_limits *out)
+{
+    *out = (struct proto_limits){.width = r->cfg.sim.width,
+                                 .height = r->cfg.sim.height,
+                                 .capacity = r->cfg.sim.capacity,
+                                 .max_message = max_message};
+}
+
+int room_status_from_sim(int sim_result)
+{
+    switch (sim_result) {
+    case SIM_ERANGE:
+        return PROTO_E_OUT_OF_RANGE;
+    case SIM_ECAPACITY:
+        return PROTO_E_CAPACITY;
+    case SIM_ENOENT:
+        return PROTO_E_NOT_FOUND;
+    case SIM_EINVAL:
+        return PROTO_E_BAD_ARG;
+    default:
+        return sim_result < 0 ? PROTO_E_INTERNAL : PROTO_OK;
+    }
+}
+
+const char *room_name(const struct room *r)
+{
+    return r->name;
+}
+
+enum proto_mode room_mode(const struct room *r)
+{
+    return r->cfg.mode;
+}
+
+int room_welcome(struct room *r, const struct room_actor *who, char *buf, size_t cap)
+{
+    struct sim_params values[SIM_GROUPS];
+    struct proto_group_values groups[SIM_GROUPS];
+    size_t n_groups = 0;
+    struct proto_flock flock;
+    pthread_mutex_lock(&r->lock);
+    memcpy(values, r->values, sizeof values);
+    if (r->info.has_flock)
+        room_flock(&r->info, &flock);
+    struct proto_welcome w = {
+        .protocol = who->protocol,
+        .client = who->client,
+        .room = r->name,
+        .mode = r->cfg.mode,
+        .role = who->role,
+        .team = who->team,
+        .rate = r->cfg.rate,
+        .burst = r->cfg.burst,
+        .player_obstacles = r->cfg.player_obstacles,
+        .replay = r->cfg.replay != NULL,
+        .tick = r->info.tick,
+        .tick_hz = r->info.tick_hz,
+        .snapshot_hz = r->info.snapshot_hz,
+        .width = r->info.width,
+        .height = r->info.height,
+        .wrap = r->cfg.sim.edges == SIM_EDGES_WRAP,
+        .capacity = r->info.capacity,
+        .max_obstacles = r->info.max_obstacles,
+        .max_message = r->cfg.max_message,
+        .values = &values[0],
+        .flock = r->info.has_flock ? &flock : NULL,
+        .unavailable = r->unavailable,
+    };
+    char reason[sizeof r->unavailable_reason];
+    memcpy(reason, r->unavailable_reason, sizeof reason);
+    w.unavailable_reason = reason;
+    pthread_mutex_unlock(&r->lock);
+    for (unsigned g = 1; g < SIM_GROUPS; g++)
+        if (memcmp(&values[g], &values[0], sizeof values[0]))
+            groups[n_groups++] = (struct proto_group_values){g, &values[g]};
+    w.groups = groups;
+    w.n_groups = n_groups;
+    if (w.replay)
+        replay_tick_range(r->cfg.replay, &w.replay_first, &w.replay_last);
+    return proto_reply_welcome(buf, cap, &w);
+}
+
+/* ---- the tick ------------------------------------------------------------------ */
+
+/* Keeps how late this tick started and how long the one before took, for
+ * room_info. */
+static void record_lateness(struct room *r, int64_t late_ns, int64_t run_ns)
+{
+    pthread_mutex_lock(&r->lock);
+    r->late_ms[r->late_next] = (float)((double)late_ns / 1e6);
+    r->run_ms[r->late_next] = (float)((double)run_ns / 1e6);
+    r->late_next = (r->late_next + 1) % LATE_SAMPLES;
+    if (r->late_count < LATE_SAMPLES)
+        r->late_count++;
+    pthread_mutex_unlock(&r->lock);
+}
+
+void room__wake(struct room *r)
+{
+    news_post(&r->dirty);
+    if (r->cfg.notify)
+        r->cfg.notify(r->cfg.notify_arg);
+}
+
+bool room_apply_queued(struct room *r)
+{
+    if (room__relay_tick(r))
+        return true;
+    uint32_t n = room__take_batch(r);
+    room__hash_for_pings(r, n);
+    for (uint32_t k = 0; k < n; k++)
+        room__apply_command(r, &r->batch[k]);
+    if (n > 0) /* the replies go now, not after the step and the frame */
+        room__wake(r);
+    return false;
+}
+
+void room_tick(struct room *r, const struct pool_time *t)
+{
+    if (room_apply_queued(r))
+        return;
+    int stepping = !r->paused || r->steps_pending > 0;
+    if (stepping) {
+        room__step(r, t);
+        metrics_stepped();
+        if (r->paused && r->steps_pending > 0)
+            r->steps_pending--;
+    }
+    room__record_tick(r, stepping, t->now_ns);
+    bool is_published = false;
+    if (++r->since_snapshot >= r->snapshot_every) {
+        r->since_snapshot = 0;
+        update_info(r);
+        publish(r, t->wall_us);
+        is_published = true; /* a client that comes takes its first want from the announcement */
+    }
+    offer_measure(r, stepping);
+    record_lateness(r, t->late_ns, t->last_ns);
+    if (is_published)
+        room__wake(r);
+}
+
+/* The room's pool task: its ticks, and between them what was queued. */
+static void run_tick(void *arg, const struct pool_time *t)
+{
+    room_tick(arg, t);
+}
+
+static void run_queued(void *arg)
+{
+    room_apply_queued(arg);
+}
+
+/* ---- life cycle ------------------------------------------------------------------- */
+
+struct room *room_create(const struct room_config *cfg, const char **err)
+{
+    if (!(cfg->tick_hz >= 1 && cfg->tick_hz <= 1000) || !(cfg->snapshot_hz > 0) ||
+        cfg->snapshot_hz > cfg->tick_hz || cfg->queue_len < 1 || cfg->boids > cfg->sim.capacity) {
+        *err = "room: bad rates, queue length or boid count";
+        return NULL;
+    }
+    struct room *r = calloc(1, sizeof *r);
+    if (!r) {
+        *err = "out of memory";
+        return NULL;
+    }
+    r->cfg = *cfg;
+    snprintf(r->name, sizeof r->name, "%s", cfg->name ? cfg->name : "default");
+    r->cfg.name = r->name;
+    r->world = cfg->replay ? replay_world(cfg->replay) : sim_create(&cfg->sim, err);
+    struct snapenc_config ec = {.capacity = cfg->sim.capacity,
+                                .max_obstacles = cfg->sim.max_obstacles,
+                                .pre = cfg->frame_pre,
+                                .clock_ns = clock_mono_ns}; /* durations for /metrics only */
+    r->enc = r->world ? snapenc_create(&ec, err) : NULL;
+    r->ring = calloc(cfg->queue_len + RESERVE, sizeof *r->ring);
+    r->batch = calloc(cfg->queue_len + RESERVE, sizeof *r->batch);
+    r->owners = calloc(cfg->sim.max_obstacles + 1, sizeof *r->owners);
+    if (!r->world || !r->enc || !r->ring || !r->batch || !r->owners) {
+        if (r->world && r->enc)
+            *err = "out of memory";
+        room_destroy(r);
+        return NULL;
+    }
+    pthread_mutex_init(&r->lock, NULL);
+    r->replies_tail = &r->replies;
+    atomic_init(&r->relay, cfg->link != NULL); /* until the cluster makes it the owner */
+    r->snapshot_every = (uint64_t)llround(cfg->tick_hz / cfg->snapshot_hz);
+    if (r->snapshot_every < 1)
+        r->snapshot_every = 1;
+    r->since_snapshot = r->snapshot_every - 1; /* first tick publishes */
+    r->linger = (uint64_t)ceil(ROOM_WANT_LINGER_S * cfg->tick_hz / (double)r->snapshot_every);
+    if (!cfg->replay)
+        room__populate(r, cfg->boids);
+    r->paused = cfg->replay != NULL; /* a recording waits for a viewer's resume */
+    copy_values(r);
+    r->measurer = (struct measure_client){.done = flock_measured, .arg = r};
+    r->measure_every = (uint64_t)fmax(1, llround(cfg->tick_hz / ROOM_MEASURE_HZ));
+    r->unmeasured = true;
+    r->task = (struct pool_task){
+        .run = run_tick, .poke = run_queued, .arg = r, .period_ns = (int64_t)(1e9 / cfg->tick_hz)};
+    r->info = (struct room_info){
+        .width = cfg->sim.width,
+        .height = cfg->sim.height,
+        .tick_hz = cfg->tick_hz,
+        .snapshot_hz = cfg->tick_hz / (double)r->snapshot_every,
+        .capacity = cfg->sim.capacity,
+        .max_obstacles = cfg->sim.max_obstacles,
+        .wrap = cfg->sim.edges == SIM_EDGES_WRAP,
+        .boids = cfg->boids,
+    };
+    if (cfg->link) {
+        cfg->link->attach(cfg->link->arg, r);
+        r->attached = true;
+    }
+    return r;
+}
+
+int room_schedule(struct room *r, struct pool *p)
+{
+    int rc = pool_add(p, &r->task);
+    if (rc < 0)
+        return rc;
+    r->scheduled = 1;
+    atomic_store_explicit(&r->pool, p, memory_order_release);
+    return 0;
+}
+
+void room_unschedule(struct room *r, struct pool *p)
+{
+    atomic_store_explicit(&r->pool, NULL, memory_order_release);
+    if (r->scheduled)
+        pool_remove(p, &r->task);
+    r->scheduled = 0;
+}
+
+void room_destroy(struct room *r)
+{
+    if (!r)
+        return;
+    if (r->attached)
+        r->cfg.link->detach(r->cfg.link->arg, r);
+    if (r->cfg.measure)
+        measure_forget(r->cfg.measure, &r->measurer);
+    struct room_reply *rep = r->replies;
+    while (rep) {
+        struct room_reply *next = rep->next;
+        free(rep);
+        rep = next;
+    }
+    frame_release(r->latest);
+    room__relay_destroy(r);
+    room__store_close(r);
+    if (r->replies_tail)
+        pthread_mutex_destroy(&r->lock);
+    if (!r->cfg.replay) /* a recording's world is the replay's */
+        sim_destroy(r->world);
+    snapenc_destroy(r->enc);
+    free(r->ring);
+    free(r->batch);
+    free(r->owners);
+    free(r);
+}

@@ -1,0 +1,257 @@
+/*
+ * room_persist.c — a room's command log and checkpoints: what the tick
+ * records, what a checkpoint copies, and how a checkpoint is restored
+ * (room.h's "command log and checkpoints"; the files are store/FILES.md's).
+ *
+ * The tick records every command that changed the room with the tick it
+ * took effect at, the tick's hash every `hash_every` ticks (after the
+ * step, before the next tick's commands: the state a replay reaches at
+ * that tick), a mark where each checkpoint was copied, and END when the
+ * room closes. A checkpoint copies the world (sim_state_encode, a few
+ * memcpy), the owners and the room's flags; the writer thread does the
+ * rest.
+ */
+#include "room_internal.h"
+
+#include "persist.h"
+#include "reclog.h"
+#include "recorder.h"
+#include "sim_state.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct room_store {
+    struct persist *persist;
+    struct recorder *log; /* NULL: not recording */
+    uint32_t seq;         /* the last checkpoint's sequence number */
+};
+
+/* The room's store, made on first use; NULL without a persist. */
+static struct room_store *store_of(struct room *r)
+{
+    if (!r->store && r->cfg.persist) {
+        r->store = calloc(1, sizeof *r->store);
+        if (r->store)
+            r->store->persist = r->cfg.persist;
+    }
+    return r->store;
+}
+
+/* ---- copying the room ------------------------------------------------------- */
+
+static int by_id(const void *a, const void *b)
+{
+    const struct ckpt_owner *x = a, *y = b;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+/*
+ * The room now, as a checkpoint job: `id`'s identity, the room's state, a
+ * copy of the owners (ascending) and of the world in the job's memory.
+ * NULL if memory runs out.
+ */
+static struct persist_job *copy_room(struct room *r, const struct ckpt *id, uint32_t seq)
+{
+    size_t owners = r->nowners * sizeof(struct ckpt_owner), world = sim_state_size(r->world);
+    struct persist_job *j = persist_job_alloc(owners + world);
+    if (!j)
+        return NULL;
+    struct ckpt_owner *o = (struct ckpt_owner *)j->mem;
+    for (uint32_t k = 0; k < r->nowners; k++)
+        o[k] = (struct ckpt_owner){r->owners[k].id, r->owners[k].owner};
+    qsort(o, r->nowners, sizeof *o, by_id);
+    sim_state_encode(r->world, j->mem + owners, world);
+    j->ck = *id;
+    j->ck.seq = seq;
+    j->ck.tick_hz = r->cfg.tick_hz;
+    j->ck.boids = r->cfg.boids;
+    j->ck.paused = r->paused;
+    j->ck.steps_pending = r->steps_pending;
+    j->ck.owner_count = r->nowners;
+    j->ck.owners = o;
+    j->ck.world = j->mem + owners;
+    j->ck.world_len = world;
+    return j;
+}
+
+static uint64_t world_tick(const struct room *r)
+{
+    struct sim_view v;
+    sim_view(r->world, &v);
+    return v.tick;
+}
+
+/* Adds one small record, written by put into a stack buffer. */
+#define RECORD(r, put, ...)                                                                        \
+    do {                                                                                           \
+        uint8_t rec_[RECLOG_SMALL];                                                                \
+        int len_ = put(rec_, sizeof rec_, __VA_ARGS__);                                            \
+        if (len_ > 0)                                                                              \
+            recorder_add((r)->store->log, rec_, (size_t)len_);                                     \
+    } while (0)
+
+void room__take_checkpoint(struct room *r, struct ckpt *id)
+{
+    struct room_store *s = store_of(r);
+    if (s && persist_has_checkpoints(s->persist)) {
+        struct persist_job *j = copy_room(r, id, s->seq + 1);
+        if (j) {
+            s->seq++;
+            persist_write(s->persist, j);
+            if (s->log)
+                RECORD(r, reclog_put_checkpoint, world_tick(r), s->seq);
+        } else {
+            persist_say(s->persist, "checkpoint of room \"%s\" skipped: out of memory", r->name);
+        }
+    }
+    free(id);
+}
+
+void room_checkpoint_now(struct room *r, const struct ckpt *id)
+{
+    uint32_t n = room__take_batch(r);
+    for (uint32_t k = 0; k < n; k++)
+        room__apply_command(r, &r->batch[k]);
+    struct ckpt *copy = malloc(sizeof *copy);
+    if (copy) {
+        *copy = *id;
+        room__take_checkpoint(r, copy);
+    }
+    if (r->store && r->store->log)
+        recorder_flush(r->store->log, 0);
+}
+
+/* ---- the log ------------------------------------------------------------------ */
+
+void room_record_begin(struct room *r, const struct ckpt *id, bool restored)
+{
+    struct room_store *s = store_of(r);
+    if (!s || !persist_is_recording(s->persist) || s->log)
+        return;
+    const char *err = NULL;
+    s->log = recorder_open(s->persist, r->name, &err);
+    if (!s->log) {
+        persist_say(s->persist, "room \"%s\" is not recorded: %s", r->name, err);
+        return;
+    }
+    struct persist_job *j = copy_room(r, id, s->seq);
+    if (j)
+        persist_stamp(s->persist, &j->ck);
+    size_t state = j ? ckpt_size(&j->ck) : 0, cap = reclog_begin_size(state);
+    uint8_t *ck = j ? malloc(state) : NULL, *rec = ck ? malloc(cap) : NULL;
+    int len = rec ? ckpt_encode(&j->ck, ck, state) : PROTO_E_INTERNAL;
+    if (len > 0)
+        len = reclog_put_begin(rec, cap, restored ? RECLOG_RESTORED : RECLOG_FRESH,
+                               persist_config(s->persist)->build, ck, (size_t)len);
+    if (len > 0)
+        recorder_add(s->log, rec, (size_t)len);
+    else
+        persist_say(s->persist, "room \"%s\": no BEGIN record (%s)", r->name,
+                    proto_status_name(len));
+    recorder_flush(s->log, 0);
+    free(rec);
+    free(ck);
+    persist_job_free(j);
+}
+
+void room__record_command(struct room *r, const struct queued *q, uint64_t tick, uint32_t obstacle)
+{
+    if (!r->store || !r->store->log || !reclog_is_recorded(q->cmd.kind))
+        return;
+    struct proto_command cmd = q->cmd;
+    if (cmd.kind == PROTO_CMD_RESET) { /* the defaults it took, so the log stands alone */
+        struct proto_reset_args *a = &cmd.args.reset;
+        a->seed = a->has_seed ? a->seed : r->cfg.sim.seed;
+        a->boids = a->has_boids ? a->boids : r->cfg.boids;
+    }
+    RECORD(r, reclog_put_command, tick, q->who.client, &cmd, obstacle);
+}
+
+void room__record_tick(struct room *r, bool stepped, int64_t now_ns)
+{
+    if (!r->store || !r->store->log)
+        return;
+    uint64_t tick = world_tick(r);
+    uint32_t every = persist_config(r->store->persist)->hash_every;
+    if (stepped && every && tick % every == 0)
+        RECORD(r, reclog_put_hash, tick, sim_hash(r->world));
+    recorder_flush(r->store->log, now_ns);
+}
+
+void room__store_close(struct room *r)
+{
+    if (r->replies_tail && r->ring && r->batch) { /* requests no tick will take */
+        uint32_t n = room__take_batch(r);
+        for (uint32_t k = 0; k < n; k++)
+            free(r->batch[k].checkpoint);
+    }
+    if (!r->store)
+        return;
+    if (r->store->log) {
+        RECORD(r, reclog_put_end, world_tick(r), sim_hash(r->world));
+        recorder_close(r->store->log);
+    }
+    free(r->store);
+    r->store = NULL;
+}
+
+/* ---- restoring ---------------------------------------------------------------- */
+
+int room_config_restoring(struct room_config *cfg, const struct ckpt *c, const char **why)
+{
+    struct sim_state_info info;
+    if (sim_state_check(c->world, c->world_len, &info, why) < 0)
+        return PROTO_E_BAD_VALUE;
+    cfg->sim = info.cfg;
+    cfg->tick_hz = c->tick_hz;
+    if (cfg->snapshot_hz > cfg->tick_hz)
+        cfg->snapshot_hz = cfg->tick_hz;
+    cfg->boids = c->boids;
+    cfg->mode = c->mode;
+    return 0;
+}
+
+/* The owners of c, each naming an obstacle of the world, into the room. */
+static int restore_owners(struct room *r, const struct ckpt *c, const char **why)
+{
+    struct sim_view v;
+    sim_view(r->world, &v);
+    for (uint32_t k = 0; k < c->owner_count; k++) {
+        struct ckpt_owner o;
+        ckpt_owner(c, k, &o);
+        uint32_t i = 0;
+        while (i < v.obstacle_count && v.obstacles[i].id != o.id)
+            i++;
+        if (i == v.obstacle_count) {
+            *why = "an obstacle owner names no obstacle of the world";
+            return PROTO_E_BAD_VALUE;
+        }
+        r->owners[k] = (struct obstacle_owner){o.id, o.owner};
+    }
+    r->nowners = c->owner_count;
+    return 0;
+}
+
+int room_restore(struct room *r, const struct ckpt *c, const char **why)
+{
+    int rc = sim_state_decode(r->world, c->world, c->world_len, why);
+    if (rc < 0)
+        return PROTO_E_BAD_VALUE;
+    rc = restore_owners(r, c, why);
+    if (rc < 0)
+        return rc;
+    r->paused = c->paused;
+    r->steps_pending = c->steps_pending;
+    struct room_store *s = store_of(r);
+    if (s)
+        s->seq = c->seq;
+    room__refresh_welcome(r);
+    struct sim_view v;
+    sim_view(r->world, &v);
+    pthread_mutex_lock(&r->lock);
+    r->info.boids = v.count;
+    r->info.paused = r->paused;
+    pthread_mutex_unlock(&r->lock);
+    return 0;
+}
