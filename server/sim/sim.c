@@ -17,6 +17,7 @@
 #include "sim_internal.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,7 +77,9 @@ struct sim_world {
 
     float *x, *y, *vx, *vy;
     uint8_t *group;
-    float *fx, *fy; /* steering of the last step, boid order: cfg.keep_forces only */
+    uint32_t *id;     /* each boid's id: 1, 2, ... in spawn order, never reused */
+    uint32_t next_id; /* the id the next boid spawned gets; 0: ids are used up */
+    float *fx, *fy;   /* steering of the last step, boid order: cfg.keep_forces only */
     int stepped;
     uint64_t neighbours;    /* neighbours the boids of the last step saw, summed */
     uint32_t stepped_count; /* the boids of the last step */
@@ -193,7 +196,7 @@ struct sim_world *sim_create(const struct sim_config *cfg, const char **err)
     size_t f = (n * sizeof(float) + 15) & ~(size_t)15;
     size_t fs = f + SIM_CHUNK * sizeof(float); /* sorted arrays: slack for copy_chunks */
     size_t b = (n + 15) & ~(size_t)15;
-    size_t total = ((sizeof(struct sim_world) + 15) & ~(size_t)15) + 6 * f + 5 * fs + 2 * b + 16 +
+    size_t total = ((sizeof(struct sim_world) + 15) & ~(size_t)15) + 7 * f + 5 * fs + 2 * b + 16 +
                    ((cfg->max_obstacles * sizeof(struct sim_obstacle) + 15) & ~(size_t)15) +
                    ((grid_bytes(cfg->capacity, (uint32_t)cells) + 15) & ~(size_t)15) +
                    SIM_PARTS * ((sizeof(struct lane) + 15) & ~(size_t)15);
@@ -222,11 +225,13 @@ struct sim_world *sim_create(const struct sim_config *cfg, const char **err)
     w->sgf = carve(&cur, fs);
     w->sg = carve(&cur, b + SIM_CHUNK); /* slack for float_chunks */
     w->group = carve(&cur, b);
+    w->id = carve(&cur, f); /* 4 bytes a boid, as a float */
     w->obstacles = carve(&cur, cfg->max_obstacles * sizeof(struct sim_obstacle));
     w->lanes = carve(&cur, SIM_PARTS * sizeof(struct lane));
     grid_init(&w->grid, carve(&cur, grid_bytes(cfg->capacity, (uint32_t)cells)), cfg->capacity,
               (uint32_t)cells);
     grid_share_cells(&w->grid, (uint32_t *)(void *)w->sx);
+    w->next_id = 1;
     sim_reset(w, cfg->seed);
     w->epoch = 0; /* a new world has changed nothing yet */
     return w;
@@ -297,6 +302,7 @@ static void open_gap(struct sim_world *w, uint32_t at, uint32_t n)
         memmove(w->fy + at + n, w->fy + at, tail * sizeof(float));
     }
     memmove(w->group + at + n, w->group + at, tail);
+    memmove(w->id + at + n, w->id + at, tail * sizeof(uint32_t));
     w->count += n;
 }
 
@@ -320,9 +326,15 @@ static void spawn_place(struct sim_world *w, const struct spawn_area *area, floa
     *y = edge_fold(area->y + r * sinf(a), w->cfg.height, wrap);
 }
 
+/* Whether n more boids can have ids of their own (ids run out at 2^32 - 1). */
+static bool ids_left(const struct sim_world *w, uint32_t n)
+{
+    return n == 0 || (w->next_id != 0 && (uint64_t)w->next_id + n - 1 <= UINT32_MAX);
+}
+
 static int spawn_in(struct sim_world *w, uint32_t n, int group, const struct spawn_area *area)
 {
-    if (n > w->cfg.capacity - w->count)
+    if (n > w->cfg.capacity - w->count || !ids_left(w, n))
         return SIM_ECAPACITY;
     float speed = 0.5f * w->params[group].max_speed;
     /* Boids stay sorted by group: the new ones go after the last of theirs. */
@@ -337,6 +349,7 @@ static int spawn_in(struct sim_world *w, uint32_t n, int group, const struct spa
         w->vx[i] = speed * cosf(h);
         w->vy[i] = speed * sinf(h);
         w->group[i] = (uint8_t)group;
+        w->id[i] = w->next_id++; /* wraps to 0 after the last: ids_left() then refuses */
         if (w->cfg.keep_forces)
             w->fx[i] = w->fy[i] = 0.0f;
     }
@@ -401,6 +414,7 @@ int sim_despawn(struct sim_world *w, uint32_t n, int group)
         w->vx[out] = w->vx[i];
         w->vy[out] = w->vy[i];
         w->group[out] = w->group[i];
+        w->id[out] = w->id[i];
         if (w->cfg.keep_forces) {
             w->fx[out] = w->fx[i];
             w->fy[out] = w->fy[i];
@@ -1497,6 +1511,8 @@ void sim_view(const struct sim_world *w, struct sim_view *out)
         .vx = w->vx,
         .vy = w->vy,
         .group = w->group,
+        .id = w->id,
+        .next_id = w->next_id,
         .obstacle_count = w->obstacle_count,
         .obstacles = w->obstacles,
         .targets = w->targets,
@@ -1539,6 +1555,8 @@ uint64_t sim_hash(const struct sim_world *w)
     h = hash_words(h, w->vx, n * sizeof(float));
     h = hash_words(h, w->vy, n * sizeof(float));
     h = hash_words(h, w->group, n);
+    h = hash_words(h, w->id, n * sizeof(uint32_t));
+    h = hash_words(h, &w->next_id, sizeof w->next_id);
     h = hash_words(h, w->obstacles, w->obstacle_count * sizeof *w->obstacles);
     for (int g = 0; g < SIM_GROUPS; g++) { /* field by field: the struct has padding */
         const struct sim_target *t = &w->targets[g];
@@ -1585,6 +1603,8 @@ void sim__state_ref(struct sim_world *w, struct sim_state_ref *out)
         .vx = w->vx,
         .vy = w->vy,
         .group = w->group,
+        .id = w->id,
+        .next_id = &w->next_id,
         .stepped = &w->stepped,
         .obstacles = w->obstacles,
         .obstacle_count = &w->obstacle_count,

@@ -96,9 +96,9 @@ const struct sim_config *sim_config(const struct sim_world *w);
  * (x, y) (clamped or wrapped into the world), with random headings at half
  * their group's max speed. Boids are kept sorted by group (ascending) and,
  * within a group, by spawn order: the new boids go after the group's last.
- * Returns the number spawned (n) or a negative code: SIM_ECAPACITY if n
- * would exceed capacity (nothing spawned), SIM_EINVAL/SIM_ERANGE for bad
- * arguments.
+ * The new boids get the next ids, in order. Returns the number spawned
+ * (n) or a negative code: SIM_ECAPACITY if n would exceed capacity or the
+ * ids left (nothing spawned), SIM_EINVAL/SIM_ERANGE for bad arguments.
  */
 int sim_spawn(struct sim_world *w, uint32_t n, int group, float x, float y, float spread);
 
@@ -190,7 +190,10 @@ void sim_step_forked(struct sim_world *w, const struct sim_fork *f);
  * Read-only view of the state, valid until the next mutating call. Boids
  * are in stable order, sorted by group then spawn order: index i is the
  * same boid from tick to tick until a spawn, despawn or reset changes the
- * order, which bumps `epoch`.
+ * order, which bumps `epoch`. Each boid also has an id of its own for its
+ * whole life in the world: 1, 2, ... in spawn order, never reused (not
+ * even across resets), kept by checkpoints and replays. A world that has
+ * spawned 2^32 - 1 boids spawns no more (SIM_ECAPACITY).
  */
 struct sim_obstacle {
     uint32_t id;
@@ -209,6 +212,8 @@ struct sim_view {
     float width, height;
     const float *x, *y, *vx, *vy;
     const uint8_t *group;
+    const uint32_t *id; /* each boid's id (see above) */
+    uint32_t next_id;   /* the id the next boid spawned gets; 0: none left */
     uint32_t obstacle_count;
     const struct sim_obstacle *obstacles;
     const struct sim_target *targets; /* SIM_GROUPS entries */

@@ -25,6 +25,7 @@ struct sim_state_ref {
     struct pcg32 *rng;
     float *x, *y, *vx, *vy;
     uint8_t *group;
+    uint32_t *id, *next_id;
     int *stepped;
     struct sim_obstacle *obstacles;
     uint32_t *obstacle_count, *next_obstacle_id;

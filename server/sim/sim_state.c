@@ -14,14 +14,17 @@
 #include "sim_internal.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const uint8_t MAGIC[4] = {'F', 'K', 'S', 'W'};
 
-#define HEADER_BYTES 88
+#define HEADER_V1    88 /* version 1: no boid ids */
+#define HEADER_BYTES 96 /* version 2: the next boid id at 88, then 4 bytes zero */
 #define TARGET_BYTES 9
 #define OBST_BYTES   16
-#define BOID_BYTES   17 /* x, y, vx, vy as f32 and the group */
+#define BOID_V1      17 /* version 1: x, y, vx, vy as f32 and the group */
+#define BOID_BYTES   21 /* version 2: and the id, u32 */
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define HOST_IS_LE 1
@@ -30,6 +33,26 @@ static const uint8_t MAGIC[4] = {'F', 'K', 'S', 'W'};
 #endif
 
 /* ---- little-endian fields ------------------------------------------------ */
+
+static void put_u32s(uint8_t *p, const uint32_t *a, size_t n)
+{
+    if (HOST_IS_LE) {
+        memcpy(p, a, n * 4);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        bytes_le_put(p + 4 * i, a[i], 4);
+}
+
+static void get_u32s(uint32_t *a, const uint8_t *p, size_t n)
+{
+    if (HOST_IS_LE) {
+        memcpy(a, p, n * 4);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        a[i] = (uint32_t)bytes_le_get(p + 4 * i, 4);
+}
 
 static void put_f32s(uint8_t *p, const float *a, size_t n)
 {
@@ -107,6 +130,7 @@ static uint8_t *encode_header(const struct sim_state_ref *s, uint8_t *p)
     bytes_le_put(p + 76, *s->next_obstacle_id, 4);
     bytes_le_put(p + 80, *s->obstacle_count, 4);
     bytes_le_put(p + 84, names_bytes(), 4);
+    bytes_le_put(p + 88, *s->next_id, 4);
     return p + HEADER_BYTES;
 }
 
@@ -145,6 +169,7 @@ static uint8_t *encode_things(const struct sim_state_ref *s, uint8_t *p)
     put_f32s(p + 8 * n, s->vx, n);
     put_f32s(p + 12 * n, s->vy, n);
     memcpy(p + 16 * n, s->group, n);
+    put_u32s(p + 17 * n, s->id, n);
     return p + BOID_BYTES * n;
 }
 
@@ -174,16 +199,22 @@ static int refuse(const char **why, int code, const char *reason)
 /* The header's fields into *info and where the sections start. */
 struct layout {
     struct sim_state_info info;
+    unsigned version;
     uint64_t rng_state, rng_inc;
     size_t names, params, targets, obstacles, boids, end;
 };
 
 static int read_header(const uint8_t *b, size_t len, struct layout *l, const char **why)
 {
-    if (len < HEADER_BYTES || memcmp(b, MAGIC, 4) != 0)
+    if (len < HEADER_V1 || memcmp(b, MAGIC, 4) != 0)
         return refuse(why, SIM_EINVAL, "not a world state");
-    if (bytes_le_get(b + 4, 2) != SIM_STATE_VERSION)
+    l->version = (unsigned)bytes_le_get(b + 4, 2);
+    if (l->version != 1 && l->version != SIM_STATE_VERSION)
         return refuse(why, SIM_EINVAL, "a world state of another version");
+    if (l->version > 1 && (len < HEADER_BYTES || bytes_le_get(b + 92, 4) != 0))
+        return refuse(why, SIM_EINVAL,
+                      len < HEADER_BYTES ? "not a world state"
+                                         : "a world state with bad reserved bytes");
     if (bytes_le_get(b + 6, 2) != sim_param_count() || bytes_le_get(b + 84, 4) != names_bytes())
         return refuse(why, SIM_EINVAL, "a world state with other flocking parameters");
     struct sim_config *c = &l->info.cfg;
@@ -209,6 +240,8 @@ static int read_header(const uint8_t *b, size_t len, struct layout *l, const cha
     l->info.count = (uint32_t)bytes_le_get(b + 72, 4);
     l->info.next_obstacle_id = (uint32_t)bytes_le_get(b + 76, 4);
     l->info.obstacle_count = (uint32_t)bytes_le_get(b + 80, 4);
+    /* Version 1 had no ids: its boids take 1..n in their order. */
+    l->info.next_id = l->version > 1 ? (uint32_t)bytes_le_get(b + 88, 4) : l->info.count + 1;
     return 0;
 }
 
@@ -220,12 +253,12 @@ static int lay_out(size_t len, struct layout *l, const char **why)
         return refuse(why, SIM_ECAPACITY, "more boids than the world's capacity");
     if (in->obstacle_count > in->cfg.max_obstacles)
         return refuse(why, SIM_ECAPACITY, "more obstacles than the world holds");
-    l->names = HEADER_BYTES;
+    l->names = l->version > 1 ? HEADER_BYTES : HEADER_V1;
     l->params = l->names + names_bytes();
     l->targets = l->params + (size_t)SIM_GROUPS * sim_param_count() * 4;
     l->obstacles = l->targets + (size_t)SIM_GROUPS * TARGET_BYTES;
     l->boids = l->obstacles + (size_t)in->obstacle_count * OBST_BYTES;
-    l->end = l->boids + (size_t)in->count * BOID_BYTES;
+    l->end = l->boids + (size_t)in->count * (l->version > 1 ? BOID_BYTES : BOID_V1);
     if (len != l->end)
         return refuse(why, SIM_EINVAL,
                       len < l->end ? "the world state is cut short"
@@ -291,6 +324,38 @@ static int check_obstacles(const uint8_t *b, const struct layout *l, const char 
     return 0;
 }
 
+/* Ascending, for qsort. */
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The ids of a version 2 state: each in 1..next_id - 1 (any, if the ids
+ * ran out: next_id 0), none twice. Sorts a copy to find repeats. */
+static int check_ids(const uint8_t *p, const struct layout *l, const char **why)
+{
+    size_t n = l->info.count;
+    uint32_t next = l->info.next_id;
+    uint32_t *ids = n ? malloc(n * sizeof *ids) : NULL;
+    if (n && !ids)
+        return refuse(why, SIM_ENOMEM, "out of memory");
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        ids[i] = (uint32_t)bytes_le_get(p + 4 * i, 4);
+        if (ids[i] == 0 || (next != 0 && ids[i] >= next))
+            rc = refuse(why, SIM_ERANGE, "a boid id of 0 or not below the next id");
+    }
+    if (rc == 0 && n > 1) {
+        qsort(ids, n, sizeof *ids, cmp_u32);
+        for (size_t i = 1; i < n && rc == 0; i++)
+            if (ids[i] == ids[i - 1])
+                rc = refuse(why, SIM_ERANGE, "two boids with one id");
+    }
+    free(ids);
+    return rc;
+}
+
 static int check_boids(const uint8_t *b, const struct layout *l, const char **why)
 {
     size_t n = l->info.count;
@@ -305,6 +370,10 @@ static int check_boids(const uint8_t *b, const struct layout *l, const char **wh
         if (i > 0 && g[i] < g[i - 1])
             return refuse(why, SIM_ERANGE, "boids not sorted by group");
     }
+    if (l->version > 1)
+        return check_ids(g + n, l, why);
+    if (l->info.next_id == 0)
+        return refuse(why, SIM_ERANGE, "a version 1 state of more boids than ids");
     return 0;
 }
 
@@ -372,6 +441,12 @@ static void write_boids(const struct sim_state_ref *s, const uint8_t *b, const s
     get_f32s(s->vx, p + 8 * n, n);
     get_f32s(s->vy, p + 12 * n, n);
     memcpy(s->group, p + 16 * n, n);
+    if (l->version > 1) {
+        get_u32s(s->id, p + 17 * n, n);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        s->id[i] = (uint32_t)i + 1;
 }
 
 int sim_state_decode(struct sim_world *w, const uint8_t *buf, size_t len, const char **why)
@@ -390,6 +465,7 @@ int sim_state_decode(struct sim_world *w, const uint8_t *buf, size_t len, const 
     s.rng->state = l.rng_state;
     s.rng->inc = l.rng_inc;
     *s.next_obstacle_id = l.info.next_obstacle_id;
+    *s.next_id = l.info.next_id;
     *s.obstacle_count = l.info.obstacle_count;
     *s.stepped = 0;
     write_params(&s, buf, &l);

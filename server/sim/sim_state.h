@@ -14,10 +14,12 @@
  * Decoding checks everything before it changes anything: the magic and
  * version, the parameter names, the config (as sim_create() would), counts
  * within capacity, finite values in range, positions in the world, boids
- * sorted by group, obstacle ids ascending and below the next id, the exact
- * length. A refused state leaves the world as it was.
+ * sorted by group, boid ids below the next id and none twice, obstacle ids
+ * ascending and below the next id, the exact length. A refused state
+ * leaves the world as it was.
  *
- * Never: I/O, clocks, globals; allocation only in sim_state_create().
+ * Never: I/O, clocks, globals; allocation only in sim_state_create() and
+ * for the check of the boids' ids (a sorted copy, freed before return).
  * Threading: as sim.h (the world's one thread at a time); the functions
  * on bytes alone are reentrant.
  * Errors: 0 (or a length) or a negative SIM_E* code, with a static reason
@@ -31,7 +33,7 @@
 
 #include "sim.h"
 
-#define SIM_STATE_VERSION 1
+#define SIM_STATE_VERSION 2    /* 1 is still read: its boids take ids 1..n */
 #define SIM_STATE_MAX_V   1e6f /* |vx|, |vy| of a decoded boid, units/s */
 
 /* What a state's bytes say of its world, read before it is restored. */
@@ -42,6 +44,7 @@ struct sim_state_info {
     uint32_t count;          /* boids */
     uint32_t obstacle_count; /* obstacles, with ids below next_obstacle_id */
     uint32_t next_obstacle_id;
+    uint32_t next_id; /* the next boid id (0: none left) */
 };
 
 /* Bytes the state of w takes now, and at most for a world of this size. */
@@ -60,7 +63,8 @@ int sim_state_encode(const struct sim_world *w, uint8_t *buf, size_t cap);
  * if it passes, fills *info (may be NULL). Returns 0, SIM_EINVAL (not a
  * state, another version or parameter registry, a bad config or length),
  * SIM_ECAPACITY (a count beyond its capacity) or SIM_ERANGE (a value out
- * of range or order), with a static reason in *why (may be NULL).
+ * of range or order) or SIM_ENOMEM, with a static reason in *why (may be
+ * NULL).
  */
 int sim_state_check(const uint8_t *buf, size_t len, struct sim_state_info *info, const char **why);
 

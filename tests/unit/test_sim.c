@@ -1479,6 +1479,41 @@ static void obstacle_ids_are_not_reused_after_a_reset(void **state)
     world_free(w);
 }
 
+/* The id of the boid at index i. */
+static uint32_t id_at(const struct sim_world *w, uint32_t i)
+{
+    struct sim_view v;
+    sim_view(w, &v);
+    assert_true(i < v.count);
+    return v.id[i];
+}
+
+static void boids_keep_their_ids_through_spawns_despawns_steps_and_resets(void **state)
+{
+    (void)state;
+    struct sim_config cfg = test_config(SIM_EDGES_WRAP, 64, 1);
+    struct sim_world *w = world_new(&cfg);
+    assert_int_equal(sim_spawn(w, 3, 5, 100, 100, 10), 3); /* ids 1, 2, 3 */
+    assert_int_equal(sim_spawn(w, 2, 2, 100, 100, 10), 2); /* ids 4, 5: before group 5 */
+    uint32_t want[] = {4, 5, 1, 2, 3};
+    for (uint32_t i = 0; i < 5; i++)
+        assert_int_equal(id_at(w, i), want[i]);
+    step_n(w, 20); /* steps move boids, never their ids */
+    for (uint32_t i = 0; i < 5; i++)
+        assert_int_equal(id_at(w, i), want[i]);
+    assert_int_equal(sim_despawn(w, 1, 2), 1); /* the newest of group 2: id 5 */
+    uint32_t left[] = {4, 1, 2, 3};
+    for (uint32_t i = 0; i < 4; i++)
+        assert_int_equal(id_at(w, i), left[i]);
+    assert_int_equal(sim_spawn(w, 1, 2, 100, 100, 10), 1); /* id 6, not 5 again */
+    assert_int_equal(id_at(w, 1), 6);
+    sim_reset(w, 3);
+    assert_int_equal(sim_scatter(w, 2, 0), 2); /* ids go on after a reset */
+    assert_int_equal(id_at(w, 0), 7);
+    assert_int_equal(id_at(w, 1), 8);
+    world_free(w);
+}
+
 static void reset_restores_a_freshly_created_world(void **state)
 {
     (void)state;
@@ -1492,6 +1527,10 @@ static void reset_restores_a_freshly_created_world(void **state)
     struct sim_config cfg = *sim_config(w);
     cfg.seed = 77;
     struct sim_world *fresh = world_new(&cfg);
+    /* Boid ids keep counting across a reset: a fresh world that used as many. */
+    uint32_t used = v.next_id - 1;
+    assert_int_equal(sim_scatter(fresh, used, 0), (int)used);
+    sim_reset(fresh, 77);
     assert_true(sim_hash(w) == sim_hash(fresh));
     sim_view(w, &v);
     assert_true(v.epoch != epoch);
@@ -1533,6 +1572,8 @@ static void a_new_world_is_at_epoch_0_and_a_reset_with_its_flock_advances_it_by_
     /* The same as a fresh world given the same seed and flock. */
     cfg.seed = 9;
     struct sim_world *fresh = world_new(&cfg);
+    assert_int_equal(sim_scatter(fresh, 50, 0), 50); /* the ids w used before its reset */
+    sim_reset(fresh, 9);
     assert_int_equal(sim_scatter(fresh, 80, 2), 80);
     assert_true(sim_hash(w) == sim_hash(fresh));
     /* Refused: nothing changes, not even the epoch. */
@@ -1618,6 +1659,7 @@ int main(void)
         TEST(obstacle_ids_are_never_reused_after_remove_or_clear),
         TEST(obstacle_removal_keeps_the_other_obstacles),
         TEST(obstacle_ids_are_not_reused_after_a_reset),
+        TEST(boids_keep_their_ids_through_spawns_despawns_steps_and_resets),
         TEST(reset_restores_a_freshly_created_world),
         TEST(a_new_world_is_at_epoch_0_and_a_reset_with_its_flock_advances_it_by_one),
         TEST(stats_report_count_speed_and_polarization_of_the_state),

@@ -5,7 +5,8 @@
  * both edge modes, after resets); the size is what the function says; a
  * state that breaks any rule (magic, version, length, config, counts,
  * values, order) is refused with a reason and leaves the world unchanged;
- * a state of another world's config is refused by decode.
+ * a state of another world's config is refused by decode; boid ids round
+ * trip, and a version 1 state (no ids) numbers its boids 1..n.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -139,12 +140,14 @@ static void the_size_is_exact_and_a_small_buffer_is_refused(void **state)
 }
 
 /* Offsets into a state of busy_world (FILES.md §3). */
-#define OFF_VERSION  4
-#define OFF_CAPACITY 20
-#define OFF_EDGES    28
-#define OFF_RNG_INC  64
-#define OFF_COUNT    72
-#define OFF_NEXT_ID  76
+#define OFF_VERSION   4
+#define OFF_CAPACITY  20
+#define OFF_EDGES     28
+#define OFF_RNG_INC   64
+#define OFF_COUNT     72
+#define OFF_NEXT_ID   76
+#define OFF_NEXT_BOID 88
+#define HEADER        96 /* version 2 */
 
 static void put32(uint8_t *p, uint32_t v)
 {
@@ -162,7 +165,7 @@ static void putf(uint8_t *p, float f)
 /* Where the boids' arrays start in a state of len bytes with n boids. */
 static size_t boids_at(size_t len, size_t n)
 {
-    return len - 17 * n;
+    return len - 21 * n;
 }
 
 /* One way to break a state, and the code it must be refused with. */
@@ -227,20 +230,39 @@ static void boid_nan_velocity(uint8_t *b, size_t *len, size_t n)
 }
 static void groups_out_of_order(uint8_t *b, size_t *len, size_t n)
 {
-    b[*len - 1] = 0; /* the last boid, of group 9, becomes group 0 */
+    b[boids_at(*len, n) + 17 * n - 1] = 0; /* the last boid, of group 9, becomes group 0 */
+}
+static void boid_id_zero(uint8_t *b, size_t *len, size_t n)
+{
+    put32(b + boids_at(*len, n) + 17 * n, 0);
+}
+static void boid_id_twice(uint8_t *b, size_t *len, size_t n)
+{
+    uint8_t *ids = b + boids_at(*len, n) + 17 * n;
+    memcpy(ids + 4 * (n - 1), ids, 4); /* the last boid takes the first one's id */
+}
+static void boid_id_not_below_the_next(uint8_t *b, size_t *len, size_t n)
+{
+    (void)n;
+    put32(b + OFF_NEXT_BOID, 5);
+}
+static void reserved_bytes_set(uint8_t *b, size_t *len, size_t n)
+{
+    (void)len, (void)n;
+    b[OFF_NEXT_BOID + 4] = 1;
 }
 static void parameter_out_of_range(uint8_t *b, size_t *len, size_t n)
 {
     (void)len, (void)n;
     size_t names = 0;
     for (size_t k = 0; k < 13; k++)
-        names += 1 + b[88 + names];
-    putf(b + 88 + names, 5000.0f); /* group 0's max_speed */
+        names += 1 + b[HEADER + names];
+    putf(b + HEADER + names, 5000.0f); /* group 0's max_speed */
 }
 static void parameter_renamed(uint8_t *b, size_t *len, size_t n)
 {
     (void)len, (void)n;
-    b[89] = 'X'; /* the first letter of "max_speed" */
+    b[HEADER + 1] = 'X'; /* the first letter of "max_speed" */
 }
 
 static const struct breakage breakages[] = {
@@ -256,6 +278,10 @@ static const struct breakage breakages[] = {
     {"a boid outside the world", SIM_ERANGE, boid_outside},
     {"a NaN velocity", SIM_ERANGE, boid_nan_velocity},
     {"groups out of order", SIM_ERANGE, groups_out_of_order},
+    {"a boid id of 0", SIM_ERANGE, boid_id_zero},
+    {"two boids with one id", SIM_ERANGE, boid_id_twice},
+    {"a boid id not below the next", SIM_ERANGE, boid_id_not_below_the_next},
+    {"reserved bytes set", SIM_EINVAL, reserved_bytes_set},
     {"a parameter out of range", SIM_ERANGE, parameter_out_of_range},
     {"a parameter of another name", SIM_EINVAL, parameter_renamed},
 };
@@ -313,6 +339,72 @@ static void decode_refuses_the_state_of_another_world(void **state)
     sim_destroy(other);
 }
 
+static void boid_ids_round_trip_and_a_version_1_state_numbers_its_boids(void **state)
+{
+    (void)state;
+    struct sim_world *a = busy_world(SIM_EDGES_WRAP);
+    size_t len;
+    uint8_t *buf = encode(a, &len);
+    struct sim_world *b = sim_state_create(buf, len, NULL);
+    assert_non_null(b);
+    struct sim_view va, vb;
+    sim_view(a, &va);
+    sim_view(b, &vb);
+    assert_int_equal(vb.next_id, va.next_id);
+    assert_memory_equal(va.id, vb.id, va.count * sizeof *va.id);
+    /* The same state as version 1: no next boid id, no ids. */
+    size_t n = va.count, ids = len - 4 * n;
+    uint8_t *v1 = malloc(len);
+    memcpy(v1, buf, 88);
+    memcpy(v1 + 88, buf + HEADER, ids - HEADER);
+    v1[OFF_VERSION] = 1;
+    size_t len1 = ids - (HEADER - 88);
+    struct sim_world *c = sim_state_create(v1, len1, NULL);
+    assert_non_null(c);
+    struct sim_view vc;
+    sim_view(c, &vc);
+    for (uint32_t i = 0; i < vc.count; i++)
+        assert_int_equal(vc.id[i], i + 1);
+    assert_int_equal(vc.next_id, vc.count + 1);
+    assert_int_equal(sim_spawn(c, 2, 0, 10, 10, 1), 2);
+    sim_view(c, &vc);
+    assert_int_equal(vc.next_id, n + 3);
+    free(v1);
+    free(buf);
+    sim_destroy(a);
+    sim_destroy(b);
+    sim_destroy(c);
+}
+
+static void a_world_whose_ids_run_out_spawns_no_more(void **state)
+{
+    (void)state;
+    struct sim_world *a = busy_world(SIM_EDGES_WRAP);
+    size_t len;
+    uint8_t *buf = encode(a, &len);
+    put32(buf + OFF_NEXT_BOID, UINT32_MAX - 1); /* two ids left */
+    struct sim_world *b = sim_state_create(buf, len, NULL);
+    assert_non_null(b);
+    uint64_t hash = sim_hash(b);
+    assert_int_equal(sim_spawn(b, 3, 0, 10, 10, 1), SIM_ECAPACITY);
+    assert_true(sim_hash(b) == hash);
+    assert_int_equal(sim_spawn(b, 2, 0, 10, 10, 1), 2);
+    assert_int_equal(sim_spawn(b, 1, 0, 10, 10, 1), SIM_ECAPACITY);
+    struct sim_view v;
+    sim_view(b, &v);
+    assert_int_equal(v.next_id, 0);
+    /* ... and such a state round-trips too. */
+    free(buf);
+    buf = encode(b, &len);
+    struct sim_world *c = sim_state_create(buf, len, NULL);
+    assert_non_null(c);
+    assert_true(sim_hash(c) == sim_hash(b));
+    free(buf);
+    sim_destroy(a);
+    sim_destroy(b);
+    sim_destroy(c);
+}
+
 static void an_empty_world_round_trips(void **state)
 {
     (void)state;
@@ -340,6 +432,8 @@ int main(void)
         cmocka_unit_test(the_size_is_exact_and_a_small_buffer_is_refused),
         cmocka_unit_test(every_broken_state_is_refused_and_changes_nothing),
         cmocka_unit_test(decode_refuses_the_state_of_another_world),
+        cmocka_unit_test(boid_ids_round_trip_and_a_version_1_state_numbers_its_boids),
+        cmocka_unit_test(a_world_whose_ids_run_out_spawns_no_more),
         cmocka_unit_test(an_empty_world_round_trips),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
