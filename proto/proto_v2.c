@@ -22,47 +22,17 @@
 
 /* ---- state hash (§11.6) ------------------------------------------------- */
 
-static uint32_t rotl32(uint32_t x, int r)
-{
-    return x << r | x >> (32 - r);
-}
-
-/* One 4-byte block of MurmurHash3_x86_32, already mixed (k) into lane h. */
-static uint32_t murmur_round(uint32_t h, uint32_t k)
-{
-    h ^= k;
-    h = rotl32(h, 13);
-    return h * 5u + 0xe6546b64u;
-}
-
-static uint32_t murmur_mix(uint32_t k)
-{
-    k *= 0xcc9e2d51u;
-    k = rotl32(k, 15);
-    return k * 0x1b873593u;
-}
-
-static uint32_t murmur_final(uint32_t h, uint32_t len)
-{
-    h ^= len;
-    h ^= h >> 16;
-    h *= 0x85ebca6bu;
-    h ^= h >> 13;
-    h *= 0xc2b2ae35u;
-    return h ^ (h >> 16);
-}
-
 uint64_t proto_v2_state_hash(const struct proto_v2_state *s)
 {
     uint32_t lo = 0, hi = 1; /* the two seeds */
     for (uint32_t i = 0; i < s->count; i++) {
-        uint32_t w = murmur_mix((uint32_t)s->qx[i] | (uint32_t)s->qy[i] << 16);
-        uint32_t v = murmur_mix((uint32_t)s->heading[i] | (uint32_t)s->group[i] << 8);
-        lo = murmur_round(murmur_round(lo, w), v);
-        hi = murmur_round(murmur_round(hi, w), v);
+        uint32_t w = pv2_murmur_mix((uint32_t)s->qx[i] | (uint32_t)s->qy[i] << 16);
+        uint32_t v = pv2_murmur_mix((uint32_t)s->heading[i] | (uint32_t)s->group[i] << 8);
+        lo = pv2_murmur_round(pv2_murmur_round(lo, w), v);
+        hi = pv2_murmur_round(pv2_murmur_round(hi, w), v);
     }
     uint32_t len = s->count * 8u; /* bytes hashed, mod 2^32 as MurmurHash3 takes it */
-    return (uint64_t)murmur_final(hi, len) << 32 | murmur_final(lo, len);
+    return (uint64_t)pv2_murmur_final(hi, len) << 32 | pv2_murmur_final(lo, len);
 }
 
 void proto_v2_state_seal(struct proto_v2_state *s)

@@ -175,6 +175,38 @@ PV2_INLINE uint8_t pv2_predict_heading(const struct pv2_bases *b, uint32_t i, ui
     return proto_v2_heading_of(dx * b->ax, dy * b->ay);
 }
 
+/* MurmurHash3_x86_32 in pieces (§11.6, §12.7): a 4-byte block mixed into
+ * lane h, the block mix, and the finalizer over the length hashed. */
+static inline uint32_t pv2_rotl32(uint32_t x, int r)
+{
+    return x << r | x >> (32 - r);
+}
+
+/* One 4-byte block of MurmurHash3_x86_32, already mixed (k) into lane h. */
+static inline uint32_t pv2_murmur_round(uint32_t h, uint32_t k)
+{
+    h ^= k;
+    h = pv2_rotl32(h, 13);
+    return h * 5u + 0xe6546b64u;
+}
+
+static inline uint32_t pv2_murmur_mix(uint32_t k)
+{
+    k *= 0xcc9e2d51u;
+    k = pv2_rotl32(k, 15);
+    return k * 0x1b873593u;
+}
+
+static inline uint32_t pv2_murmur_final(uint32_t h, uint32_t len)
+{
+    h ^= len;
+    h ^= h >> 16;
+    h *= 0x85ebca6bu;
+    h ^= h >> 13;
+    h *= 0xc2b2ae35u;
+    return h ^ (h >> 16);
+}
+
 /* Zigzag codes (§11.5): 0, -1, 1, -2, ... -> 0, 1, 2, 3, ... */
 static inline uint16_t pv2_zigzag16(uint16_t r)
 {
