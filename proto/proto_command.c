@@ -397,6 +397,23 @@ static int parse_goto(struct ctx *c, struct proto_command *out)
     return rc;
 }
 
+static int parse_view(struct ctx *c, struct proto_command *out)
+{
+    struct proto_view_args *a = &out->args.view;
+    int rc = read_x(c, &a->x);
+    if (!rc)
+        rc = read_y(c, &a->y);
+    if (!rc)
+        rc = read_float(c, "w", 1, 1.0, c->lim->width, &a->w);
+    if (!rc)
+        rc = read_float(c, "h", 1, 1.0, c->lim->height, &a->h);
+    if (!rc)
+        rc = read_u32(c, "px", 0, 1.0, PROTO_VIEW_PX_MAX, &a->px);
+    if (!rc)
+        rc = read_u32(c, "budget", 0, PROTO_VIEW_BUDGET_MIN, PROTO_VIEW_BUDGET_MAX, &a->budget);
+    return rc;
+}
+
 /* ---- per-command formatters --------------------------------------------- */
 
 static void format_none(struct proto_json_writer *w, const struct proto_command *cmd)
@@ -499,6 +516,19 @@ static void format_goto(struct proto_json_writer *w, const struct proto_command 
     proto_json_member_u64(w, "tick", cmd->args.go.tick);
 }
 
+static void format_view(struct proto_json_writer *w, const struct proto_command *cmd)
+{
+    const struct proto_view_args *a = &cmd->args.view;
+    proto_json_member_float(w, "x", a->x);
+    proto_json_member_float(w, "y", a->y);
+    proto_json_member_float(w, "w", a->w);
+    proto_json_member_float(w, "h", a->h);
+    if (a->px)
+        proto_json_member_i64(w, "px", a->px);
+    if (a->budget)
+        proto_json_member_i64(w, "budget", a->budget);
+}
+
 /* ---- the command table -------------------------------------------------- */
 
 static const char *const no_fields[] = {NULL};
@@ -514,6 +544,7 @@ static const char *const join_fields[] = {"room",     "role",   "mode",  "name",
                                           "password", "rejoin", "boids", NULL};
 static const char *const kick_fields[] = {"client", NULL};
 static const char *const goto_fields[] = {"tick", NULL};
+static const char *const view_fields[] = {"x", "y", "w", "h", "px", "budget", NULL};
 
 static const struct cmd_entry commands[] = {
     [PROTO_CMD_PING] = {"ping", no_fields, 0, parse_none, format_none},
@@ -536,6 +567,7 @@ static const struct cmd_entry commands[] = {
     [PROTO_CMD_KEYFRAME] = {"keyframe", no_fields, 0, parse_none, format_none},
     [PROTO_CMD_GOTO] = {"goto", goto_fields, 0, parse_goto, format_goto},
     [PROTO_CMD_STATS] = {"stats", no_fields, 0, parse_none, format_none},
+    [PROTO_CMD_VIEW] = {"view", view_fields, 0, parse_view, format_view},
 };
 
 _Static_assert(sizeof commands / sizeof commands[0] == PROTO_CMD_COUNT,

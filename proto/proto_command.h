@@ -69,6 +69,7 @@ enum proto_cmd {
     PROTO_CMD_KEYFRAME,
     PROTO_CMD_GOTO,
     PROTO_CMD_STATS,
+    PROTO_CMD_VIEW,
     PROTO_CMD_COUNT
 };
 
@@ -151,6 +152,17 @@ struct proto_goto_args {
     uint64_t tick; /* 0..2^53: where a recording's playback goes */
 };
 
+/* What a version 3 client looks at (PROTOCOL.md §12.4). */
+struct proto_view_args {
+    float x, y, w, h; /* world units: top-left corner and size */
+    uint32_t px;      /* pixels across the view is drawn at; 0: not given (w) */
+    uint32_t budget;  /* bytes per second it accepts; 0: not given */
+};
+
+#define PROTO_VIEW_PX_MAX     16384
+#define PROTO_VIEW_BUDGET_MIN 1000
+#define PROTO_VIEW_BUDGET_MAX 100000000
+
 struct proto_command {
     enum proto_cmd kind;
     /* The id exactly as the client wrote it (JSON text), "" if absent. */
@@ -168,6 +180,7 @@ struct proto_command {
         struct proto_join_args join;
         struct proto_kick_args kick;
         struct proto_goto_args go;
+        struct proto_view_args view;
     } args; /* ping, obstacle_clear, pause, resume, keyframe, stats: none */
 };
 

@@ -35,7 +35,8 @@ uint32_t proto_v3_tile_hash(const struct proto_v3_tile *t)
     for (uint32_t i = 0; i < t->count; i++) {
         h = pv2_murmur_round(h, pv2_murmur_mix(t->id[i]));
         h = pv2_murmur_round(h, pv2_murmur_mix((uint32_t)t->qx[i] | (uint32_t)t->qy[i] << 16));
-        h = pv2_murmur_round(h, pv2_murmur_mix((uint32_t)t->heading[i] | (uint32_t)t->group[i] << 8));
+        h = pv2_murmur_round(h,
+                             pv2_murmur_mix((uint32_t)t->heading[i] | (uint32_t)t->group[i] << 8));
     }
     return t->count ? pv2_murmur_final(h, t->count * 12u) : 0;
 }
@@ -206,8 +207,14 @@ static void put_residual(struct proto_v3_encoder *e, int plane, uint16_t zz)
 static void stayer_residuals(struct proto_v3_encoder *e, const struct proto_v3_tile *t, uint32_t s,
                              uint8_t gap1, uint8_t gap0, float width, float height)
 {
-    struct pv2_bases b = {.x1 = e->x1, .y1 = e->y1, .h1 = e->h1, .x0 = e->x0, .y0 = e->y0,
-                          .h0 = e->h0, .gap1 = gap1, .gap0 = gap0,
+    struct pv2_bases b = {.x1 = e->x1,
+                          .y1 = e->y1,
+                          .h1 = e->h1,
+                          .x0 = e->x0,
+                          .y0 = e->y0,
+                          .h0 = e->h0,
+                          .gap1 = gap1,
+                          .gap0 = gap0,
                           .inv_den = gap0 ? 1.0 / (2.0 * gap0) : 0.0};
     pv2_aspect(width, height, &b.ax, &b.ay);
     enum pv2_mode two = gap0 ? (gap1 == gap0 ? PV2_EVEN : PV2_UNEVEN) : PV2_ONE_BASE;
@@ -268,8 +275,8 @@ static uint32_t merge(struct proto_v3_encoder *e, const struct proto_v3_tile *t,
 }
 
 static void delta_body(struct proto_v3_encoder *e, const struct proto_v3_tile *t,
-                       const struct proto_v3_tile *b1, const struct proto_v3_tile *b0,
-                       uint8_t gap1, uint8_t gap0, float width, float height)
+                       const struct proto_v3_tile *b1, const struct proto_v3_tile *b0, uint8_t gap1,
+                       uint8_t gap0, float width, float height)
 {
     uint32_t *enter = e->enter, en;
     uint32_t s = merge(e, t, b1, enter, &en);

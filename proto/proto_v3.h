@@ -43,9 +43,9 @@
 #define PROTO_V3_MAX_SHIFT   7
 #define PROTO_V3_MAX_SAMPLE  16
 #define PROTO_V3_MAX_GAP     15
-#define PROTO_V3_MAX_TILES   255  /* tile columns, rows; super-tiles across a rect */
-#define PROTO_V3_FIELD_CELLS 4    /* a field's cells across and down a super-tile */
-#define PROTO_V3_FIELD_MAX   64   /* most cells of a field (cells * cells): up to 8 across */
+#define PROTO_V3_MAX_TILES   255 /* tile columns, rows; super-tiles across a rect */
+#define PROTO_V3_FIELD_CELLS 4   /* a field's cells across and down a super-tile */
+#define PROTO_V3_FIELD_MAX   64  /* most cells of a field (cells * cells): up to 8 across */
 
 /* Header flags (§12.5): PROTO_SNAPSHOT_FLAG_PAUSED, _WRAP and these. */
 #define PROTO_V3_FLAG_FOGGED  0x04u /* a team's audience: some boids are hidden */

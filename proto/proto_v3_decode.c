@@ -46,8 +46,8 @@ struct proto_v3_decoder {
     /* A delta's stayers, gathered from base 1 and base 0 for the prediction. */
     uint16_t *x1, *y1, *x0, *y0;
     uint8_t *h1, *h0, *two, *g1;
-    uint32_t *id1;               /* the stayers' ids */
-    uint32_t *eid;               /* the entered boids' ids */
+    uint32_t *id1;                /* the stayers' ids */
+    uint32_t *eid;                /* the entered boids' ids */
     uint32_t *stay_at, *enter_at; /* where each went in the part */
     struct slot slot[SLOTS];
     void *mem;
@@ -446,8 +446,14 @@ static void take_stayers(struct proto_v3_decoder *d, struct body *b, uint32_t s,
                          const struct part_head *ph, const struct proto_v3_header *h,
                          struct proto_v3_part *out)
 {
-    struct pv2_bases bs = {.x1 = d->x1, .y1 = d->y1, .h1 = d->h1, .x0 = d->x0, .y0 = d->y0,
-                           .h0 = d->h0, .gap1 = ph->gap1, .gap0 = ph->gap0,
+    struct pv2_bases bs = {.x1 = d->x1,
+                           .y1 = d->y1,
+                           .h1 = d->h1,
+                           .x0 = d->x0,
+                           .y0 = d->y0,
+                           .h0 = d->h0,
+                           .gap1 = ph->gap1,
+                           .gap0 = ph->gap0,
                            .inv_den = ph->gap0 ? 1.0 / (2.0 * ph->gap0) : 0.0};
     pv2_aspect(h->width, h->height, &bs.ax, &bs.ay);
     enum pv2_mode two = ph->gap0 ? (ph->gap1 == ph->gap0 ? PV2_EVEN : PV2_UNEVEN) : PV2_ONE_BASE;
@@ -535,8 +541,11 @@ static int decode_part(struct proto_v3_decoder *d, const uint8_t *buf, size_t le
     struct proto_v3_part *out = &s->parts[k];
     *out = (struct proto_v3_part){.tx = (h->rect_x + k % h->rect_cols) % gc,
                                   .ty = (h->rect_y + k / h->rect_cols) % gr,
-                                  .id = s->id + *n, .qx = s->qx + *n, .qy = s->qy + *n,
-                                  .heading = s->heading + *n, .group = s->group + *n};
+                                  .id = s->id + *n,
+                                  .qx = s->qx + *n,
+                                  .qy = s->qy + *n,
+                                  .heading = s->heading + *n,
+                                  .group = s->group + *n};
     struct part_head ph;
     const struct proto_v3_part *b1, *b0;
     int rc = read_part_head(buf, len, at, &ph);

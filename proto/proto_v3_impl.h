@@ -35,11 +35,11 @@ enum {
 #define PV3_KNOWN_FLAGS                                                                            \
     (PROTO_SNAPSHOT_FLAG_PAUSED | PROTO_SNAPSHOT_FLAG_WRAP | PROTO_V3_FLAG_FOGGED |                \
      PROTO_V3_FLAG_DELAYED)
-#define PV3_VARINT_MAX     5                      /* bytes of a u32 varint */
-#define PV3_PART_HEAD_MAX  (2 + 3 * PV3_VARINT_MAX) /* kind, gaps, count, packed, plain */
-#define PV3_FIELD_BYTES    (PROTO_V3_FIELD_MAX * (PV3_VARINT_MAX + 2))
+#define PV3_VARINT_MAX       5                        /* bytes of a u32 varint */
+#define PV3_PART_HEAD_MAX    (2 + 3 * PV3_VARINT_MAX) /* kind, gaps, count, packed, plain */
+#define PV3_FIELD_BYTES      (PROTO_V3_FIELD_MAX * (PV3_VARINT_MAX + 2))
 #define PV3_SCRATCH_PER_BOID 42 /* encoder scratch: indices, bases, sections */
-#define PV3_SCRATCH_FIXED  (PV3_FIELD_BYTES + 64)
+#define PV3_SCRATCH_FIXED    (PV3_FIELD_BYTES + 64)
 
 /* Writes v as an unsigned LEB128 varint at p; its length (1..5). */
 static inline size_t pv3_put_varint(uint8_t *p, uint32_t v)

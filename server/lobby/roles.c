@@ -32,7 +32,8 @@ static int player_check(int team, const struct proto_command *cmd, const char **
 int roles_check(enum proto_role role, int team, const struct proto_command *cmd, const char **why)
 {
     if (role == PROTO_ROLE_ADMIN || cmd->kind == PROTO_CMD_PING || cmd->kind == PROTO_CMD_JOIN ||
-        cmd->kind == PROTO_CMD_KEYFRAME || cmd->kind == PROTO_CMD_STATS)
+        cmd->kind == PROTO_CMD_KEYFRAME || cmd->kind == PROTO_CMD_STATS ||
+        cmd->kind == PROTO_CMD_VIEW)
         return 0;
     if (role == PROTO_ROLE_VIEWER) {
         *why = "viewers may only watch; join as a player to steer";

@@ -129,8 +129,8 @@ static void cut(const struct world *w, uint32_t t, unsigned s, bool with_field, 
 
 static struct proto_v3_tile view_of(const struct tile *t, bool with_field)
 {
-    return (struct proto_v3_tile){t->n, t->id, t->qx, t->qy, t->h, t->g,
-                                  with_field ? &t->field : NULL};
+    return (struct proto_v3_tile){
+        t->n, t->id, t->qx, t->qy, t->h, t->g, with_field ? &t->field : NULL};
 }
 
 /* A frame assembled as a server does: header, sections, parts. */
@@ -145,15 +145,23 @@ struct plan {
     bool field;
 };
 
-static void assemble(struct proto_v3_encoder *e, struct tile now[TILES],
-                     struct tile hist[][TILES], uint32_t seq, const struct plan *p,
-                     struct frame *f)
+static void assemble(struct proto_v3_encoder *e, struct tile now[TILES], struct tile hist[][TILES],
+                     uint32_t seq, const struct plan *p, struct frame *f)
 {
-    struct proto_v3_header h = {.flags = 0x02, .sample = (uint8_t)p->sample, .cols = COLS,
-                                .rows = ROWS, .rect_cols = COLS, .rect_rows = ROWS,
-                                .obstacle_count = 1, .target_count = 1, .seq = seq,
-                                .room_boids = 1234, .tick = seq * 3ull,
-                                .server_time_us = 1000ull * seq, .width = W, .height = H};
+    struct proto_v3_header h = {.flags = 0x02,
+                                .sample = (uint8_t)p->sample,
+                                .cols = COLS,
+                                .rows = ROWS,
+                                .rect_cols = COLS,
+                                .rect_rows = ROWS,
+                                .obstacle_count = 1,
+                                .target_count = 1,
+                                .seq = seq,
+                                .room_boids = 1234,
+                                .tick = seq * 3ull,
+                                .server_time_us = 1000ull * seq,
+                                .width = W,
+                                .height = H};
     size_t at = PROTO_V3_HEADER_SIZE;
     struct proto_obstacle o = {.id = 7, .x = 100, .y = 200, .r = 30};
     struct proto_target tg = {.group = 2, .x = 300, .y = 400};
@@ -167,8 +175,7 @@ static void assemble(struct proto_v3_encoder *e, struct tile now[TILES],
         if (p->gap0)
             b0 = view_of(&hist[p->gap1 + p->gap0][t], false);
         ptrdiff_t n = proto_v3_encode_part(e, &cur, p->gap1 ? &b1 : NULL, p->gap0 ? &b0 : NULL,
-                                           p->gap1, p->gap0, W, H, f->buf + at,
-                                           sizeof f->buf - at);
+                                           p->gap1, p->gap0, W, H, f->buf + at, sizeof f->buf - at);
         assert_true(n > 0);
         at += (size_t)n;
         h.frame_hash += proto_v3_tile_hash(&cur);
