@@ -349,8 +349,8 @@ ptrdiff_t proto_v3_encode_part(struct proto_v3_encoder *e, const struct proto_v3
         buf[0] = PROTO_V3_PART_EMPTY;
         return 1;
     }
-    uint32_t most = t->count > (base1 ? base1->count : 0) ? t->count : base1->count;
-    if (reserve(e, most) < 0)
+    uint32_t b = base1 ? base1->count : 0;
+    if (reserve(e, t->count > b ? t->count : b) < 0)
         return PROTO_E_INTERNAL;
     memset(e->len, 0, sizeof e->len);
     if (base1)

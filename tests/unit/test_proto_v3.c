@@ -16,6 +16,8 @@
 #include "proto_v2.h"
 #include "proto_v3.h"
 
+#include <cjson/cJSON.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -403,6 +405,153 @@ static void random_bytes_never_crash_the_decoder(void **state)
     proto_v3_decoder_destroy(b.d);
 }
 
+/* ---- the golden vectors (proto/vectors/v3) ------------------------------------ */
+
+static uint8_t *read_file(const char *name, size_t *len)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/v3/%s", FLOCKD_VECTORS_DIR, name);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        fail_msg("cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *buf = malloc((size_t)n + 1);
+    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    buf[n] = 0;
+    *len = (size_t)n;
+    return buf;
+}
+
+static cJSON *read_json(const char *name)
+{
+    size_t len;
+    uint8_t *text = read_file(name, &len);
+    cJSON *doc = cJSON_ParseWithLength((const char *)text, len);
+    free(text);
+    assert_non_null(doc);
+    return doc;
+}
+
+static double num(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    assert_true(cJSON_IsNumber(v));
+    return v->valuedouble;
+}
+
+/* The part's values equal the array `key` of the description. */
+static void expect_values(const cJSON *desc, const char *key, uint32_t n, uint32_t (*get)(uint32_t))
+{
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(desc, key);
+    assert_int_equal(cJSON_GetArraySize(a), n);
+    for (uint32_t i = 0; i < n; i++)
+        assert_int_equal(cJSON_GetArrayItem(a, (int)i)->valuedouble, get(i));
+}
+
+static const struct proto_v3_part *g_part;
+static uint32_t get_id(uint32_t i)
+{
+    return g_part->id[i];
+}
+static uint32_t get_qx(uint32_t i)
+{
+    return g_part->qx[i];
+}
+static uint32_t get_qy(uint32_t i)
+{
+    return g_part->qy[i];
+}
+static uint32_t get_h(uint32_t i)
+{
+    return g_part->heading[i];
+}
+static uint32_t get_g(uint32_t i)
+{
+    return g_part->group[i];
+}
+static uint32_t get_count(uint32_t i)
+{
+    return g_part->field->count[i];
+}
+
+static void the_vectors_decode_to_their_descriptions(void **state)
+{
+    (void)state;
+    cJSON *doc = read_json("view.json");
+    const char *err = NULL;
+    struct proto_v3_decoder *d = proto_v3_decoder_create(64, 16, 4, 4, &err);
+    const cJSON *f;
+    cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(doc, "frames"))
+    {
+        size_t len;
+        uint8_t *buf = read_file(cJSON_GetObjectItemCaseSensitive(f, "file")->valuestring, &len);
+        const struct proto_v3_frame *fr;
+        assert_int_equal(proto_v3_decode(d, buf, len, &fr), 0);
+        assert_int_equal(fr->h.seq, num(f, "seq"));
+        assert_int_equal(fr->h.shift, num(f, "shift"));
+        assert_int_equal(fr->h.sample, num(f, "sample"));
+        assert_int_equal(fr->h.frame_hash, num(f, "frame_hash"));
+        const cJSON *parts = cJSON_GetObjectItemCaseSensitive(f, "parts");
+        assert_int_equal(cJSON_GetArraySize(parts), fr->part_count);
+        for (uint32_t k = 0; k < fr->part_count; k++) {
+            const cJSON *p = cJSON_GetArrayItem(parts, (int)k);
+            g_part = &fr->parts[k];
+            assert_int_equal(g_part->tx, num(p, "tx"));
+            assert_int_equal(g_part->ty, num(p, "ty"));
+            expect_values(p, "id", g_part->count, get_id);
+            expect_values(p, "qx", g_part->count, get_qx);
+            expect_values(p, "qy", g_part->count, get_qy);
+            expect_values(p, "heading", g_part->count, get_h);
+            expect_values(p, "group", g_part->count, get_g);
+            const cJSON *field = cJSON_GetObjectItemCaseSensitive(p, "field");
+            assert_true(!field == !g_part->field);
+            if (field)
+                expect_values(field, "count", 16, get_count);
+        }
+        free(buf);
+    }
+    proto_v3_decoder_destroy(d);
+    cJSON_Delete(doc);
+}
+
+static void the_invalid_vectors_are_refused_with_their_codes(void **state)
+{
+    (void)state;
+    cJSON *doc = read_json("invalid.json");
+    const char *err = NULL;
+    struct proto_v3_decoder *d = proto_v3_decoder_create(64, 16, 4, 4, &err);
+    const cJSON *c, *name;
+    cJSON_ArrayForEach(c, doc)
+    {
+        proto_v3_decoder_forget(d);
+        const struct proto_v3_frame *fr;
+        cJSON_ArrayForEach(name, cJSON_GetObjectItemCaseSensitive(c, "after"))
+        {
+            size_t len;
+            uint8_t *buf = read_file(name->valuestring, &len);
+            assert_int_equal(proto_v3_decode(d, buf, len, &fr), 0);
+            free(buf);
+        }
+        const char *hex = cJSON_GetObjectItemCaseSensitive(c, "hex")->valuestring;
+        size_t n = strlen(hex) / 2;
+        uint8_t *bytes = malloc(n + 1);
+        for (size_t i = 0; i < n; i++)
+            sscanf(hex + 2 * i, "%2hhx", &bytes[i]);
+        int rc = proto_v3_decode(d, bytes, n, &fr);
+        const char *want = cJSON_GetObjectItemCaseSensitive(c, "error")->valuestring;
+        if (strcmp(proto_status_name(rc), want) != 0)
+            fail_msg("%s: %s, expected %s",
+                     cJSON_GetObjectItemCaseSensitive(c, "name")->valuestring,
+                     proto_status_name(rc), want);
+        free(bytes);
+    }
+    proto_v3_decoder_destroy(d);
+    cJSON_Delete(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -413,6 +562,8 @@ int main(void)
         cmocka_unit_test(samples_nest_and_keep_about_their_share),
         cmocka_unit_test(every_broken_frame_is_refused_and_changes_nothing),
         cmocka_unit_test(random_bytes_never_crash_the_decoder),
+        cmocka_unit_test(the_vectors_decode_to_their_descriptions),
+        cmocka_unit_test(the_invalid_vectors_are_refused_with_their_codes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
