@@ -102,7 +102,7 @@ static void ask_later(struct sessions *ss, struct session *s)
             ss->asks_cap = cap;
         }
     }
-    ss->asks[ss->asks_head + ss->asks_len++] = s->id;
+    ss->asks[ss->asks_head + ss->asks_len++] = s->entry.id;
 }
 
 /* Holds lr's new frame, if any, for this service thread and queues every

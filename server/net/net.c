@@ -389,7 +389,6 @@ static int sessions_config_init(struct net_thread *nt)
     struct sessions_config sc = {
         .max_clients = c->max_clients,
         .max_per_ip = c->max_per_ip,
-        .max_message = c->max_message,
         .rate = c->rate,
         .burst = c->burst,
         .stale_timeout = c->stale_timeout,
