@@ -26,18 +26,6 @@
 #include <string.h>
 #include <time.h>
 
-static _Atomic(struct cluster *) g_cluster;
-
-struct cluster *cluster_current(void)
-{
-    return atomic_load_explicit(&g_cluster, memory_order_acquire);
-}
-
-const char *cluster_node_id(const struct cluster *c)
-{
-    return c->node;
-}
-
 bool cluster_is_connected(const struct cluster *c)
 {
     return atomic_load_explicit(&c->connected, memory_order_acquire);
@@ -375,7 +363,6 @@ struct cluster *cluster_create(const struct cluster_config *cfg, const char **er
         return NULL;
     }
     c->started = true;
-    atomic_store_explicit(&g_cluster, c, memory_order_release);
     return c;
 }
 
@@ -392,7 +379,6 @@ void cluster_destroy(struct cluster *c)
 {
     if (!c)
         return;
-    atomic_store_explicit(&g_cluster, NULL, memory_order_release);
     if (c->started) {
         pthread_mutex_lock(&c->stop_lock);
         c->stop = true;
@@ -427,10 +413,7 @@ void cluster_render_health(struct cluster *c, struct textbuf *t)
                    cluster_is_connected(c) ? "connected" : "lost", c->node);
 }
 
-int cluster_render_rooms(struct cluster *c, struct textbuf *t,
-                         bool (*local)(void *arg, struct textbuf *t, const char *name,
-                                       const char *node, bool first),
-                         void *arg)
+int cluster_render_rooms(struct cluster *c, struct textbuf *t, cluster_local_fn local, void *arg)
 {
     pthread_mutex_lock(&c->lock);
     for (size_t i = 0; i < c->ndir; i++) {

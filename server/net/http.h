@@ -1,8 +1,8 @@
 /*
  * http — flockd's HTTP side: static files from the web root at /, and the
- * endpoints /healthz, /metrics and /api/rooms (PROTOCOL.md §10) with
- * their bodies (/metrics' from metrics.h); the checks every request
- * passes before lws serves it, a WebSocket handshake's included, and the
+ * endpoints /healthz, /metrics and /api/rooms (PROTOCOL.md §10) served
+ * with the bodies endpoints.h renders; the checks every request passes
+ * before lws serves it, a WebSocket handshake's included, and the
  * refusals they answer with (PROTOCOL.md §1, §10.1).
  *
  * net.c puts the mounts into its lws context and http_callback() into its
@@ -23,12 +23,15 @@
 #include "lobby.h"
 #include "sessions.h"
 
+struct cluster;
+
 #define HTTP_PROTOCOL "flockd-http" /* the lws protocol the endpoint mounts name */
 #define HTTP_BODY_MAX (512 * 1024)  /* largest body (the room list) */
 
 /* What the endpoints report on. */
 struct http_source {
     struct lobby *lobby;
+    struct cluster *cluster;         /* the node's cluster; NULL in a single process */
     const struct sessions *sessions; /* the clients of /healthz */
     int tls_port;                    /* the https port when serving TLS; 0: plain */
     int redirect_port;               /* --tls-redirect-port; 0: none */

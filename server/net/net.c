@@ -506,7 +506,8 @@ static bool thread_create(struct net *n, unsigned i, const char **err)
         *err = "out of memory";
         return false;
     }
-    nt->http = (struct http_source){.lobby = n->lobby, .sessions = &nt->sessions};
+    nt->http = (struct http_source){
+        .lobby = n->lobby, .cluster = n->cfg.cluster, .sessions = &nt->sessions};
     protocols_init(nt);
     return listen_and_serve(nt, err);
 }
