@@ -73,8 +73,6 @@ const struct room_link *cluster_link(struct cluster *c);
  * Any thread; dropped (and counted) while NATS is away. */
 void cluster_store_checkpoint(void *arg, const char *room, const uint8_t *buf, size_t len);
 
-bool cluster_is_connected(const struct cluster *c);
-
 /*
  * Appends to t: ,"nats":"connected"|"lost","node":"ID" for /healthz;
  * the cluster's series for /metrics; or the rooms of the whole cluster as
