@@ -63,6 +63,8 @@ static void note_sent(struct session_feed *feed, uint32_t seq)
         feed->nsent++;
 }
 
+/* Writes part `kind` of f to s and notes it in its feed: 0, or
+ * PROTO_E_INTERNAL if the socket took less (close the connection). */
 static int write_frame(struct session *s, struct frame *f, unsigned kind, int64_t now)
 {
     size_t len = f->part[kind].len, n;

@@ -53,7 +53,8 @@ static const char *reason_phrase(unsigned status)
  * has not looked at yet when an upgrade is refused (it would answer
  * "HTTP/1.0"), and knows no phrase for 204, 426 or 429. flockd speaks
  * HTTP/1.1. `extra` is more header lines, each ending in CRLF; a 204 has
- * no body. 0, or -1 if it did not fit or could not be written.
+ * no body. 0, or PROTO_E_NOSPACE if it did not fit, PROTO_E_INTERNAL if
+ * lws could not write it.
  */
 static int write_response(struct lws *wsi, unsigned status, const char *extra, const char *why)
 {
@@ -67,8 +68,8 @@ static int write_response(struct lws *wsi, unsigned status, const char *extra, c
                            "%sconnection: close\r\n\r\n%s\n",
                            status, reason_phrase(status), strlen(why) + 1, extra, why);
     if (n < 0 || (size_t)n >= cap)
-        return -1;
-    return lws_write(wsi, start, (size_t)n, LWS_WRITE_HTTP_HEADERS) < n ? -1 : 0;
+        return PROTO_E_NOSPACE;
+    return lws_write(wsi, start, (size_t)n, LWS_WRITE_HTTP_HEADERS) < n ? PROTO_E_INTERNAL : 0;
 }
 
 int http_refuse(struct lws *wsi, unsigned status, const char *why)
@@ -272,7 +273,7 @@ static int render(const struct http_source *src, const char *uri, struct http_se
 }
 
 /* LWS_CALLBACK_HTTP: renders the body and sends the headers; a HEAD ends
- * there. Returns as an lws callback does: 0, or -1 to close the
+ * there. Returns as an lws callback does: 0, or HTTP_CB_CLOSE to close the
  * connection. */
 static int http_begin(const struct http_source *src, struct http_session *h, struct lws *wsi)
 {
@@ -280,24 +281,24 @@ static int http_begin(const struct http_source *src, struct http_session *h, str
     const char *type;
     int uri_len = 0, method = lws_http_get_uri_and_method(wsi, &uri, &uri_len);
     if (!uri || (method != LWSHUMETH_GET && method != LWSHUMETH_HEAD))
-        return -1; /* http_filter() let no other method through */
+        return HTTP_CB_CLOSE; /* http_filter() let no other method through */
     h->body = malloc(LWS_PRE + HTTP_BODY_MAX);
     if (!h->body)
-        return -1;
+        return HTTP_CB_CLOSE;
     lobby_lock(src->lobby); /* the rooms as one service thread sees them, the others wait */
     int rendered = render(src, uri, h, &type);
     lobby_unlock(src->lobby);
     if (rendered < 0)
-        return lws_return_http_status(wsi, HTTP_STATUS_NOT_FOUND, NULL) ? -1 : 0;
+        return lws_return_http_status(wsi, HTTP_STATUS_NOT_FOUND, NULL) ? HTTP_CB_CLOSE : 0;
     unsigned char hdr[LWS_PRE + 512], *start = hdr + LWS_PRE, *p = start, *end = hdr + sizeof hdr;
     if (lws_add_http_common_headers(wsi, HTTP_STATUS_OK, type, h->len, &p, end) ||
         lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CACHE_CONTROL,
                                      (const unsigned char *)"no-store", 8, &p, end) ||
         lws_finalize_write_http_header(wsi, start, &p, end))
-        return -1;
+        return HTTP_CB_CLOSE;
     if (method == LWSHUMETH_HEAD) {
         http_session_free(h);
-        return lws_http_transaction_completed(wsi) ? -1 : 0;
+        return lws_http_transaction_completed(wsi) ? HTTP_CB_CLOSE : 0;
     }
     lws_callback_on_writable(wsi);
     return 0;
@@ -314,12 +315,12 @@ int http_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
         return http_begin(lws_get_protocol(wsi)->user, h, wsi);
     case LWS_CALLBACK_HTTP_WRITEABLE:
         if (!h || !h->body)
-            return -1;
+            return HTTP_CB_CLOSE;
         if (lws_write(wsi, (unsigned char *)h->body + LWS_PRE, h->len, LWS_WRITE_HTTP_FINAL) <
             (int)h->len)
-            return -1;
+            return HTTP_CB_CLOSE;
         http_session_free(h);
-        return lws_http_transaction_completed(wsi) ? -1 : 0;
+        return lws_http_transaction_completed(wsi) ? HTTP_CB_CLOSE : 0;
     case LWS_CALLBACK_CLOSED_HTTP:
     /* lws 4.1.6 ends a transaction by unbinding the protocol (a completed
      * transaction, or a request body it consumed itself) without
