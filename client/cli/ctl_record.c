@@ -92,12 +92,12 @@ int ctl_record_run(const struct ctl_args *a)
         fprintf(stderr, "flockctl record: cannot write %s: %s\n", path, strerror(errno));
         return CTL_EXIT_FAILED;
     }
-    char err[256];
-    struct ctl_session *s = ctl_session_open(a, on_message, &r, err, sizeof err);
+    struct ctl_open_error err;
+    struct ctl_session *s = ctl_session_open(a, on_message, &r, &err);
     if (!s) {
-        fprintf(stderr, "flockctl record: %s\n", err);
+        fprintf(stderr, "flockctl record: %s\n", err.reason);
         fclose(r.f);
-        return CTL_EXIT_CONNECT;
+        return err.status;
     }
     int rc = CTL_EXIT_OK;
     if (write_protocol(r.f, ctl_session_protocol(s)))
