@@ -68,6 +68,8 @@ static const struct flag flags[] = {
      "printable UTF-8"},
     {"--name", "N", FLAG_STRING, 0, 0, NULL, F(name),
      "the name the room's other members see: up to 32 bytes of printable UTF-8"},
+    {"--format", "records|csv|jsonl", FLAG_CHOICE, 0, 0, "records", F(format),
+     "records: a JSON line per record; csv: a row per boid; jsonl: a JSON object per snapshot"},
 };
 
 #define NFLAGS (sizeof flags / sizeof flags[0])

@@ -44,6 +44,7 @@ struct ctl_args {
      * whether one is sent, and then room and role are set. */
     const char *room, *role, *name, *token, *password;
     bool join;
+    const char *format; /* dump: records, csv or jsonl */
     const char *pos[CTL_MAX_POS];
     int npos;
 };

@@ -20,7 +20,7 @@ static const char *const watch_flags[] = {"--url",      "--seconds", "--timeout"
                                           "--insecure", JOIN_FLAGS,  NULL};
 static const char *const record_flags[] = {"--url",      "--seconds", "--timeout", "--protocol",
                                            "--insecure", JOIN_FLAGS,  NULL};
-static const char *const dump_flags[] = {NULL};
+static const char *const dump_flags[] = {"--format", NULL};
 static const char *const load_flags[] = {
     "--url",          "--clients", "--seconds",  "--threads",  "--read-delay-ms", "--rcvbuf",
     "--connect-rate", "--timeout", "--protocol", "--insecure", JOIN_FLAGS,        NULL};
@@ -69,12 +69,23 @@ static const struct ctl_command commands[] = {
      "\n" JOIN_DETAILS "The recording then starts with the joined room's welcome.\n",
      ctl_record_run, "viewer"},
     {"dump", "FILE", 1, 1, dump_flags,
-     "Prints a recording as JSON lines, one per message, snapshots decoded.",
-     "Snapshot lines: arrival_us, every header field, runs [[group,count]], boids\n"
-     "[[x,y,heading_rad,group]] (decoded per PROTOCOL.md 4.4), obstacles [[id,x,y,r]],\n"
-     "targets [[group,x,y]]; version 2 frames also kind, seq, base1, base0, sim_hash\n"
-     "and state_hash. Text lines: arrival_us and the message. The exit status is 1 if\n"
-     "the file is damaged or a snapshot does not decode.\n",
+     "Prints a recording's snapshots decoded: JSON lines (every record), CSV or a JSON object "
+     "per snapshot.",
+     "--format records (default): one JSON line per record. Snapshot lines: arrival_us,\n"
+     "every header field, runs [[group,count]], boids [[x,y,heading_rad,group]]\n"
+     "(decoded per PROTOCOL.md 4.4), obstacles [[id,x,y,r]], targets [[group,x,y]];\n"
+     "version 2 frames also kind, seq, base1, base0, sim_hash and state_hash. Text\n"
+     "lines: arrival_us and the message.\n"
+     "--format csv: a header line, then one row per boid of every snapshot:\n"
+     "  tick,server_time_us,arrival_us,epoch,index,group,x,y,heading\n"
+     "(index: the boid's place in the snapshot, heading in radians).\n"
+     "--format jsonl: one JSON object per snapshot: tick, server_time_us, arrival_us,\n"
+     "epoch, width, height, paused, boid_count, then the boids as columns x, y,\n"
+     "heading, group (arrays in boid order), obstacles [[id,x,y,r]], targets\n"
+     "[[group,x,y]].\n"
+     "csv and jsonl leave out text records and snapshots that do not decode. Values\n"
+     "are those of --format records, to the same digits (client/cli/RECORDING.md).\n"
+     "The exit status is 1 if the file is damaged or a snapshot does not decode.\n",
      ctl_dump_run, NULL},
     {"load", "", 0, 0, load_flags,
      "Opens N concurrent viewer connections and measures what each receives.",

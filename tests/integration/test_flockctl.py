@@ -5,7 +5,8 @@ Usage: test_flockctl.py FLOCKD_BINARY FLOCKCTL_BINARY [--functional | --timing] 
 Each test starts its own flockd on an ephemeral loopback port and runs
 flockctl subcommands against it, checking their output and exit status:
 send (acks, refusals, stdin, timeouts), watch, record + dump (checked against
-this harness's own snapshot decoder), load, each of them in a room joined with a role, password
+this harness's own snapshot decoder, and its csv and jsonl formats against
+the default one), load, each of them in a room joined with a role, password
 or admin token (and refused joins), and the usage errors and --help of
 every subcommand. Rates are compared with the server's configured
 snapshot rate with a tolerance that also holds for sanitizer builds. The
@@ -545,6 +546,47 @@ def load_in_a_room_measures_the_full_snapshot_rate_after_every_join():
         assert 0.85 * HZ <= s["client_rate_p1"] <= s["client_rate_p50"] <= 1.1 * HZ, s
 
 
+# ---- dump formats ---------------------------------------------------------------
+
+
+@test
+def dump_csv_and_jsonl_hold_the_values_of_the_default_dump():
+    with Flockd(FLOCKD, "--boids", "60") as d, tempfile.TemporaryDirectory() as tmp:
+        rc, out, _ = flockctl("send", "--url", d.url,
+                              '{"cmd":"spawn","n":15,"group":3,"x":200,"y":300}',
+                              '{"cmd":"obstacle_add","x":400,"y":300,"r":25}')
+        assert rc == 0, out
+        path = os.path.join(tmp, "f.rec")
+        rc, out, err = flockctl("record", path, "--url", d.url, "--seconds", "1")
+        assert rc == 0, (rc, out, err)
+        results = {fmt: flockctl("dump", "--format", fmt, path) for fmt in ("records", "csv")}
+        results["jsonl"] = flockctl("dump", path, "--format=jsonl")
+        assert all(rc == 0 for rc, _, _ in results.values()), results
+        assert flockctl("dump", path)[1] == results["records"][1]  # records is the default
+        snaps = [ln for ln in json_lines(results["records"][1]) if ln["kind"] == "snapshot"]
+        assert len(snaps) >= 10 and all(s["boid_count"] == 75 for s in snaps), len(snaps)
+
+        header, *rows = results["csv"][1]
+        assert header == "tick,server_time_us,arrival_us,epoch,index,group,x,y,heading"
+        assert len(rows) == 75 * len(snaps), (len(rows), len(snaps))
+        for k, row in enumerate(rows):
+            s, i = snaps[k // 75], k % 75
+            tick, time_us, arrival, epoch, index, group, x, y, h = row.split(",")
+            assert (int(tick), int(time_us), int(arrival), int(epoch), int(index)) == (
+                s["tick"], s["server_time_us"], s["arrival_us"], s["epoch"], i), (row, s)
+            assert [float(x), float(y), float(h), int(group)] == s["boids"][i], (row, i)
+
+        objects = json_lines(results["jsonl"][1])
+        assert len(objects) == len(results["jsonl"][1]) == len(snaps)
+        for o, s in zip(objects, snaps):
+            for key in ("tick", "server_time_us", "arrival_us", "epoch", "width", "height",
+                        "paused", "boid_count", "obstacles", "targets"):
+                assert o[key] == s[key], (key, o[key], s[key])
+            assert [list(b) for b in zip(o["x"], o["y"], o["heading"], o["group"])] == s["boids"]
+        assert {g for o in objects for g in o["group"]} == {0, 3}
+        assert objects[-1]["obstacles"] == [[1, 400, 300, 25]], objects[-1]["obstacles"]
+
+
 # ---- usage -------------------------------------------------------------------
 
 
@@ -570,6 +612,8 @@ def join_flags_are_checked_as_the_server_would_before_connecting():
         text = "\n".join(out)
         assert rc == 0 and all(f in text for f in ["--room NAME", "--role viewer|player|admin",
                                                    "--token T", "--password P", "--name N"]), cmd
+    rc, out, _ = flockctl("dump", "--help")
+    assert rc == 0 and "--format records|csv|jsonl" in "\n".join(out), out
     rc, out, _ = flockctl("--help")
     assert rc == 0 and "--room NAME" in "\n".join(out), out
     # Nothing listens at this URL: a usage error must come before connecting.
@@ -584,9 +628,12 @@ def join_flags_are_checked_as_the_server_would_before_connecting():
         (["send", "--token", "s3cret\x01", "{}"], "bad --token:"),
         (["watch", "--password", "p" * 129], "bad --password: field 'password' must be 0 to 128"),
         (["watch", "--room"], "missing value for"),
+        (["dump", "--format", "xml", "f.rec"], "--format wants one of records|csv|jsonl"),
+        (["watch", "--format", "csv"], "unknown flag"),
     ]
     for args, message in bad:
-        args = [args[0], "--url", url] + args[1:]
+        if args[0] != "dump":
+            args = [args[0], "--url", url] + args[1:]
         rc, out, err = flockctl(*args)
         assert rc == 2 and out == [] and message in err, (args, rc, err)
         assert "s3cret" not in err and "p" * 129 not in err, err
