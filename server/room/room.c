@@ -10,6 +10,7 @@
 
 #include "room_internal.h"
 
+#include "apply.h"
 #include "clock.h"
 #include "metrics.h"
 #include "replay.h"
@@ -189,18 +190,6 @@ uint32_t room__take_batch(struct room *r)
     r->count = 0;
     pthread_mutex_unlock(&r->lock);
     return n;
-}
-
-void room_mode_params(struct sim_world *w, enum proto_mode mode)
-{
-    if (mode == PROTO_MODE_RTS) /* every group flocks with its own kind only */
-        sim_param_set(w, -1, "own_group_only", 1.0f);
-}
-
-void room__populate(struct room *r, uint32_t n)
-{
-    room_mode_params(r->world, r->cfg.mode);
-    sim_scatter(r->world, n, 0);
 }
 
 /* Every group's parameters into r->values. Lock held. */
@@ -597,8 +586,10 @@ struct room *room_create(const struct room_config *cfg, const char **err)
         r->snapshot_every = 1;
     r->since_snapshot = r->snapshot_every - 1; /* first tick publishes */
     r->linger = (uint64_t)ceil(ROOM_WANT_LINGER_S * cfg->tick_hz / (double)r->snapshot_every);
-    if (!cfg->replay)
-        room__populate(r, cfg->boids);
+    if (!cfg->replay) { /* its mode's parameters and its boids, spread over the world */
+        apply_mode_params(r->world, cfg->mode);
+        sim_scatter(r->world, cfg->boids, 0);
+    }
     r->paused = cfg->replay != NULL; /* a recording waits for a viewer's resume */
     copy_values(r);
     r->measurer = (struct measure_client){.done = flock_measured, .arg = r};

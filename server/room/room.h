@@ -281,10 +281,6 @@ int room_welcome(struct room *r, const struct room_actor *who, char *buf, size_t
  * pause, resume, step and goto (jump to a tick); every other command that
  * would change the world is refused forbidden. */
 
-/* What a world starts with in a room of this mode and a reset restores
- * (rts: every group flocks with its own kind only). */
-void room_mode_params(struct sim_world *w, enum proto_mode mode);
-
 /* ---- command log and checkpoints (room_persist.c) -------------------------
  * `id` is the lobby's part of a checkpoint (checkpoint.h): the room's name,
  * mode, password and teams; the room adds its own state and its world. */

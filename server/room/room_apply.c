@@ -11,6 +11,7 @@
  */
 #include "room_internal.h"
 
+#include "apply.h"
 #include "metrics.h"
 
 #include <inttypes.h>
@@ -52,17 +53,17 @@ void room__hash_for_pings(struct room *r, uint32_t n)
     }
 }
 
-static int apply_seek(struct room *r, const struct proto_command *c, struct outcome *o)
+/* The world's part of c (apply.h), as a wire code. */
+static int world_status(struct room *r, const struct proto_command *c)
 {
-    (void)o;
-    const struct proto_seek_args *a = &c->args.seek;
-    return room_status_from_sim(sim_target_set(r->world, a->group, a->x, a->y));
+    return room_status_from_sim((int)apply_command(r->world, r->cfg.mode, c));
 }
 
-static int apply_seek_clear(struct room *r, const struct proto_command *c, struct outcome *o)
+/* seek, seek_clear, params: the world's part is all there is. */
+static int apply_world(struct room *r, const struct proto_command *c, struct outcome *o)
 {
     (void)o;
-    return room_status_from_sim(sim_target_clear(r->world, c->args.seek_clear.group));
+    return world_status(r, c);
 }
 
 /* The owner record of obstacle id, or NULL. */
@@ -84,13 +85,12 @@ static uint32_t owned_by(const struct room *r, uint64_t owner)
 
 static int apply_obstacle_add(struct room *r, const struct proto_command *c, struct outcome *o)
 {
-    const struct proto_obstacle_add_args *a = &c->args.obstacle_add;
     if (o->who->role != PROTO_ROLE_ADMIN && owned_by(r, o->who->owner) >= r->cfg.player_obstacles) {
         metrics_limit(LIMIT_PLAYER_OBSTACLES);
         o->message = "you hold your quota of obstacles; remove one first";
         return PROTO_E_CAPACITY;
     }
-    int64_t id = sim_obstacle_add(r->world, a->x, a->y, a->r);
+    int64_t id = apply_command(r->world, r->cfg.mode, c);
     if (id < 0) {
         if (id == SIM_ECAPACITY) {
             metrics_limit(LIMIT_ROOM_OBSTACLES);
@@ -114,18 +114,19 @@ static int apply_obstacle_remove(struct room *r, const struct proto_command *c, 
         o->message = "that obstacle belongs to another player";
         return PROTO_E_FORBIDDEN;
     }
-    int rc = sim_obstacle_remove(r->world, rec->id);
+    int rc = world_status(r, c);
     if (rc == 0)
         *rec = r->owners[--r->nowners];
-    return room_status_from_sim(rc);
+    return rc;
 }
 
 static int apply_obstacle_clear(struct room *r, const struct proto_command *c, struct outcome *o)
 {
-    (void)c, (void)o;
-    sim_obstacle_clear(r->world);
-    r->nowners = 0;
-    return 0;
+    (void)o;
+    int rc = world_status(r, c);
+    if (rc == 0)
+        r->nowners = 0;
+    return rc;
 }
 
 /* Boids of one group now. */
@@ -148,7 +149,7 @@ static int apply_spawn(struct room *r, const struct proto_command *c, struct out
         o->message = "a team may not have more boids than the room's team cap";
         return PROTO_E_CAPACITY;
     }
-    int rc = sim_spawn(r->world, a->n, a->group, a->x, a->y, a->spread);
+    int rc = (int)apply_command(r->world, r->cfg.mode, c);
     if (rc == SIM_ECAPACITY) {
         metrics_limit(LIMIT_ROOM_CAPACITY);
         o->message = "spawning that many would exceed the room's boid capacity";
@@ -160,25 +161,10 @@ static int apply_spawn(struct room *r, const struct proto_command *c, struct out
 
 static int apply_despawn(struct room *r, const struct proto_command *c, struct outcome *o)
 {
-    const struct proto_despawn_args *a = &c->args.despawn;
-    int rc = sim_despawn(r->world, a->n, a->group);
+    int rc = (int)apply_command(r->world, r->cfg.mode, c);
     if (rc >= 0)
         o->count = rc;
     return room_status_from_sim(rc);
-}
-
-static int apply_params(struct room *r, const struct proto_command *c, struct outcome *o)
-{
-    (void)o;
-    const struct proto_params_args *a = &c->args.params;
-    /* Every value was validated against the registry: check again before
-     * changing anything, so a refusal leaves all parameters as they were. */
-    for (uint32_t k = 0; k < a->count; k++)
-        if (!sim_param_valid(a->items[k].desc, a->items[k].value))
-            return PROTO_E_OUT_OF_RANGE;
-    for (uint32_t k = 0; k < a->count; k++)
-        sim_param_set(r->world, a->group, a->items[k].desc->name, a->items[k].value);
-    return 0;
 }
 
 static int apply_pause(struct room *r, const struct proto_command *c, struct outcome *o)
@@ -208,19 +194,19 @@ static int apply_step(struct room *r, const struct proto_command *c, struct outc
     return 0;
 }
 
+/* c comes with the room's defaults resolved (as_applied). */
 static int apply_reset(struct room *r, const struct proto_command *c, struct outcome *o)
 {
-    const struct proto_reset_args *a = &c->args.reset;
-    uint32_t boids = a->has_boids ? a->boids : r->cfg.boids;
-    if (boids > r->cfg.sim.capacity) {
+    if (c->args.reset.boids > r->cfg.sim.capacity) {
         metrics_limit(LIMIT_ROOM_CAPACITY);
         return PROTO_E_CAPACITY;
     }
-    sim_reset_scatter(r->world, a->has_seed ? a->seed : r->cfg.sim.seed, boids, 0);
-    r->nowners = 0;
-    room__populate(r, 0); /* the mode's parameters; the boids are in */
-    o->count = boids;
-    return 0;
+    int rc = world_status(r, c);
+    if (rc == 0) {
+        r->nowners = 0;
+        o->count = c->args.reset.boids;
+    }
+    return rc;
 }
 
 /* The lobby accepted the join; the room acks it (apply_command) and sends
@@ -262,14 +248,14 @@ static int apply_stats(struct room *r, const struct proto_command *c, struct out
 
 static const apply_fn handlers[PROTO_CMD_COUNT] = {
     [PROTO_CMD_PING] = apply_ping,
-    [PROTO_CMD_SEEK] = apply_seek,
-    [PROTO_CMD_SEEK_CLEAR] = apply_seek_clear,
+    [PROTO_CMD_SEEK] = apply_world,
+    [PROTO_CMD_SEEK_CLEAR] = apply_world,
     [PROTO_CMD_OBSTACLE_ADD] = apply_obstacle_add,
     [PROTO_CMD_OBSTACLE_REMOVE] = apply_obstacle_remove,
     [PROTO_CMD_OBSTACLE_CLEAR] = apply_obstacle_clear,
     [PROTO_CMD_SPAWN] = apply_spawn,
     [PROTO_CMD_DESPAWN] = apply_despawn,
-    [PROTO_CMD_PARAMS] = apply_params,
+    [PROTO_CMD_PARAMS] = apply_world,
     [PROTO_CMD_PAUSE] = apply_pause,
     [PROTO_CMD_RESUME] = apply_resume,
     [PROTO_CMD_STEP] = apply_step,
@@ -346,6 +332,20 @@ static size_t reply_stats(struct room *r, char *buf, size_t cap, const char *id,
     return len > 0 ? (size_t)len : 0;
 }
 
+/* q's command as the world takes it and the log records it: a reset
+ * with the room's seed and boid count for what it left out, so that a log
+ * stands alone (apply.h). */
+static void as_applied(const struct room *r, const struct queued *q, struct proto_command *out)
+{
+    *out = q->cmd;
+    if (out->kind != PROTO_CMD_RESET)
+        return;
+    struct proto_reset_args *a = &out->args.reset;
+    a->seed = a->has_seed ? a->seed : r->cfg.sim.seed;
+    a->boids = a->has_boids ? a->boids : r->cfg.boids;
+    a->has_seed = a->has_boids = 1;
+}
+
 void room__apply_command(struct room *r, const struct queued *q)
 {
     if (q->checkpoint) { /* a checkpoint's turn: it reflects every command before it */
@@ -369,15 +369,17 @@ void room__apply_command(struct room *r, const struct queued *q)
     struct sim_view v;
     sim_view(r->world, &v);
     uint64_t tick = v.tick; /* the tick the command takes effect at */
-    apply_fn fn = (unsigned)q->cmd.kind < PROTO_CMD_COUNT ? handlers[q->cmd.kind] : NULL;
-    int rc = room__replay_allows(r, q->cmd.kind, &o.message);
+    struct proto_command cmd;
+    as_applied(r, q, &cmd);
+    apply_fn fn = (unsigned)cmd.kind < PROTO_CMD_COUNT ? handlers[cmd.kind] : NULL;
+    int rc = room__replay_allows(r, cmd.kind, &o.message);
     if (rc == 0)
-        rc = fn ? fn(r, &q->cmd, &o) : PROTO_E_INTERNAL;
+        rc = fn ? fn(r, &cmd, &o) : PROTO_E_INTERNAL;
     char text[PROTO_REPLY_BYTES];
     size_t len;
     if (rc == 0) {
         atomic_fetch_add_explicit(&g_metrics.commands_accepted, 1, memory_order_relaxed);
-        room__record_command(r, q, tick, (uint32_t)o.obstacle);
+        room__record_command(r, q->who.client, &cmd, tick, (uint32_t)o.obstacle);
         if (changes_boids(q->cmd.kind))
             r->unmeasured = true; /* the flock's measures are out of date */
         len = q->cmd.kind == PROTO_CMD_STATS ? reply_stats(r, text, sizeof text, q->cmd.id, tick)

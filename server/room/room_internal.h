@@ -123,18 +123,16 @@ void room__wake(struct room *r);
  * parameters. Tick thread; takes the lock. */
 void room__refresh_welcome(struct room *r);
 
-/* What a room starts with and a reset restores, in a world just created or
- * reset: its mode's parameters and n boids of group 0 spread over it. */
-void room__populate(struct room *r, uint32_t n);
-
 /* Moves every queued command into r->batch; returns how many. */
 uint32_t room__take_batch(struct room *r);
 
 /* ---- room_persist.c ---- */
 
-/* After a command was applied at `tick`: logs it if it changed the room
- * (obstacle: the id an obstacle_add gave). Tick thread. */
-void room__record_command(struct room *r, const struct queued *q, uint64_t tick, uint32_t obstacle);
+/* After a command was applied at `tick` (as applied: a reset's defaults
+ * resolved): logs it if it changed the room (obstacle: the id an
+ * obstacle_add gave). Tick thread. */
+void room__record_command(struct room *r, uint64_t client, const struct proto_command *cmd,
+                          uint64_t tick, uint32_t obstacle);
 
 /* At the end of a tick that stepped (or not): the tick's hash every N
  * ticks, then this tick's records to the file. Tick thread. */

@@ -155,17 +155,11 @@ void room_record_begin(struct room *r, const struct ckpt *id, bool restored)
     persist_job_free(j);
 }
 
-void room__record_command(struct room *r, const struct queued *q, uint64_t tick, uint32_t obstacle)
+void room__record_command(struct room *r, uint64_t client, const struct proto_command *cmd,
+                          uint64_t tick, uint32_t obstacle)
 {
-    if (!r->store || !r->store->log || !reclog_is_recorded(q->cmd.kind))
-        return;
-    struct proto_command cmd = q->cmd;
-    if (cmd.kind == PROTO_CMD_RESET) { /* the defaults it took, so the log stands alone */
-        struct proto_reset_args *a = &cmd.args.reset;
-        a->seed = a->has_seed ? a->seed : r->cfg.sim.seed;
-        a->boids = a->has_boids ? a->boids : r->cfg.boids;
-    }
-    RECORD(r, reclog_put_command, tick, q->who.client, &cmd, obstacle);
+    if (r->store && r->store->log && reclog_is_recorded(cmd->kind))
+        RECORD(r, reclog_put_command, tick, client, cmd, obstacle);
 }
 
 void room__record_tick(struct room *r, bool stepped, int64_t now_ns)
