@@ -8,6 +8,7 @@
 #include "buildid.h"
 #include "clock.h"
 #include "proto.h"
+#include "room_persist.h"
 #include "sim_state.h"
 
 #include <errno.h>

@@ -13,6 +13,7 @@
 #include "persist.h"
 #include "pool.h"
 #include "roles.h"
+#include "room_relay.h"
 
 #include <arpa/inet.h>
 #include <pthread.h>

@@ -9,6 +9,7 @@
 #include "metrics.h"
 #include "news.h"
 #include "pool.h"
+#include "room_persist.h"
 #include "secret.h"
 
 #include <math.h>

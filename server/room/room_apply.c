@@ -1,18 +1,21 @@
 /*
- * room_apply.c — applying parsed commands to a room, on its tick thread
+ * room_apply.c — a command's turn in a room, on its tick thread
  * (room__apply_command, room_internal.h).
  *
- * One handler per command kind, found by table lookup. A handler returns
- * 0 or a negative wire code (PROTO_E_*) and fills `struct outcome` with
- * what the ack reports. Commands were validated by proto against the
- * room's limits and allowed for the sender's role by the lobby; handlers
- * check what only the live world knows (capacity, obstacle ids and owners,
- * quotas, team sizes) and change nothing when they refuse.
+ * One row per command kind in a table: its handler, the rooms that take
+ * it (live, or playing a recording) and what follows its ack. A handler
+ * returns 0 or a negative wire code (PROTO_E_*) and fills `struct
+ * outcome` with what the ack reports. Commands were validated by proto
+ * against the room's limits and allowed for the sender's role by the
+ * lobby; handlers check what only the live room knows (capacity, obstacle
+ * ids and owners, quotas, team sizes), leave the world's part to the
+ * applier (apply.h) and change nothing when they refuse.
  */
 #include "room_internal.h"
 
 #include "apply.h"
 #include "metrics.h"
+#include "replay.h"
 
 #include <inttypes.h>
 #include <stdatomic.h>
@@ -29,6 +32,7 @@ struct outcome {
     int64_t until;                /* step: the tick the steps end at; -1: none */
     const char *message;          /* refusal text, if more specific than the code */
     char hash[17];                /* ping: the tick's sim_hash, 16 hex digits; "": none */
+    char text[PROTO_MESSAGE_MAX]; /* room for a message made up here */
 };
 
 typedef int (*apply_fn)(struct room *r, const struct proto_command *c, struct outcome *o);
@@ -218,9 +222,19 @@ static int apply_join(struct room *r, const struct proto_command *c, struct outc
     return 0;
 }
 
+/* The recording's playback jumps to the first point at the tick. */
 static int apply_goto(struct room *r, const struct proto_command *c, struct outcome *o)
 {
-    return room__goto(r, c->args.go.tick, &o->message);
+    uint64_t step = 0;
+    if (replay_step_of_tick(r->cfg.replay, c->args.go.tick, &step) < 0) {
+        o->message = "goto: the recording never reaches that tick";
+        return PROTO_E_OUT_OF_RANGE;
+    }
+    if (replay_seek(r->cfg.replay, step) < 0) {
+        o->message = "goto: the recording cannot be played to that tick";
+        return PROTO_E_INTERNAL;
+    }
+    return 0;
 }
 
 /* The network side closed the client already; the ack reports it. */
@@ -246,26 +260,57 @@ static int apply_stats(struct room *r, const struct proto_command *c, struct out
     return 0;
 }
 
-static const apply_fn handlers[PROTO_CMD_COUNT] = {
-    [PROTO_CMD_PING] = apply_ping,
-    [PROTO_CMD_SEEK] = apply_world,
-    [PROTO_CMD_SEEK_CLEAR] = apply_world,
-    [PROTO_CMD_OBSTACLE_ADD] = apply_obstacle_add,
-    [PROTO_CMD_OBSTACLE_REMOVE] = apply_obstacle_remove,
-    [PROTO_CMD_OBSTACLE_CLEAR] = apply_obstacle_clear,
-    [PROTO_CMD_SPAWN] = apply_spawn,
-    [PROTO_CMD_DESPAWN] = apply_despawn,
-    [PROTO_CMD_PARAMS] = apply_world,
-    [PROTO_CMD_PAUSE] = apply_pause,
-    [PROTO_CMD_RESUME] = apply_resume,
-    [PROTO_CMD_STEP] = apply_step,
-    [PROTO_CMD_RESET] = apply_reset,
-    [PROTO_CMD_JOIN] = apply_join,
-    [PROTO_CMD_KICK] = apply_kick,
-    [PROTO_CMD_KEYFRAME] = apply_keyframe,
-    [PROTO_CMD_GOTO] = apply_goto,
-    [PROTO_CMD_STATS] = apply_stats,
+/* The rooms that take a command. */
+enum rooms {
+    LIVE = 1,      /* a room that simulates */
+    RECORDING = 2, /* a room that plays a recording: only what does not change the world */
+    EVERY = LIVE | RECORDING,
 };
+
+/* What each command is to the room, by kind. */
+static const struct handler {
+    apply_fn fn;
+    unsigned rooms;           /* enum rooms */
+    bool moves_boids;         /* changes the boids as they are now, not only how they
+                               * will steer: the flock's measures are out of date */
+    bool new_values;          /* may change the parameters welcomes show */
+    enum room_reply_kind ack; /* ROOM_REPLY_KEYFRAME: restarts the client's frames */
+} handlers[PROTO_CMD_COUNT] = {
+    [PROTO_CMD_PING] = {.fn = apply_ping, .rooms = EVERY},
+    [PROTO_CMD_SEEK] = {.fn = apply_world, .rooms = LIVE},
+    [PROTO_CMD_SEEK_CLEAR] = {.fn = apply_world, .rooms = LIVE},
+    [PROTO_CMD_OBSTACLE_ADD] = {.fn = apply_obstacle_add, .rooms = LIVE},
+    [PROTO_CMD_OBSTACLE_REMOVE] = {.fn = apply_obstacle_remove, .rooms = LIVE},
+    [PROTO_CMD_OBSTACLE_CLEAR] = {.fn = apply_obstacle_clear, .rooms = LIVE},
+    [PROTO_CMD_SPAWN] = {.fn = apply_spawn, .rooms = LIVE, .moves_boids = true},
+    [PROTO_CMD_DESPAWN] = {.fn = apply_despawn, .rooms = LIVE, .moves_boids = true},
+    [PROTO_CMD_PARAMS] = {.fn = apply_world, .rooms = LIVE, .new_values = true},
+    [PROTO_CMD_PAUSE] = {.fn = apply_pause, .rooms = EVERY},
+    [PROTO_CMD_RESUME] = {.fn = apply_resume, .rooms = EVERY},
+    [PROTO_CMD_STEP] = {.fn = apply_step, .rooms = EVERY},
+    [PROTO_CMD_RESET] = {.fn = apply_reset, .rooms = LIVE, .moves_boids = true, .new_values = true},
+    [PROTO_CMD_JOIN] = {.fn = apply_join, .rooms = EVERY},
+    [PROTO_CMD_KICK] = {.fn = apply_kick, .rooms = EVERY},
+    [PROTO_CMD_KEYFRAME] = {.fn = apply_keyframe, .rooms = EVERY, .ack = ROOM_REPLY_KEYFRAME},
+    [PROTO_CMD_GOTO] = {.fn = apply_goto, .rooms = RECORDING, .moves_boids = true},
+    [PROTO_CMD_STATS] = {.fn = apply_stats, .rooms = EVERY},
+};
+
+/* 0 if r (live, or playing a recording) takes a command of this kind;
+ * else PROTO_E_FORBIDDEN with the message in o. */
+static int taken_here(const struct room *r, enum proto_cmd kind, struct outcome *o)
+{
+    if (handlers[kind].rooms & (r->cfg.replay ? RECORDING : LIVE))
+        return 0;
+    if (r->cfg.replay) {
+        o->message = "this room plays a recording: it takes pause, resume, step and goto";
+    } else {
+        snprintf(o->text, sizeof o->text, "%s: this room is live, not a recording",
+                 proto_cmd_name(kind));
+        o->message = o->text;
+    }
+    return PROTO_E_FORBIDDEN;
+}
 
 static size_t reply_error(char *buf, size_t cap, const char *id, int code, const char *message)
 {
@@ -300,14 +345,6 @@ static size_t reply_ack(char *buf, size_t cap, const struct proto_command *c, ui
     }
     int len = proto_reply_ack(buf, cap, c->id, tick, extra, n);
     return len > 0 ? (size_t)len : 0;
-}
-
-/* Whether a command changes the boids as they are now (not only how they
- * will steer): what the flock's measures describe. Stepping does the rest. */
-static bool changes_boids(enum proto_cmd kind)
-{
-    return kind == PROTO_CMD_SPAWN || kind == PROTO_CMD_DESPAWN || kind == PROTO_CMD_RESET ||
-           kind == PROTO_CMD_GOTO;
 }
 
 /* The ack of stats: the room's figures and the flock's last measure. */
@@ -346,18 +383,39 @@ static void as_applied(const struct room *r, const struct queued *q, struct prot
     a->has_seed = a->has_boids = 1;
 }
 
-void room__apply_command(struct room *r, const struct queued *q)
+/* A refusal found while parsing, answered in its turn. */
+static void answer_refusal(struct room *r, const struct queued *q)
 {
-    if (q->checkpoint) { /* a checkpoint's turn: it reflects every command before it */
-        room__take_checkpoint(r, q->checkpoint);
-        return;
+    char text[PROTO_REPLY_BYTES];
+    size_t len = reply_error(text, sizeof text, q->cmd.id, q->refused, q->message);
+    if (len)
+        room__add_reply(r, &q->who, ROOM_REPLY_PLAIN, text, len);
+}
+
+/* The ack of c applied at `tick` (rc 0), or its error; counted. */
+static void answer(struct room *r, const struct queued *q, const struct proto_command *c, int rc,
+                   uint64_t tick, const struct outcome *o)
+{
+    char text[PROTO_REPLY_BYTES];
+    size_t len;
+    if (rc == 0) {
+        atomic_fetch_add_explicit(&g_metrics.commands_accepted, 1, memory_order_relaxed);
+        len = c->kind == PROTO_CMD_STATS ? reply_stats(r, text, sizeof text, c->id, tick)
+                                         : reply_ack(text, sizeof text, c, tick, o);
+    } else {
+        metrics_reject(proto_status_name(rc));
+        len = reply_error(text, sizeof text, c->id, rc,
+                          o->message ? o->message : "refused by the room");
     }
-    if (q->refused) { /* refused while parsing: its turn to be answered */
-        char text[PROTO_REPLY_BYTES];
-        size_t len = reply_error(text, sizeof text, q->cmd.id, q->refused, q->message);
-        if (len)
-            room__add_reply(r, &q->who, ROOM_REPLY_PLAIN, text, len);
-        return;
+    if (len)
+        room__add_reply(r, &q->who, rc == 0 ? handlers[c->kind].ack : ROOM_REPLY_PLAIN, text, len);
+}
+
+bool room__apply_command(struct room *r, const struct queued *q, struct room_applied *out)
+{
+    if (q->refused) {
+        answer_refusal(r, q);
+        return false;
     }
     struct outcome o = {.who = &q->who,
                         .room = NULL,
@@ -365,42 +423,26 @@ void room__apply_command(struct room *r, const struct queued *q)
                         .count = -1,
                         .until = -1,
                         .message = NULL,
-                        .hash = ""};
+                        .hash = "",
+                        .text = ""};
     struct sim_view v;
     sim_view(r->world, &v);
-    uint64_t tick = v.tick; /* the tick the command takes effect at */
-    struct proto_command cmd;
-    as_applied(r, q, &cmd);
-    apply_fn fn = (unsigned)cmd.kind < PROTO_CMD_COUNT ? handlers[cmd.kind] : NULL;
-    int rc = room__replay_allows(r, cmd.kind, &o.message);
+    out->tick = v.tick; /* the tick the command takes effect at */
+    as_applied(r, q, &out->cmd);
+    const struct proto_command *c = &out->cmd;
+    int rc = (unsigned)c->kind < PROTO_CMD_COUNT ? taken_here(r, c->kind, &o) : PROTO_E_INTERNAL;
     if (rc == 0)
-        rc = fn ? fn(r, &cmd, &o) : PROTO_E_INTERNAL;
-    char text[PROTO_REPLY_BYTES];
-    size_t len;
-    if (rc == 0) {
-        atomic_fetch_add_explicit(&g_metrics.commands_accepted, 1, memory_order_relaxed);
-        room__record_command(r, q->who.client, &cmd, tick, (uint32_t)o.obstacle);
-        if (changes_boids(q->cmd.kind))
-            r->unmeasured = true; /* the flock's measures are out of date */
-        len = q->cmd.kind == PROTO_CMD_STATS ? reply_stats(r, text, sizeof text, q->cmd.id, tick)
-                                             : reply_ack(text, sizeof text, &q->cmd, tick, &o);
-    } else {
-        const char *code = proto_status_name(rc);
-        metrics_reject(code);
-        len = reply_error(text, sizeof text, q->cmd.id, rc,
-                          o.message ? o.message : "refused by the room");
-    }
-    bool keyframe = rc == 0 && q->cmd.kind == PROTO_CMD_KEYFRAME;
-    if (len)
-        room__add_reply(r, &q->who, keyframe ? ROOM_REPLY_KEYFRAME : ROOM_REPLY_PLAIN, text, len);
-    if (rc == 0 && (q->cmd.kind == PROTO_CMD_PARAMS || q->cmd.kind == PROTO_CMD_RESET))
+        rc = handlers[c->kind].fn(r, c, &o);
+    answer(r, q, c, rc, out->tick, &o);
+    if (rc != 0)
+        return false;
+    const struct handler *h = &handlers[c->kind];
+    if (h->moves_boids)
+        r->unmeasured = true;
+    if (h->new_values)
         room__refresh_welcome(r); /* later welcomes show the new values at once */
-    if (rc == 0 && q->cmd.kind == PROTO_CMD_JOIN) {
-        char welcome[PROTO_WELCOME_BYTES];
-        room__refresh_welcome(r);
-        uint32_t seen = room_availability_seq(r); /* before: a change meanwhile is news */
-        int wlen = room_welcome(r, &q->who, welcome, sizeof welcome);
-        if (wlen > 0)
-            room__add_welcome(r, &q->who, welcome, (size_t)wlen, seen);
-    }
+    if (c->kind == PROTO_CMD_JOIN)
+        room__send_welcome(r, &q->who);
+    out->obstacle = (uint32_t)o.obstacle;
+    return true;
 }
