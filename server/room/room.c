@@ -1,6 +1,11 @@
 /*
  * room.c — tick thread, command queue, replies and frames (see room.h).
  *
+ * It holds the sequence of a tick and calls the room's other files for
+ * their parts (room_internal.h): the cluster's switch and the relay
+ * (room_relay.c), each command's turn (room_apply.c), the log and
+ * checkpoints (room_persist.c).
+ *
  * Locking: `lock` guards the command ring, the reply list, the latest
  * frame pointer and the info copy. The world itself is touched only by the
  * tick thread (and by room_create before the thread starts), so the
