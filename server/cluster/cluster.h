@@ -37,7 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "room.h"
+#include "room_relay.h"
 #include "textbuf.h"
 
 struct cluster_config {
