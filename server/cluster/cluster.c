@@ -73,7 +73,7 @@ static void link_detach(void *arg, struct room *r)
     free(cr);
 }
 
-/* The link's fetch hook (room.h): the room's lease and last checkpoint;
+/* The link's fetch hook (room_relay.h): the room's lease and last checkpoint;
  * then, as a copy opens here, the owner's parameters for its welcomes. */
 static int link_fetch(void *arg, const char *name, uint8_t **ck, size_t *len)
 {
@@ -84,7 +84,7 @@ static int link_fetch(void *arg, const char *name, uint8_t **ck, size_t *len)
     return is_elsewhere;
 }
 
-/* The link's adopt hook (room.h): a room another node placed here. */
+/* The link's adopt hook (room_relay.h): a room another node placed here. */
 static int link_adopt(void *arg, struct room_adoption *out)
 {
     struct cluster *c = arg;
@@ -94,7 +94,7 @@ static int link_adopt(void *arg, struct room_adoption *out)
     return got;
 }
 
-/* The link's owner_of hook (room.h): a room this node relays, from the
+/* The link's owner_of hook (room_relay.h): a room this node relays, from the
  * directory and this node's placements. */
 static int link_owner_of(void *arg, struct room *r, char *node, size_t cap)
 {

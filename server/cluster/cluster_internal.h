@@ -326,7 +326,7 @@ void cluster__leases(struct cluster *c, int64_t now);
 void cluster__lease_give_up(struct cluster *c, const char *name);
 /* This node's figures under node.ID. Steward. */
 void cluster__heartbeat(struct cluster *c);
-/* The link's place hook (room.h): a room a join creates goes to the
+/* The link's place hook (room_relay.h): a room a join creates goes to the
  * least loaded node. */
 int cluster__link_place(void *arg, const char *name, enum proto_mode mode, uint32_t boids,
                         const char *password);
