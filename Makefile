@@ -1,6 +1,6 @@
 # flockd — thin front door over CMake. `make run` and `make test` are the
 # two commands a new user needs, `make check` the one a developer runs after
-# each change (README, "Developing"); everything they depend on is installed
+# each change (tests/README.md); everything they depend on is installed
 # by `make deps` from Debian's packages.
 
 BUILD      ?= build
@@ -27,7 +27,8 @@ DEB_PACKAGES := build-essential cmake pkg-config clang clang-format \
 NODE_DIRS := $(dir $(wildcard tests/*/package-lock.json client/*/package-lock.json))
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-# clang vectorises the flocking kernel markedly better than gcc-12 (see README).
+# clang vectorises the flocking kernel markedly better than gcc-12
+# (server/bench/README.md).
 CC_PICK = $$(command -v clang || command -v cc)
 
 .PHONY: all deps build run check test release-test asan-test tsan-test fuzz fuzz-test \

@@ -87,6 +87,7 @@ size_t proto_json_number_len(const char *s, size_t n)
     return i;
 }
 
+/* The value of hex digit c, or PROTO_E_BAD_JSON if it is none. */
 static int hex_digit(char c)
 {
     if (is_digit(c))
@@ -95,19 +96,19 @@ static int hex_digit(char c)
         return c - 'a' + 10;
     if (c >= 'A' && c <= 'F')
         return c - 'A' + 10;
-    return -1;
+    return PROTO_E_BAD_JSON;
 }
 
-/* Value of the 4 hex digits at s, or -1. */
+/* Value of the 4 hex digits at s, or PROTO_E_BAD_JSON. */
 static long hex4(const char *s, size_t n)
 {
     long v = 0;
     if (n < 4)
-        return -1;
+        return PROTO_E_BAD_JSON;
     for (size_t i = 0; i < 4; i++) {
         int d = hex_digit(s[i]);
         if (d < 0)
-            return -1;
+            return d;
         v = v * 16 + d;
     }
     return v;

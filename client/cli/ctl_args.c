@@ -8,6 +8,8 @@
 
 #include "ctl_args.h"
 
+#include "ctl_join.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>
@@ -15,7 +17,13 @@
 #include <string.h>
 #include <time.h>
 
-enum flag_kind { FLAG_STRING, FLAG_NUMBER, FLAG_INT, FLAG_SWITCH /* int 1 when given, no value */ };
+enum flag_kind {
+    FLAG_STRING,
+    FLAG_NUMBER,
+    FLAG_INT,
+    FLAG_SWITCH, /* int 1 when given, no value */
+    FLAG_CHOICE, /* a string, one of those the metavar lists ("a|b|c") */
+};
 
 struct flag {
     const char *name; /* "--url" */
@@ -47,6 +55,21 @@ static const struct flag flags[] = {
      "wss:// only: accept a certificate that does not verify (self-signed, other name, expired)"},
     {"--protocol", "V", FLAG_INT, 1, 2, "2", F(protocol),
      "snapshot version to ask for: 2 (offered before 1, which a server without it takes) or 1"},
+    {"--room", "NAME", FLAG_STRING, 0, 0, NULL, F(room),
+     "after the welcome, join this room (created if it does not exist and the server allows): "
+     "1 to 32 of A-Z a-z 0-9 _ - (default: stay in default, as a connection starts)"},
+    {"--role", "viewer|player|admin", FLAG_CHOICE, 0, 0, NULL, F(role),
+     "the role to join with (any join flag joins; without --room the room is default); "
+     "player needs the room's --password if it has one, admin the server's --token"},
+    {"--token", "T", FLAG_STRING, 0, 0, NULL, F(token),
+     "the server's admin token, for --role admin: up to 128 bytes of printable UTF-8"},
+    {"--password", "P", FLAG_STRING, 0, 0, NULL, F(password),
+     "the room's password (players; a room the join creates gets it): up to 128 bytes of "
+     "printable UTF-8"},
+    {"--name", "N", FLAG_STRING, 0, 0, NULL, F(name),
+     "the name the room's other members see: up to 32 bytes of printable UTF-8"},
+    {"--format", "records|csv|jsonl", FLAG_CHOICE, 0, 0, "records", F(format),
+     "records: a JSON line per record; csv: a row per boid; jsonl: a JSON object per snapshot"},
 };
 
 #define NFLAGS (sizeof flags / sizeof flags[0])
@@ -103,7 +126,7 @@ static int accepts(const struct ctl_command *cmd, const struct flag *f)
 static void set_default(struct ctl_args *a, const struct flag *f)
 {
     char *field = (char *)a + f->offset;
-    if (f->kind == FLAG_STRING)
+    if (f->kind == FLAG_STRING || f->kind == FLAG_CHOICE)
         *(const char **)(void *)field = f->def;
     else if (f->kind == FLAG_NUMBER)
         *(double *)(void *)field = f->def ? strtod(f->def, NULL) : 0;
@@ -111,11 +134,25 @@ static void set_default(struct ctl_args *a, const struct flag *f)
         *(int *)(void *)field = f->def ? atoi(f->def) : 0;
 }
 
-/* Stores one flag's value; -1 if it is not a number in range. */
+/* True if val is one of the choices the metavar lists ("a|b|c"). */
+static bool is_choice(const struct flag *f, const char *val)
+{
+    size_t n = strlen(val);
+    for (const char *c = f->metavar; *c; c += strcspn(c, "|"), c += *c == '|') {
+        if (strcspn(c, "|") == n && !strncmp(c, val, n))
+            return true;
+    }
+    return false;
+}
+
+/* Stores one flag's value; -1 if it is not a number in range or not one
+ * of the choices. */
 static int set_value(struct ctl_args *a, const struct flag *f, const char *val)
 {
     char *field = (char *)a + f->offset;
-    if (f->kind == FLAG_STRING) {
+    if (f->kind == FLAG_STRING || f->kind == FLAG_CHOICE) {
+        if (f->kind == FLAG_CHOICE && !is_choice(f, val))
+            return -1;
         *(const char **)(void *)field = val;
         return 0;
     }
@@ -134,11 +171,17 @@ static int set_value(struct ctl_args *a, const struct flag *f, const char *val)
     return 0;
 }
 
+/* Ends a usage error whose reason was printed: points to the help. */
+static int try_help(const struct ctl_command *cmd)
+{
+    fprintf(stderr, "Try 'flockctl %s --help'.\n", cmd->name);
+    return CTL_EXIT_USAGE;
+}
+
 static int usage_error(const struct ctl_command *cmd, const char *what, const char *arg)
 {
     fprintf(stderr, "flockctl %s: %s '%s'\n", cmd->name, what, arg);
-    fprintf(stderr, "Try 'flockctl %s --help'.\n", cmd->name);
-    return CTL_EXIT_USAGE;
+    return try_help(cmd);
 }
 
 /* Handles argv[*i], a flag; advances *i past its value. */
@@ -162,12 +205,13 @@ static int parse_flag(const struct ctl_command *cmd, int argc, char **argv, int 
         val = argv[++*i];
     }
     if (set_value(a, f, val)) {
-        fprintf(stderr, "flockctl %s: %s wants %s", cmd->name, f->name,
-                f->kind == FLAG_INT ? "a whole number" : "a number");
-        if (f->kind != FLAG_STRING)
-            fprintf(stderr, " in [%.10g, %.10g]", f->lo, f->hi);
+        if (f->kind == FLAG_CHOICE)
+            fprintf(stderr, "flockctl %s: %s wants one of %s", cmd->name, f->name, f->metavar);
+        else
+            fprintf(stderr, "flockctl %s: %s wants %s in [%.10g, %.10g]", cmd->name, f->name,
+                    f->kind == FLAG_INT ? "a whole number" : "a number", f->lo, f->hi);
         fprintf(stderr, ", not '%s'\n", val);
-        return CTL_EXIT_USAGE;
+        return try_help(cmd);
     }
     return 0;
 }
@@ -198,12 +242,16 @@ int ctl_args_parse(const struct ctl_command *cmd, int argc, char **argv, struct 
     }
     if (a->npos < cmd->min_pos) {
         fprintf(stderr, "flockctl %s: missing %s\n", cmd->name, cmd->positional);
-        fprintf(stderr, "Try 'flockctl %s --help'.\n", cmd->name);
-        return CTL_EXIT_USAGE;
+        return try_help(cmd);
     }
     struct ctl_url u;
     if (ctl_url_parse(a->url, &u))
         return usage_error(cmd, "--url wants ws[s]://HOST[:PORT][/PATH], not", a->url);
+    char why[512];
+    if (ctl_join_settle(cmd, a, why, sizeof why)) {
+        fprintf(stderr, "flockctl %s: %s\n", cmd->name, why);
+        return try_help(cmd);
+    }
     return 0;
 }
 
@@ -217,15 +265,16 @@ void ctl_args_help(const struct ctl_command *cmd, FILE *f)
             continue;
         char left[64];
         snprintf(left, sizeof left, "%s %s", fl->name, fl->metavar);
-        fprintf(f, "  %-22s %s", left, fl->help);
-        if (fl->kind != FLAG_STRING && fl->kind != FLAG_SWITCH)
+        fprintf(f, "  %-26s %s", left, fl->help);
+        if (fl->kind == FLAG_NUMBER || fl->kind == FLAG_INT)
             fprintf(f, ", %s [%.10g, %.10g]", fl->kind == FLAG_INT ? "whole number" : "number",
                     fl->lo, fl->hi);
-        if (fl->def)
-            fprintf(f, " (default %s)", fl->def);
+        const char *def = fl->offset == F(role) ? cmd->role : fl->def;
+        if (def)
+            fprintf(f, " (default %s)", def);
         fprintf(f, "\n");
     }
-    fprintf(f, "  %-22s print this help and exit\n", "-h, --help");
+    fprintf(f, "  %-26s print this help and exit\n", "-h, --help");
     if (cmd->details)
         fprintf(f, "\n%s", cmd->details);
     fprintf(f, "\nexit status: 0 ok, 1 refused or failed, 2 usage error, 3 cannot connect\n");

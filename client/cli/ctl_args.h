@@ -40,6 +40,11 @@ struct ctl_args {
     int connect_batch; /* load: connections started per millisecond */
     int protocol; /* snapshot version to ask for: 2 (falls back to 1 on servers without it) or 1 */
     int insecure; /* wss://: accept a certificate that does not verify */
+    /* The join (ctl_join.h): each NULL unless given; once parsed, join says
+     * whether one is sent, and then room and role are set. */
+    const char *room, *role, *name, *token, *password;
+    bool join;
+    const char *format; /* dump: records, csv or jsonl */
     const char *pos[CTL_MAX_POS];
     int npos;
 };
@@ -54,6 +59,7 @@ struct ctl_command {
     const char *summary; /* one line */
     const char *details; /* paragraphs after the flag list, may be NULL */
     int (*run)(const struct ctl_args *a);
+    const char *role; /* the role a join takes without --role; NULL: no --role */
 };
 
 /*
@@ -61,7 +67,9 @@ struct ctl_command {
  * subcommand; flags as --name VALUE or --name=VALUE, anywhere among the
  * positional arguments; "--" ends the flags). Returns 0, CTL_EXIT_HELP
  * after printing the help to stdout, or CTL_EXIT_USAGE after printing the
- * reason and the usage to stderr. a->pos points into argv.
+ * reason and the usage to stderr. a->pos and the string flags point into
+ * argv. The join flags are checked as the server would check them
+ * (ctl_join_settle()).
  */
 int ctl_args_parse(const struct ctl_command *cmd, int argc, char **argv, struct ctl_args *a);
 

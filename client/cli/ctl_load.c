@@ -24,11 +24,19 @@
  * retried up to MAX_ATTEMPTS times), then --seconds of measurement with
  * every connection open, then a close frame to each. Only the measurement
  * window counts: frames, bytes, per-client rates, ages, skipped snapshots.
+ *
+ * With --room (or another join flag) each client sends the join after its
+ * first welcome (ctl_join.h) and counts as connected, and its snapshots as
+ * its own, from the room's welcome on; the join is part of the connect
+ * phase (in flight and timed out like a handshake), so the measurement
+ * starts only once every client is in the room. A refused join is final:
+ * the client is closed and counted in failures and join_failures.
  */
 #define _POSIX_C_SOURCE 200809L
 
 #include "bytes.h"
 #include "ctl_commands.h"
+#include "ctl_join.h"
 #include "proto_reply.h"
 #include "proto_snapshot.h"
 #include "proto_v2.h"
@@ -79,7 +87,10 @@ struct conn {
     struct worker *w;
     int fd;
     SSL *ssl; /* wss:// only */
-    uint8_t state, attempts, welcomed, closing, snap_have, paused;
+    uint8_t state, attempts, closing, snap_have, paused;
+    uint8_t greeted;  /* the connection's first welcome came */
+    uint8_t welcomed; /* in the room it measures: the first welcome's, or the join's */
+    struct ctl_join_wait join;
     char key[WS_KEY_LEN + 1];
     char *buf; /* response head during the handshake, then the welcome text */
     uint32_t buf_len;
@@ -114,8 +125,10 @@ struct worker {
     uint64_t age_count, bytes, bad_frames;
     uint64_t payload, boids, keys; /* measured snapshots: payload bytes, boids, v2 key frames */
     int connected, failures, dropped, retries;
-    int rcvbuf; /* SO_RCVBUF of its newest socket, as the kernel reports it */
+    int join_failures; /* joins the server refused */
+    int rcvbuf;        /* SO_RCVBUF of its newest socket, as the kernel reports it */
     char first_error[160];
+    char join_error[240]; /* the first refusal: the server's code and message */
 };
 
 struct load {
@@ -128,13 +141,19 @@ struct load {
     atomic_int workers_settled;
     struct worker *workers;
     int nworkers;
+    char join[CTL_JOIN_TEXT_MAX]; /* the join every client sends; join_len 0: none */
+    size_t join_len;
 };
 
+/* Keeps the first error: "what" or "what: detail", cut to fit. */
 static void note_error(struct worker *w, const char *what, const char *detail)
 {
-    if (!w->first_error[0])
-        snprintf(w->first_error, sizeof w->first_error, "%s%s%s", what, detail ? ": " : "",
-                 detail ? detail : "");
+    if (w->first_error[0])
+        return;
+    int n = snprintf(w->first_error, sizeof w->first_error, "%s%s%s", what, detail ? ": " : "",
+                     detail ? detail : "");
+    if (n < 0)
+        w->first_error[0] = '\0';
 }
 
 /* ---- the byte stream: the socket, or TLS over it ---------------------------- */
@@ -182,11 +201,13 @@ static uint64_t next_random(struct worker *w)
 
 /* ---- frames and messages -------------------------------------------------- */
 
-/* Best effort: a control frame of a few bytes always fits a socket buffer
- * that is being drained, and a lost pong only matters after 30 s. */
+/* Best effort: a control frame of a few bytes, or the join early in a
+ * connection, always fits a socket buffer that is being drained, and a
+ * lost pong only matters after 30 s (a lost join times out and is tried
+ * again). */
 static void send_frame(struct conn *c, int opcode, const uint8_t *payload, size_t len)
 {
-    uint8_t frame[WS_CONTROL_MAX + 16];
+    uint8_t frame[CTL_JOIN_TEXT_MAX + 16];
     size_t n =
         ws_client_frame(frame, sizeof frame, opcode, payload, len, (uint32_t)next_random(c->w));
     if (n && conn_write(c, frame, n) < 0)
@@ -233,24 +254,80 @@ static void on_snapshot(struct conn *c)
     c->last_epoch = epoch;
 }
 
-static void on_welcome(struct conn *c)
+/* Reads a welcome's rates and snapshot version into c; false if msg is
+ * not a welcome. */
+static bool read_welcome(struct conn *c, const cJSON *msg)
+{
+    const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(msg, "type"));
+    if (!type || strcmp(type, "welcome"))
+        return false;
+    double tick_hz = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(msg, "tick_hz"));
+    double snap_hz = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(msg, "snapshot_hz"));
+    if (tick_hz > 0 && snap_hz > 0 && tick_hz / snap_hz < 1e6)
+        c->ticks_per_snapshot = (uint32_t)ceil(tick_hz / snap_hz - 1e-9);
+    double version = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(msg, "protocol"));
+    c->version = version == PROTO_V2_VERSION ? PROTO_V2_VERSION : PROTO_VERSION;
+    return true;
+}
+
+/* c is in the room it measures: connected, its attempt settled. */
+static void settle_welcomed(struct conn *c)
+{
+    c->welcomed = 1;
+    c->w->connected++;
+    c->w->settled++;
+    c->w->pending--;
+}
+
+/* The join goes out; the connection stays in flight until the room's
+ * welcome, with a new deadline. */
+static void send_join(struct conn *c)
+{
+    const struct load *ld = c->w->ld;
+    c->join.phase = CTL_JOIN_SENT;
+    c->deadline = ctl_mono_s() + ld->a->timeout;
+    send_frame(c, WS_OP_TEXT, (const uint8_t *)ld->join, ld->join_len);
+}
+
+/* The server refused the join: final, the client is closed (by feed(),
+ * once the parser returns) and not tried again. */
+static void join_refused(struct conn *c, const char *why)
+{
+    static const uint8_t normal[2] = {0x03, 0xE8}; /* 1000 */
+    struct worker *w = c->w;
+    if (!w->join_error[0])
+        snprintf(w->join_error, sizeof w->join_error, "%s", why);
+    note_error(w, "join refused", why);
+    send_frame(c, WS_OP_CLOSE, normal, sizeof normal);
+    c->state = C_FAILED;
+    c->closing = 1;
+    w->join_failures++;
+    w->failures++;
+    w->settled++;
+    w->pending--;
+}
+
+/* A whole text message before c is in its room: the first welcome (then
+ * the join goes out, if there is one), or a message of the join. */
+static void on_text(struct conn *c)
 {
     cJSON *msg = cJSON_ParseWithLength(c->buf, c->buf_len);
-    const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(msg, "type"));
-    if (type && !strcmp(type, "welcome")) {
-        double tick_hz = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(msg, "tick_hz"));
-        double snap_hz = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(msg, "snapshot_hz"));
-        if (tick_hz > 0 && snap_hz > 0 && tick_hz / snap_hz < 1e6)
-            c->ticks_per_snapshot = (uint32_t)ceil(tick_hz / snap_hz - 1e-9);
-        double version = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(msg, "protocol"));
-        c->version = version == PROTO_V2_VERSION ? PROTO_V2_VERSION : PROTO_VERSION;
-        c->welcomed = 1;
-        c->w->connected++;
-        c->w->settled++;
-        c->w->pending--;
-    } else {
+    char why[240];
+    int rc = c->greeted ? ctl_join_feed(&c->join, c->buf, c->buf_len, why, sizeof why) : 0;
+    if (!c->greeted && !read_welcome(c, msg)) {
         note_error(c->w, "the first message was not a welcome", NULL);
         c->closing = 1;
+    } else if (!c->greeted) {
+        c->greeted = 1;
+        if (c->w->ld->join_len)
+            send_join(c);
+        else
+            settle_welcomed(c);
+    } else if (rc > 0) {
+        read_welcome(c, msg);
+        settle_welcomed(c);
+    } else if (rc < 0) {
+        join_refused(c, why);
     }
     cJSON_Delete(msg);
     free(c->buf);
@@ -261,6 +338,8 @@ static void on_welcome(struct conn *c)
 static void on_data(void *user, int opcode, const uint8_t *p, size_t n, int last)
 {
     struct conn *c = user;
+    if (c->closing)
+        return;
     if (opcode == WS_OP_BINARY) {
         size_t want = PROTO_SNAPSHOT_HEADER_SIZE - c->snap_have;
         size_t k = n < want ? n : want;
@@ -271,7 +350,8 @@ static void on_data(void *user, int opcode, const uint8_t *p, size_t n, int last
         c->snap_have = (uint8_t)(c->snap_have + k);
         c->payload += n;
         if (last) {
-            on_snapshot(c);
+            if (c->welcomed) /* not the frames of a room it is leaving */
+                on_snapshot(c);
             c->snap_have = 0;
             c->payload = 0;
         }
@@ -287,7 +367,7 @@ static void on_data(void *user, int opcode, const uint8_t *p, size_t n, int last
         c->buf_len += (uint32_t)k;
     }
     if (last)
-        on_welcome(c);
+        on_text(c);
 }
 
 static void on_control(void *user, int opcode, const uint8_t *p, size_t n)
@@ -340,9 +420,14 @@ static void attempt_failed(struct conn *c, const char *why, const char *detail)
     w->settled++;
 }
 
-/* An open, welcomed connection ended. */
+/* An open, welcomed connection ended (or one whose join was refused is
+ * closed). */
 static void conn_lost(struct conn *c, const char *why)
 {
+    if (c->state == C_FAILED) {
+        close_fd(c);
+        return;
+    }
     if (!c->welcomed) {
         attempt_failed(c, why, NULL);
         return;
@@ -367,6 +452,8 @@ static void start_connect(struct worker *w, struct conn *c)
 {
     const struct load *ld = w->ld;
     c->attempts++;
+    c->greeted = 0;
+    c->join = (struct ctl_join_wait){0};
     c->rx = (struct ws_rx){0};
     c->snap_have = 0;
     c->payload = 0;
@@ -800,11 +887,13 @@ static void sleep_until(double t)
 }
 
 struct results {
-    int clients, connected, failures, dropped, retries, protocol, rcvbuf;
+    int clients, connected, failures, dropped, retries, protocol, rcvbuf, join_failures;
+    const char *room; /* the room measured */
     double connect_s, window_s;
     uint64_t frames, bytes, skipped, bad_frames, age_count, payload, boids, keys;
     double rate_p50, rate_p1, age_p50, age_p99;
     char first_error[160];
+    char join_error[240];
 };
 
 static int compare_double(const void *x, const void *y)
@@ -848,12 +937,14 @@ static void rate_percentiles(const struct conn *conns, int n, struct results *r)
 static void collect(const struct load *ld, const struct conn *conns, struct results *r)
 {
     r->clients = ld->a->clients;
+    r->room = ld->a->join ? ld->a->room : CTL_JOIN_ROOM;
     for (int i = 0; i < ld->nworkers; i++) {
         const struct worker *w = &ld->workers[i];
         r->connected += w->connected;
         r->failures += w->failures;
         r->dropped += w->dropped;
         r->retries += w->retries;
+        r->join_failures += w->join_failures;
         r->bytes += w->bytes;
         r->bad_frames += w->bad_frames;
         r->payload += w->payload;
@@ -864,6 +955,8 @@ static void collect(const struct load *ld, const struct conn *conns, struct resu
             r->rcvbuf = w->rcvbuf;
         if (!r->first_error[0] && w->first_error[0])
             snprintf(r->first_error, sizeof r->first_error, "%s", w->first_error);
+        if (!r->join_error[0] && w->join_error[0])
+            snprintf(r->join_error, sizeof r->join_error, "%s", w->join_error);
     }
     for (int i = 0; i < r->clients; i++) {
         r->frames += conns[i].frames;
@@ -908,10 +1001,13 @@ static void report(const struct results *r)
     printf("\"protocol\":%d,\"key_frames\":%llu,\"rcvbuf\":%d,", r->protocol,
            (unsigned long long)r->keys, r->rcvbuf);
     if (r->boids)
-        printf("\"bytes_per_boid\":%.4f}\n", (double)r->payload / (double)r->boids);
+        printf("\"bytes_per_boid\":%.4f,", (double)r->payload / (double)r->boids);
     else
-        printf("\"bytes_per_boid\":null}\n");
+        printf("\"bytes_per_boid\":null,");
+    printf("\"room\":\"%s\",\"join_failures\":%d}\n", r->room, r->join_failures);
     fflush(stdout);
+    if (r->join_failures)
+        fprintf(stderr, "flockctl load: %d join(s) refused: %s\n", r->join_failures, r->join_error);
 }
 
 /* The TLS settings every wss:// connection starts from: the system's
@@ -966,6 +1062,13 @@ int ctl_load_run(const struct ctl_args *a)
         fprintf(stderr, "flockctl load: cannot set up TLS\n");
         return CTL_EXIT_FAILED;
     }
+    int n = a->join ? ctl_join_text(a, ld.join, sizeof ld.join) : 0;
+    if (n < 0) {
+        fprintf(stderr, "flockctl load: the join does not fit %d bytes\n", CTL_JOIN_TEXT_MAX);
+        SSL_CTX_free(ld.tls);
+        return CTL_EXIT_USAGE;
+    }
+    ld.join_len = (size_t)n;
     raise_fd_limit(a->clients);
     struct conn *conns = calloc((size_t)a->clients, sizeof *conns);
     if (!conns || workers_create(&ld, conns)) {
@@ -988,7 +1091,7 @@ int ctl_load_run(const struct ctl_args *a)
     workers_free(&ld);
     free(conns);
     SSL_CTX_free(ld.tls);
-    if (started < ld.nworkers || !r.connected)
-        return r.connected ? CTL_EXIT_FAILED : CTL_EXIT_CONNECT;
+    if (started < ld.nworkers || r.join_failures || !r.connected)
+        return r.connected || r.join_failures ? CTL_EXIT_FAILED : CTL_EXIT_CONNECT;
     return r.failures || r.dropped || !r.frames ? CTL_EXIT_FAILED : CTL_EXIT_OK;
 }

@@ -118,12 +118,12 @@ int ctl_send_run(const struct ctl_args *a)
     char **cmds;
     int owned, n = collect(a, &cmds, &owned);
     struct sender sd = {NULL};
-    char err[256];
+    struct ctl_open_error err;
     int rc = CTL_EXIT_OK;
-    struct ctl_session *s = ctl_session_open(a, on_message, &sd, err, sizeof err);
+    struct ctl_session *s = ctl_session_open(a, on_message, &sd, &err);
     if (!s) {
-        fprintf(stderr, "flockctl send: %s\n", err);
-        rc = CTL_EXIT_CONNECT;
+        fprintf(stderr, "flockctl send: %s\n", err.reason);
+        rc = err.status;
     }
     for (int i = 0; s && i < n; i++) {
         int r = send_one(s, &sd, cmds[i], a->timeout);

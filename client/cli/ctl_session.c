@@ -7,17 +7,23 @@
  * FIFO and is written one message per WRITEABLE callback, as lws requires.
  * lws_service() does not honour its timeout in 4.1, so a timer wakes the
  * loop every WAKE_US and callers can check their own deadlines.
+ *
+ * While a join is under way the session holds the messages back from the
+ * caller: it keeps the first welcome (for the protocol), feeds text to the
+ * join's exchange (ctl_join.h) and hands over from the room's welcome on.
  */
 #define _POSIX_C_SOURCE 200809L
 
 #include "ctl_session.h"
 
 #include "ctl_args.h"
+#include "ctl_join.h"
 #include "proto.h"
 #include "proto_v2.h"
 
 #include <cjson/cJSON.h>
 #include <libwebsockets.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,8 +51,12 @@ struct ctl_session {
     int insecure; /* wss://: a certificate that does not verify is accepted */
     ctl_message_fn fn;
     void *user;
-    char *welcome; /* NULL until it arrived */
+    char *welcome; /* NULL until it arrived; after a join, the room's */
     size_t welcome_len;
+    bool holding;              /* a join is under way: messages are not the caller's yet */
+    struct ctl_join_wait join; /* its exchange */
+    int join_rc;               /* < 0: the join was refused with this code */
+    char join_why[240];        /* then: the server's code and message */
     unsigned char *rx;
     size_t rx_len, rx_cap;
     int rx_binary;
@@ -87,9 +97,11 @@ static int append_rx(struct ctl_session *s, const void *in, size_t len)
 }
 
 /* The first message is the welcome: kept, and its protocol is the
- * version the server took (1 when it names none). */
+ * version the server took (1 when it names none). A join's welcome
+ * replaces it. */
 static void keep_welcome(struct ctl_session *s)
 {
+    free(s->welcome);
     s->welcome = malloc(s->rx_len + 1);
     if (!s->welcome)
         return;
@@ -102,12 +114,36 @@ static void keep_welcome(struct ctl_session *s)
     cJSON_Delete(msg);
 }
 
+/* A message that came while a join is under way: the first welcome is
+ * kept, the join's replies move the exchange on. True if this message is
+ * the room's welcome, which ends the hold (and is kept). */
+static bool hold(struct ctl_session *s)
+{
+    if (s->rx_binary)
+        return false;
+    if (!s->welcome) {
+        keep_welcome(s);
+        return false;
+    }
+    int rc =
+        ctl_join_feed(&s->join, (const char *)s->rx, s->rx_len, s->join_why, sizeof s->join_why);
+    if (rc < 0)
+        s->join_rc = rc;
+    if (rc <= 0)
+        return false;
+    keep_welcome(s);
+    s->holding = false;
+    return true;
+}
+
 static void deliver(struct ctl_session *s)
 {
-    if (!s->welcome && !s->rx_binary)
-        keep_welcome(s);
     if (!s->rx_binary)
         s->rx[s->rx_len] = '\0'; /* rx has one spare byte */
+    if (s->holding && !hold(s))
+        return;
+    if (!s->welcome && !s->rx_binary)
+        keep_welcome(s);
     s->fn(s->user, s->rx_binary, s->rx, s->rx_len);
 }
 
@@ -255,35 +291,72 @@ static int start(struct ctl_session *s)
     return s->state == ST_CLOSED ? -1 : 0;
 }
 
-struct ctl_session *ctl_session_open(const struct ctl_args *a, ctl_message_fn fn, void *user,
-                                     char *err, size_t errcap)
+static bool awaits_welcome(const struct ctl_session *s)
 {
-    const char *url = a->url;
+    return !s->welcome;
+}
+
+static bool awaits_join(const struct ctl_session *s)
+{
+    return s->holding && !s->join_rc;
+}
+
+/* Services the connection while waiting(s), for up to seconds; true if
+ * the wait ended (not the connection, the clock or ctl_stop). */
+static bool service_while(struct ctl_session *s, bool (*waiting)(const struct ctl_session *),
+                          double seconds)
+{
+    double deadline = ctl_mono_s() + seconds;
+    while (waiting(s) && s->state != ST_CLOSED && !ctl_stop && ctl_mono_s() < deadline)
+        if (lws_service(s->ctx, 0) < 0)
+            break;
+    return !waiting(s);
+}
+
+/* Sends the join and waits for its ack and the room's welcome; true if
+ * they came, else the reason is the session's error. */
+static bool join_room(struct ctl_session *s, const struct ctl_args *a)
+{
+    char text[CTL_JOIN_TEXT_MAX];
+    int n = ctl_join_text(a, text, sizeof text);
+    if (n < 0 || ctl_session_send(s, text, (size_t)n)) {
+        set_error(s, "cannot send the join", NULL);
+        return false;
+    }
+    s->join.phase = CTL_JOIN_SENT;
+    if (service_while(s, awaits_join, a->timeout) && !s->join_rc)
+        return true;
+    set_error(s, s->join_rc ? "join refused" : "no answer to the join in time",
+              s->join_rc ? s->join_why : NULL);
+    return false;
+}
+
+struct ctl_session *ctl_session_open(const struct ctl_args *a, ctl_message_fn fn, void *user,
+                                     struct ctl_open_error *err)
+{
+    err->status = CTL_EXIT_CONNECT;
     struct ctl_session *s = calloc(1, sizeof *s);
     if (!s) {
-        snprintf(err, errcap, "out of memory");
+        snprintf(err->reason, sizeof err->reason, "out of memory");
         return NULL;
     }
     s->protocol = a->protocol;
     s->insecure = a->insecure;
     s->fn = fn;
     s->user = user;
-    if (ctl_url_parse(url, &s->url)) {
-        snprintf(err, errcap, "not a ws:// or wss:// URL: %s", url);
+    s->holding = a->join;
+    if (ctl_url_parse(a->url, &s->url)) {
+        snprintf(err->reason, sizeof err->reason, "not a ws:// or wss:// URL: %s", a->url);
         free(s);
         return NULL;
     }
-    double deadline = ctl_mono_s() + a->timeout;
-    if (!start(s)) {
-        while (!s->welcome && s->state != ST_CLOSED && !ctl_stop && ctl_mono_s() < deadline)
-            if (lws_service(s->ctx, 0) < 0)
-                break;
-        if (!s->welcome && s->state != ST_CLOSED)
-            set_error(s, "no welcome in time from", url);
-    }
-    if (s->welcome && s->state == ST_OPEN)
+    if (!start(s) && !service_while(s, awaits_welcome, a->timeout) && s->state != ST_CLOSED)
+        set_error(s, "no welcome in time from", a->url);
+    if (s->welcome && s->state == ST_OPEN && s->holding && !join_room(s, a))
+        err->status = CTL_EXIT_FAILED;
+    if (s->welcome && s->state == ST_OPEN && !s->holding)
         return s;
-    snprintf(err, errcap, "%s", s->error[0] ? s->error : "cannot connect");
+    snprintf(err->reason, sizeof err->reason, "%s", s->error[0] ? s->error : "cannot connect");
     ctl_session_close(s);
     return NULL;
 }

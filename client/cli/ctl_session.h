@@ -4,12 +4,17 @@
  * record).
  *
  * Opening connects to a ws:// URL offering flock.v2 and flock.v1 (or
- * flock.v1 alone) and waits for the welcome (PROTOCOL.md §6.1). Every whole message, text or
- * binary, reassembled from its fragments, is handed to the callback given at open, the welcome
- * included; text to send is queued and written when the socket can take it.
+ * flock.v1 alone) and waits for the welcome (PROTOCOL.md §6.1); when the
+ * flags ask for a room or role (ctl_join.h) it then joins and waits for the
+ * join's ack and the room's welcome. Every whole message, text or binary,
+ * reassembled from its fragments, is handed to the callback given at open
+ * from the welcome of the room the caller works in onwards (what came
+ * before a join is not); text to send is queued and written when the
+ * socket can take it.
  *
- * Never: decoding or interpreting messages (that is the caller's and
- * proto/'s business), more than one connection, threads.
+ * Never: decoding or interpreting messages beyond the welcome's protocol
+ * and the join's replies (the rest is the caller's and proto/'s business),
+ * more than one connection, threads.
  * Threading: everything on the calling thread; the callback runs inside
  * ctl_session_open() and ctl_session_service().
  * Memory: the session owns its buffers; the data passed to the callback is
@@ -28,22 +33,31 @@ struct ctl_session;
 /* One whole message: binary (a snapshot) or text (JSON), data[0..len). */
 typedef void (*ctl_message_fn)(void *user, int binary, const uint8_t *data, size_t len);
 
+/* Why ctl_session_open() returned NULL. */
+struct ctl_open_error {
+    int status;       /* CTL_EXIT_CONNECT: not reached, no welcome; CTL_EXIT_FAILED: the join
+                         was refused or unanswered */
+    char reason[320]; /* e.g. "join refused: forbidden: wrong password" */
+};
+
 /*
  * Connects to a->url (ws:// or wss://; with a->insecure a wss:// server's
  * certificate need not verify) offering the snapshot versions up to
  * a->protocol (2: flock.v2 first, then flock.v1; 1: flock.v1) and waits up
- * to a->timeout seconds for the welcome. Returns the session, or NULL with a reason in
- * err[0..errcap) if the server could not be reached, refused the upgrade,
- * or sent no welcome in time (or ctl_stop was set). Free with
- * ctl_session_close().
+ * to a->timeout seconds for the welcome; with a->join it then sends the
+ * join and waits up to a->timeout more for its ack and the room's welcome.
+ * Returns the session, or NULL with *err filled if the server could not
+ * be reached, refused the upgrade, sent no welcome in time, refused or did
+ * not answer the join (or ctl_stop was set). Free with ctl_session_close().
  */
 struct ctl_session *ctl_session_open(const struct ctl_args *a, ctl_message_fn fn, void *user,
-                                     char *err, size_t errcap);
+                                     struct ctl_open_error *err);
 
 /* The snapshot version the server took (its welcome's protocol): 1 or 2. */
 int ctl_session_protocol(const struct ctl_session *s);
 
-/* The welcome's JSON text, NUL-terminated, owned by the session. */
+/* The welcome's JSON text (after a join, the room's), NUL-terminated,
+ * owned by the session. */
 const char *ctl_session_welcome(const struct ctl_session *s, size_t *len);
 
 /* Queues text[0..len) as one text message. 0, or -1 if out of memory or

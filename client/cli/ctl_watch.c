@@ -144,12 +144,12 @@ static void print_line(struct watcher *w, double t, double span)
 int ctl_watch_run(const struct ctl_args *a)
 {
     struct watcher w = {0};
-    char err[256];
-    struct ctl_session *s = ctl_session_open(a, on_message, &w, err, sizeof err);
+    struct ctl_open_error err;
+    struct ctl_session *s = ctl_session_open(a, on_message, &w, &err);
     if (!s) {
-        fprintf(stderr, "flockctl watch: %s\n", err);
+        fprintf(stderr, "flockctl watch: %s\n", err.reason);
         ctl_snap_free(&w.snap);
-        return CTL_EXIT_CONNECT;
+        return err.status;
     }
     w.session = s;
     double start = ctl_mono_s(), last = start;

@@ -12,16 +12,27 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const send_flags[] = {"--url", "--timeout", "--protocol", "--insecure", NULL};
-static const char *const watch_flags[] = {"--url",      "--seconds",  "--timeout",
-                                          "--protocol", "--insecure", NULL};
-static const char *const record_flags[] = {"--url",      "--seconds",  "--timeout",
-                                           "--protocol", "--insecure", NULL};
-static const char *const dump_flags[] = {NULL};
+#define JOIN_FLAGS "--room", "--role", "--token", "--password", "--name"
+
+static const char *const send_flags[] = {"--url",      "--timeout", "--protocol",
+                                         "--insecure", JOIN_FLAGS,  NULL};
+static const char *const watch_flags[] = {"--url",      "--seconds", "--timeout", "--protocol",
+                                          "--insecure", JOIN_FLAGS,  NULL};
+static const char *const record_flags[] = {"--url",      "--seconds", "--timeout", "--protocol",
+                                           "--insecure", JOIN_FLAGS,  NULL};
+static const char *const dump_flags[] = {"--format", NULL};
 static const char *const load_flags[] = {
-    "--url",    "--clients",      "--seconds", "--threads",  "--read-delay-ms",
-    "--rcvbuf", "--connect-rate", "--timeout", "--protocol", "--insecure",
-    NULL};
+    "--url",          "--clients", "--seconds",  "--threads",  "--read-delay-ms", "--rcvbuf",
+    "--connect-rate", "--timeout", "--protocol", "--insecure", JOIN_FLAGS,        NULL};
+
+/* What every command that joins says about it in its help. */
+#define JOIN_DETAILS                                                                               \
+    "Any of --room, --role, --token, --password, --name makes it join a room after\n"              \
+    "the welcome (PROTOCOL.md 5.6) and wait for the join's ack and the room's welcome\n"           \
+    "before it begins; nothing of the room it left is shown. A refused or unanswered\n"            \
+    "join ends it with status 1 and the server's code and message (e.g.\n"                         \
+    "flockctl watch: join refused: forbidden: ...). A flag the server would refuse\n"              \
+    "is a usage error before connecting.\n"
 
 static const struct ctl_command commands[] = {
     {"send", "JSON...", 0, CTL_MAX_POS, send_flags,
@@ -30,8 +41,10 @@ static const struct ctl_command commands[] = {
      "A command is sent once the previous one was answered; after a command goes\n"
      "unanswered for --timeout seconds the rest are not sent. The exit status is 1\n"
      "if any command was refused (an error reply) or unanswered.\n"
-     "example: flockctl send '{\"cmd\":\"seek\",\"id\":1,\"group\":0,\"x\":400,\"y\":300}'\n",
-     ctl_send_run},
+     "example: flockctl send '{\"cmd\":\"seek\",\"id\":1,\"group\":0,\"x\":400,\"y\":300}'\n"
+     "\n" JOIN_DETAILS "The commands then go to that room, with that role.\n"
+     "example: flockctl send --room lab --role admin --token T '{\"cmd\":\"pause\"}'\n",
+     ctl_send_run, "player"},
     {"watch", "", 0, 0, watch_flags,
      "Prints one JSON line per second: tick, boids, snapshots and bytes per second, "
      "bytes per boid, polarization, refused frames.",
@@ -46,21 +59,34 @@ static const struct ctl_command commands[] = {
      "be reached, with reason; each change is also written to stderr). After a\n"
      "refused version 2 frame watch sends keyframe and\n"
      "decodes again from the next key frame. Without --seconds it runs until\n"
-     "interrupted (Ctrl-C). The exit status is 1 if any snapshot was refused.\n",
-     ctl_watch_run},
+     "interrupted (Ctrl-C). The exit status is 1 if any snapshot was refused.\n"
+     "\n" JOIN_DETAILS,
+     ctl_watch_run, "viewer"},
     {"record", "FILE", 1, 1, record_flags,
      "Records every message the server sends (welcome, snapshots) with its arrival time.",
      "The file format is described in client/cli/RECORDING.md. Without --seconds it\n"
-     "records until interrupted. Prints {\"file\",\"snapshots\",\"bytes\"} at the end.\n",
-     ctl_record_run},
+     "records until interrupted. Prints {\"file\",\"snapshots\",\"bytes\"} at the end.\n"
+     "\n" JOIN_DETAILS "The recording then starts with the joined room's welcome.\n",
+     ctl_record_run, "viewer"},
     {"dump", "FILE", 1, 1, dump_flags,
-     "Prints a recording as JSON lines, one per message, snapshots decoded.",
-     "Snapshot lines: arrival_us, every header field, runs [[group,count]], boids\n"
-     "[[x,y,heading_rad,group]] (decoded per PROTOCOL.md 4.4), obstacles [[id,x,y,r]],\n"
-     "targets [[group,x,y]]; version 2 frames also kind, seq, base1, base0, sim_hash\n"
-     "and state_hash. Text lines: arrival_us and the message. The exit status is 1 if\n"
-     "the file is damaged or a snapshot does not decode.\n",
-     ctl_dump_run},
+     "Prints a recording's snapshots decoded: JSON lines (every record), CSV or a JSON object "
+     "per snapshot.",
+     "--format records (default): one JSON line per record. Snapshot lines: arrival_us,\n"
+     "every header field, runs [[group,count]], boids [[x,y,heading_rad,group]]\n"
+     "(decoded per PROTOCOL.md 4.4), obstacles [[id,x,y,r]], targets [[group,x,y]];\n"
+     "version 2 frames also kind, seq, base1, base0, sim_hash and state_hash. Text\n"
+     "lines: arrival_us and the message.\n"
+     "--format csv: a header line, then one row per boid of every snapshot:\n"
+     "  tick,server_time_us,arrival_us,epoch,index,group,x,y,heading\n"
+     "(index: the boid's place in the snapshot, heading in radians).\n"
+     "--format jsonl: one JSON object per snapshot: tick, server_time_us, arrival_us,\n"
+     "epoch, width, height, paused, boid_count, then the boids as columns x, y,\n"
+     "heading, group (arrays in boid order), obstacles [[id,x,y,r]], targets\n"
+     "[[group,x,y]].\n"
+     "csv and jsonl leave out text records and snapshots that do not decode. Values\n"
+     "are those of --format records, to the same digits (client/cli/RECORDING.md).\n"
+     "The exit status is 1 if the file is damaged or a snapshot does not decode.\n",
+     ctl_dump_run, NULL},
     {"load", "", 0, 0, load_flags,
      "Opens N concurrent viewer connections and measures what each receives.",
      "Connects every client first (staggered, failed attempts retried twice), then\n"
@@ -72,8 +98,9 @@ static const struct ctl_command commands[] = {
      "  failures (clients that never connected plus connections lost while\n"
      "  measuring), dropped, retries, bad_frames, connect_s, seconds, protocol,\n"
      "  key_frames (version 2 key frames received), rcvbuf (a client's receive\n"
-     "  buffer as the kernel reports it when the client connects) and\n"
-     "  bytes_per_boid (snapshot payload bytes / (frames x boids)).\n"
+     "  buffer as the kernel reports it when the client connects),\n"
+     "  bytes_per_boid (snapshot payload bytes / (frames x boids)), room (the room\n"
+     "  measured) and join_failures (joins the server refused, also in failures).\n"
      "Every client offers --protocol (default 2, flock.v2 before flock.v1).\n"
      "Uses its own WebSocket client over non-blocking sockets and epoll (not\n"
      "libwebsockets): payload is skipped in bulk, only snapshot headers are read.\n"
@@ -83,8 +110,11 @@ static const struct ctl_command commands[] = {
      "kernel, the window a client offers grows as it reads: on the server's own\n"
      "machine, clients that get the CPU late keep small windows, and a frame longer\n"
      "than half a client's largest window is sent in two TCP segments.\n"
-     "The exit status is 1 if any client failed or no snapshot arrived.\n",
-     ctl_load_run},
+     "The exit status is 1 if any client failed or no snapshot arrived.\n"
+     "\n" JOIN_DETAILS "Every client joins, as part of connecting: the measurement starts\n"
+     "once all are welcomed in the room. A refused join is not tried again; the\n"
+     "first refusal is written to stderr.\n",
+     ctl_load_run, "viewer"},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
@@ -96,7 +126,9 @@ static void usage(FILE *f)
     for (size_t i = 0; i < NCOMMANDS; i++)
         fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
     fprintf(f,
-            "\nCommon flags: --url URL (default %s), --timeout S, --seconds S.\n"
+            "\nCommon flags: --url URL (default %s), --timeout S, --seconds S;\n"
+            "send, watch, record and load: --room NAME, --role viewer|player|admin,\n"
+            "--token T, --password P, --name N (work in that room, with that role).\n"
             "'flockctl COMMAND --help' describes each command.\n"
             "exit status: 0 ok, 1 refused or failed, 2 usage error, 3 cannot connect\n",
             CTL_DEFAULT_URL);

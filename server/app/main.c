@@ -133,7 +133,8 @@ static bool read_settings(int argc, char **argv, struct cfg *c, int *code)
     return true;
 }
 
-static struct net_config net_config_from(const struct cfg *c)
+/* The network's settings; cl (NULL: a single process) for its endpoints. */
+static struct net_config net_config_from(const struct cfg *c, struct cluster *cl)
 {
     uint32_t biggest = c->capacity > c->max_room_boids ? c->capacity : c->max_room_boids;
     return (struct net_config){
@@ -154,6 +155,7 @@ static struct net_config net_config_from(const struct cfg *c)
         .tls_key = c->tls_key,
         .tls_redirect_port = c->tls_redirect_port,
         .threads = c->net_threads,
+        .cluster = cl,
     };
 }
 
@@ -373,7 +375,7 @@ static int serve_and_stop(const struct cfg *cfg, struct replay *rp)
         cluster_destroy(cl);
         return 1;
     }
-    struct net_config nc = net_config_from(&c);
+    struct net_config nc = net_config_from(&c, cl);
     struct net *net = net_create(&nc, lobby, &err);
     if (!net) {
         fprintf(stderr, "flockd: cannot serve on %s port %d: %s\n", c.host, c.port, err);

@@ -8,6 +8,7 @@
 #include "buildid.h"
 #include "clock.h"
 #include "proto.h"
+#include "room_persist.h"
 #include "sim_state.h"
 
 #include <errno.h>
@@ -81,12 +82,13 @@ static bool parse_args(int argc, char **argv, struct replay_args *a)
     return a->file != NULL;
 }
 
-/* All of path into a malloc'd buffer: 0, or -1 with errno. */
+/* All of path into a malloc'd buffer (the caller frees it): 0, or a
+ * negative errno. */
 static int read_whole(const char *path, uint8_t **out, size_t *len)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
-        return -1;
+        return -errno;
     size_t cap = 1 << 20, n = 0;
     uint8_t *buf = malloc(cap);
     while (buf) {
@@ -102,8 +104,7 @@ static int read_whole(const char *path, uint8_t **out, size_t *len)
     fclose(f);
     if (failed) {
         free(buf);
-        errno = buf ? EIO : ENOMEM;
-        return -1;
+        return buf ? -EIO : -ENOMEM;
     }
     *out = buf;
     *len = n;
@@ -132,8 +133,9 @@ static struct replay *open_log(const struct replay_args *a)
 {
     uint8_t *buf = NULL;
     size_t len = 0;
-    if (read_whole(a->file, &buf, &len) < 0) {
-        fprintf(stderr, "flockd: --replay %s: %s\n", a->file, strerror(errno));
+    int rc = read_whole(a->file, &buf, &len);
+    if (rc < 0) {
+        fprintf(stderr, "flockd: --replay %s: %s\n", a->file, strerror(-rc));
         return NULL;
     }
     char why[256];
@@ -145,7 +147,8 @@ static struct replay *open_log(const struct replay_args *a)
     return rp;
 }
 
-/* --serve: the log must be of one world; it is played to its start. */
+/* --serve: the log must be of one world; it is played to its start.
+ * REPLAY_MAIN_SERVE, or EXIT_USAGE (said). */
 static int start_serving(struct replay_args *a, struct replay *rp, struct replay_serve *serve)
 {
     if (!replay_is_one_world(rp) || replay_seek(rp, 0) < 0) {
@@ -164,7 +167,7 @@ static int start_serving(struct replay_args *a, struct replay *rp, struct replay
            a->file, (unsigned long long)first, (unsigned long long)last,
            (unsigned long long)replay_total_steps(rp));
     *serve = (struct replay_serve){.replay = rp, .argc = a->rest_argc, .argv = a->rest_argv};
-    return -1;
+    return REPLAY_MAIN_SERVE;
 }
 
 static int run_headless(const struct replay_args *a, struct replay *rp)

@@ -41,8 +41,12 @@ struct replay_serve {
 /* True if argv asks for a replay (--replay FILE or --replay=FILE). */
 bool replay_is_asked(int argc, char **argv);
 
+/* What replay_main() returns for --serve: not an exit status (those are
+ * >= 0) but flockd's cue to serve the recording. */
+#define REPLAY_MAIN_SERVE (-1)
+
 /* Runs the headless replay argv asks for and returns the exit status; or,
- * with --serve, opens the log, fills *serve and returns -1. */
+ * with --serve, opens the log, fills *serve and returns REPLAY_MAIN_SERVE. */
 int replay_main(int argc, char **argv, struct replay_serve *serve);
 
 /* The settings a served recording overrides: its world, rate and boid

@@ -3,8 +3,8 @@
  * maps, counts, text buffers), which know nothing of the protocol or the
  * world: a caller that answers a client turns them into its own codes.
  *
- * Convention (README, "Error convention"): 0 or a count on success, one of
- * these negative codes on failure.
+ * Convention (server/README.md, "Error convention"): 0 or a count on
+ * success, one of these negative codes on failure.
  * Never: I/O, allocation. Threading: none (constants).
  */
 #ifndef FLOCKD_BASE_H

@@ -37,7 +37,7 @@ static size_t slots_for(size_t n)
     return s;
 }
 
-/* Empty arrays of n slots for t: 0, or -1 without memory (t unchanged). */
+/* Empty arrays of n slots for t: 0, or BASE_ENOMEM (t unchanged). */
 static int alloc_slots(const struct table *t, size_t n, unsigned char **slots, bool **used)
 {
     *slots = calloc(n, t->slot_size);
@@ -46,7 +46,7 @@ static int alloc_slots(const struct table *t, size_t n, unsigned char **slots, b
         return 0;
     free(*slots);
     free(*used);
-    return -1;
+    return BASE_ENOMEM;
 }
 
 int table_init(struct table *t, size_t slot_size, size_t key_len, size_t max_entries)
@@ -95,14 +95,15 @@ void *table_find(const struct table *t, const void *key)
     return t->used[i] ? slot_at(t, i) : NULL;
 }
 
-/* Doubles the array, every entry moved to its place in it: 0, or -1
- * without memory (the table unchanged). */
+/* Doubles the array, every entry moved to its place in it: 0, or
+ * BASE_ENOMEM (the table unchanged). */
 static int grow(struct table *t)
 {
     struct table old = *t;
-    if (alloc_slots(t, 2 * old.nslots, &t->slots, &t->used) < 0) {
+    int rc = alloc_slots(t, 2 * old.nslots, &t->slots, &t->used);
+    if (rc < 0) {
         *t = old;
-        return -1;
+        return rc;
     }
     t->nslots = 2 * old.nslots;
     for (size_t i = 0; i < old.nslots; i++)

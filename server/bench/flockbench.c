@@ -17,6 +17,7 @@
 
 #include "flockstats.h"
 #include "pool.h"
+#include "proto.h"
 #include "sim.h"
 #include "stepper.h"
 
@@ -50,31 +51,33 @@ struct bench_opts {
 /* ---- options ------------------------------------------------------------- */
 
 /* One command-line option: its handler parses `value` (NULL for a switch)
- * into *o and returns 0, or -1 after printing why it cannot. */
+ * into *o and returns 0, or PROTO_E_BAD_ARG after printing why it cannot. */
 struct option {
     const char *name, *meta, *help;
     int (*parse)(struct bench_opts *o, const char *value);
 };
 
+/* Says why an option is refused; PROTO_E_BAD_ARG. */
 static int bad(const char *name, const char *why)
 {
     fprintf(stderr, "flockbench: %s %s (see --help)\n", name, why);
-    return -1;
+    return PROTO_E_BAD_ARG;
 }
 
-/* Parses a whole number in [lo, hi]; returns 0 on success. */
+/* Parses a whole number in [lo, hi]: 0, or PROTO_E_BAD_ARG. */
 static int parse_long(const char *s, long lo, long hi, long *out)
 {
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
     if (errno || end == s || *end || v < lo || v > hi)
-        return -1;
+        return PROTO_E_BAD_ARG;
     *out = v;
     return 0;
 }
 
-/* Parses a finite real in [lo, hi], ending at `stop` (or the string's end). */
+/* Parses a finite real in [lo, hi], ending at `stop` (or the string's
+ * end): 0, or PROTO_E_BAD_ARG. */
 static int parse_real(const char *s, double lo, double hi, char stop, double *out,
                       const char **rest)
 {
@@ -82,7 +85,7 @@ static int parse_real(const char *s, double lo, double hi, char stop, double *ou
     errno = 0;
     double v = strtod(s, &end);
     if (errno || end == s || (*end != stop && *end) || !isfinite(v) || v < lo || v > hi)
-        return -1;
+        return PROTO_E_BAD_ARG;
     *out = v;
     if (rest)
         *rest = end;
@@ -263,8 +266,9 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
             return bad(a, "is not an option");
         if (opt->meta && i + 1 >= argc)
             return bad(a, "needs a value");
-        if (opt->parse(o, opt->meta ? argv[++i] : NULL))
-            return -1;
+        int rc = opt->parse(o, opt->meta ? argv[++i] : NULL);
+        if (rc < 0)
+            return rc;
     }
     return 0;
 }

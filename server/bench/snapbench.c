@@ -93,38 +93,41 @@ static void usage(FILE *out)
                  "encode CPU time per snapshot (all kinds together, hash included).\n");
 }
 
+/* A number in [lo, hi] into *out: 0, or PROTO_E_BAD_ARG. */
 static int parse_num(const char *s, double lo, double hi, double *out)
 {
     char *end;
     errno = 0;
     double v = strtod(s, &end);
     if (errno || end == s || *end || !(v >= lo && v <= hi))
-        return -1;
+        return PROTO_E_BAD_ARG;
     *out = v;
     return 0;
 }
 
+/* --param NAME=VALUE into o: 0, or PROTO_E_BAD_ARG. */
 static int parse_param(struct opts *o, const char *v)
 {
     const char *eq = strchr(v, '=');
     char name[64], *end;
     if (!eq || o->nparams == MAX_PARAMS || eq - v >= (ptrdiff_t)sizeof name)
-        return -1;
+        return PROTO_E_BAD_ARG;
     snprintf(name, sizeof name, "%.*s", (int)(eq - v), v);
     const struct sim_param_desc *d = sim_param_find(name);
     float val = strtof(eq + 1, &end);
     if (!d || *end || end == eq + 1 || !sim_param_valid(d, val))
-        return -1;
+        return PROTO_E_BAD_ARG;
     o->param_name[o->nparams] = d->name;
     o->param_value[o->nparams++] = val;
     return 0;
 }
 
-/* Applies one option with its value; -1 if either is bad. */
+/* Applies one option with its value: 0, or PROTO_E_BAD_ARG if either is
+ * bad. */
 static int parse_option(struct opts *o, const char *a, const char *v)
 {
     double n;
-    int rc = -1;
+    int rc = PROTO_E_BAD_ARG;
     if (!strcmp(a, "--boids") && !(rc = parse_num(v, 1, 1000000, &n)))
         o->boids = (long)n;
     else if (!strcmp(a, "--seconds") && !(rc = parse_num(v, 0.1, 3600, &n)))
@@ -148,6 +151,7 @@ static int parse_option(struct opts *o, const char *a, const char *v)
     return rc;
 }
 
+/* The options into o: 0, or PROTO_E_BAD_ARG (said). */
 static int parse_args(int argc, char **argv, struct opts *o)
 {
     *o = (struct opts){
@@ -161,14 +165,14 @@ static int parse_args(int argc, char **argv, struct opts *o)
             o->verify = 1;
         } else if (!v || parse_option(o, a, v)) {
             fprintf(stderr, "snapbench: bad option or value: %s %s (see --help)\n", a, v ? v : "");
-            return -1;
+            return PROTO_E_BAD_ARG;
         } else {
             i++;
         }
     }
     if (o->snapshot_hz > o->tick_hz) {
         fprintf(stderr, "snapbench: --snapshot-hz must not exceed --tick-hz\n");
-        return -1;
+        return PROTO_E_BAD_ARG;
     }
     return 0;
 }
@@ -184,6 +188,7 @@ static int64_t cpu_ns(void)
 
 /* ---- setup -------------------------------------------------------------- */
 
+/* The world: 0, or PROTO_E_INTERNAL (said). */
 static int make_world(struct bench *b)
 {
     struct sim_config cfg;
@@ -198,7 +203,7 @@ static int make_world(struct bench *b)
     b->w = sim_create(&cfg, &err);
     if (!b->w) {
         fprintf(stderr, "snapbench: cannot create world: %s\n", err);
-        return -1;
+        return PROTO_E_INTERNAL;
     }
     for (int k = 0; k < b->o.nparams; k++)
         sim_param_set(b->w, -1, b->o.param_name[k], b->o.param_value[k]);
@@ -206,6 +211,8 @@ static int make_world(struct bench *b)
     return 0;
 }
 
+/* The encoder, the clients' decoders, --verify's arrays: 0, or
+ * PROTO_E_INTERNAL (said). */
 static int make_buffers(struct bench *b)
 {
     uint32_t n = (uint32_t)b->o.boids;
@@ -225,7 +232,7 @@ static int make_buffers(struct bench *b)
     if (!b->enc ||
         (b->o.verify && (!b->clients[CLIENTS - 1].dec || !b->qx || !b->qy || !b->heading))) {
         fprintf(stderr, "snapbench: %s\n", err ? err : "out of memory");
-        return -1;
+        return PROTO_E_INTERNAL;
     }
     return 0;
 }
@@ -283,7 +290,8 @@ static void dump_frame(FILE *out, const uint8_t *p, size_t len)
 }
 
 /* The client takes its frame (the one a room would send it: frame_pick()
- * among the kinds encoded): counts it, decodes and checks it if asked. */
+ * among the kinds encoded): counts it, decodes and checks it if asked.
+ * 0, or the decoder's code (PROTO_E_HASH_MISMATCH: another state), said. */
 static int deliver(struct bench *b, struct client *c, struct frame *f)
 {
     unsigned ideal;
@@ -310,11 +318,13 @@ static int deliver(struct bench *b, struct client *c, struct frame *f)
     if (rc || !same_boids(b, got)) {
         fprintf(stderr, "snapbench: client %s: frame %" PRIu64 " (%s) %s\n", c->name, f->seq,
                 frame_kind_name(kind), rc ? proto_status_name(rc) : "decoded to another state");
-        return -1;
+        return rc ? rc : PROTO_E_HASH_MISMATCH;
     }
     return 0;
 }
 
+/* One snapshot encoded and taken by the clients: 0, or a negative
+ * PROTO_E_* code (said). */
 static int snapshot(struct bench *b, uint64_t seq)
 {
     struct snapenc_input in = {
@@ -328,7 +338,7 @@ static int snapshot(struct bench *b, uint64_t seq)
         b->max_encode_cpu_ns = cpu;
     if (!f) {
         fprintf(stderr, "snapbench: out of memory\n");
-        return -1;
+        return PROTO_E_INTERNAL;
     }
     b->snapshots++;
     if (b->o.verify)

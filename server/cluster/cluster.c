@@ -1,8 +1,10 @@
 /*
  * cluster.c — the NATS connection and the steward thread, the rooms
  * attached to the cluster, and what the endpoints show (see cluster.h;
- * subjects and keys in server/cluster/CLUSTER.md). The messages between nodes are
- * in cluster_msg.c, the leases and the directory in cluster_lease.c.
+ * subjects and keys in server/cluster/CLUSTER.md). The messages between
+ * nodes are in cluster_msg.c, the leases in cluster_lease.c, the
+ * directory in cluster_dir.c; this file calls them and none calls it
+ * (cluster_internal.h).
  *
  * Locking: `lock` guards the attached rooms (their list, terms and
  * subscriptions) and the directory; `pend_lock` the other nodes' clients
@@ -18,69 +20,11 @@
 
 #include "clock.h"
 #include "cluster_wire.h"
-#include "metrics.h"
-#include "proto_reply.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static _Atomic(struct cluster *) g_cluster;
-
-struct cluster *cluster_current(void)
-{
-    return atomic_load_explicit(&g_cluster, memory_order_acquire);
-}
-
-const char *cluster_node_id(const struct cluster *c)
-{
-    return c->node;
-}
-
-bool cluster_is_connected(const struct cluster *c)
-{
-    return atomic_load_explicit(&c->connected, memory_order_acquire);
-}
-
-/* True if s[0..len) is 1..max characters of [A-Za-z0-9_-]: a node id. */
-bool cluster__is_token(const char *s, size_t len, size_t max)
-{
-    if (len < 1 || len > max)
-        return false;
-    for (size_t i = 0; i < len; i++)
-        if (!cluster_is_room_name(s + i, 1))
-            return false;
-    return true;
-}
-
-/* The attached room called name (len bytes), or NULL. Under lock. */
-struct croom *cluster__find(struct cluster *c, const char *name, size_t len)
-{
-    if (c->quiet)
-        return NULL;
-    for (size_t i = 0; i < c->nrooms; i++)
-        if (strlen(c->rooms[i]->name) == len && memcmp(c->rooms[i]->name, name, len) == 0)
-            return c->rooms[i];
-    return NULL;
-}
-
-struct croom *cluster__find_room(struct cluster *c, const struct room *r)
-{
-    for (size_t i = 0; i < c->nrooms; i++)
-        if (c->rooms[i]->room == r)
-            return c->rooms[i];
-    return NULL;
-}
-
-void cluster__unsubscribe(natsSubscription **s)
-{
-    if (*s) {
-        natsSubscription_Unsubscribe(*s);
-        natsSubscription_Destroy(*s);
-        *s = NULL;
-    }
-}
 
 static void link_attach(void *arg, struct room *r)
 {
@@ -124,15 +68,44 @@ static void link_detach(void *arg, struct room *r)
     cluster__unsubscribe(&cr->wants);
     cluster__unsubscribe(&cr->params);
     cluster__unsubscribe(&cr->asks);
-    if (cr->owner && cluster_is_connected(c)) {
-        char key[64];
-        snprintf(key, sizeof key, "room.%s", cr->name);
-        pthread_mutex_lock(&c->kv_lock);
-        if (c->kv)
-            kvStore_Delete(c->kv, key);
-        pthread_mutex_unlock(&c->kv_lock);
-    }
+    if (cr->owner)
+        cluster__lease_give_up(c, cr->name);
     free(cr);
+}
+
+/* The link's fetch hook (room_relay.h): the room's lease and last checkpoint;
+ * then, as a copy opens here, the owner's parameters for its welcomes. */
+static int link_fetch(void *arg, const char *name, uint8_t **ck, size_t *len)
+{
+    struct cluster *c = arg;
+    bool is_elsewhere = cluster__lease_fetch(c, name, ck, len);
+    if (is_elsewhere)
+        cluster__ask_params(c, name);
+    return is_elsewhere;
+}
+
+/* The link's adopt hook (room_relay.h): a room another node placed here. */
+static int link_adopt(void *arg, struct room_adoption *out)
+{
+    struct cluster *c = arg;
+    pthread_mutex_lock(&c->lock);
+    bool got = cluster__dir_adopt_take(&c->dir, out);
+    pthread_mutex_unlock(&c->lock);
+    return got;
+}
+
+/* The link's owner_of hook (room_relay.h): a room this node relays, from the
+ * directory and this node's placements. */
+static int link_owner_of(void *arg, struct room *r, char *node, size_t cap)
+{
+    struct cluster *c = arg;
+    pthread_mutex_lock(&c->lock);
+    const struct croom *cr = cluster__find_room(c, r);
+    const char *other = cr && !cr->owner ? cluster__dir_other_node(&c->dir, room_name(r)) : NULL;
+    if (other)
+        snprintf(node, cap, "%s", other);
+    pthread_mutex_unlock(&c->lock);
+    return other != NULL;
 }
 
 const struct room_link *cluster_link(struct cluster *c)
@@ -179,7 +152,8 @@ static void stop_watching(struct cluster *c)
     }
 }
 
-/* Opens (creating if need be) both buckets. 0, or -1 (tried again later). */
+/* Opens (creating if need be) both buckets and watches the first anew: 0,
+ * or PROTO_E_INTERNAL if NATS refused (tried again at the next step). */
 static int open_buckets(struct cluster *c)
 {
     kvStore *kv = NULL, *ck = NULL;
@@ -199,7 +173,7 @@ static int open_buckets(struct cluster *c)
     if (s != NATS_OK || s2 != NATS_OK) {
         kvStore_Destroy(kv);
         kvStore_Destroy(ck);
-        return -1;
+        return PROTO_E_INTERNAL;
     }
     pthread_mutex_lock(&c->kv_lock);
     kvStore_Destroy(c->kv);
@@ -211,10 +185,50 @@ static int open_buckets(struct cluster *c)
     stop_watching(c);
     kvStore_WatchAll(&c->watcher, kv, NULL);
     pthread_mutex_lock(&c->lock);
-    c->ndir = 0;
-    c->nnodes = 0;
+    cluster__dir_clear(&c->dir);
     pthread_mutex_unlock(&c->lock);
     return 0;
+}
+
+/* One update of the watcher into the directory; a room placed here is
+ * queued for the lobby unless this node has it. Under lock. */
+static void dir_update(struct cluster *c, kvEntry *e)
+{
+    struct room_adoption ad;
+    int rc = cluster__dir_apply(&c->dir, kvEntry_Key(e), kvEntry_Operation(e) == kvOp_Put,
+                                kvEntry_ValueString(e), kvEntry_ValueLen(e), clock_mono_ns(), &ad);
+    if (rc < 0)
+        COUNT(c, rejected);
+    else if (rc > 0 && !cluster__find(c, ad.name, strlen(ad.name)))
+        cluster__dir_adopt_queue(&c->dir, &ad);
+}
+
+/* Every update the watcher holds, into the directory (sorted for
+ * /api/rooms when it changed), the first waited for up to wait_ms: true,
+ * or false if the watcher could not be read (none, or NATS is away). */
+static bool read_directory(struct cluster *c, int64_t wait_ms)
+{
+    bool changed = false, answered = false;
+    for (int k = 0; k < 100000 && c->watcher; k++) {
+        kvEntry *e = NULL;
+        natsStatus s = kvWatcher_Next(&e, c->watcher, k == 0 && wait_ms > 1 ? wait_ms : 1);
+        answered |= s == NATS_OK || s == NATS_TIMEOUT;
+        if (s != NATS_OK)
+            break;
+        if (!e)
+            continue; /* the initial values are all in */
+        pthread_mutex_lock(&c->lock);
+        dir_update(c, e);
+        pthread_mutex_unlock(&c->lock);
+        kvEntry_Destroy(e);
+        changed = true;
+    }
+    if (changed) {
+        pthread_mutex_lock(&c->lock);
+        cluster__dir_sort(&c->dir);
+        pthread_mutex_unlock(&c->lock);
+    }
+    return answered;
 }
 
 static void steward_step(struct cluster *c, int64_t now)
@@ -222,7 +236,7 @@ static void steward_step(struct cluster *c, int64_t now)
     if (natsConnection_Status(c->nc) == NATS_CONN_STATUS_CONNECTED)
         atomic_store(&c->connected, true);
     cluster__availability(c, now);
-    if (!cluster_is_connected(c))
+    if (!cluster__is_connected(c))
         return;
     bool is_reopen = atomic_load(&c->reconnected) &&
                      (double)(now - atomic_load(&c->reconnected_ns)) >= REOPEN_AFTER_S * 1e9;
@@ -230,8 +244,9 @@ static void steward_step(struct cluster *c, int64_t now)
         atomic_store(&c->reconnected, false);
     if ((is_reopen || !c->kv) && open_buckets(c) < 0)
         return;
-    cluster__leases(c, now);
-    cluster__read_directory(c, 0);
+    cluster__leases(c, now);  /* the rooms' roles (taken, lost) */
+    cluster__follow_roles(c); /* each room's subscriptions for its role, relays' wants */
+    read_directory(c, 0);
     if ((double)(now - c->heartbeat_ns) >= HEARTBEAT_S * 1e9) {
         c->heartbeat_ns = now;
         cluster__heartbeat(c);
@@ -268,7 +283,7 @@ static void *steward_main(void *arg)
         steward_step(c, clock_mono_ns());
         for (int64_t left; go_on && (left = next - clock_mono_ns()) > 0;) {
             int64_t slice_ms = left / 1000000 < DIR_WAIT_MS ? left / 1000000 : DIR_WAIT_MS;
-            if (slice_ms < 1 || !cluster_is_connected(c) || !cluster__read_directory(c, slice_ms))
+            if (slice_ms < 1 || !cluster__is_connected(c) || !read_directory(c, slice_ms))
                 go_on = steward_sleep(c, slice_ms < 1 ? left : slice_ms * 1000000);
             else
                 go_on = steward_sleep(c, 0);
@@ -277,7 +292,8 @@ static void *steward_main(void *arg)
     return NULL;
 }
 
-/* The URLs of cfg as libnats takes them (split at commas). 0 or -1. */
+/* The URLs of cfg as libnats takes them (split at commas): 0, or
+ * PROTO_E_BAD_ARG if libnats takes none. */
 static int set_servers(natsOptions *o, const char *url)
 {
     char copy[1024];
@@ -287,18 +303,21 @@ static int set_servers(natsOptions *o, const char *url)
     for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok && n < 32;
          tok = strtok_r(NULL, ",", &save))
         list[n++] = tok;
-    return n > 0 && natsOptions_SetServers(o, list, n) == NATS_OK ? 0 : -1;
+    return n > 0 && natsOptions_SetServers(o, list, n) == NATS_OK ? 0 : PROTO_E_BAD_ARG;
 }
 
+/* Connects (or starts connecting in the background) and subscribes to
+ * this node's reply subject: 0, or PROTO_E_BAD_ARG (the URLs) or
+ * PROTO_E_INTERNAL (libnats refused) with a static reason in *err. */
 static int connect_nats(struct cluster *c, const char **err)
 {
     *err = "cannot set up the NATS connection";
     if (natsOptions_Create(&c->opts) != NATS_OK)
-        return -1;
+        return PROTO_E_INTERNAL;
     natsOptions *o = c->opts;
     if (set_servers(o, c->cfg.url) < 0) {
         *err = "--nats: not a NATS URL list";
-        return -1;
+        return PROTO_E_BAD_ARG;
     }
     if (natsOptions_SetName(o, c->node) != NATS_OK ||
         natsOptions_SetTimeout(o, WAIT_MS) != NATS_OK ||
@@ -310,11 +329,11 @@ static int connect_nats(struct cluster *c, const char **err)
         natsOptions_SetRetryOnFailedConnect(o, true, on_connected, c) != NATS_OK ||
         natsOptions_SetDisconnectedCB(o, on_disconnected, c) != NATS_OK ||
         natsOptions_SetReconnectedCB(o, on_reconnected, c) != NATS_OK)
-        return -1;
+        return PROTO_E_INTERNAL;
     natsStatus s = natsConnection_Connect(&c->nc, o);
     if (s != NATS_OK && s != NATS_NOT_YET_CONNECTED) {
         *err = "--nats: cannot connect";
-        return -1;
+        return PROTO_E_BAD_ARG;
     }
     atomic_store(&c->connected, s == NATS_OK);
     jsOptions jo;
@@ -324,13 +343,13 @@ static int connect_nats(struct cluster *c, const char **err)
     if (natsConnection_JetStream(&c->js, c->nc, &jo) != NATS_OK ||
         natsConnection_Subscribe(&c->replies, c->nc, c->reply_subject, cluster__on_reply, c) !=
             NATS_OK)
-        return -1;
+        return PROTO_E_INTERNAL;
     return 0;
 }
 
 struct cluster *cluster_create(const struct cluster_config *cfg, const char **err)
 {
-    if (!cluster__is_token(cfg->node_id, strlen(cfg->node_id), PROTO_NODE_MAX)) {
+    if (!cluster_is_token(cfg->node_id, strlen(cfg->node_id), PROTO_NODE_MAX)) {
         *err = "--node-id: 1 to 64 characters of [A-Za-z0-9_-]";
         return NULL;
     }
@@ -340,8 +359,7 @@ struct cluster *cluster_create(const struct cluster_config *cfg, const char **er
         return NULL;
     }
     c->cfg = *cfg;
-    c->dir = calloc(MAX_DIR, sizeof *c->dir);
-    if (!c->dir) {
+    if (cluster__dir_init(&c->dir, cfg->node_id) < 0) {
         free(c);
         *err = "out of memory";
         return NULL;
@@ -357,11 +375,11 @@ struct cluster *cluster_create(const struct cluster_config *cfg, const char **er
                                  .reply = cluster__link_reply,
                                  .attach = link_attach,
                                  .detach = link_detach,
-                                 .fetch = cluster__link_fetch,
+                                 .fetch = link_fetch,
                                  .place = cluster__link_place,
-                                 .adopt = cluster__link_adopt,
+                                 .adopt = link_adopt,
                                  .params = cluster__link_params,
-                                 .owner_of = cluster__link_owner_of};
+                                 .owner_of = link_owner_of};
     pthread_mutex_init(&c->lock, NULL);
     pthread_mutex_init(&c->kv_lock, NULL);
     pthread_mutex_init(&c->pend_lock, NULL);
@@ -375,7 +393,6 @@ struct cluster *cluster_create(const struct cluster_config *cfg, const char **er
         return NULL;
     }
     c->started = true;
-    atomic_store_explicit(&g_cluster, c, memory_order_release);
     return c;
 }
 
@@ -392,7 +409,6 @@ void cluster_destroy(struct cluster *c)
 {
     if (!c)
         return;
-    atomic_store_explicit(&g_cluster, NULL, memory_order_release);
     if (c->started) {
         pthread_mutex_lock(&c->stop_lock);
         c->stop = true;
@@ -412,7 +428,7 @@ void cluster_destroy(struct cluster *c)
     nats_CloseAndWait(2000);
     for (size_t i = 0; i < c->nrooms; i++)
         free(c->rooms[i]); /* rooms still attached at exit */
-    free(c->dir);
+    cluster__dir_free(&c->dir);
     pthread_mutex_destroy(&c->lock);
     pthread_mutex_destroy(&c->kv_lock);
     pthread_mutex_destroy(&c->pend_lock);
@@ -424,27 +440,13 @@ void cluster_destroy(struct cluster *c)
 void cluster_render_health(struct cluster *c, struct textbuf *t)
 {
     textbuf_printf(t, ",\"nats\":\"%s\",\"node\":\"%s\"",
-                   cluster_is_connected(c) ? "connected" : "lost", c->node);
+                   cluster__is_connected(c) ? "connected" : "lost", c->node);
 }
 
-int cluster_render_rooms(struct cluster *c, struct textbuf *t,
-                         bool (*local)(void *arg, struct textbuf *t, const char *name,
-                                       const char *node, bool first),
-                         void *arg)
+int cluster_render_rooms(struct cluster *c, struct textbuf *t, cluster_local_fn local, void *arg)
 {
     pthread_mutex_lock(&c->lock);
-    for (size_t i = 0; i < c->ndir; i++) {
-        const struct dir_entry *d = &c->dir[i];
-        if (local(arg, t, d->name, d->node, i == 0))
-            continue;
-        textbuf_printf(t,
-                       "%s{\"name\":\"%s\",\"mode\":\"%s\",\"players\":0,\"admins\":0,"
-                       "\"viewers\":0,\"boids\":%u,\"tick\":%llu,\"password\":false,"
-                       "\"teams\":0,\"node\":\"%s\"}",
-                       i ? "," : "", d->name, d->mode, d->boids, (unsigned long long)d->tick,
-                       d->node);
-    }
-    int n = (int)c->ndir;
+    int n = cluster__dir_render(&c->dir, t, local, arg);
     pthread_mutex_unlock(&c->lock);
     return n;
 }
@@ -496,6 +498,6 @@ void cluster_render_metrics(struct cluster *c, struct textbuf *t)
                    "# HELP flockd_cluster_nats_rtt_seconds round trip to the NATS server\n"
                    "# TYPE flockd_cluster_nats_rtt_seconds gauge\n"
                    "flockd_cluster_nats_rtt_seconds{node=\"%s\"} %.6f\n",
-                   c->node, owned, c->node, relayed, c->node, cluster_is_connected(c) ? 1 : 0,
+                   c->node, owned, c->node, relayed, c->node, cluster__is_connected(c) ? 1 : 0,
                    c->node, (double)atomic_load(&c->n.rtt_us) / 1e6);
 }

@@ -37,7 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "room.h"
+#include "room_relay.h"
 #include "textbuf.h"
 
 struct cluster_config {
@@ -73,26 +73,18 @@ const struct room_link *cluster_link(struct cluster *c);
  * Any thread; dropped (and counted) while NATS is away. */
 void cluster_store_checkpoint(void *arg, const char *room, const uint8_t *buf, size_t len);
 
-/* The cluster of this process, or NULL in a single process (for /healthz,
- * /metrics and /api/rooms). */
-struct cluster *cluster_current(void);
-
-const char *cluster_node_id(const struct cluster *c);
-bool cluster_is_connected(const struct cluster *c);
-
 /*
  * Appends to t: ,"nats":"connected"|"lost","node":"ID" for /healthz;
  * the cluster's series for /metrics; or the rooms of the whole cluster as
  * /api/rooms entries (each with "node"), as the directory (a watcher of
- * the lease keys) last saw them,
- * `default` first, then by name: local() renders a room this node has
- * (true), else a short entry is written. The rooms: how many were written.
+ * the lease keys) last saw them, `default` first, then by name: local()
+ * renders a room this node has (true), else a short entry is written.
+ * The rooms: how many were written. Any thread.
  */
+typedef bool (*cluster_local_fn)(void *arg, struct textbuf *t, const char *name, const char *node,
+                                 bool first);
 void cluster_render_health(struct cluster *c, struct textbuf *t);
 void cluster_render_metrics(struct cluster *c, struct textbuf *t);
-int cluster_render_rooms(struct cluster *c, struct textbuf *t,
-                         bool (*local)(void *arg, struct textbuf *t, const char *name,
-                                       const char *node, bool first),
-                         void *arg);
+int cluster_render_rooms(struct cluster *c, struct textbuf *t, cluster_local_fn local, void *arg);
 
 #endif

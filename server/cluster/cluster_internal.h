@@ -1,8 +1,38 @@
 /*
- * cluster_internal — what cluster.c, cluster_msg.c and cluster_lease.c
- * share: the private struct cluster, its rooms, the other nodes' pending
- * commands and the directory, and the few functions one file calls in
- * another (prefix cluster__). Included by those three files only.
+ * cluster_internal — what the four files of the cluster module share: the
+ * private struct cluster, its rooms, the other nodes' pending commands,
+ * the directory, and the functions one file calls in another (prefix
+ * cluster__). Included by cluster.c, cluster_msg.c, cluster_lease.c and
+ * cluster_dir.c only.
+ *
+ * Calls between the files run one way, and nothing calls back:
+ *
+ *     cluster.c        calls  cluster_msg.c, cluster_lease.c, cluster_dir.c
+ *     cluster_msg.c    calls  cluster_dir.c
+ *     cluster_lease.c  calls  cluster_dir.c
+ *     cluster_dir.c    calls  none of them
+ *
+ *   cluster.c        the NATS connection and the steward thread, which
+ *                    acts on what the others report: after each round of
+ *                    leases it has cluster_msg.c follow the rooms' roles
+ *                    (cluster__follow_roles), reads the directory's
+ *                    updates into cluster_dir.c and queues the rooms placed
+ *                    here; the link's attach, detach, fetch, adopt and
+ *                    owner_of hooks; what the endpoints show.
+ *   cluster_msg.c    the messages on NATS: frames, commands, replies,
+ *                    wants, parameters.
+ *   cluster_lease.c  the leases (a lease taken or lost changes the room's
+ *                    role and nothing else: it calls no message code),
+ *                    checkpoints, the heartbeat, placing a new room.
+ *   cluster_dir.c    the directory (the rooms of the cluster as the lease
+ *                    watcher shows them, the nodes' loads, placements, the
+ *                    rooms placed here): data and its rules, no NATS, no
+ *                    lock; calls no other file.
+ *
+ * cluster_msg.c and cluster_lease.c never call each other, and no file
+ * calls cluster.c. The inline helpers at the end of this header (a room by
+ * name, unsubscribing, whether NATS is up) call no file. cluster_wire.h is
+ * a module of its own below all four.
  *
  * Threading and locking: as cluster.h and cluster.c say. `lock` guards
  * the attached rooms and the directory, `pend_lock` the pending commands,
@@ -12,6 +42,7 @@
 #define FLOCKD_CLUSTER_INTERNAL_H
 
 #include "cluster.h"
+#include "textbuf.h"
 
 #include <nats/nats.h>
 
@@ -20,6 +51,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define BUCKET_ROOMS  "flockd"      /* room.NAME: leases; node.ID: heartbeats */
 #define BUCKET_CKPT   "flockd_ckpt" /* NAME: the room's last checkpoint */
@@ -78,12 +110,14 @@ struct pending {
     char reply_to[SUBJECT_MAX];
 };
 
+/* ---- cluster_dir.c: the directory (calls no other file) ---- */
+
 /* One room of the cluster as the directory shows it. */
 struct dir_entry {
     char name[PROTO_ROOM_MAX + 1];
     char node[PROTO_NODE_MAX + 1];
     char mode[16];
-    uint32_t boids, viewers;
+    uint32_t boids;
     uint64_t tick;
     bool placed;  /* named by the node that placed it there, not yet taken by it */
     bool counted; /* a heartbeat of its node came after its node's own lease: in its figures */
@@ -106,6 +140,64 @@ struct node_load {
     int64_t clients;
     int64_t seen_ns; /* when its heartbeat reached this node (monotonic) */
 };
+
+/* The directory. Every function below runs under the cluster's lock. */
+struct cluster_dir {
+    char self[PROTO_NODE_MAX + 1]; /* this node's id */
+    struct dir_entry *rooms;       /* owned: MAX_DIR; `default` first, then by name */
+    size_t nrooms;
+    struct node_load nodes[MAX_NODES];
+    size_t nnodes;
+    struct placement placed[MAX_PLACED];
+    size_t nplaced;
+    struct room_adoption adopt[MAX_ADOPT]; /* rooms placed here, for the lobby */
+    size_t nadopt;
+};
+
+/* An empty directory of node self: 0, or PROTO_E_INTERNAL (out of
+ * memory). cluster__dir_free() releases it. */
+int cluster__dir_init(struct cluster_dir *d, const char *self);
+void cluster__dir_free(struct cluster_dir *d);
+/* Forgets every room and node (a new watcher replays them all). */
+void cluster__dir_clear(struct cluster_dir *d);
+/* The node a lease or heartbeat value names, into node (cap bytes): 0, or
+ * PROTO_E_BAD_VALUE if the value names none (the caller counts it: a
+ * hostile or garbled key). */
+int cluster__dir_node_of(const char *val, int len, char *node, size_t cap);
+/*
+ * One update of a key of the bucket: a heartbeat (node.ID) into the nodes'
+ * loads; a lease (room.NAME) put adds or refreshes its room, a delete or
+ * purge removes it. now: when it arrived (monotonic). Returns
+ * PROTO_E_BAD_VALUE for a put whose value names no node (count it); 1 for
+ * a lease another node wrote when it placed its room on this one, with
+ * the room in *ad (the caller queues it unless it has the room); else 0.
+ * cluster__dir_sort() after a batch.
+ */
+int cluster__dir_apply(struct cluster_dir *d, const char *key, bool is_put, const char *val,
+                       int len, int64_t now, struct room_adoption *ad);
+/* The rooms in the order /api/rooms lists them: `default`, then by name. */
+void cluster__dir_sort(struct cluster_dir *d);
+/* The directory's entry of room `name`, or NULL. */
+const struct dir_entry *cluster__dir_find(const struct cluster_dir *d, const char *name);
+/* The node other than this one that the directory (or, when it has no
+ * lease of the room yet, a placement made here) names for room `name`,
+ * or NULL. */
+const char *cluster__dir_other_node(const struct cluster_dir *d, const char *name);
+/* Queues a room placed here for the lobby (once, while MAX_ADOPT allow). */
+void cluster__dir_adopt_queue(struct cluster_dir *d, const struct room_adoption *ad);
+/* The oldest room placed here into *out: true, or false if none waits. */
+bool cluster__dir_adopt_take(struct cluster_dir *d, struct room_adoption *out);
+/* The least loaded node seen lately (fewest boids it ticks, then fewest
+ * rooms, then clients), into best (cap bytes): true, or false if none.
+ * Placements older than PLACED_TTL_S are forgotten first. */
+bool cluster__dir_least_loaded(struct cluster_dir *d, int64_t now, char *best, size_t cap);
+/* A room placed on node at now, counted in its load until that node's
+ * heartbeat counts it (the oldest placement goes if the table is full). */
+void cluster__dir_count_placed(struct cluster_dir *d, const char *name, const char *node,
+                               uint32_t boids, int64_t now);
+/* Each room as an /api/rooms entry (cluster_render_rooms()): how many. */
+int cluster__dir_render(const struct cluster_dir *d, struct textbuf *t, cluster_local_fn local,
+                        void *arg);
 
 struct cluster_counters {
     atomic_uint_fast64_t frames_published, frames_relayed, frames_dropped, frames_stale;
@@ -134,8 +226,7 @@ struct cluster {
     bool quiet; /* cluster_quiesce(): messages no longer reach the rooms */
     struct croom *rooms[MAX_ROOMS];
     size_t nrooms;
-    struct dir_entry *dir;
-    size_t ndir;
+    struct cluster_dir dir;
 
     pthread_mutex_t pend_lock;
     struct pending pend[PENDING];
@@ -146,45 +237,69 @@ struct cluster {
     pthread_cond_t stop_cond;
     bool stop, started;
     int64_t heartbeat_ns;
-    kvWatcher *watcher;                /* the steward's: every update of a lease or heartbeat key */
-    struct node_load nodes[MAX_NODES]; /* under lock */
-    size_t nnodes;
+    kvWatcher *watcher; /* the steward's: every update of a lease or heartbeat key */
     struct fetched fetched[MAX_FETCHED]; /* under lock */
-    struct placement placed[MAX_PLACED]; /* under lock */
-    size_t nplaced;
-    struct room_adoption adopt[MAX_ADOPT]; /* rooms placed here, for the lobby; under lock */
-    size_t nadopt;
     struct cluster_counters n;
 };
 
 #define COUNT(c, field) atomic_fetch_add_explicit(&(c)->n.field, 1, memory_order_relaxed)
 
-/* ---- cluster.c ---- */
+/* ---- inline helpers: call no file ---- */
 
-/* True if s[0..len) is 1..max characters of [A-Za-z0-9_-]: a node id. */
-bool cluster__is_token(const char *s, size_t len, size_t max);
-/* The attached room called name (len bytes) / holding r, or NULL (the
- * first also once the cluster is quiet: what NATS brings is dropped).
- * Under lock. */
-struct croom *cluster__find(struct cluster *c, const char *name, size_t len);
-struct croom *cluster__find_room(struct cluster *c, const struct room *r);
+static inline bool cluster__is_connected(const struct cluster *c)
+{
+    return atomic_load_explicit(&c->connected, memory_order_acquire);
+}
+
+/* The attached room called name (len bytes), or NULL, also once the
+ * cluster is quiet (what NATS brings then is dropped). Under lock. */
+static inline struct croom *cluster__find(struct cluster *c, const char *name, size_t len)
+{
+    if (c->quiet)
+        return NULL;
+    for (size_t i = 0; i < c->nrooms; i++)
+        if (strlen(c->rooms[i]->name) == len && memcmp(c->rooms[i]->name, name, len) == 0)
+            return c->rooms[i];
+    return NULL;
+}
+
+/* The attached room holding r, or NULL. Under lock. */
+static inline struct croom *cluster__find_room(struct cluster *c, const struct room *r)
+{
+    for (size_t i = 0; i < c->nrooms; i++)
+        if (c->rooms[i]->room == r)
+            return c->rooms[i];
+    return NULL;
+}
+
 /* Ends and frees *s, if any; *s becomes NULL. */
-void cluster__unsubscribe(natsSubscription **s);
+static inline void cluster__unsubscribe(natsSubscription **s)
+{
+    if (*s) {
+        natsSubscription_Unsubscribe(*s);
+        natsSubscription_Destroy(*s);
+        *s = NULL;
+    }
+}
 
-/* ---- cluster_msg.c: frames, commands, replies and wants on NATS ---- */
+/* ---- cluster_msg.c: frames, commands, replies, wants, parameters (calls cluster_dir.c) ---- */
 
-/* The link's hooks of an owner (frame, reply) and a relay (forward). */
+/* The link's hooks of an owner (frame, reply, params) and a relay (forward). */
 void cluster__link_frame(void *arg, struct room *r, const struct frame *f);
 bool cluster__link_reply(void *arg, uint64_t client, enum room_reply_kind kind, const char *text,
                          size_t len);
 int cluster__link_forward(void *arg, struct room *r, const struct room_actor *who,
                           const struct proto_command *cmd, int refused, const char *message);
+void cluster__link_params(void *arg, struct room *r);
 /* The handler of this node's reply subject. */
 void cluster__on_reply(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *arg);
-/* The subscriptions cr needs as owner (commands, wants) or relay (frames). Under lock. */
+/* The subscriptions cr needs as owner (commands, wants, asks) or relay
+ * (frames, parameters). Under lock. */
 void cluster__resubscribe(struct cluster *c, struct croom *cr);
-/* The link's params hook: an owner publishes its room's parameters. */
-void cluster__link_params(void *arg, struct room *r);
+/* Every attached room's subscriptions for the role its lease gives it
+ * now (cluster__resubscribe()), and each relay's wants to its owner.
+ * Steward, after cluster__leases(). */
+void cluster__follow_roles(struct cluster *c);
 /* Every owned room's parameters again, for relays that came since. Steward. */
 void cluster__publish_params(struct cluster *c);
 /* The owner's parameters of room `name` into c->fetched, asked for at
@@ -196,29 +311,24 @@ void cluster__take_fetched(struct cluster *c, struct room *r);
  * (NATS up and a frame within OWNER_SILENT_S), on a change. Steward. */
 void cluster__availability(struct cluster *c, int64_t now);
 
-/* ---- cluster_lease.c: leases, checkpoints, the directory, the heartbeat ---- */
+/* ---- cluster_lease.c: leases, checkpoints, heartbeat, placing (calls cluster_dir.c) ---- */
 
-/* The link's fetch hook (room.h). */
-int cluster__link_fetch(void *arg, const char *name, uint8_t **ck, size_t *len);
-/* The node named in a lease value into node (cap bytes): 0, or -1 (counted). */
-int cluster__lease_node(struct cluster *c, const char *val, int len, char *node, size_t cap);
-/* Every attached room's lease (take, renew, lose), then the relays' wants. Steward. */
+/* Another node has room `name` (it holds a lease): true, with *ck its last
+ * checkpoint (malloc'd, the caller frees it; NULL if none) of *len bytes;
+ * false if no node has it or NATS cannot say. The network's thread. */
+bool cluster__lease_fetch(struct cluster *c, const char *name, uint8_t **ck, size_t *len);
+/* Every attached room's lease: taken, renewed or lost, which sets the
+ * room's role (owner or relay) and nothing else; the steward then has the
+ * messages follow (cluster__follow_roles()). Steward. */
 void cluster__leases(struct cluster *c, int64_t now);
-/* The lease updates the watcher holds, into the directory, waiting up to
- * wait_ms for the first: true, or false if the watcher could not be read
- * (none, or NATS is away). Steward. */
-bool cluster__read_directory(struct cluster *c, int64_t wait_ms);
-/* The directory's entry of room `name`, or NULL. Under lock. */
-struct dir_entry *cluster__dir_find(struct cluster *c, const char *name);
+/* Deletes the lease of a room this node owned and gives up (another node
+ * may take it at once). */
+void cluster__lease_give_up(struct cluster *c, const char *name);
 /* This node's figures under node.ID. Steward. */
 void cluster__heartbeat(struct cluster *c);
-/* The link's place and adopt hooks (room.h): a room a join creates goes
- * to the least loaded node; the rooms placed here go to the lobby. */
+/* The link's place hook (room_relay.h): a room a join creates goes to the
+ * least loaded node. */
 int cluster__link_place(void *arg, const char *name, enum proto_mode mode, uint32_t boids,
                         const char *password);
-int cluster__link_adopt(void *arg, struct room_adoption *out);
-/* The link's owner_of hook (room.h): from the room's role here, the
- * directory and this node's placements. */
-int cluster__link_owner_of(void *arg, struct room *r, char *node, size_t cap);
 
 #endif

@@ -5,7 +5,8 @@
  * wants; a relay serves the frames of the rooms it relays (dropping those
  * of an older term), forwards its clients' commands and hands the replies
  * back. Every message is decoded by cluster_wire.c before it is used; a
- * bad one is counted and dropped.
+ * bad one is counted and dropped. Of the cluster's files it calls only
+ * cluster_dir.c (cluster_internal.h).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -44,7 +45,7 @@ void cluster__link_frame(void *arg, struct room *r, const struct frame *f)
     pthread_mutex_unlock(&c->lock);
     if (!term)
         return;
-    if (!cluster_is_connected(c)) { /* nothing buffers while NATS is away */
+    if (!cluster__is_connected(c)) { /* nothing buffers while NATS is away */
         COUNT(c, frames_dropped);
         return;
     }
@@ -100,8 +101,8 @@ static bool is_reply_subject(const char *subject)
         strncmp(subject, prefix, sizeof prefix - 1) != 0 ||
         strcmp(subject + n - (sizeof suffix - 1), suffix) != 0)
         return false;
-    return cluster__is_token(subject + sizeof prefix - 1,
-                             n - (sizeof prefix - 1) - (sizeof suffix - 1), PROTO_NODE_MAX);
+    return cluster_is_token(subject + sizeof prefix - 1,
+                            n - (sizeof prefix - 1) - (sizeof suffix - 1), PROTO_NODE_MAX);
 }
 
 /* Sends a reply to the node whose client it is. */
@@ -111,7 +112,8 @@ static void send_reply(struct cluster *c, const struct pending *p, enum room_rep
     struct cluster_reply rep = {.client = p->client, .kind = kind, .text = text, .text_len = len};
     snprintf(rep.room, sizeof rep.room, "%s", p->room);
     uint8_t buf[PROTO_REPLY_BYTES + 128];
-    int n = len <= PROTO_REPLY_BYTES ? cluster_reply_encode(&rep, buf, sizeof buf) : -1;
+    int n =
+        len <= PROTO_REPLY_BYTES ? cluster_reply_encode(&rep, buf, sizeof buf) : PROTO_E_NOSPACE;
     if (n > 0 && natsConnection_Publish(c->nc, p->reply_to, buf, n) == NATS_OK)
         COUNT(c, commands_served);
 }
@@ -289,7 +291,7 @@ static void on_frame(natsConnection *nc, natsSubscription *sub, natsMsg *msg, vo
 
 void cluster__availability(struct cluster *c, int64_t now)
 {
-    bool is_connected = cluster_is_connected(c);
+    bool is_connected = cluster__is_connected(c);
     pthread_mutex_lock(&c->lock);
     for (size_t i = 0; i < c->nrooms && !c->quiet; i++) {
         struct croom *cr = c->rooms[i];
@@ -299,7 +301,7 @@ void cluster__availability(struct cluster *c, int64_t now)
             continue;
         cr->unavailable = is_down;
         char reason[ROOM_REASON_MAX];
-        const struct dir_entry *d = cluster__dir_find(c, cr->name);
+        const struct dir_entry *d = cluster__dir_find(&c->dir, cr->name);
         if (!is_connected)
             snprintf(reason, sizeof reason,
                      "this node lost the cluster's messaging (NATS); waiting for it");
@@ -343,7 +345,7 @@ void cluster__link_params(void *arg, struct room *r)
     struct cluster *c = arg;
     pthread_mutex_lock(&c->lock);
     struct croom *cr = cluster__find_room(c, r);
-    if (cr && cr->owner && !c->quiet && cluster_is_connected(c))
+    if (cr && cr->owner && !c->quiet && cluster__is_connected(c))
         publish_params(c, r, cr->name);
     pthread_mutex_unlock(&c->lock);
 }
@@ -396,7 +398,7 @@ static void on_ask(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void
         pthread_mutex_lock(&c->lock);
         struct croom *cr = cluster__find(c, name, len);
         uint8_t *buf = NULL;
-        int n = cr && cr->owner ? params_message(cr->room, &buf) : -1;
+        int n = cr && cr->owner ? params_message(cr->room, &buf) : PROTO_E_NOT_FOUND;
         if (n > 0)
             natsConnection_Publish(c->nc, reply_to, buf, n);
         free(buf);
@@ -460,10 +462,10 @@ int cluster__link_forward(void *arg, struct room *r, const struct room_actor *wh
      * would answer, so the client hears it at once. */
     pthread_mutex_lock(&c->lock);
     struct croom *cr = cluster__find_room(c, r);
-    const struct dir_entry *d = cluster__dir_find(c, room_name(r));
+    const struct dir_entry *d = cluster__dir_find(&c->dir, room_name(r));
     bool has_owner = (cr && cr->term_seen > 0) || (d && !d->placed);
     pthread_mutex_unlock(&c->lock);
-    if (!cluster_is_connected(c) || !has_owner)
+    if (!cluster__is_connected(c) || !has_owner)
         return PROTO_E_INTERNAL;
     char text[CLUSTER_TEXT_MAX < 65536 ? CLUSTER_TEXT_MAX : 65536];
     int tlen = refused ? snprintf(text, sizeof text, "%s", message)
@@ -535,4 +537,20 @@ void cluster__resubscribe(struct cluster *c, struct croom *cr)
         subscribe(c, &cr->frames, cr->name, "frame", on_frame);
         subscribe(c, &cr->params, cr->name, "params", on_params);
     }
+}
+
+void cluster__follow_roles(struct cluster *c)
+{
+    uint8_t want[CLUSTER_WANT_SIZE];
+    pthread_mutex_lock(&c->lock);
+    for (size_t i = 0; i < c->nrooms; i++) {
+        struct croom *cr = c->rooms[i];
+        cluster__resubscribe(c, cr);
+        unsigned kinds = cr->owner ? 0 : room_relay_wanted(cr->room);
+        char subject[SUBJECT_MAX];
+        snprintf(subject, sizeof subject, "flockd.room.%s.want", cr->name);
+        if (kinds && cluster_want_encode(kinds, want, sizeof want) > 0)
+            natsConnection_Publish(c->nc, subject, want, CLUSTER_WANT_SIZE);
+    }
+    pthread_mutex_unlock(&c->lock);
 }

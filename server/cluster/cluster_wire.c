@@ -21,17 +21,22 @@
 #define MAGIC_PARAMS "FKCP"
 #define MAGIC_ASK    "FKCA"
 
-int cluster_is_room_name(const char *name, size_t len)
+bool cluster_is_token(const char *s, size_t len, size_t max)
 {
-    if (len < 1 || len > PROTO_ROOM_MAX)
-        return 0;
+    if (len < 1 || len > max)
+        return false;
     for (size_t i = 0; i < len; i++) {
-        char ch = name[i];
+        char ch = s[i];
         if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
               ch == '_' || ch == '-'))
-            return 0;
+            return false;
     }
-    return 1;
+    return true;
+}
+
+bool cluster_is_room_name(const char *name, size_t len)
+{
+    return cluster_is_token(name, len, PROTO_ROOM_MAX);
 }
 
 /* Reads magic and version: 0, or the code that refuses the message. */
@@ -123,13 +128,14 @@ static int get_plan(struct bytes_r *r, struct frame *f)
     return bad ? PROTO_E_BAD_VALUE : 0;
 }
 
-/* The plan entry of a version 2 kind, or -1 if the plan has none. */
+/* The plan entry of a version 2 kind, or PROTO_E_NOT_FOUND if the plan
+ * has none. */
 static int plan_entry(const struct frame *f, unsigned kind)
 {
     for (unsigned k = 0; k < f->plan.count; k++)
         if (f->kind[k] == kind)
             return (int)k;
-    return -1;
+    return PROTO_E_NOT_FOUND;
 }
 
 /* Checks the header of every part of f against f: 0, or the code that

@@ -80,12 +80,15 @@ struct cluster_reply {
     size_t text_len;
 };
 
+/* r into buf: its length, or PROTO_E_NOSPACE. */
 int cluster_reply_encode(const struct cluster_reply *r, uint8_t *buf, size_t cap);
+/* A reply message into *r (r->text points into buf): 0, or a negative code. */
 int cluster_reply_decode(const uint8_t *buf, size_t len, struct cluster_reply *r);
 
 /* ---- wants: the kinds of frame a relay's clients take ---- */
 
 #define CLUSTER_WANT_SIZE 12
+/* kinds into buf: CLUSTER_WANT_SIZE, or PROTO_E_NOSPACE. */
 int cluster_want_encode(unsigned kinds, uint8_t *buf, size_t cap);
 /* 0 and *kinds (only bits of SNAPENC kinds), or a negative code. */
 int cluster_want_decode(const uint8_t *buf, size_t len, unsigned *kinds);
@@ -105,11 +108,16 @@ int cluster_params_decode(const uint8_t *buf, size_t len, struct sim_params valu
 /* A relay's question for the owner's parameters (answered with a
  * parameters message): 8 bytes. */
 #define CLUSTER_ASK_SIZE 8
+/* The question into buf: CLUSTER_ASK_SIZE, or PROTO_E_NOSPACE. */
 int cluster_ask_encode(uint8_t *buf, size_t cap);
 /* 0, or a negative code. */
 int cluster_ask_decode(const uint8_t *buf, size_t len);
 
+/* True if s[0..len) is 1..max characters of [A-Za-z0-9_-] (a node id,
+ * a room name, a single subject token). */
+bool cluster_is_token(const char *s, size_t len, size_t max);
+
 /* True if name is a room name ([A-Za-z0-9_-], 1..PROTO_ROOM_MAX). */
-int cluster_is_room_name(const char *name, size_t len);
+bool cluster_is_room_name(const char *name, size_t len);
 
 #endif

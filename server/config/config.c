@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -346,42 +347,41 @@ static int set_text(struct cfg *c, const struct cfg_row *r, const char *s, const
 }
 
 /*
- * Parses a whole decimal integer. Returns 0, -1 if s is not one, or -2 if
- * its magnitude is past 2^53 (beyond every row's bounds).
+ * Parses a whole decimal integer into *out: 0, or CFG_EINVAL if s is not
+ * one. A magnitude past 2^53 (beyond every row's bounds) reads as
+ * INFINITY, which the bounds then refuse.
  */
 static int parse_integer(const char *s, double *out)
 {
     char *end;
 
     if (s[0] == '\0' || s[strspn(s, "+-0123456789")] != '\0')
-        return -1;
+        return CFG_EINVAL;
     errno = 0;
     long long v = strtoll(s, &end, 10);
     if (*end != '\0')
-        return -1;
-    if (errno == ERANGE || v > (long long)EXACT_MAX || v < -(long long)EXACT_MAX)
-        return -2;
-    *out = (double)v;
+        return CFG_EINVAL;
+    bool is_exact = errno != ERANGE && v <= (long long)EXACT_MAX && v >= -(long long)EXACT_MAX;
+    *out = is_exact ? (double)v : INFINITY;
     return 0;
 }
 
 /*
- * Parses a whole decimal real: digits, sign, point and exponent only, so
- * "nan", "inf", hex floats and surrounding spaces are refused. Returns 0,
- * -1 if s is not a number, or -2 if it overflows.
+ * Parses a whole decimal real into *out: digits, sign, point and exponent
+ * only, so "nan", "inf", hex floats and surrounding spaces are refused.
+ * 0, or CFG_EINVAL if s is not a number. One that overflows reads as
+ * INFINITY, which the bounds then refuse.
  */
 static int parse_real(const char *s, double *out)
 {
     char *end;
 
     if (s[0] == '\0' || s[strspn(s, "+-.0123456789eE")] != '\0')
-        return -1;
+        return CFG_EINVAL;
     double v = strtod(s, &end);
     if (*end != '\0')
-        return -1;
-    if (!isfinite(v))
-        return -2;
-    *out = v;
+        return CFG_EINVAL;
+    *out = isfinite(v) ? v : INFINITY;
     return 0;
 }
 
@@ -399,9 +399,7 @@ static int apply_text(struct cfg *c, const struct cfg_row *r, const char *text, 
 
     snprintf(shown, sizeof shown, "\"%s\"", text);
     int rc = integer ? parse_integer(text, &v) : parse_real(text, &v);
-    if (rc == -2)
-        v = INFINITY; /* reported as out of range */
-    else if (rc < 0) {
+    if (rc < 0) {
         bounds_text(r, range, sizeof range);
         return fail(err, errlen, CFG_EINVAL, "%s: %s is not %s in %s", label, shown,
                     integer ? "an integer" : "a number", range);

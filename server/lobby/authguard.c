@@ -47,20 +47,22 @@ static int64_t wait_of(const struct authguard_score *s, int64_t now)
     return s->until_ns > now ? s->until_ns - now : 0;
 }
 
-/* addr's slot, or -1. */
-static int find(const struct authguard *g, const unsigned char *addr)
+/* True if addr has a slot, its index then in *at. */
+static bool is_known(const struct authguard *g, const unsigned char *addr, int *at)
 {
     for (int i = 0; i < AUTHGUARD_ADDRS; i++)
-        if (g->slot[i].is_used && memcmp(g->slot[i].addr, addr, AUTHGUARD_ADDR_LEN) == 0)
-            return i;
-    return -1;
+        if (g->slot[i].is_used && memcmp(g->slot[i].addr, addr, AUTHGUARD_ADDR_LEN) == 0) {
+            *at = i;
+            return true;
+        }
+    return false;
 }
 
 /* addr's slot, taking a free one or the one with the fewest failures. */
 static int find_or_take(struct authguard *g, const unsigned char *addr, int64_t now)
 {
-    int i = find(g, addr);
-    if (i >= 0)
+    int i;
+    if (is_known(g, addr, &i))
         return i;
     int pick = 0;
     double least = -1;
@@ -83,8 +85,9 @@ static int find_or_take(struct authguard *g, const unsigned char *addr, int64_t 
 
 int64_t authguard_wait(const struct authguard *g, const unsigned char *addr, int64_t now)
 {
-    int i = find(g, addr);
-    int64_t own = i >= 0 ? wait_of(&g->slot[i].s, now) : 0, all = wait_of(&g->all, now);
+    int i;
+    int64_t own = is_known(g, addr, &i) ? wait_of(&g->slot[i].s, now) : 0;
+    int64_t all = wait_of(&g->all, now);
     return own > all ? own : all;
 }
 
@@ -97,13 +100,13 @@ int64_t authguard_failed(struct authguard *g, const unsigned char *addr, int64_t
 
 void authguard_succeeded(struct authguard *g, const unsigned char *addr)
 {
-    int i = find(g, addr);
-    if (i >= 0)
+    int i;
+    if (is_known(g, addr, &i))
         g->slot[i].is_used = false;
 }
 
 double authguard_failures(const struct authguard *g, const unsigned char *addr, int64_t now)
 {
-    int i = find(g, addr);
-    return i >= 0 ? drained(&g->slot[i].s, &g->per_addr, now) : 0;
+    int i;
+    return is_known(g, addr, &i) ? drained(&g->slot[i].s, &g->per_addr, now) : 0;
 }

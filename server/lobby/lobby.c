@@ -13,6 +13,7 @@
 #include "persist.h"
 #include "pool.h"
 #include "roles.h"
+#include "room_relay.h"
 
 #include <arpa/inet.h>
 #include <pthread.h>
@@ -45,7 +46,7 @@ static int64_t seconds_ns(double s)
 
 /* ---- rooms ----------------------------------------------------------------- */
 
-static struct lobby_room *room_open(struct lobby *l, const char *name, enum proto_mode mode,
+static struct lobby_room *open_room(struct lobby *l, const char *name, enum proto_mode mode,
                                     uint32_t boids, const char *password, int64_t now,
                                     const struct ckpt *restore, const char **err)
 {
@@ -84,11 +85,11 @@ static void owners_after(struct lobby *l, const struct ckpt *c)
 
 /* Opens the room a loaded checkpoint holds and says how it went; NULL if
  * it could not be restored. */
-static struct lobby_room *room_reopen(struct lobby *l, const struct ckpt *c, int64_t now)
+static struct lobby_room *reopen_room(struct lobby *l, const struct ckpt *c, int64_t now)
 {
     struct persist *p = l->tmpl.persist;
     const char *err = "the server runs its most rooms (--max-rooms)";
-    struct lobby_room *lr = l->nrooms < l->cfg.max_rooms ? room_open(l, c->room, c->mode, c->boids,
+    struct lobby_room *lr = l->nrooms < l->cfg.max_rooms ? open_room(l, c->room, c->mode, c->boids,
                                                                      c->password, now, c, &err)
                                                          : NULL;
     if (!lr) {
@@ -112,7 +113,7 @@ static void restore_rooms(struct lobby *l, int64_t now)
     const struct ckpt *c;
     for (size_t i = 0; (c = persist_restored_at(p, i)) != NULL; i++)
         if (strcmp(c->room, "default") != 0)
-            room_reopen(l, c, now);
+            reopen_room(l, c, now);
     persist_restored_done(p);
 }
 
@@ -120,7 +121,7 @@ static void restore_rooms(struct lobby *l, int64_t now)
  * from its last checkpoint (its mode, password, world and teams), so that
  * this node relays it; NULL if the cluster has no such room, or no
  * checkpoint of it yet (a join may then create it as any other). */
-static struct lobby_room *room_of_cluster(struct lobby *l, const char *name, int64_t now)
+static struct lobby_room *open_cluster_room(struct lobby *l, const char *name, int64_t now)
 {
     const struct room_link *link = l->tmpl.link;
     uint8_t *buf = NULL;
@@ -132,18 +133,18 @@ static struct lobby_room *room_of_cluster(struct lobby *l, const char *name, int
     struct lobby_room *lr = NULL;
     if (l->nrooms < l->cfg.max_rooms && ckpt_decode(buf, len, &c, &why) == 0 &&
         strcmp(c.room, name) == 0)
-        lr = room_open(l, name, c.mode, c.boids, c.password, now, &c, &why);
+        lr = open_room(l, name, c.mode, c.boids, c.password, now, &c, &why);
     free(buf);
     return lr;
 }
 
-static void room_close(struct lobby *l, size_t i)
+static void close_room(struct lobby *l, size_t i)
 {
     lobby_room_close(l->rooms[i], l->pool);
     l->rooms[i] = l->rooms[--l->nrooms];
 }
 
-static struct lobby_room *room_find(const struct lobby *l, const char *name)
+static struct lobby_room *find_room(const struct lobby *l, const char *name)
 {
     for (size_t i = 0; i < l->nrooms; i++)
         if (strcmp(lobby_room_name(l->rooms[i]), name) == 0)
@@ -175,8 +176,8 @@ struct lobby *lobby_create(const struct cfg *cfg, const struct room_config *tmpl
     /* The default room never expires: when it became empty never matters.
      * It comes back from its checkpoint if there is one, else starts anew. */
     const struct ckpt *saved = tmpl->persist ? persist_restored(tmpl->persist, "default") : NULL;
-    if (!(saved && room_reopen(l, saved, now)) && !room_of_cluster(l, "default", now) &&
-        !room_open(l, "default", PROTO_MODE_SANDBOX, tmpl->boids, NULL, 0, NULL, err)) {
+    if (!(saved && reopen_room(l, saved, now)) && !open_cluster_room(l, "default", now) &&
+        !open_room(l, "default", PROTO_MODE_SANDBOX, tmpl->boids, NULL, 0, NULL, err)) {
         lobby_destroy(l);
         return NULL;
     }
@@ -190,7 +191,7 @@ void lobby_destroy(struct lobby *l)
     if (!l)
         return;
     while (l->nrooms)
-        room_close(l, l->nrooms - 1);
+        close_room(l, l->nrooms - 1);
     pthread_mutex_destroy(&l->lock);
     free(l->rooms);
     free(l);
@@ -261,9 +262,9 @@ static void adopt_rooms(struct lobby *l, int64_t now)
     struct room_adoption ad;
     while (link && link->adopt(link->arg, &ad)) {
         const char *err = "";
-        if (!room_find(l, ad.name) && l->nrooms < l->cfg.max_rooms &&
+        if (!find_room(l, ad.name) && l->nrooms < l->cfg.max_rooms &&
             ad.boids <= l->cfg.max_room_boids &&
-            !room_open(l, ad.name, ad.mode, ad.boids, ad.password[0] ? ad.password : NULL, now,
+            !open_room(l, ad.name, ad.mode, ad.boids, ad.password[0] ? ad.password : NULL, now,
                        NULL, &err))
             fprintf(stderr, "flockd: room \"%s\" placed here not opened: %s\n", ad.name, err);
     }
@@ -300,7 +301,7 @@ void lobby_housekeep(struct lobby *l, int64_t now)
             !room_relay_is_watched(lobby_room_room(l->rooms[i]), now)) {
             if (persist_has_checkpoints(l->tmpl.persist)) /* gone for good */
                 persist_remove(l->tmpl.persist, lobby_room_name(l->rooms[i]));
-            room_close(l, i);
+            close_room(l, i);
             atomic_fetch_add_explicit(&g_metrics.rooms_expired, 1, memory_order_relaxed);
         }
     }
@@ -361,8 +362,8 @@ int lobby_welcome(const struct lobby_member *m, char *buf, size_t cap)
 
 /* A room a join creates: within max-rooms and max-room-boids; NULL with a
  * code and reason. */
-static struct lobby_room *room_create_for(struct lobby *l, const struct proto_join_args *a,
-                                          int64_t now, int *code, const char **why)
+static struct lobby_room *create_room(struct lobby *l, const struct proto_join_args *a, int64_t now,
+                                      int *code, const char **why)
 {
     *code = PROTO_E_BAD_ROOM;
     if (!l->cfg.allow_create) {
@@ -389,7 +390,7 @@ static struct lobby_room *room_create_for(struct lobby *l, const struct proto_jo
      * then), but not an RTS room a player makes: its teams are its node's. */
     if (link && !(mode == PROTO_MODE_RTS && a->role == PROTO_ROLE_PLAYER))
         link->place(link->arg, a->room, mode, boids, password);
-    struct lobby_room *lr = room_open(l, a->room, mode, boids, password, now, NULL, &err);
+    struct lobby_room *lr = open_room(l, a->room, mode, boids, password, now, NULL, &err);
     if (!lr) {
         *code = PROTO_E_INTERNAL;
         *why = err;
@@ -401,14 +402,14 @@ static struct lobby_room *room_create_for(struct lobby *l, const struct proto_jo
 
 /* The room to join: found (in the mode asked for), or created when allowed;
  * NULL with a code and reason. */
-static struct lobby_room *room_for(struct lobby *l, const struct proto_join_args *a, int64_t now,
-                                   int *code, const char **why)
+static struct lobby_room *pick_room(struct lobby *l, const struct proto_join_args *a, int64_t now,
+                                    int *code, const char **why)
 {
-    struct lobby_room *lr = room_find(l, a->room);
+    struct lobby_room *lr = find_room(l, a->room);
     if (!lr)
-        lr = room_of_cluster(l, a->room, now);
+        lr = open_cluster_room(l, a->room, now);
     if (!lr)
-        return room_create_for(l, a, now, code, why);
+        return create_room(l, a, now, code, why);
     enum proto_mode mode = lobby_room_mode(lr);
     if (a->mode != PROTO_MODE_ANY && a->mode != mode) {
         *code = PROTO_E_BAD_ROOM;
@@ -506,7 +507,7 @@ static int join_check(struct lobby *l, const struct lobby_member *m,
         atomic_fetch_add_explicit(&g_metrics.admin_denied, 1, memory_order_relaxed);
         return code;
     }
-    struct lobby_room *lr = room_for(l, a, now, &code, why);
+    struct lobby_room *lr = pick_room(l, a, now, &code, why);
     if (!lr)
         return code;
     if (a->role == PROTO_ROLE_PLAYER && lobby_room_has_password(lr)) {

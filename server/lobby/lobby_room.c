@@ -9,6 +9,7 @@
 #include "metrics.h"
 #include "news.h"
 #include "pool.h"
+#include "room_persist.h"
 #include "secret.h"
 
 #include <math.h>
@@ -55,8 +56,8 @@ static void teams_restore(struct teams *ts, const struct ckpt *c, int64_t now, i
 
 /* The room of lr as c says: created, restored from c->restore if given,
  * recording. NULL and *err on failure, with nothing left. */
-static struct room *room_for(struct lobby_room *lr, const struct lobby_room_config *c, int64_t now,
-                             const char **err)
+static struct room *make_room(struct lobby_room *lr, const struct lobby_room_config *c, int64_t now,
+                              const char **err)
 {
     struct room_config rc = *c->tmpl;
     rc.name = lr->name;
@@ -99,7 +100,7 @@ struct lobby_room *lobby_room_open(const struct lobby_room_config *c, struct poo
     else
         teams_init(&lr->teams, c->max_teams);
     lr->empty_since_ns = now;
-    lr->room = room_for(lr, c, now, err);
+    lr->room = make_room(lr, c, now, err);
     if (!lr->room || room_schedule(lr->room, pool) < 0) {
         if (lr->room)
             *err = "the server runs its most rooms";

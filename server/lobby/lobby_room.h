@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "checkpoint.h"
 #include "news.h"
 #include "proto_command.h"
 #include "room.h"

@@ -5,41 +5,69 @@
 
 #include "secret.h"
 
+#include <stddef.h>
+
 _Static_assert(SECRET_MAX >= PROTO_TOKEN_MAX, "secrets of the protocol must fit");
 
-/* Players steer: seeking (their own team's group in RTS) and obstacles. */
-static int player_check(int team, const struct proto_command *cmd, const char **why)
-{
-    switch (cmd->kind) {
-    case PROTO_CMD_SEEK:
-    case PROTO_CMD_SEEK_CLEAR: {
-        int group = cmd->kind == PROTO_CMD_SEEK ? cmd->args.seek.group : cmd->args.seek_clear.group;
-        if (team > 0 && group != team) {
-            *why = "players steer only their own team's group";
-            return PROTO_E_FORBIDDEN;
-        }
-        return 0;
-    }
-    case PROTO_CMD_OBSTACLE_ADD:
-    case PROTO_CMD_OBSTACLE_REMOVE:
-        return 0; /* quota and ownership: the room checks */
-    default:
-        *why = "only admins may change the whole room";
-        return PROTO_E_FORBIDDEN;
-    }
-}
+/* Who may send a command besides admins, who may send every one. */
+enum senders {
+    ADMINS,  /* no row: admins only (they change the whole room) */
+    PLAYERS, /* players steer: seeking, obstacles (quota and ownership: the room's) */
+    ANYONE,  /* viewers too: what only watches */
+};
+
+/* The place of args.m (an int) in struct proto_command: the group a
+ * command steers, which an RTS player's must be its team's. */
+#define GROUP(m)                                                                                   \
+    _Generic(((struct proto_command *)0)->args.m, int : offsetof(struct proto_command, args.m))
+
+/* The permission table of §5.6, by command kind. Every command has its
+ * row; one left out would be for admins only (ADMINS is 0). */
+static const struct permission {
+    enum senders senders;
+    size_t group; /* players: where the group it steers is; 0: none */
+} permissions[PROTO_CMD_COUNT] = {
+    [PROTO_CMD_PING] = {ANYONE, 0},
+    [PROTO_CMD_JOIN] = {ANYONE, 0},
+    [PROTO_CMD_KEYFRAME] = {ANYONE, 0},
+    [PROTO_CMD_STATS] = {ANYONE, 0},
+    [PROTO_CMD_VIEW] = {ANYONE, 0},
+    [PROTO_CMD_SEEK] = {PLAYERS, GROUP(seek.group)},
+    [PROTO_CMD_SEEK_CLEAR] = {PLAYERS, GROUP(seek_clear.group)},
+    [PROTO_CMD_OBSTACLE_ADD] = {PLAYERS, 0},
+    [PROTO_CMD_OBSTACLE_REMOVE] = {PLAYERS, 0},
+    [PROTO_CMD_OBSTACLE_CLEAR] = {ADMINS, 0},
+    [PROTO_CMD_SPAWN] = {ADMINS, 0},
+    [PROTO_CMD_DESPAWN] = {ADMINS, 0},
+    [PROTO_CMD_PARAMS] = {ADMINS, 0},
+    [PROTO_CMD_PAUSE] = {ADMINS, 0},
+    [PROTO_CMD_RESUME] = {ADMINS, 0},
+    [PROTO_CMD_STEP] = {ADMINS, 0},
+    [PROTO_CMD_RESET] = {ADMINS, 0},
+    [PROTO_CMD_KICK] = {ADMINS, 0},
+    [PROTO_CMD_GOTO] = {ADMINS, 0},
+};
 
 int roles_check(enum proto_role role, int team, const struct proto_command *cmd, const char **why)
 {
-    if (role == PROTO_ROLE_ADMIN || cmd->kind == PROTO_CMD_PING || cmd->kind == PROTO_CMD_JOIN ||
-        cmd->kind == PROTO_CMD_KEYFRAME || cmd->kind == PROTO_CMD_STATS ||
-        cmd->kind == PROTO_CMD_VIEW)
+    struct permission p = {ADMINS, 0};
+    if ((unsigned)cmd->kind < PROTO_CMD_COUNT)
+        p = permissions[cmd->kind];
+    if (role == PROTO_ROLE_ADMIN || p.senders == ANYONE)
         return 0;
     if (role == PROTO_ROLE_VIEWER) {
         *why = "viewers may only watch; join as a player to steer";
         return PROTO_E_FORBIDDEN;
     }
-    return player_check(team, cmd, why);
+    if (p.senders == ADMINS) {
+        *why = "only admins may change the whole room";
+        return PROTO_E_FORBIDDEN;
+    }
+    if (team > 0 && p.group && *(const int *)((const char *)cmd + p.group) != team) {
+        *why = "players steer only their own team's group";
+        return PROTO_E_FORBIDDEN;
+    }
+    return 0;
 }
 
 int roles_check_join(const struct proto_join_args *a, const char *admin_token, bool loopback,

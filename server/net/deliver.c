@@ -63,6 +63,8 @@ static void note_sent(struct session_feed *feed, uint32_t seq)
         feed->nsent++;
 }
 
+/* Writes part `kind` of f to s and notes it in its feed: 0, or
+ * PROTO_E_INTERNAL if the socket took less (close the connection). */
 static int write_frame(struct session *s, struct frame *f, unsigned kind, int64_t now)
 {
     size_t len = f->part[kind].len, n;
@@ -102,7 +104,7 @@ static void ask_later(struct sessions *ss, struct session *s)
             ss->asks_cap = cap;
         }
     }
-    ss->asks[ss->asks_head + ss->asks_len++] = s->id;
+    ss->asks[ss->asks_head + ss->asks_len++] = s->entry.id;
 }
 
 /* Holds lr's new frame, if any, for this service thread and queues every

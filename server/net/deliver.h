@@ -50,7 +50,8 @@ void deliver_rooms(struct sessions *ss, struct lobby *l, int64_t now);
 /* Members written a new frame per round of the service loop
  * (deliver_paced()): about half a millisecond of writes, so that a command
  * that arrives meanwhile is read soon. A round of the event loop costs
- * little (epoll), but smaller batches make more of them (README: fan-out). */
+ * little (epoll), but smaller batches make more of them (server/bench/README.md,
+ * "Fan-out and service threads"). */
 #define DELIVER_BATCH 64
 
 /*

@@ -1,8 +1,8 @@
 /*
  * http — flockd's HTTP side: static files from the web root at /, and the
- * endpoints /healthz, /metrics and /api/rooms (PROTOCOL.md §10) with
- * their bodies (/metrics' from metrics.h); the checks every request
- * passes before lws serves it, a WebSocket handshake's included, and the
+ * endpoints /healthz, /metrics and /api/rooms (PROTOCOL.md §10) served
+ * with the bodies endpoints.h renders; the checks every request passes
+ * before lws serves it, a WebSocket handshake's included, and the
  * refusals they answer with (PROTOCOL.md §1, §10.1).
  *
  * net.c puts the mounts into its lws context and http_callback() into its
@@ -23,12 +23,18 @@
 #include "lobby.h"
 #include "sessions.h"
 
+struct cluster;
+
 #define HTTP_PROTOCOL "flockd-http" /* the lws protocol the endpoint mounts name */
 #define HTTP_BODY_MAX (512 * 1024)  /* largest body (the room list) */
+/* What flockd's lws callbacks (this one's, net.c's) return to have lws
+ * close the connection: lws' own convention, not an error code. */
+#define HTTP_CB_CLOSE (-1)
 
 /* What the endpoints report on. */
 struct http_source {
     struct lobby *lobby;
+    struct cluster *cluster;         /* the node's cluster; NULL in a single process */
     const struct sessions *sessions; /* the clients of /healthz */
     int tls_port;                    /* the https port when serving TLS; 0: plain */
     int redirect_port;               /* --tls-redirect-port; 0: none */
@@ -50,8 +56,8 @@ const struct lws_http_mount *http_mounts_init(struct http_mounts *hm, const char
 /*
  * Writes a complete refusal: `status`, "Connection: close", a one-line
  * text body with `why`, and Allow on a 405, Sec-WebSocket-Version: 13 on
- * a 426. 0, or -1 if it did not fit or could not be written. The caller
- * then ends the connection.
+ * a 426. 0, or a negative PROTO_E_* if it did not fit (_NOSPACE) or could
+ * not be written (_INTERNAL). The caller then ends the connection.
  */
 int http_refuse(struct lws *wsi, unsigned status, const char *why);
 
@@ -69,7 +75,8 @@ int http_filter(const struct http_source *src, struct lws *wsi);
 /*
  * Writes a complete 301 to the request's path and query on https at
  * tls_port (redirect.h), or a 400 for a path that cannot be sent on; then
- * the caller ends the connection. 0, or -1 if it could not be written.
+ * the caller ends the connection. 0, or a negative PROTO_E_* if it could
+ * not be written (http_refuse()).
  */
 int http_redirect_to_https(struct lws *wsi, int tls_port);
 

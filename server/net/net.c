@@ -134,13 +134,14 @@ static bool is_origin_allowed(const struct net *n, struct lws *wsi)
  * before any 101, with an HTTP status: a badly made handshake (400, 426),
  * another path (404), an Origin not allowed (403), no room for another
  * client (503) or for another from this address (429). Returns as lws
- * wants: 0 to go on, 1 after writing the refusal, -1 to hang up.
+ * wants: 0 to go on, 1 after writing the refusal, HTTP_CB_CLOSE to hang
+ * up.
  */
 static int confirm_upgrade(struct net_thread *nt, struct lws *wsi, const char *to)
 {
     struct net *n = nt->net;
     if (redirect_came_to(wsi, nt->http.redirect_port)) /* no WebSocket there: to https */
-        return http_redirect_to_https(wsi, nt->http.tls_port) < 0 ? -1 : 1;
+        return http_redirect_to_https(wsi, nt->http.tls_port) < 0 ? HTTP_CB_CLOSE : 1;
     const char *why = "";
     unsigned status = strcmp(to, "websocket") ? HTTP_STATUS_BAD_REQUEST : 0;
     enum metrics_limit full;
@@ -162,7 +163,7 @@ static int confirm_upgrade(struct net_thread *nt, struct lws *wsi, const char *t
     }
     if (!status)
         return 0;
-    return http_refuse(wsi, status, why) < 0 ? -1 : 1;
+    return http_refuse(wsi, status, why) < 0 ? HTTP_CB_CLOSE : 1;
 }
 
 /* ---- wake-ups and shutdown ------------------------------------------------------ */
@@ -282,11 +283,11 @@ static int callback_ws(struct lws *wsi, enum lws_callback_reasons reason, void *
         return confirm_upgrade(nt, wsi, in ? in : "");
     case LWS_CALLBACK_ESTABLISHED:
         if (atomic_load(&n->stop))
-            return -1;
+            return HTTP_CB_CLOSE;
         lobby_lock(n->lobby);
         rc = session_open(s, wsi, &nt->sessions, n->lobby, protocol_of(wsi), clock_mono_ns());
         lobby_unlock(n->lobby);
-        return rc < 0 ? -1 : 0;
+        return rc < 0 ? HTTP_CB_CLOSE : 0;
     case LWS_CALLBACK_RECEIVE:
         /* Any message proves the connection alive, not only a pong: lws
          * 4.1.6 would hang up at --idle-timeout on a client that sends
@@ -307,15 +308,15 @@ static int callback_ws(struct lws *wsi, enum lws_callback_reasons reason, void *
         if (session_is_close_handed(s))
             return 0; /* lws sends the close and waits for the client's */
         if (session_close_if_due(s))
-            return -1; /* lws sends the close frame set */
-        return deliver_writeable(s, clock_mono_ns()) < 0 ? -1 : 0;
+            return HTTP_CB_CLOSE; /* lws sends the close frame set */
+        return deliver_writeable(s, clock_mono_ns()) < 0 ? HTTP_CB_CLOSE : 0;
     case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
         /* A close body is empty or starts with a 2-byte status (RFC 6455
          * 5.5.1); lws 4.1.6 echoes a 1-byte one back as it came, a close
          * without a status. It is a protocol error: 1002. */
         if (len == 1) {
             lws_close_reason(wsi, LWS_CLOSE_STATUS_PROTOCOL_ERR, NULL, 0);
-            return -1;
+            return HTTP_CB_CLOSE;
         }
         return 0;
     case LWS_CALLBACK_CLOSED:
@@ -382,6 +383,8 @@ static void protocols_init(struct net_thread *nt)
     nt->protocols[4] = (struct lws_protocols){0};
 }
 
+/* The thread's sessions under the shared limits: 0, or a negative
+ * PROTO_E_* (out of memory). */
 static int sessions_config_init(struct net_thread *nt)
 {
     struct net *n = nt->net;
@@ -389,7 +392,6 @@ static int sessions_config_init(struct net_thread *nt)
     struct sessions_config sc = {
         .max_clients = c->max_clients,
         .max_per_ip = c->max_per_ip,
-        .max_message = c->max_message,
         .rate = c->rate,
         .burst = c->burst,
         .stale_timeout = c->stale_timeout,
@@ -507,7 +509,8 @@ static bool thread_create(struct net *n, unsigned i, const char **err)
         *err = "out of memory";
         return false;
     }
-    nt->http = (struct http_source){.lobby = n->lobby, .sessions = &nt->sessions};
+    nt->http = (struct http_source){
+        .lobby = n->lobby, .cluster = n->cfg.cluster, .sessions = &nt->sessions};
     protocols_init(nt);
     return listen_and_serve(nt, err);
 }

@@ -26,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct cluster;
 struct lobby;
 
 struct net_config {
@@ -43,8 +44,9 @@ struct net_config {
     uint32_t ping_interval, idle_timeout; /* seconds */
     /* PEM files: https and wss (checked, tlsfiles.h); NULL or "": plain. */
     const char *tls_cert, *tls_key;
-    int tls_redirect_port; /* plain HTTP answered with 301s to https (redirect.h); 0: none */
-    unsigned threads;      /* service threads; 0: one per online CPU (at most 64) */
+    int tls_redirect_port;   /* plain HTTP answered with 301s to https (redirect.h); 0: none */
+    unsigned threads;        /* service threads; 0: one per online CPU (at most 64) */
+    struct cluster *cluster; /* the node's cluster, for the endpoints; NULL: a single process */
 };
 
 struct net;

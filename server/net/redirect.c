@@ -3,6 +3,8 @@
  */
 #include "redirect.h"
 
+#include "proto.h"
+
 #include <arpa/inet.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -89,7 +91,7 @@ int redirect_location(struct lws *wsi, int tls_port, char *out, size_t cap)
     char *uri;
     int plen;
     if (lws_http_get_uri_and_method(wsi, &uri, &plen) < 0 || plen <= 0 || plen > REDIRECT_PATH_MAX)
-        return -1;
+        return PROTO_E_BAD_ARG;
     memcpy(path, uri, (size_t)plen);
     /* lws keeps the query's parts apart: joined again with '&'. */
     int parts = lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_URI_ARGS) > 0 ? INT32_MAX : 0;
@@ -98,13 +100,13 @@ int redirect_location(struct lws *wsi, int tls_port, char *out, size_t cap)
         if (q < 0)
             break;
         if ((size_t)plen + 1 + (size_t)q > REDIRECT_PATH_MAX)
-            return -1;
+            return PROTO_E_BAD_ARG;
         path[plen++] = i ? '&' : '?';
         memcpy(path + plen, query, (size_t)q);
         plen += q;
     }
     if (!is_plain_path(path, (size_t)plen))
-        return -1;
+        return PROTO_E_BAD_ARG;
     char host[300];
     if (!host_of(wsi, host, sizeof host))
         local_host(wsi, host, sizeof host);
@@ -112,5 +114,5 @@ int redirect_location(struct lws *wsi, int tls_port, char *out, size_t cap)
     if (tls_port != 443)
         snprintf(port, sizeof port, ":%d", tls_port);
     int n = snprintf(out, cap, "https://%s%s%.*s", host, port, plen, path);
-    return n < 0 || (size_t)n >= cap ? -1 : n;
+    return n < 0 || (size_t)n >= cap ? PROTO_E_NOSPACE : n;
 }

@@ -24,9 +24,10 @@
 
 /*
  * "https://HOST[:tls_port]/PATH[?QUERY]" for the request on wsi into
- * out[cap]. Returns its length, or -1 if the path and query are longer
- * than REDIRECT_PATH_MAX, hold bytes outside printable ASCII or a space,
- * or the location does not fit cap (the caller answers 400).
+ * out[cap]. Returns its length, or PROTO_E_BAD_ARG if the path and query
+ * are longer than REDIRECT_PATH_MAX or hold bytes outside printable ASCII
+ * or a space, PROTO_E_NOSPACE if the location does not fit cap (the
+ * caller answers 400 to either).
  */
 int redirect_location(struct lws *wsi, int tls_port, char *out, size_t cap);
 

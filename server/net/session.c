@@ -33,7 +33,7 @@ static int peer_address(struct lws *wsi, unsigned char *out)
     struct sockaddr_storage ss;
     socklen_t len = sizeof ss;
     int fd = lws_get_socket_fd(wsi);
-    memset(out, 0, SESSION_ADDR_LEN);
+    memset(out, 0, SESSIONS_ADDR_LEN);
     if (fd < 0 || getpeername(fd, (struct sockaddr *)&ss, &len) < 0)
         return PROTO_E_NOT_FOUND;
     if (ss.ss_family == AF_INET) {
@@ -68,7 +68,7 @@ static void limit_send_buffer(struct lws *wsi, size_t bytes)
 
 enum metrics_limit session_would_admit(struct lws *wsi, const struct sessions *ss)
 {
-    unsigned char addr[SESSION_ADDR_LEN];
+    unsigned char addr[SESSIONS_ADDR_LEN];
     return sessions_would_admit(ss, peer_address(wsi, addr) == 0 ? addr : NULL);
 }
 
@@ -77,21 +77,22 @@ int session_open(struct session *s, struct lws *wsi, struct sessions *ss, struct
 {
     memset(s, 0, sizeof *s);
     s->wsi = wsi;
-    s->counted = peer_address(wsi, s->addr) == 0;
-    bool local = s->counted && is_loopback(s->addr);
-    int rc = sessions_admit(ss, s);
+    struct sessions_entry *e = &s->entry;
+    e->counted = peer_address(wsi, e->addr) == 0;
+    bool local = e->counted && is_loopback(e->addr);
+    int rc = sessions_admit(ss, e, s);
     if (rc < 0)
         return rc;
     bucket_init(&s->bucket, ss->cfg.rate, ss->cfg.burst, now);
     limit_send_buffer(wsi, ss->cfg.send_buffer);
     atomic_fetch_add_explicit(&g_metrics.clients, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&g_metrics.connections_total, 1, memory_order_relaxed);
-    s->m = (struct lobby_member){.client = s->id,
+    s->m = (struct lobby_member){.client = e->id,
                                  .thread = ss->cfg.thread,
                                  .loopback = local,
                                  .protocol = protocol,
                                  .session = s};
-    memcpy(s->m.addr, s->addr, sizeof s->m.addr);
+    memcpy(s->m.addr, e->addr, sizeof s->m.addr);
     lobby_enter(l, &s->m);
     s->state = SESSION_OPEN;
     s->reading = true; /* lws reads a new connection */
@@ -112,7 +113,7 @@ void session_release(struct session *s, struct sessions *ss, struct lobby *l, in
     if (s->state == SESSION_NONE)
         return;
     lobby_leave(l, &s->m, false, now);
-    sessions_remove(ss, s);
+    sessions_remove(ss, &s->entry);
     for (uint32_t k = 0; k < s->out_count; k++)
         free(s->outq[(s->out_head + k) & (s->out_cap - 1)].buf);
     free(s->outq);

@@ -41,9 +41,9 @@
 #include "lobby.h"
 #include "proto_command.h"
 #include "proto_v2.h"
+#include "sessions.h"
 
 struct lws;
-struct sessions;
 
 #define SESSION_OUTQ      512  /* text messages queued for a client before 1008 */
 #define SESSION_OUTQ_MIN  8    /* the queue's first allocation, in messages */
@@ -51,7 +51,6 @@ struct sessions;
 #define SESSION_RX_KEEP   1024 /* a bigger one is freed once its message is handled */
 #define SESSION_RX_PAUSE  128  /* owed replies that stop reading a client... */
 #define SESSION_RX_RESUME 64   /* ...until it is owed this many or fewer */
-#define SESSION_ADDR_LEN  16   /* peer address, IPv4 mapped into IPv6 */
 
 enum session_state {
     SESSION_NONE = 0, /* not admitted, or gone (lws zeroes a new session) */
@@ -82,7 +81,7 @@ struct session_text {
 /* Lives in lws' per-session storage (zeroed by lws). */
 struct session {
     struct lws *wsi;
-    uint64_t id;
+    struct sessions_entry entry; /* its client id and peer address (sessions.h) */
     enum session_state state;
     int close_status;     /* DRAINING, CLOSING: the close code to send */
     bool is_close_handed; /* CLOSING: lws was told to close (it sends the close frame) */
@@ -92,8 +91,6 @@ struct session {
     bool reading; /* what lws was last told (rx flow control) */
     struct bucket bucket;
     struct session_feed feed;
-    unsigned char addr[SESSION_ADDR_LEN];
-    bool counted; /* addr is counted in the per-address table */
     /* Reassembly, grown as a message needs it up to max_message: a viewer
      * that sends nothing holds none. */
     char *rx; /* owned: rx_cap bytes */

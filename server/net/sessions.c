@@ -5,7 +5,6 @@
 #include "sessions.h"
 
 #include "metrics.h"
-#include "session.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -91,7 +90,7 @@ static bool take_client(struct sessions_shared *sh)
     return true;
 }
 
-int sessions_admit(struct sessions *ss, struct session *s)
+int sessions_admit(struct sessions *ss, struct sessions_entry *e, void *owner)
 {
     struct sessions_shared *sh = ss->shared;
     if (!take_client(sh)) {
@@ -99,46 +98,46 @@ int sessions_admit(struct sessions *ss, struct session *s)
         return PROTO_E_CAPACITY;
     }
     int taken = 0;
-    if (s->counted) {
+    if (e->counted) {
         pthread_mutex_lock(&sh->lock);
-        taken = ipcount_take(&sh->ips, s->addr);
+        taken = ipcount_take(&sh->ips, e->addr);
         pthread_mutex_unlock(&sh->lock);
     }
     if (taken < 0) {
         atomic_fetch_sub(&sh->clients, 1);
         metrics_limit(LIMIT_CONNECTIONS_IP);
-        s->counted = false;
+        e->counted = false;
         return PROTO_E_CAPACITY;
     }
     ss->next_id += ss->cfg.threads;
-    s->id = ss->next_id;
+    e->id = ss->next_id;
     atomic_fetch_add_explicit(&g_metrics.net[ss->cfg.thread % METRICS_NET_THREADS].connections, 1,
                               memory_order_relaxed);
-    int rc = idmap_put(&ss->ids, s->id, s); /* cannot fail below max_clients */
+    int rc = idmap_put(&ss->ids, e->id, owner); /* cannot fail below max_clients */
     if (rc < 0)
-        sessions_remove(ss, s);
+        sessions_remove(ss, e);
     return rc;
 }
 
-void sessions_remove(struct sessions *ss, struct session *s)
+void sessions_remove(struct sessions *ss, struct sessions_entry *e)
 {
     struct sessions_shared *sh = ss->shared;
-    if (s->id) {
-        idmap_del(&ss->ids, s->id);
+    if (e->id) {
+        idmap_del(&ss->ids, e->id);
         atomic_fetch_sub(&sh->clients, 1);
         atomic_fetch_sub_explicit(&g_metrics.net[ss->cfg.thread % METRICS_NET_THREADS].connections,
                                   1, memory_order_relaxed);
     }
-    if (s->counted) {
+    if (e->counted) {
         pthread_mutex_lock(&sh->lock);
-        ipcount_release(&sh->ips, s->addr);
+        ipcount_release(&sh->ips, e->addr);
         pthread_mutex_unlock(&sh->lock);
     }
-    s->counted = false;
-    s->id = 0;
+    e->counted = false;
+    e->id = 0;
 }
 
-struct session *sessions_find(const struct sessions *ss, uint64_t id)
+void *sessions_find(const struct sessions *ss, uint64_t id)
 {
     return idmap_get(&ss->ids, id);
 }
@@ -153,7 +152,7 @@ size_t sessions_total(const struct sessions *ss)
     return atomic_load(&ss->shared->clients);
 }
 
-struct session *sessions_next(const struct sessions *ss, size_t *cursor)
+void *sessions_next(const struct sessions *ss, size_t *cursor)
 {
     return idmap_next(&ss->ids, cursor);
 }

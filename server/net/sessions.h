@@ -1,9 +1,11 @@
 /*
  * sessions — the sessions of one service thread: who is connected (client
- * id -> session, so the rooms' replies, which carry only a client id, find
- * a session that may have gone meanwhile), how many connections each peer
+ * id -> the connection's owner, an opaque pointer: session.h's struct
+ * session, so the rooms' replies, which carry only a client id, find a
+ * session that may have gone meanwhile), how many connections each peer
  * address holds, the limits that apply to every session, and a scratch
- * buffer for composing text messages.
+ * buffer for composing text messages. What the table keeps in each
+ * connection is a struct sessions_entry its owner embeds.
  *
  * There is one per service thread, each with its own id map; client ids
  * are unique across threads (thread t of N hands out t + N, t + 2N, ...:
@@ -18,6 +20,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,7 +29,15 @@
 #include "metrics.h"
 #include "proto_reply.h"
 
-struct session;
+#define SESSIONS_ADDR_LEN IPCOUNT_ADDR_LEN /* peer address, IPv4 mapped into IPv6 */
+
+/* What the table keeps in a connection: embedded in its owner, filled in
+ * (addr, counted) before sessions_admit(). */
+struct sessions_entry {
+    uint64_t id;  /* the client id; 0 until admitted and after removal */
+    bool counted; /* addr is known and counted in the per-address table */
+    unsigned char addr[SESSIONS_ADDR_LEN];
+};
 
 /* Largest text message composed here: a welcome, whose groups may each
  * differ from group 0 in every parameter (a roster takes less). */
@@ -47,7 +58,6 @@ void sessions_shared_free(struct sessions_shared *sh);
 struct sessions_config {
     uint32_t max_clients;
     uint32_t max_per_ip;
-    uint32_t max_message;           /* bytes; larger messages close with 1009 */
     double rate;                    /* commands per second per connection */
     uint32_t burst;                 /* commands at once */
     double stale_timeout;           /* seconds a client may go without a frame */
@@ -58,7 +68,7 @@ struct sessions_config {
 
 struct sessions {
     struct sessions_config cfg;
-    struct idmap ids; /* client id -> struct session * */
+    struct idmap ids; /* client id -> owner */
     struct sessions_shared *shared;
     struct sessions_shared own; /* shared when cfg.shared is NULL */
     uint64_t next_id;
@@ -82,23 +92,24 @@ void sessions_free(struct sessions *ss);
 enum metrics_limit sessions_would_admit(const struct sessions *ss, const unsigned char *addr);
 
 /*
- * Admits s: within max-clients and, if s->counted is set (its address
- * is known), max-per-ip; gives it the next client id and indexes it.
- * 0, or PROTO_E_CAPACITY with the limit counted in /metrics.
+ * Admits the connection e of owner: within max-clients and, if e->counted
+ * is set (its address is known), max-per-ip; gives e the next client id
+ * and indexes owner under it. 0, or PROTO_E_CAPACITY with the limit
+ * counted in /metrics (e->counted then cleared).
  */
-int sessions_admit(struct sessions *ss, struct session *s);
+int sessions_admit(struct sessions *ss, struct sessions_entry *e, void *owner);
 
-/* Forgets an admitted session (its id and its address's count). */
-void sessions_remove(struct sessions *ss, struct session *s);
+/* Forgets an admitted connection (its id and its address's count). */
+void sessions_remove(struct sessions *ss, struct sessions_entry *e);
 
-/* The session with this client id, or NULL. */
-struct session *sessions_find(const struct sessions *ss, uint64_t id);
+/* The owner of the connection with this client id, or NULL. */
+void *sessions_find(const struct sessions *ss, uint64_t id);
 
-/* Sessions of this thread; sessions_total(): of every thread. */
+/* Connections of this thread; sessions_total(): of every thread. */
 size_t sessions_count(const struct sessions *ss);
 size_t sessions_total(const struct sessions *ss);
 
-/* Iteration: start with *cursor = 0; NULL at the end. */
-struct session *sessions_next(const struct sessions *ss, size_t *cursor);
+/* Iteration over the owners: start with *cursor = 0; NULL at the end. */
+void *sessions_next(const struct sessions *ss, size_t *cursor);
 
 #endif

@@ -15,19 +15,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum {
-    TLSFILES_EREAD = -1,     /* a file is missing or unreadable */
-    TLSFILES_EPARSE = -2,    /* a file holds no PEM certificate / private key */
-    TLSFILES_EMISMATCH = -3, /* the key is not the certificate's */
-    TLSFILES_EEXPIRED = -4,  /* the certificate expired before now */
-    TLSFILES_ENOTYET = -5,   /* the certificate is valid only after now */
-};
-
 /*
  * Checks the pair cert / key at `now` (seconds since the epoch). Returns 0
  * and the certificate's expiry in *not_after (seconds since the epoch; may
- * be NULL), or a TLSFILES_E* code with a message naming the file in
- * why[0..cap).
+ * be NULL), or a negative PROTO_E_* code with a message naming the file in
+ * why[0..cap): PROTO_E_NOT_FOUND (a file is missing or unreadable),
+ * PROTO_E_BAD_VALUE (a file holds no PEM certificate / private key, or
+ * dates that cannot be read), PROTO_E_BAD_ARG (the key is not the
+ * certificate's), PROTO_E_OUT_OF_RANGE (the certificate expired before
+ * now, or is valid only after now).
  */
 int tlsfiles_check(const char *cert, const char *key, int64_t now, int64_t *not_after, char *why,
                    size_t cap);

@@ -10,9 +10,9 @@
  */
 #include "replay.h"
 
+#include "apply.h"
 #include "proto.h"
 #include "reclog.h"
-#include "room.h"
 #include "sim_state.h"
 
 #include <stdio.h>
@@ -332,61 +332,15 @@ static int play_begin(struct replay *rp, size_t i)
     return 0; /* taken outside this log: nothing to compare with */
 }
 
-static int apply_params(struct sim_world *w, const struct proto_params_args *a)
-{
-    for (uint32_t k = 0; k < a->count; k++) {
-        int rc = sim_param_set(w, a->group, a->items[k].desc->name, a->items[k].value);
-        if (rc < 0)
-            return rc;
-    }
-    return 0;
-}
-
-/* A command, to the world as the room applied it (room_apply.c). */
+/* A command, to the world as the room applied it (apply.h). */
 static int apply(struct replay *rp, const struct reclog_record *rec)
 {
-    struct sim_world *w = rp->world;
-    const struct proto_command *c = &rec->cmd;
-    int64_t rc = 0;
-    switch (c->kind) {
-    case PROTO_CMD_SEEK:
-        rc = sim_target_set(w, c->args.seek.group, c->args.seek.x, c->args.seek.y);
-        break;
-    case PROTO_CMD_SEEK_CLEAR:
-        rc = sim_target_clear(w, c->args.seek_clear.group);
-        break;
-    case PROTO_CMD_OBSTACLE_ADD:
-        rc = sim_obstacle_add(w, c->args.obstacle_add.x, c->args.obstacle_add.y,
-                              c->args.obstacle_add.r);
-        if (rc >= 0 && rc != rec->obstacle)
-            return diverge(rp, PROTO_E_BAD_VALUE, "obstacle_add gave another id than the room's");
-        break;
-    case PROTO_CMD_OBSTACLE_REMOVE:
-        rc = sim_obstacle_remove(w, c->args.obstacle_remove.id);
-        break;
-    case PROTO_CMD_OBSTACLE_CLEAR:
-        sim_obstacle_clear(w);
-        break;
-    case PROTO_CMD_SPAWN:
-        rc = sim_spawn(w, c->args.spawn.n, c->args.spawn.group, c->args.spawn.x, c->args.spawn.y,
-                       c->args.spawn.spread);
-        break;
-    case PROTO_CMD_DESPAWN:
-        rc = sim_despawn(w, c->args.despawn.n, c->args.despawn.group);
-        break;
-    case PROTO_CMD_PARAMS:
-        rc = apply_params(w, &c->args.params);
-        break;
-    case PROTO_CMD_RESET:
-        rc = sim_reset_scatter(w, c->args.reset.seed, c->args.reset.boids, 0);
-        if (rc >= 0)
-            room_mode_params(w, rp->mode);
-        break;
-    default: /* pause, resume, step: the log's ticks already say when it stepped */
-        break;
-    }
-    return rc < 0 ? diverge(rp, PROTO_E_BAD_VALUE, "the world refuses a command the room applied")
-                  : 0;
+    int64_t rc = apply_command(rp->world, rp->mode, &rec->cmd);
+    if (rc < 0)
+        return diverge(rp, PROTO_E_BAD_VALUE, "the world refuses a command the room applied");
+    if (rec->cmd.kind == PROTO_CMD_OBSTACLE_ADD && rc != rec->obstacle)
+        return diverge(rp, PROTO_E_BAD_VALUE, "obstacle_add gave another id than the room's");
+    return 0;
 }
 
 /* One record at the world's tick. */

@@ -1,6 +1,11 @@
 /*
  * room.c — tick thread, command queue, replies and frames (see room.h).
  *
+ * It holds the sequence of a tick and calls the room's other files for
+ * their parts (room_internal.h): the cluster's switch and the relay
+ * (room_relay.c), each command's turn (room_apply.c), the log and
+ * checkpoints (room_persist.c).
+ *
  * Locking: `lock` guards the command ring, the reply list, the latest
  * frame pointer and the info copy. The world itself is touched only by the
  * tick thread (and by room_create before the thread starts), so the
@@ -10,6 +15,7 @@
 
 #include "room_internal.h"
 
+#include "apply.h"
 #include "clock.h"
 #include "metrics.h"
 #include "replay.h"
@@ -57,10 +63,14 @@ void room__add_reply(struct room *r, const struct room_actor *who, enum room_rep
     add_reply(r, who, kind, text, len, 0);
 }
 
-void room__add_welcome(struct room *r, const struct room_actor *who, const char *text, size_t len,
-                       uint32_t availability_seq)
+void room__send_welcome(struct room *r, const struct room_actor *who)
 {
-    add_reply(r, who, ROOM_REPLY_WELCOME, text, len, availability_seq);
+    char welcome[PROTO_WELCOME_BYTES];
+    room__refresh_welcome(r);
+    uint32_t seen = room_availability_seq(r); /* before: a change meanwhile is news */
+    int len = room_welcome(r, who, welcome, sizeof welcome);
+    if (len > 0)
+        add_reply(r, who, ROOM_REPLY_WELCOME, welcome, (size_t)len, seen);
 }
 
 struct room_reply *room_take_replies(struct room *r)
@@ -119,7 +129,7 @@ static struct queued *ring_slot(struct room *r, int reserve)
 
 /* What a push into slot q (NULL: the queue was full) returns; a queued
  * item has a free worker apply it without waiting for the next tick
- * (room_apply_queued). */
+ * (apply_queued). */
 static int pushed(struct room *r, const struct queued *q)
 {
     if (!q)
@@ -179,7 +189,8 @@ int room_push_refusal(struct room *r, uint64_t client, const char *id, int code,
     return pushed(r, q);
 }
 
-uint32_t room__take_batch(struct room *r)
+/* Moves every queued item into r->batch; returns how many. */
+static uint32_t take_batch(struct room *r)
 {
     pthread_mutex_lock(&r->lock);
     uint32_t n = r->count;
@@ -189,18 +200,6 @@ uint32_t room__take_batch(struct room *r)
     r->count = 0;
     pthread_mutex_unlock(&r->lock);
     return n;
-}
-
-void room_mode_params(struct sim_world *w, enum proto_mode mode)
-{
-    if (mode == PROTO_MODE_RTS) /* every group flocks with its own kind only */
-        sim_param_set(w, -1, "own_group_only", 1.0f);
-}
-
-void room__populate(struct room *r, uint32_t n)
-{
-    room_mode_params(r->world, r->cfg.mode);
-    sim_scatter(r->world, n, 0);
 }
 
 /* Every group's parameters into r->values. Lock held. */
@@ -214,18 +213,19 @@ void room__refresh_welcome(struct room *r)
 {
     struct sim_view v;
     sim_view(r->world, &v);
-    bool is_relay = room_is_relay(r);
     pthread_mutex_lock(&r->lock);
     r->info.tick = v.tick;
-    if (!is_relay || !r->has_owner_values) /* a relay shows the owner's once it has them */
-        copy_values(r);
+    copy_values(r);
     pthread_mutex_unlock(&r->lock);
-    if (!is_relay && r->cfg.link && r->cfg.link->params)
+    if (!room__is_relay(r) && r->cfg.link && r->cfg.link->params)
         r->cfg.link->params(r->cfg.link->arg, r);
 }
 
+/* A relay shows the owner's parameters once it has them, else the room's. */
 void room_values(struct room *r, struct sim_params out[SIM_GROUPS])
 {
+    if (room__relay_values(r, out))
+        return;
     pthread_mutex_lock(&r->lock);
     memcpy(out, r->values, sizeof r->values);
     pthread_mutex_unlock(&r->lock);
@@ -303,7 +303,30 @@ struct frame *room_latest(struct room *r)
     return f;
 }
 
-static void update_info(struct room *r)
+uint64_t room__latest_seq(struct room *r)
+{
+    pthread_mutex_lock(&r->lock);
+    uint64_t seq = r->latest ? r->latest->seq : 0;
+    pthread_mutex_unlock(&r->lock);
+    return seq;
+}
+
+void room__show_frame(struct room *r, struct frame *f, bool has_counts, uint32_t boids, bool paused)
+{
+    pthread_mutex_lock(&r->lock);
+    struct frame *old = r->latest;
+    r->latest = f;
+    r->info.tick = f->tick;
+    if (has_counts) {
+        r->info.boids = boids;
+        r->info.paused = paused;
+    }
+    pthread_mutex_unlock(&r->lock);
+    frame_release(old);
+    room__wake(r);
+}
+
+void room__update_info(struct room *r)
 {
     struct sim_stats st;
     sim_stats(r->world, &st);
@@ -444,8 +467,10 @@ int room_welcome(struct room *r, const struct room_actor *who, char *buf, size_t
     struct proto_group_values groups[SIM_GROUPS];
     size_t n_groups = 0;
     struct proto_flock flock;
+    char reason[ROOM_REASON_MAX];
+    bool unavailable = room__relay_is_unavailable(r, reason, sizeof reason);
+    room_values(r, values);
     pthread_mutex_lock(&r->lock);
-    memcpy(values, r->values, sizeof values);
     if (r->info.has_flock)
         room_flock(&r->info, &flock);
     struct proto_welcome w = {
@@ -470,11 +495,9 @@ int room_welcome(struct room *r, const struct room_actor *who, char *buf, size_t
         .max_message = r->cfg.max_message,
         .values = &values[0],
         .flock = r->info.has_flock ? &flock : NULL,
-        .unavailable = r->unavailable,
+        .unavailable = unavailable,
+        .unavailable_reason = reason,
     };
-    char reason[sizeof r->unavailable_reason];
-    memcpy(reason, r->unavailable_reason, sizeof reason);
-    w.unavailable_reason = reason;
     pthread_mutex_unlock(&r->lock);
     for (unsigned g = 1; g < SIM_GROUPS; g++)
         if (memcmp(&values[g], &values[0], sizeof values[0]))
@@ -508,26 +531,96 @@ void room__wake(struct room *r)
         r->cfg.notify(r->cfg.notify_arg);
 }
 
-bool room_apply_queued(struct room *r)
+/* One queued item at its turn: a checkpoint taken (it reflects every
+ * command before it), or a command applied and, if it changed the room,
+ * logged. */
+static void apply_one(struct room *r, const struct queued *q)
 {
-    if (room__relay_tick(r))
-        return true;
-    uint32_t n = room__take_batch(r);
-    room__hash_for_pings(r, n);
+    if (q->checkpoint) {
+        room__take_checkpoint(r, q->checkpoint);
+        free(q->checkpoint);
+        return;
+    }
+    struct room_applied a;
+    if (room__apply_command(r, q, &a))
+        room__record_command(r, q->who.client, &a);
+}
+
+/* At the start of a tick, the switch the cluster asked for: to ticking,
+ * from the checkpoint it came with, the frame numbers carried on past
+ * every base a client of this node may hold; or to relaying. */
+static void take_switch(struct room *r)
+{
+    struct room_switch sw;
+    if (!room__relay_take_switch(r, &sw))
+        return;
+    if (sw.owner && room__is_relay(r)) {
+        if (sw.ck)
+            room__resume_from(r, sw.ck, sw.len);
+        uint64_t last_seq = room__latest_seq(r);
+        if (r->frame_seq < last_seq + PROTO_V2_HISTORY + 1)
+            r->frame_seq = last_seq + PROTO_V2_HISTORY + 1;
+        r->since_snapshot = r->snapshot_every - 1; /* a frame at once */
+    }
+    room__relay_become(r, sw.owner);
+    if (sw.owner) /* its own world's parameters from now on, told to the relays */
+        room__refresh_welcome(r);
+    free(sw.ck);
+}
+
+/*
+ * Applies (or, in a relay, forwards) every queued item and wakes the
+ * service threads for the replies: what a poke runs between ticks, and
+ * each tick before its step. Returns true for a relay, whose tick ends
+ * there.
+ */
+static bool apply_queued(struct room *r)
+{
+    if (r->relay)
+        take_switch(r);
+    bool is_relay = room__is_relay(r);
+    uint32_t n = take_batch(r);
+    if (!is_relay)
+        room__hash_for_pings(r, n);
     for (uint32_t k = 0; k < n; k++)
-        room__apply_command(r, &r->batch[k]);
+        if (!is_relay || !room__relay_forward(r, &r->batch[k]))
+            apply_one(r, &r->batch[k]);
     if (n > 0) /* the replies go now, not after the step and the frame */
         room__wake(r);
-    return false;
+    return is_relay;
+}
+
+void room_checkpoint_now(struct room *r, const struct ckpt *id)
+{
+    uint32_t n = take_batch(r);
+    for (uint32_t k = 0; k < n; k++)
+        apply_one(r, &r->batch[k]);
+    room__take_checkpoint(r, id);
+    room__record_flush(r);
+}
+
+/* One step of the world: the simulation's (on the pool's idle workers too
+ * when the room's ticks are long: stepper.h; t as the tick was handed
+ * it), or the recording's next tick, which pauses the room at its end. */
+static void step(struct room *r, const struct pool_time *t)
+{
+    if (!r->cfg.replay) {
+        stepper_step(&r->stepper, r->world, t, r->task.period_ns);
+        return;
+    }
+    if (replay_advance(r->cfg.replay, UINT64_MAX) != 1) {
+        r->paused = 1; /* the recording's end: hold its last state */
+        r->steps_pending = 0;
+    }
 }
 
 void room_tick(struct room *r, const struct pool_time *t)
 {
-    if (room_apply_queued(r))
+    if (apply_queued(r))
         return;
     int stepping = !r->paused || r->steps_pending > 0;
     if (stepping) {
-        room__step(r, t);
+        step(r, t);
         metrics_stepped();
         if (r->paused && r->steps_pending > 0)
             r->steps_pending--;
@@ -536,7 +629,7 @@ void room_tick(struct room *r, const struct pool_time *t)
     bool is_published = false;
     if (++r->since_snapshot >= r->snapshot_every) {
         r->since_snapshot = 0;
-        update_info(r);
+        room__update_info(r);
         publish(r, t->wall_us);
         is_published = true; /* a client that comes takes its first want from the announcement */
     }
@@ -554,7 +647,7 @@ static void run_tick(void *arg, const struct pool_time *t)
 
 static void run_queued(void *arg)
 {
-    room_apply_queued(arg);
+    apply_queued(arg);
 }
 
 /* ---- life cycle ------------------------------------------------------------------- */
@@ -591,14 +684,15 @@ struct room *room_create(const struct room_config *cfg, const char **err)
     }
     pthread_mutex_init(&r->lock, NULL);
     r->replies_tail = &r->replies;
-    atomic_init(&r->relay, cfg->link != NULL); /* until the cluster makes it the owner */
     r->snapshot_every = (uint64_t)llround(cfg->tick_hz / cfg->snapshot_hz);
     if (r->snapshot_every < 1)
         r->snapshot_every = 1;
     r->since_snapshot = r->snapshot_every - 1; /* first tick publishes */
     r->linger = (uint64_t)ceil(ROOM_WANT_LINGER_S * cfg->tick_hz / (double)r->snapshot_every);
-    if (!cfg->replay)
-        room__populate(r, cfg->boids);
+    if (!cfg->replay) { /* its mode's parameters and its boids, spread over the world */
+        apply_mode_params(r->world, cfg->mode);
+        sim_scatter(r->world, cfg->boids, 0);
+    }
     r->paused = cfg->replay != NULL; /* a recording waits for a viewer's resume */
     copy_values(r);
     r->measurer = (struct measure_client){.done = flock_measured, .arg = r};
@@ -616,9 +710,10 @@ struct room *room_create(const struct room_config *cfg, const char **err)
         .wrap = cfg->sim.edges == SIM_EDGES_WRAP,
         .boids = cfg->boids,
     };
-    if (cfg->link) {
-        cfg->link->attach(cfg->link->arg, r);
-        r->attached = true;
+    if (room__relay_create(r) < 0) {
+        *err = "out of memory";
+        room_destroy(r);
+        return NULL;
     }
     return r;
 }
@@ -641,12 +736,21 @@ void room_unschedule(struct room *r, struct pool *p)
     r->scheduled = 0;
 }
 
+/* Checkpoint requests still queued, which no tick will take. */
+static void drop_queued(struct room *r)
+{
+    if (!r->replies_tail || !r->ring || !r->batch) /* not made whole */
+        return;
+    uint32_t n = take_batch(r);
+    for (uint32_t k = 0; k < n; k++)
+        free(r->batch[k].checkpoint);
+}
+
 void room_destroy(struct room *r)
 {
     if (!r)
         return;
-    if (r->attached)
-        r->cfg.link->detach(r->cfg.link->arg, r);
+    room__relay_destroy(r);
     if (r->cfg.measure)
         measure_forget(r->cfg.measure, &r->measurer);
     struct room_reply *rep = r->replies;
@@ -656,7 +760,7 @@ void room_destroy(struct room *r)
         rep = next;
     }
     frame_release(r->latest);
-    room__relay_destroy(r);
+    drop_queued(r);
     room__store_close(r);
     if (r->replies_tail)
         pthread_mutex_destroy(&r->lock);

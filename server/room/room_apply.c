@@ -1,17 +1,21 @@
 /*
- * room_apply.c — applying parsed commands to a room, on its tick thread
+ * room_apply.c — a command's turn in a room, on its tick thread
  * (room__apply_command, room_internal.h).
  *
- * One handler per command kind, found by table lookup. A handler returns
- * 0 or a negative wire code (PROTO_E_*) and fills `struct outcome` with
- * what the ack reports. Commands were validated by proto against the
- * room's limits and allowed for the sender's role by the lobby; handlers
- * check what only the live world knows (capacity, obstacle ids and owners,
- * quotas, team sizes) and change nothing when they refuse.
+ * One row per command kind in a table: its handler, the rooms that take
+ * it (live, or playing a recording) and what follows its ack. A handler
+ * returns 0 or a negative wire code (PROTO_E_*) and fills `struct
+ * outcome` with what the ack reports. Commands were validated by proto
+ * against the room's limits and allowed for the sender's role by the
+ * lobby; handlers check what only the live room knows (capacity, obstacle
+ * ids and owners, quotas, team sizes), leave the world's part to the
+ * applier (apply.h) and change nothing when they refuse.
  */
 #include "room_internal.h"
 
+#include "apply.h"
 #include "metrics.h"
+#include "replay.h"
 
 #include <inttypes.h>
 #include <stdatomic.h>
@@ -28,6 +32,7 @@ struct outcome {
     int64_t until;                /* step: the tick the steps end at; -1: none */
     const char *message;          /* refusal text, if more specific than the code */
     char hash[17];                /* ping: the tick's sim_hash, 16 hex digits; "": none */
+    char text[PROTO_MESSAGE_MAX]; /* room for a message made up here */
 };
 
 typedef int (*apply_fn)(struct room *r, const struct proto_command *c, struct outcome *o);
@@ -52,17 +57,17 @@ void room__hash_for_pings(struct room *r, uint32_t n)
     }
 }
 
-static int apply_seek(struct room *r, const struct proto_command *c, struct outcome *o)
+/* The world's part of c (apply.h), as a wire code. */
+static int world_status(struct room *r, const struct proto_command *c)
 {
-    (void)o;
-    const struct proto_seek_args *a = &c->args.seek;
-    return room_status_from_sim(sim_target_set(r->world, a->group, a->x, a->y));
+    return room_status_from_sim((int)apply_command(r->world, r->cfg.mode, c));
 }
 
-static int apply_seek_clear(struct room *r, const struct proto_command *c, struct outcome *o)
+/* seek, seek_clear, params: the world's part is all there is. */
+static int apply_world(struct room *r, const struct proto_command *c, struct outcome *o)
 {
     (void)o;
-    return room_status_from_sim(sim_target_clear(r->world, c->args.seek_clear.group));
+    return world_status(r, c);
 }
 
 /* The owner record of obstacle id, or NULL. */
@@ -84,13 +89,12 @@ static uint32_t owned_by(const struct room *r, uint64_t owner)
 
 static int apply_obstacle_add(struct room *r, const struct proto_command *c, struct outcome *o)
 {
-    const struct proto_obstacle_add_args *a = &c->args.obstacle_add;
     if (o->who->role != PROTO_ROLE_ADMIN && owned_by(r, o->who->owner) >= r->cfg.player_obstacles) {
         metrics_limit(LIMIT_PLAYER_OBSTACLES);
         o->message = "you hold your quota of obstacles; remove one first";
         return PROTO_E_CAPACITY;
     }
-    int64_t id = sim_obstacle_add(r->world, a->x, a->y, a->r);
+    int64_t id = apply_command(r->world, r->cfg.mode, c);
     if (id < 0) {
         if (id == SIM_ECAPACITY) {
             metrics_limit(LIMIT_ROOM_OBSTACLES);
@@ -114,18 +118,19 @@ static int apply_obstacle_remove(struct room *r, const struct proto_command *c, 
         o->message = "that obstacle belongs to another player";
         return PROTO_E_FORBIDDEN;
     }
-    int rc = sim_obstacle_remove(r->world, rec->id);
+    int rc = world_status(r, c);
     if (rc == 0)
         *rec = r->owners[--r->nowners];
-    return room_status_from_sim(rc);
+    return rc;
 }
 
 static int apply_obstacle_clear(struct room *r, const struct proto_command *c, struct outcome *o)
 {
-    (void)c, (void)o;
-    sim_obstacle_clear(r->world);
-    r->nowners = 0;
-    return 0;
+    (void)o;
+    int rc = world_status(r, c);
+    if (rc == 0)
+        r->nowners = 0;
+    return rc;
 }
 
 /* Boids of one group now. */
@@ -148,7 +153,7 @@ static int apply_spawn(struct room *r, const struct proto_command *c, struct out
         o->message = "a team may not have more boids than the room's team cap";
         return PROTO_E_CAPACITY;
     }
-    int rc = sim_spawn(r->world, a->n, a->group, a->x, a->y, a->spread);
+    int rc = (int)apply_command(r->world, r->cfg.mode, c);
     if (rc == SIM_ECAPACITY) {
         metrics_limit(LIMIT_ROOM_CAPACITY);
         o->message = "spawning that many would exceed the room's boid capacity";
@@ -160,25 +165,10 @@ static int apply_spawn(struct room *r, const struct proto_command *c, struct out
 
 static int apply_despawn(struct room *r, const struct proto_command *c, struct outcome *o)
 {
-    const struct proto_despawn_args *a = &c->args.despawn;
-    int rc = sim_despawn(r->world, a->n, a->group);
+    int rc = (int)apply_command(r->world, r->cfg.mode, c);
     if (rc >= 0)
         o->count = rc;
     return room_status_from_sim(rc);
-}
-
-static int apply_params(struct room *r, const struct proto_command *c, struct outcome *o)
-{
-    (void)o;
-    const struct proto_params_args *a = &c->args.params;
-    /* Every value was validated against the registry: check again before
-     * changing anything, so a refusal leaves all parameters as they were. */
-    for (uint32_t k = 0; k < a->count; k++)
-        if (!sim_param_valid(a->items[k].desc, a->items[k].value))
-            return PROTO_E_OUT_OF_RANGE;
-    for (uint32_t k = 0; k < a->count; k++)
-        sim_param_set(r->world, a->group, a->items[k].desc->name, a->items[k].value);
-    return 0;
 }
 
 static int apply_pause(struct room *r, const struct proto_command *c, struct outcome *o)
@@ -208,19 +198,19 @@ static int apply_step(struct room *r, const struct proto_command *c, struct outc
     return 0;
 }
 
+/* c comes with the room's defaults resolved (as_applied). */
 static int apply_reset(struct room *r, const struct proto_command *c, struct outcome *o)
 {
-    const struct proto_reset_args *a = &c->args.reset;
-    uint32_t boids = a->has_boids ? a->boids : r->cfg.boids;
-    if (boids > r->cfg.sim.capacity) {
+    if (c->args.reset.boids > r->cfg.sim.capacity) {
         metrics_limit(LIMIT_ROOM_CAPACITY);
         return PROTO_E_CAPACITY;
     }
-    sim_reset_scatter(r->world, a->has_seed ? a->seed : r->cfg.sim.seed, boids, 0);
-    r->nowners = 0;
-    room__populate(r, 0); /* the mode's parameters; the boids are in */
-    o->count = boids;
-    return 0;
+    int rc = world_status(r, c);
+    if (rc == 0) {
+        r->nowners = 0;
+        o->count = c->args.reset.boids;
+    }
+    return rc;
 }
 
 /* The lobby accepted the join; the room acks it (apply_command) and sends
@@ -232,9 +222,19 @@ static int apply_join(struct room *r, const struct proto_command *c, struct outc
     return 0;
 }
 
+/* The recording's playback jumps to the first point at the tick. */
 static int apply_goto(struct room *r, const struct proto_command *c, struct outcome *o)
 {
-    return room__goto(r, c->args.go.tick, &o->message);
+    uint64_t step = 0;
+    if (replay_step_of_tick(r->cfg.replay, c->args.go.tick, &step) < 0) {
+        o->message = "goto: the recording never reaches that tick";
+        return PROTO_E_OUT_OF_RANGE;
+    }
+    if (replay_seek(r->cfg.replay, step) < 0) {
+        o->message = "goto: the recording cannot be played to that tick";
+        return PROTO_E_INTERNAL;
+    }
+    return 0;
 }
 
 /* The network side closed the client already; the ack reports it. */
@@ -260,26 +260,57 @@ static int apply_stats(struct room *r, const struct proto_command *c, struct out
     return 0;
 }
 
-static const apply_fn handlers[PROTO_CMD_COUNT] = {
-    [PROTO_CMD_PING] = apply_ping,
-    [PROTO_CMD_SEEK] = apply_seek,
-    [PROTO_CMD_SEEK_CLEAR] = apply_seek_clear,
-    [PROTO_CMD_OBSTACLE_ADD] = apply_obstacle_add,
-    [PROTO_CMD_OBSTACLE_REMOVE] = apply_obstacle_remove,
-    [PROTO_CMD_OBSTACLE_CLEAR] = apply_obstacle_clear,
-    [PROTO_CMD_SPAWN] = apply_spawn,
-    [PROTO_CMD_DESPAWN] = apply_despawn,
-    [PROTO_CMD_PARAMS] = apply_params,
-    [PROTO_CMD_PAUSE] = apply_pause,
-    [PROTO_CMD_RESUME] = apply_resume,
-    [PROTO_CMD_STEP] = apply_step,
-    [PROTO_CMD_RESET] = apply_reset,
-    [PROTO_CMD_JOIN] = apply_join,
-    [PROTO_CMD_KICK] = apply_kick,
-    [PROTO_CMD_KEYFRAME] = apply_keyframe,
-    [PROTO_CMD_GOTO] = apply_goto,
-    [PROTO_CMD_STATS] = apply_stats,
+/* The rooms that take a command. */
+enum rooms {
+    LIVE = 1,      /* a room that simulates */
+    RECORDING = 2, /* a room that plays a recording: only what does not change the world */
+    EVERY = LIVE | RECORDING,
 };
+
+/* What each command is to the room, by kind. */
+static const struct handler {
+    apply_fn fn;
+    unsigned rooms;           /* enum rooms */
+    bool moves_boids;         /* changes the boids as they are now, not only how they
+                               * will steer: the flock's measures are out of date */
+    bool new_values;          /* may change the parameters welcomes show */
+    enum room_reply_kind ack; /* ROOM_REPLY_KEYFRAME: restarts the client's frames */
+} handlers[PROTO_CMD_COUNT] = {
+    [PROTO_CMD_PING] = {.fn = apply_ping, .rooms = EVERY},
+    [PROTO_CMD_SEEK] = {.fn = apply_world, .rooms = LIVE},
+    [PROTO_CMD_SEEK_CLEAR] = {.fn = apply_world, .rooms = LIVE},
+    [PROTO_CMD_OBSTACLE_ADD] = {.fn = apply_obstacle_add, .rooms = LIVE},
+    [PROTO_CMD_OBSTACLE_REMOVE] = {.fn = apply_obstacle_remove, .rooms = LIVE},
+    [PROTO_CMD_OBSTACLE_CLEAR] = {.fn = apply_obstacle_clear, .rooms = LIVE},
+    [PROTO_CMD_SPAWN] = {.fn = apply_spawn, .rooms = LIVE, .moves_boids = true},
+    [PROTO_CMD_DESPAWN] = {.fn = apply_despawn, .rooms = LIVE, .moves_boids = true},
+    [PROTO_CMD_PARAMS] = {.fn = apply_world, .rooms = LIVE, .new_values = true},
+    [PROTO_CMD_PAUSE] = {.fn = apply_pause, .rooms = EVERY},
+    [PROTO_CMD_RESUME] = {.fn = apply_resume, .rooms = EVERY},
+    [PROTO_CMD_STEP] = {.fn = apply_step, .rooms = EVERY},
+    [PROTO_CMD_RESET] = {.fn = apply_reset, .rooms = LIVE, .moves_boids = true, .new_values = true},
+    [PROTO_CMD_JOIN] = {.fn = apply_join, .rooms = EVERY},
+    [PROTO_CMD_KICK] = {.fn = apply_kick, .rooms = EVERY},
+    [PROTO_CMD_KEYFRAME] = {.fn = apply_keyframe, .rooms = EVERY, .ack = ROOM_REPLY_KEYFRAME},
+    [PROTO_CMD_GOTO] = {.fn = apply_goto, .rooms = RECORDING, .moves_boids = true},
+    [PROTO_CMD_STATS] = {.fn = apply_stats, .rooms = EVERY},
+};
+
+/* 0 if r (live, or playing a recording) takes a command of this kind;
+ * else PROTO_E_FORBIDDEN with the message in o. */
+static int taken_here(const struct room *r, enum proto_cmd kind, struct outcome *o)
+{
+    if (handlers[kind].rooms & (r->cfg.replay ? RECORDING : LIVE))
+        return 0;
+    if (r->cfg.replay) {
+        o->message = "this room plays a recording: it takes pause, resume, step and goto";
+    } else {
+        snprintf(o->text, sizeof o->text, "%s: this room is live, not a recording",
+                 proto_cmd_name(kind));
+        o->message = o->text;
+    }
+    return PROTO_E_FORBIDDEN;
+}
 
 static size_t reply_error(char *buf, size_t cap, const char *id, int code, const char *message)
 {
@@ -316,14 +347,6 @@ static size_t reply_ack(char *buf, size_t cap, const struct proto_command *c, ui
     return len > 0 ? (size_t)len : 0;
 }
 
-/* Whether a command changes the boids as they are now (not only how they
- * will steer): what the flock's measures describe. Stepping does the rest. */
-static bool changes_boids(enum proto_cmd kind)
-{
-    return kind == PROTO_CMD_SPAWN || kind == PROTO_CMD_DESPAWN || kind == PROTO_CMD_RESET ||
-           kind == PROTO_CMD_GOTO;
-}
-
 /* The ack of stats: the room's figures and the flock's last measure. */
 static size_t reply_stats(struct room *r, char *buf, size_t cap, const char *id, uint64_t tick)
 {
@@ -346,18 +369,53 @@ static size_t reply_stats(struct room *r, char *buf, size_t cap, const char *id,
     return len > 0 ? (size_t)len : 0;
 }
 
-void room__apply_command(struct room *r, const struct queued *q)
+/* q's command as the world takes it and the log records it: a reset
+ * with the room's seed and boid count for what it left out, so that a log
+ * stands alone (apply.h). */
+static void as_applied(const struct room *r, const struct queued *q, struct proto_command *out)
 {
-    if (q->checkpoint) { /* a checkpoint's turn: it reflects every command before it */
-        room__take_checkpoint(r, q->checkpoint);
+    *out = q->cmd;
+    if (out->kind != PROTO_CMD_RESET)
         return;
+    struct proto_reset_args *a = &out->args.reset;
+    a->seed = a->has_seed ? a->seed : r->cfg.sim.seed;
+    a->boids = a->has_boids ? a->boids : r->cfg.boids;
+    a->has_seed = a->has_boids = 1;
+}
+
+/* A refusal found while parsing, answered in its turn. */
+static void answer_refusal(struct room *r, const struct queued *q)
+{
+    char text[PROTO_REPLY_BYTES];
+    size_t len = reply_error(text, sizeof text, q->cmd.id, q->refused, q->message);
+    if (len)
+        room__add_reply(r, &q->who, ROOM_REPLY_PLAIN, text, len);
+}
+
+/* The ack of c applied at `tick` (rc 0), or its error; counted. */
+static void answer(struct room *r, const struct queued *q, const struct proto_command *c, int rc,
+                   uint64_t tick, const struct outcome *o)
+{
+    char text[PROTO_REPLY_BYTES];
+    size_t len;
+    if (rc == 0) {
+        atomic_fetch_add_explicit(&g_metrics.commands_accepted, 1, memory_order_relaxed);
+        len = c->kind == PROTO_CMD_STATS ? reply_stats(r, text, sizeof text, c->id, tick)
+                                         : reply_ack(text, sizeof text, c, tick, o);
+    } else {
+        metrics_reject(proto_status_name(rc));
+        len = reply_error(text, sizeof text, c->id, rc,
+                          o->message ? o->message : "refused by the room");
     }
-    if (q->refused) { /* refused while parsing: its turn to be answered */
-        char text[PROTO_REPLY_BYTES];
-        size_t len = reply_error(text, sizeof text, q->cmd.id, q->refused, q->message);
-        if (len)
-            room__add_reply(r, &q->who, ROOM_REPLY_PLAIN, text, len);
-        return;
+    if (len)
+        room__add_reply(r, &q->who, rc == 0 ? handlers[c->kind].ack : ROOM_REPLY_PLAIN, text, len);
+}
+
+bool room__apply_command(struct room *r, const struct queued *q, struct room_applied *out)
+{
+    if (q->refused) {
+        answer_refusal(r, q);
+        return false;
     }
     struct outcome o = {.who = &q->who,
                         .room = NULL,
@@ -365,40 +423,26 @@ void room__apply_command(struct room *r, const struct queued *q)
                         .count = -1,
                         .until = -1,
                         .message = NULL,
-                        .hash = ""};
+                        .hash = "",
+                        .text = ""};
     struct sim_view v;
     sim_view(r->world, &v);
-    uint64_t tick = v.tick; /* the tick the command takes effect at */
-    apply_fn fn = (unsigned)q->cmd.kind < PROTO_CMD_COUNT ? handlers[q->cmd.kind] : NULL;
-    int rc = room__replay_allows(r, q->cmd.kind, &o.message);
+    out->tick = v.tick; /* the tick the command takes effect at */
+    as_applied(r, q, &out->cmd);
+    const struct proto_command *c = &out->cmd;
+    int rc = (unsigned)c->kind < PROTO_CMD_COUNT ? taken_here(r, c->kind, &o) : PROTO_E_INTERNAL;
     if (rc == 0)
-        rc = fn ? fn(r, &q->cmd, &o) : PROTO_E_INTERNAL;
-    char text[PROTO_REPLY_BYTES];
-    size_t len;
-    if (rc == 0) {
-        atomic_fetch_add_explicit(&g_metrics.commands_accepted, 1, memory_order_relaxed);
-        room__record_command(r, q, tick, (uint32_t)o.obstacle);
-        if (changes_boids(q->cmd.kind))
-            r->unmeasured = true; /* the flock's measures are out of date */
-        len = q->cmd.kind == PROTO_CMD_STATS ? reply_stats(r, text, sizeof text, q->cmd.id, tick)
-                                             : reply_ack(text, sizeof text, &q->cmd, tick, &o);
-    } else {
-        const char *code = proto_status_name(rc);
-        metrics_reject(code);
-        len = reply_error(text, sizeof text, q->cmd.id, rc,
-                          o.message ? o.message : "refused by the room");
-    }
-    bool keyframe = rc == 0 && q->cmd.kind == PROTO_CMD_KEYFRAME;
-    if (len)
-        room__add_reply(r, &q->who, keyframe ? ROOM_REPLY_KEYFRAME : ROOM_REPLY_PLAIN, text, len);
-    if (rc == 0 && (q->cmd.kind == PROTO_CMD_PARAMS || q->cmd.kind == PROTO_CMD_RESET))
+        rc = handlers[c->kind].fn(r, c, &o);
+    answer(r, q, c, rc, out->tick, &o);
+    if (rc != 0)
+        return false;
+    const struct handler *h = &handlers[c->kind];
+    if (h->moves_boids)
+        r->unmeasured = true;
+    if (h->new_values)
         room__refresh_welcome(r); /* later welcomes show the new values at once */
-    if (rc == 0 && q->cmd.kind == PROTO_CMD_JOIN) {
-        char welcome[PROTO_WELCOME_BYTES];
-        room__refresh_welcome(r);
-        uint32_t seen = room_availability_seq(r); /* before: a change meanwhile is news */
-        int wlen = room_welcome(r, &q->who, welcome, sizeof welcome);
-        if (wlen > 0)
-            room__add_welcome(r, &q->who, welcome, (size_t)wlen, seen);
-    }
+    if (c->kind == PROTO_CMD_JOIN)
+        room__send_welcome(r, &q->who);
+    out->obstacle = (uint32_t)o.obstacle;
+    return true;
 }

@@ -1,16 +1,35 @@
 /*
- * room_internal — what room.c and room_apply.c share: the private struct
- * room and the few functions one calls in the other. Included by those two
- * files only; everything else uses room.h.
+ * room_internal — the private parts of a room (room.h), shared by the four
+ * files one room is made of, each a concern of the same struct room on
+ * the same tick thread:
+ *
+ *   room.c          the queue, the tick, replies, frames, the life cycle
+ *   room_apply.c    a command's turn: the room's checks and bookkeeping
+ *                   around the world's part (apply.h), its ack
+ *   room_persist.c  the command log, checkpoints, restoring (room_persist.h)
+ *   room_relay.c    a room of a cluster (room_relay.h): its relay state,
+ *                   private to that file, and its switches
+ *
+ * Nothing else includes this header. replay.c and apply.c are modules of
+ * their own (replay.h, apply.h) that know nothing of a room.
+ *
+ * Calls run one way. room.c calls the other three through the functions
+ * listed under their names below; they call back only the helpers room.c
+ * exports here (and room.h's public functions of room.c), never one
+ * another: a tick that applies, records and relays is room.c's sequence,
+ * in room.c.
  *
  * Threading: as room.h. The tick-thread fields of struct room are touched
- * only by the tick (room__apply_command runs inside it); the fields under
- * `lock` only with it held.
+ * only by the tick (a command's turn runs inside it); the fields under
+ * `lock` only with it held. The relay's state has a lock of its own
+ * (room_relay.c).
  */
 #ifndef FLOCKD_ROOM_INTERNAL_H
 #define FLOCKD_ROOM_INTERNAL_H
 
 #include "room.h"
+#include "room_persist.h"
+#include "room_relay.h"
 
 #include "news.h"
 #include "pool.h"
@@ -32,6 +51,15 @@ struct queued {
     struct ckpt *checkpoint; /* not NULL: take a checkpoint with this id here (no command) */
 };
 
+/* A command the room applied, for its log: as applied (a reset with its
+ * defaults resolved), the tick it took effect at, the id an obstacle_add
+ * gave. */
+struct room_applied {
+    struct proto_command cmd;
+    uint64_t tick;
+    uint32_t obstacle;
+};
+
 #define LATE_SAMPLES 1024 /* recent tick start delays kept for the p99 */
 
 /* Who added an obstacle, for ownership and quotas. */
@@ -50,6 +78,8 @@ struct room {
     /* A bit per service thread that has not yet taken the frame or replies
      * published since (room_take_dirty); news.h. */
     _Atomic uint64_t dirty;
+    struct room_relay *relay; /* room_relay.c's; NULL: not of a cluster */
+    struct room_store *store; /* room_persist.c's; NULL: neither log nor checkpoints */
 
     /* Tick-thread state. */
     struct stepper stepper; /* one tick thread or several for the step */
@@ -66,27 +96,12 @@ struct room {
     struct queued *batch;                     /* commands taken off the ring this tick */
     struct obstacle_owner *owners;            /* one per obstacle, max_obstacles */
     uint32_t nowners;
-    struct room_store *store; /* command log and checkpoints (room_persist.c); NULL: neither */
-    uint64_t start_hash;      /* sim_hash as this batch of commands began, for pings */
+    uint64_t start_hash;            /* sim_hash as this batch of commands began, for pings */
     struct measure_client measurer; /* the room's side of cfg.measure */
     uint64_t measure_every;         /* ticks between offers */
     uint64_t since_measure;
     bool unmeasured;    /* the world changed since the last frame measure took */
     bool offered_empty; /* the last frame offered had no boids */
-
-    /* A room of a cluster (room_relay.c): it relays another node's while
-     * `relay`; a switch asked for waits in `switch_to` for the tick. */
-    atomic_bool relay;
-    bool attached;                  /* told the link it exists */
-    atomic_int_fast64_t watched_ns; /* another node's clients last took frames; 0: never */
-    struct room_switch *switch_to;  /* under lock */
-    bool unavailable;               /* under lock: no owner reached (room_relay_set_available) */
-    char unavailable_reason[ROOM_REASON_MAX]; /* under lock */
-    uint32_t availability_seq;                /* under lock: changes of availability so far */
-    /* A bit per service thread not yet told of a change of availability
-     * (room_take_availability_news). */
-    _Atomic uint64_t availability_news;
-    bool has_owner_values; /* under lock: values are the owner's (room_relay_params) */
 
     pthread_mutex_t lock;
     struct queued *ring; /* bounded command queue */
@@ -100,7 +115,7 @@ struct room {
     uint32_t late_next, late_count;
 };
 
-/* ---- room.c ---- */
+/* ---- room.c: the helpers the others call back ---- */
 
 /*
  * Queues text[0..len) as a reply of that kind for who->client, stamped
@@ -110,74 +125,115 @@ struct room {
 void room__add_reply(struct room *r, const struct room_actor *who, enum room_reply_kind kind,
                      const char *text, size_t len);
 
-/* A welcome for who: as room__add_reply, and the availability_seq read
- * before the welcome was written (struct room_reply). */
-void room__add_welcome(struct room *r, const struct room_actor *who, const char *text, size_t len,
-                       uint32_t availability_seq);
+/* The welcome after who's join, queued after its ack: it starts the
+ * client's stream. Tick thread. */
+void room__send_welcome(struct room *r, const struct room_actor *who);
 
 /* Tells the service threads that the room has news (replies, a frame):
  * its dirty flag, then the notify hook. */
 void room__wake(struct room *r);
 
 /* Brings what a welcome reports up to now: the tick and every group's
- * parameters. Tick thread; takes the lock. */
+ * parameters (and tells the link, if the room ticks for a cluster).
+ * Tick thread; takes the lock. */
 void room__refresh_welcome(struct room *r);
 
-/* What a room starts with and a reset restores, in a world just created or
- * reset: its mode's parameters and n boids of group 0 spread over it. */
-void room__populate(struct room *r, uint32_t n);
+/* Brings room_info() up to the world as it is: tick, boids, pause,
+ * polarization. Tick thread; takes the lock. */
+void room__update_info(struct room *r);
 
-/* Moves every queued command into r->batch; returns how many. */
-uint32_t room__take_batch(struct room *r);
+/* The sequence number of the latest frame; 0: none yet. Takes the lock. */
+uint64_t room__latest_seq(struct room *r);
+
+/* The kinds of frame some client took within the last linger snapshots
+ * before seq. */
+unsigned room__wanted_kinds(struct room *r, uint64_t seq);
+
+/* A frame made elsewhere (a relay's, from the owner) becomes the latest:
+ * the room takes the caller's reference. room_info() shows its tick, and
+ * with has_counts the boids and pause it says; the service threads are
+ * woken. Any thread. */
+void room__show_frame(struct room *r, struct frame *f, bool has_counts, uint32_t boids,
+                      bool paused);
+
+/* ---- room_apply.c ---- */
+
+/* Before the batch's n commands: the hash a ping among them reports. */
+void room__hash_for_pings(struct room *r, uint32_t n);
+
+/*
+ * A queued command's turn (or a refusal's, queued in its turn): applies
+ * it, queues its ack or error and, after a join, the welcome. True if it
+ * was applied, with *out what the log records of it (if its kind is
+ * recorded, reclog.h). Tick thread.
+ */
+bool room__apply_command(struct room *r, const struct queued *q, struct room_applied *out);
 
 /* ---- room_persist.c ---- */
 
-/* After a command was applied at `tick`: logs it if it changed the room
- * (obstacle: the id an obstacle_add gave). Tick thread. */
-void room__record_command(struct room *r, const struct queued *q, uint64_t tick, uint32_t obstacle);
+/* After a command was applied: logs it if the log records its kind. Tick
+ * thread. */
+void room__record_command(struct room *r, uint64_t client, const struct room_applied *a);
 
 /* At the end of a tick that stepped (or not): the tick's hash every N
  * ticks, then this tick's records to the file. Tick thread. */
 void room__record_tick(struct room *r, bool stepped, int64_t now_ns);
 
-/* The checkpoint a queued request asks for, taken now; frees id. */
-void room__take_checkpoint(struct room *r, struct ckpt *id);
+/* Writes what the log holds so far (flockd stopping). */
+void room__record_flush(struct room *r);
 
-/* Closes the log with END; frees checkpoint requests still queued. */
+/* The checkpoint with this id, taken now: the room copied for the
+ * writer thread, a mark in the log. Tick thread. */
+void room__take_checkpoint(struct room *r, const struct ckpt *id);
+
+/* A cluster's checkpoint (ck[0..len), checkpoint.h's bytes) restored into
+ * the room as it takes the room over; said on stderr, and why not if it
+ * cannot be (the room then carries on from its own state). Tick thread. */
+void room__resume_from(struct room *r, const uint8_t *ck, size_t len);
+
+/* Closes the log with END and frees the store. */
 void room__store_close(struct room *r);
 
-/* ---- room_replay.c ---- */
+/* ---- room_relay.c ---- */
 
-/* One step of the world: the simulation's (on the pool's idle workers too
- * when the room's ticks are long: stepper.h; t as the tick was handed it),
- * or the recording's next tick (which pauses the room at the recording's
- * end). Tick thread. */
-void room__step(struct room *r, const struct pool_time *t);
+/* A switch between relaying and ticking (room_relay_set). */
+struct room_switch {
+    bool owner;  /* tick the world here; false: relay the owner's */
+    uint8_t *ck; /* owner: the checkpoint to restore first (malloc'd), or NULL */
+    size_t len;
+};
 
-/* 0 if the room may apply a command of this kind: any, unless it plays a
- * recording; else PROTO_E_FORBIDDEN with *message. */
-int room__replay_allows(const struct room *r, enum proto_cmd kind, const char **message);
+/* The relay's state for a room with cfg.link, which starts as a relay,
+ * and the link told the room exists. 0, or PROTO_E_INTERNAL (out of
+ * memory). */
+int room__relay_create(struct room *r);
 
-/* goto: the recording's playback jumps to the first point at `tick`.
- * 0, or a wire code with *message. Tick thread. */
-int room__goto(struct room *r, uint64_t tick, const char **message);
-
-/* ---- room_apply.c ---- */
-
-/* Before the batch's commands: the hash a ping among them reports. */
-void room__hash_for_pings(struct room *r, uint32_t n);
-
-/* Applies one queued command (or answers a refusal queued in its turn) and
- * queues its ack or error, plus the welcome after a join. Tick thread. */
-void room__apply_command(struct room *r, const struct queued *q);
-
-/* The kinds of frame some client took within the last linger snapshots
- * before seq (room.c). */
-unsigned room__wanted_kinds(struct room *r, uint64_t seq);
-
-/* room_relay.c: at the start of a tick, a switch asked for; then true if
- * the room relays (the tick has handed on its commands and is done). */
-bool room__relay_tick(struct room *r);
+/* Tells the link the room goes, and frees the relay's state. */
 void room__relay_destroy(struct room *r);
+
+/* True while the room relays another node's (any thread). */
+bool room__is_relay(const struct room *r);
+
+/* The switch asked for since the last tick, if any, into *sw (the caller
+ * frees sw->ck): true, or false for none. Tick thread. */
+bool room__relay_take_switch(struct room *r, struct room_switch *sw);
+
+/* The room relays (owner false) or ticks from now on; ticking, its
+ * welcomes show its own world's parameters again. Tick thread. */
+void room__relay_become(struct room *r, bool owner);
+
+/* One queued item of a relay at its turn: true once handed to the link
+ * for the owner (an error answered at once if it cannot go) or dropped
+ * (a checkpoint request, freed; a command of the server itself); false
+ * for a join, which the room answers itself. Tick thread. */
+bool room__relay_forward(struct room *r, const struct queued *q);
+
+/* True if welcomes show the owner's parameters (a relay that has them),
+ * copied into out. Any thread. */
+bool room__relay_values(struct room *r, struct sim_params out[SIM_GROUPS]);
+
+/* True if the room cannot reach its owner, with the reason into
+ * reason[0..cap). Any thread. */
+bool room__relay_is_unavailable(struct room *r, char *reason, size_t cap);
 
 #endif

@@ -1,7 +1,7 @@
 /*
  * room_persist.c — a room's command log and checkpoints: what the tick
  * records, what a checkpoint copies, and how a checkpoint is restored
- * (room.h's "command log and checkpoints"; the files are store/FILES.md's).
+ * (room_persist.h; the files are store/FILES.md's).
  *
  * The tick records every command that changed the room with the tick it
  * took effect at, the tick's hash every `hash_every` ticks (after the
@@ -18,6 +18,7 @@
 #include "recorder.h"
 #include "sim_state.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,35 +92,20 @@ static uint64_t world_tick(const struct room *r)
             recorder_add((r)->store->log, rec_, (size_t)len_);                                     \
     } while (0)
 
-void room__take_checkpoint(struct room *r, struct ckpt *id)
+void room__take_checkpoint(struct room *r, const struct ckpt *id)
 {
     struct room_store *s = store_of(r);
-    if (s && persist_has_checkpoints(s->persist)) {
-        struct persist_job *j = copy_room(r, id, s->seq + 1);
-        if (j) {
-            s->seq++;
-            persist_write(s->persist, j);
-            if (s->log)
-                RECORD(r, reclog_put_checkpoint, world_tick(r), s->seq);
-        } else {
-            persist_say(s->persist, "checkpoint of room \"%s\" skipped: out of memory", r->name);
-        }
+    if (!s || !persist_has_checkpoints(s->persist))
+        return;
+    struct persist_job *j = copy_room(r, id, s->seq + 1);
+    if (!j) {
+        persist_say(s->persist, "checkpoint of room \"%s\" skipped: out of memory", r->name);
+        return;
     }
-    free(id);
-}
-
-void room_checkpoint_now(struct room *r, const struct ckpt *id)
-{
-    uint32_t n = room__take_batch(r);
-    for (uint32_t k = 0; k < n; k++)
-        room__apply_command(r, &r->batch[k]);
-    struct ckpt *copy = malloc(sizeof *copy);
-    if (copy) {
-        *copy = *id;
-        room__take_checkpoint(r, copy);
-    }
-    if (r->store && r->store->log)
-        recorder_flush(r->store->log, 0);
+    s->seq++;
+    persist_write(s->persist, j);
+    if (s->log)
+        RECORD(r, reclog_put_checkpoint, world_tick(r), s->seq);
 }
 
 /* ---- the log ------------------------------------------------------------------ */
@@ -155,17 +141,10 @@ void room_record_begin(struct room *r, const struct ckpt *id, bool restored)
     persist_job_free(j);
 }
 
-void room__record_command(struct room *r, const struct queued *q, uint64_t tick, uint32_t obstacle)
+void room__record_command(struct room *r, uint64_t client, const struct room_applied *a)
 {
-    if (!r->store || !r->store->log || !reclog_is_recorded(q->cmd.kind))
-        return;
-    struct proto_command cmd = q->cmd;
-    if (cmd.kind == PROTO_CMD_RESET) { /* the defaults it took, so the log stands alone */
-        struct proto_reset_args *a = &cmd.args.reset;
-        a->seed = a->has_seed ? a->seed : r->cfg.sim.seed;
-        a->boids = a->has_boids ? a->boids : r->cfg.boids;
-    }
-    RECORD(r, reclog_put_command, tick, q->who.client, &cmd, obstacle);
+    if (r->store && r->store->log && reclog_is_recorded(a->cmd.kind))
+        RECORD(r, reclog_put_command, a->tick, client, &a->cmd, a->obstacle);
 }
 
 void room__record_tick(struct room *r, bool stepped, int64_t now_ns)
@@ -179,13 +158,14 @@ void room__record_tick(struct room *r, bool stepped, int64_t now_ns)
     recorder_flush(r->store->log, now_ns);
 }
 
+void room__record_flush(struct room *r)
+{
+    if (r->store && r->store->log)
+        recorder_flush(r->store->log, 0);
+}
+
 void room__store_close(struct room *r)
 {
-    if (r->replies_tail && r->ring && r->batch) { /* requests no tick will take */
-        uint32_t n = room__take_batch(r);
-        for (uint32_t k = 0; k < n; k++)
-            free(r->batch[k].checkpoint);
-    }
     if (!r->store)
         return;
     if (r->store->log) {
@@ -247,11 +227,22 @@ int room_restore(struct room *r, const struct ckpt *c, const char **why)
     if (s)
         s->seq = c->seq;
     room__refresh_welcome(r);
+    room__update_info(r);
+    return 0;
+}
+
+void room__resume_from(struct room *r, const uint8_t *ck, size_t len)
+{
+    struct ckpt c;
+    const char *why = NULL;
+    if (ckpt_decode(ck, len, &c, &why) < 0 || strcmp(c.room, r->name) != 0 ||
+        room_restore(r, &c, &why) < 0) {
+        fprintf(stderr, "flockd: room \"%s\" taken over without its checkpoint: %s\n", r->name,
+                why ? why : "it names another room");
+        return;
+    }
     struct sim_view v;
     sim_view(r->world, &v);
-    pthread_mutex_lock(&r->lock);
-    r->info.boids = v.count;
-    r->info.paused = r->paused;
-    pthread_mutex_unlock(&r->lock);
-    return 0;
+    fprintf(stderr, "flockd: room \"%s\" resumed from checkpoint %u at tick %llu\n", r->name, c.seq,
+            (unsigned long long)v.tick);
 }

@@ -1,124 +1,152 @@
 /*
- * room_relay.c — a room of a cluster (room.h, cfg.link): the relay of a
- * room another node ticks, and the switches between relaying and ticking.
+ * room_relay.c — a room of a cluster (room_relay.h, cfg.link): the relay
+ * of a room another node ticks, and the switches between relaying and
+ * ticking.
  *
- * A relay still runs on the pool, but its tick only takes its queue: a
- * join is answered here (ack and welcome from this node's copy of the
- * room, whose tick follows the frames relayed), a checkpoint request is
- * dropped (the owner checkpoints), and every other command, refusals
- * included, goes to the link in arrival order, so each client's replies
- * come back in the order it sent. Frames and replies from the owner are
- * handed in by the link on its own threads.
+ * A relay still runs on the pool, but its tick only takes its queue
+ * (room.c): a join is answered by the room itself (ack and welcome from
+ * this node's copy of the room, whose tick follows the frames relayed), a
+ * checkpoint request is dropped (the owner checkpoints), and every other
+ * command, refusals included, goes to the link in arrival order
+ * (room__relay_forward), so each client's replies come back in the order
+ * it sent. Frames and replies from the owner are handed in by the link on
+ * its own threads.
  *
  * A relay's welcomes show the owner's parameters as the link last
  * brought them (its copy's world keeps those of its checkpoint). A relay
- * that cannot reach its owner says so to its members (a notice
- * for every member, and its welcomes) until frames come again.
+ * that cannot reach its owner says so to its members (a notice for every
+ * member, and its welcomes) until frames come again.
  *
  * A switch to ticking restores the checkpoint it was given (the room then
  * carries on from the checkpoint's tick: a jump back, documented in
- * server/cluster/CLUSTER.md) and continues the frame numbers past the last frame
- * relayed, so no client mistakes a new frame for a base it holds.
+ * server/cluster/CLUSTER.md) and continues the frame numbers past the
+ * last frame relayed, so no client mistakes a new frame for a base it
+ * holds: room.c does both at the start of a tick.
+ *
+ * The relay's state is this file's alone (struct room_relay), made for a
+ * room with a link; a room without one has none and is never a relay.
  */
 #include "room_internal.h"
-
-#include "metrics.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-struct room_switch {
-    bool owner;
-    uint8_t *ck; /* owner: the checkpoint to restore, or NULL */
-    size_t len;
+struct room_relay {
+    atomic_bool relays;             /* it relays another node's */
+    bool attached;                  /* told the link it exists */
+    atomic_int_fast64_t watched_ns; /* another node's clients last took frames; 0: never */
+    /* A bit per service thread not yet told of a change of availability
+     * (room_take_availability_news). */
+    _Atomic uint64_t availability_news;
+
+    pthread_mutex_t lock;          /* the fields below */
+    struct room_switch *switch_to; /* asked for, waiting for the tick; NULL: none */
+    bool unavailable;              /* no owner reached (room_relay_set_available) */
+    char unavailable_reason[ROOM_REASON_MAX];
+    uint32_t availability_seq;                  /* changes of availability so far */
+    bool has_owner_values;                      /* owner_values came (room_relay_params) */
+    struct sim_params owner_values[SIM_GROUPS]; /* the owner's parameters, for welcomes */
 };
+
+/* ---- life (room.c) --------------------------------------------------------------- */
+
+int room__relay_create(struct room *r)
+{
+    if (!r->cfg.link)
+        return 0;
+    struct room_relay *rl = calloc(1, sizeof *rl);
+    if (!rl)
+        return PROTO_E_INTERNAL;
+    atomic_init(&rl->relays, true); /* until the cluster makes it the owner */
+    pthread_mutex_init(&rl->lock, NULL);
+    r->relay = rl;
+    r->cfg.link->attach(r->cfg.link->arg, r);
+    rl->attached = true;
+    return 0;
+}
+
+void room__relay_destroy(struct room *r)
+{
+    struct room_relay *rl = r->relay;
+    if (!rl)
+        return;
+    if (rl->attached)
+        r->cfg.link->detach(r->cfg.link->arg, r);
+    if (rl->switch_to)
+        free(rl->switch_to->ck);
+    free(rl->switch_to);
+    pthread_mutex_destroy(&rl->lock);
+    free(rl);
+    r->relay = NULL;
+}
+
+/* ---- switches ------------------------------------------------------------------ */
 
 void room_relay_set(struct room *r, bool owner, uint8_t *ck, size_t len)
 {
     struct room_switch *sw = malloc(sizeof *sw);
-    if (!sw) {
+    if (!sw || !r->relay) {
+        free(sw);
         free(ck);
         return;
     }
     *sw = (struct room_switch){.owner = owner, .ck = owner ? ck : NULL, .len = len};
     if (!owner)
         free(ck);
-    pthread_mutex_lock(&r->lock);
-    struct room_switch *old = r->switch_to;
-    r->switch_to = sw;
-    pthread_mutex_unlock(&r->lock);
+    pthread_mutex_lock(&r->relay->lock);
+    struct room_switch *old = r->relay->switch_to;
+    r->relay->switch_to = sw;
+    pthread_mutex_unlock(&r->relay->lock);
     if (old)
         free(old->ck);
     free(old);
 }
 
-bool room_is_relay(const struct room *r)
+bool room__is_relay(const struct room *r)
 {
-    return atomic_load_explicit(&r->relay, memory_order_acquire);
+    return r->relay && atomic_load_explicit(&r->relay->relays, memory_order_acquire);
 }
 
-/* Restores sw's checkpoint into the room; says why not on stderr (the
- * room then carries on from its own state). Tick thread. */
-static void restore(struct room *r, const struct room_switch *sw)
+bool room__relay_take_switch(struct room *r, struct room_switch *sw)
 {
-    struct ckpt c;
-    const char *why = NULL;
-    if (ckpt_decode(sw->ck, sw->len, &c, &why) < 0 || strcmp(c.room, r->name) != 0 ||
-        room_restore(r, &c, &why) < 0) {
-        fprintf(stderr, "flockd: room \"%s\" taken over without its checkpoint: %s\n", r->name,
-                why ? why : "it names another room");
+    struct room_relay *rl = r->relay;
+    if (!rl)
+        return false;
+    pthread_mutex_lock(&rl->lock);
+    struct room_switch *asked = rl->switch_to;
+    rl->switch_to = NULL;
+    pthread_mutex_unlock(&rl->lock);
+    if (!asked)
+        return false;
+    *sw = *asked;
+    free(asked);
+    return true;
+}
+
+void room__relay_become(struct room *r, bool owner)
+{
+    struct room_relay *rl = r->relay;
+    atomic_store_explicit(&rl->relays, !owner, memory_order_release);
+    if (!owner)
         return;
-    }
-    struct sim_view v;
-    sim_view(r->world, &v);
-    fprintf(stderr, "flockd: room \"%s\" resumed from checkpoint %u at tick %llu\n", r->name, c.seq,
-            (unsigned long long)v.tick);
+    pthread_mutex_lock(&rl->lock); /* its own world's parameters from now on */
+    rl->has_owner_values = false;
+    pthread_mutex_unlock(&rl->lock);
 }
 
-/* Applies the switch asked for, if any. Tick thread. */
-static void take_switch(struct room *r)
-{
-    pthread_mutex_lock(&r->lock);
-    struct room_switch *sw = r->switch_to;
-    r->switch_to = NULL;
-    uint64_t last_seq = r->latest ? r->latest->seq : 0;
-    pthread_mutex_unlock(&r->lock);
-    if (!sw)
-        return;
-    if (sw->owner && room_is_relay(r)) {
-        if (sw->ck)
-            restore(r, sw);
-        /* Past every base a client of this node may hold. */
-        if (r->frame_seq < last_seq + PROTO_V2_HISTORY + 1)
-            r->frame_seq = last_seq + PROTO_V2_HISTORY + 1;
-        r->since_snapshot = r->snapshot_every - 1; /* a frame at once */
-    }
-    atomic_store_explicit(&r->relay, !sw->owner, memory_order_release);
-    if (sw->owner) { /* its own world's parameters from now on, told to the relays */
-        pthread_mutex_lock(&r->lock);
-        r->has_owner_values = false;
-        pthread_mutex_unlock(&r->lock);
-        room__refresh_welcome(r);
-    }
-    free(sw->ck);
-    free(sw);
-}
+/* ---- what a relay does with its queue (room.c) ---------------------------------- */
 
-/* One queued item of a relay: a join answered here, anything else to the
- * owner (an error at once if it cannot go). */
-static void relay_one(struct room *r, const struct queued *q)
+bool room__relay_forward(struct room *r, const struct queued *q)
 {
     if (q->checkpoint) {
         free(q->checkpoint);
-        return;
+        return true;
     }
     if (q->who.client == 0) /* the server's own commands act on the owner's room */
-        return;
-    if (!q->refused && q->cmd.kind == PROTO_CMD_JOIN) {
-        room__apply_command(r, q);
-        return;
-    }
+        return true;
+    if (!q->refused && q->cmd.kind == PROTO_CMD_JOIN)
+        return false;
     const struct room_link *l = r->cfg.link;
     int rc = l->forward(l->arg, r, &q->who, &q->cmd, q->refused, q->message);
     if (rc < 0) {
@@ -129,47 +157,17 @@ static void relay_one(struct room *r, const struct queued *q)
         if (len > 0)
             room__add_reply(r, &q->who, ROOM_REPLY_PLAIN, text, (size_t)len);
     }
-}
-
-bool room__relay_tick(struct room *r)
-{
-    if (!r->cfg.link)
-        return false;
-    take_switch(r);
-    if (!room_is_relay(r))
-        return false;
-    uint32_t n = room__take_batch(r);
-    for (uint32_t k = 0; k < n; k++)
-        relay_one(r, &r->batch[k]);
-    if (n > 0)
-        room__wake(r);
     return true;
 }
 
-void room__relay_destroy(struct room *r)
-{
-    if (r->switch_to)
-        free(r->switch_to->ck);
-    free(r->switch_to);
-    r->switch_to = NULL;
-}
+/* ---- from the owner ---------------------------------------------------------------- */
 
 void room_relay_frame(struct room *r, struct frame *f, uint32_t boids, bool paused)
 {
-    pthread_mutex_lock(&r->lock);
-    struct frame *old = r->latest;
-    r->latest = f;
-    r->info.tick = f->tick;
     bool has_part = false;
     for (unsigned k = 0; k < FRAME_KINDS; k++)
         has_part |= f->part[k].len > 0;
-    if (has_part) { /* the parts' headers said so */
-        r->info.boids = boids;
-        r->info.paused = paused;
-    }
-    pthread_mutex_unlock(&r->lock);
-    frame_release(old);
-    room__wake(r);
+    room__show_frame(r, f, has_part, boids, paused); /* the parts' headers said so */
 }
 
 void room_relay_reply(struct room *r, uint64_t client, enum room_reply_kind kind, const char *text,
@@ -180,76 +178,117 @@ void room_relay_reply(struct room *r, uint64_t client, enum room_reply_kind kind
     room__wake(r);
 }
 
+void room_relay_params(struct room *r, const struct sim_params values[SIM_GROUPS])
+{
+    struct room_relay *rl = r->relay;
+    if (!rl)
+        return;
+    pthread_mutex_lock(&rl->lock);
+    memcpy(rl->owner_values, values, sizeof rl->owner_values);
+    rl->has_owner_values = true;
+    pthread_mutex_unlock(&rl->lock);
+}
+
+bool room__relay_values(struct room *r, struct sim_params out[SIM_GROUPS])
+{
+    struct room_relay *rl = r->relay;
+    if (!rl)
+        return false;
+    pthread_mutex_lock(&rl->lock);
+    bool has = rl->has_owner_values && room__is_relay(r);
+    if (has)
+        memcpy(out, rl->owner_values, sizeof rl->owner_values);
+    pthread_mutex_unlock(&rl->lock);
+    return has;
+}
+
+/* ---- frames other nodes' clients take --------------------------------------------- */
+
 unsigned room_relay_wanted(struct room *r)
 {
-    pthread_mutex_lock(&r->lock);
-    uint64_t seq = r->latest ? r->latest->seq : 0;
-    pthread_mutex_unlock(&r->lock);
-    return room__wanted_kinds(r, seq);
+    return room__wanted_kinds(r, room__latest_seq(r));
 }
 
 bool room_relay_is_watched(struct room *r, int64_t now)
 {
-    int64_t at = atomic_load_explicit(&r->watched_ns, memory_order_relaxed);
+    if (!r->relay)
+        return false;
+    int64_t at = atomic_load_explicit(&r->relay->watched_ns, memory_order_relaxed);
     return at != 0 && (double)(now - at) < ROOM_WATCHED_S * 1e9;
 }
 
 void room_relay_want(struct room *r, unsigned kinds, int64_t now)
 {
-    atomic_store_explicit(&r->watched_ns, now, memory_order_relaxed);
-    pthread_mutex_lock(&r->lock);
-    uint64_t seq = r->latest ? r->latest->seq : 1;
-    pthread_mutex_unlock(&r->lock);
+    if (r->relay)
+        atomic_store_explicit(&r->relay->watched_ns, now, memory_order_relaxed);
+    uint64_t seq = room__latest_seq(r);
     for (unsigned k = 0; k < FRAME_KINDS; k++)
         if (kinds & 1u << k)
-            room_want(r, k, seq);
+            room_want(r, k, seq ? seq : 1);
 }
+
+/* ---- availability --------------------------------------------------------------- */
 
 void room_relay_set_available(struct room *r, bool available, const char *reason)
 {
-    pthread_mutex_lock(&r->lock);
-    bool changed = r->unavailable == available;
-    r->unavailable = !available;
-    snprintf(r->unavailable_reason, sizeof r->unavailable_reason, "%s",
+    struct room_relay *rl = r->relay;
+    if (!rl)
+        return;
+    pthread_mutex_lock(&rl->lock);
+    bool changed = rl->unavailable == available;
+    rl->unavailable = !available;
+    snprintf(rl->unavailable_reason, sizeof rl->unavailable_reason, "%s",
              available || !reason ? "" : reason);
     if (changed)
-        r->availability_seq++;
-    pthread_mutex_unlock(&r->lock);
+        rl->availability_seq++;
+    pthread_mutex_unlock(&rl->lock);
     if (!changed)
         return;
-    news_post(&r->availability_news);
+    news_post(&rl->availability_news);
     room__wake(r);
+}
+
+/* r's availability as it is now, read at once: true if unavailable, the
+ * reason into reason[0..cap) ("" when available) and *seq the count of
+ * changes it reflects. */
+static bool read_availability(struct room *r, char *reason, size_t cap, uint32_t *seq)
+{
+    struct room_relay *rl = r->relay;
+    reason[0] = '\0';
+    *seq = 0;
+    if (!rl)
+        return false;
+    pthread_mutex_lock(&rl->lock);
+    bool unavailable = rl->unavailable;
+    snprintf(reason, cap, "%s", rl->unavailable_reason);
+    *seq = rl->availability_seq;
+    pthread_mutex_unlock(&rl->lock);
+    return unavailable;
+}
+
+bool room__relay_is_unavailable(struct room *r, char *reason, size_t cap)
+{
+    uint32_t seq;
+    return read_availability(r, reason, cap, &seq);
 }
 
 uint32_t room_availability_seq(struct room *r)
 {
-    pthread_mutex_lock(&r->lock);
-    uint32_t seq = r->availability_seq;
-    pthread_mutex_unlock(&r->lock);
+    char reason[ROOM_REASON_MAX];
+    uint32_t seq;
+    read_availability(r, reason, sizeof reason, &seq);
     return seq;
 }
 
 int room_availability(struct room *r, char *buf, size_t cap, uint32_t *seq)
 {
-    char reason[sizeof r->unavailable_reason];
-    pthread_mutex_lock(&r->lock);
-    bool available = !r->unavailable;
-    *seq = r->availability_seq;
-    memcpy(reason, r->unavailable_reason, sizeof reason);
-    pthread_mutex_unlock(&r->lock);
+    char reason[ROOM_REASON_MAX];
+    bool available = !read_availability(r, reason, sizeof reason, seq);
     int len = proto_reply_availability(buf, cap, r->name, available, reason);
     return len > 0 ? len : 0;
 }
 
 bool room_take_availability_news(struct room *r, unsigned thread)
 {
-    return news_take(&r->availability_news, thread);
-}
-
-void room_relay_params(struct room *r, const struct sim_params values[SIM_GROUPS])
-{
-    pthread_mutex_lock(&r->lock);
-    memcpy(r->values, values, sizeof r->values);
-    r->has_owner_values = true;
-    pthread_mutex_unlock(&r->lock);
+    return r->relay && news_take(&r->relay->availability_news, thread);
 }

@@ -2,8 +2,8 @@
  * params.c — the parameter registry. One row per tunable: this table is
  * the single source of names, defaults, bounds, units and help text.
  *
- * Where the defaults come from (README "Flocking rules" has the figures,
- * each from a `flockbench --metrics` command):
+ * Where the defaults come from (server/sim/README.md, "Flocking rules", has
+ * the figures, each from a `flockbench --metrics` command):
  *  - max_force 400 units/s^2: boids that converge need the agility to part
  *    within the separation radius; at 200 a 10,000-boid flock's nearest-
  *    neighbour p5 falls to 0.50 of the separation radius (0.66 at 400);

@@ -707,8 +707,8 @@ static inline void float_chunks(float *restrict dst, const uint8_t *restrict src
 
 /* Copies a block's candidates, shifted, into one contiguous gather buffer
  * so each boid of the cell scans them in a single SIMD loop, and points *c
- * at them. Returns the number gathered, or -1 if they do not fit (then
- * scan the runs directly). */
+ * at them. Returns the number gathered, or SIM_ECAPACITY if they do not
+ * fit (then scan the runs directly). */
 static inline __attribute__((always_inline)) int
 gather_block(const struct sim_world *w, const struct block *bl, struct gather *gb, struct cands *c)
 {
@@ -716,7 +716,7 @@ gather_block(const struct sim_world *w, const struct block *bl, struct gather *g
     for (uint32_t r = 0; r < bl->n; r++)
         n += bl->b[r] - bl->a[r];
     if (n > SIM_GATHER_MAX - SIM_GATHER_PAD)
-        return -1;
+        return SIM_ECAPACITY;
     /* Room for the padding and for copy_chunks' overrun past the last
      * run: at most SIM_GATHER_MAX. */
     size_t stride = (n + SIM_CHUNK + SIM_GATHER_PAD - 1) / SIM_GATHER_PAD * SIM_GATHER_PAD;
@@ -1110,7 +1110,7 @@ static void extra_forces(const struct sim_world *w, struct lane *ln, uint32_t be
 
 /* ---- integration -------------------------------------------------------- */
 
-/* Index of the first obstacle containing (x, y), or -1. */
+/* Index of the first obstacle containing (x, y), or SIM_ENOENT for none. */
 static int64_t containing(const struct sim_world *w, float x, float y, float *dx, float *dy)
 {
     for (uint32_t k = 0; k < w->obstacle_count; k++) {
@@ -1123,7 +1123,7 @@ static int64_t containing(const struct sim_world *w, float x, float y, float *dx
             return k;
         }
     }
-    return -1;
+    return SIM_ENOENT;
 }
 
 #define KEEP_OUT_MAX 16 /* obstacles considered around one boid */

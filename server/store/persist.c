@@ -81,15 +81,18 @@ int persist_write_all(int fd, const uint8_t *buf, size_t len)
         ssize_t n = write(fd, buf, len);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n <= 0)
-            return -1;
+        if (n < 0)
+            return -errno;
+        if (n == 0) /* nothing written, no error said: the device takes no more */
+            return -EIO;
         buf += n;
         len -= (size_t)n;
     }
     return 0;
 }
 
-/* Writes bytes to DIR/ROOM.ckpt through a temporary file; 0 or -1 (errno). */
+/* Writes bytes to DIR/ROOM.ckpt through a temporary file: 0, or a
+ * negative errno. */
 static int replace_file(struct persist *p, const char *room, const uint8_t *buf, size_t len)
 {
     char path[PATH_BYTES], tmp[PATH_BYTES + sizeof ".tmp"];
@@ -97,17 +100,17 @@ static int replace_file(struct persist *p, const char *room, const uint8_t *buf,
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0)
-        return -1;
-    int rc = persist_write_all(fd, buf, len) == 0 && fsync(fd) == 0 ? 0 : -1;
-    int saved = errno;
+        return -errno;
+    int rc = persist_write_all(fd, buf, len);
+    if (rc == 0 && fsync(fd) < 0)
+        rc = -errno;
     close(fd);
-    if (rc == 0)
-        rc = rename(tmp, path);
-    else
+    if (rc < 0)
         unlink(tmp);
+    else if (rename(tmp, path) < 0)
+        rc = -errno;
     if (rc == 0 && p->dir_fd >= 0)
         fsync(p->dir_fd);
-    errno = rc ? saved : 0;
     return rc;
 }
 
@@ -125,12 +128,13 @@ static void write_checkpoint(struct persist *p, struct persist_job *j)
     int len = buf ? ckpt_encode(&j->ck, buf, n) : PROTO_E_NOSPACE;
     if (len >= 0 && p->cfg.sink)
         p->cfg.sink(p->cfg.sink_arg, j->ck.room, buf, (size_t)len);
+    int rc = len < 0 || !p->checkpoint_dir[0] ? 0 : replace_file(p, j->ck.room, buf, (size_t)len);
     if (len < 0)
         persist_say(p, "checkpoint of room \"%s\" not written: %s", j->ck.room,
                     buf ? proto_status_name(len) : "out of memory");
-    else if (p->checkpoint_dir[0] && replace_file(p, j->ck.room, buf, (size_t)len) < 0)
+    else if (rc < 0)
         persist_say(p, "checkpoint %s/%s.ckpt not written: %s", p->checkpoint_dir, j->ck.room,
-                    strerror(errno));
+                    strerror(-rc));
     free(buf);
 }
 

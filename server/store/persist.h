@@ -125,8 +125,8 @@ void persist_say(const struct persist *p, const char *fmt, ...)
  */
 void persist_sync_later(struct persist *p, int fd);
 
-/* Writes buf[0..len) to fd whole, through short writes and EINTR; 0, or
- * -1 with errno set. */
+/* Writes buf[0..len) to fd whole, through short writes and EINTR: 0, or
+ * a negative errno. */
 int persist_write_all(int fd, const uint8_t *buf, size_t len);
 
 #endif

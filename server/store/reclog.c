@@ -13,38 +13,95 @@
 #include "bytes.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 #include <zlib.h>
 
 static const uint8_t MAGIC[8] = {'F', 'L', 'O', 'C', 'K', 'L', 'O', 'G'};
 
-/* The log's command codes (FILES.md §1.3). */
-static const struct {
-    enum proto_cmd kind;
-    uint8_t code;
-} codes[] = {
-    {PROTO_CMD_SEEK, 1},           {PROTO_CMD_SEEK_CLEAR, 2},
-    {PROTO_CMD_OBSTACLE_ADD, 3},   {PROTO_CMD_OBSTACLE_REMOVE, 4},
-    {PROTO_CMD_OBSTACLE_CLEAR, 5}, {PROTO_CMD_SPAWN, 6},
-    {PROTO_CMD_DESPAWN, 7},        {PROTO_CMD_PARAMS, 8},
-    {PROTO_CMD_PAUSE, 9},          {PROTO_CMD_RESUME, 10},
-    {PROTO_CMD_STEP, 11},          {PROTO_CMD_RESET, 12},
+/* How one argument of a recorded command is stored, and the values a
+ * reader accepts (FILES.md §1.3). */
+enum arg_type {
+    ARG_END,        /* no more arguments */
+    ARG_U8,         /* an int (a group, 0..255) as u8 */
+    ARG_I16,        /* an int as i16, within [lo, hi] */
+    ARG_U32,        /* a uint32_t as u32, within [lo, hi] */
+    ARG_U64,        /* a uint64_t as u64, within [lo, hi] */
+    ARG_F32,        /* a float as f32, finite */
+    ARG_F32_NONNEG, /* a float as f32, finite and >= 0 */
+    ARG_OBSTACLE,   /* the id obstacle_add gave (the record's, not the command's) as u32 >= 1 */
+    ARG_PARAMS,     /* i16 group; u8 K; K times a name (u8 N, N bytes) and an f32 value */
+    ARG_GIVEN,      /* an int has_ flag: stored values are always given (set on reading) */
 };
-#define NCODES (sizeof codes / sizeof codes[0])
+
+struct arg {
+    enum arg_type type;
+    size_t at; /* where the field is in struct proto_command */
+    int64_t lo;
+    uint64_t hi;
+};
+
+/* The place of args.m in struct proto_command, which must be of type T. */
+#define FIELD(m, T)                                                                                \
+    _Generic(((struct proto_command *)0)->args.m, T : offsetof(struct proto_command, args.m))
+
+/* The rows' arguments (clang-format would spread each over four lines). */
+/* clang-format off */
+#define U8(m)          {ARG_U8, FIELD(m, int), 0, 255}
+#define I16(m, lo, hi) {ARG_I16, FIELD(m, int), lo, hi}
+#define U32(m, lo, hi) {ARG_U32, FIELD(m, uint32_t), lo, hi}
+#define U64(m, lo, hi) {ARG_U64, FIELD(m, uint64_t), lo, hi}
+#define F32(m)         {ARG_F32, FIELD(m, float), 0, 0}
+#define F32_NONNEG(m)  {ARG_F32_NONNEG, FIELD(m, float), 0, 0}
+#define OBSTACLE_ID    {ARG_OBSTACLE, 0, 1, UINT32_MAX}
+#define PARAMS(m)      {ARG_PARAMS, FIELD(m, struct proto_params_args), 0, 0}
+#define GIVEN(m)       {ARG_GIVEN, FIELD(m, int), 0, 0}
+#define NO_ARGS        {{ARG_END, 0, 0, 0}}
+/* clang-format on */
+
+#define ARGS_MAX 6
+
+/* Each recorded command: its code in the log (FILES.md §1.3: stored by a
+ * code of the log's own, not by the protocol's enum) and its arguments in
+ * the order they are stored. A command without a row is not recorded. */
+static const struct command_row {
+    uint8_t code; /* 0: not recorded */
+    struct arg args[ARGS_MAX];
+} rows[PROTO_CMD_COUNT] = {
+    [PROTO_CMD_SEEK] = {1, {U8(seek.group), F32(seek.x), F32(seek.y)}},
+    [PROTO_CMD_SEEK_CLEAR] = {2, {U8(seek_clear.group)}},
+    [PROTO_CMD_OBSTACLE_ADD] = {3,
+                                {F32(obstacle_add.x), F32(obstacle_add.y), F32(obstacle_add.r),
+                                 OBSTACLE_ID}},
+    [PROTO_CMD_OBSTACLE_REMOVE] = {4, {U32(obstacle_remove.id, 1, UINT32_MAX)}},
+    [PROTO_CMD_OBSTACLE_CLEAR] = {5, NO_ARGS},
+    [PROTO_CMD_SPAWN] = {6,
+                         {U32(spawn.n, 1, UINT32_MAX), U8(spawn.group), F32(spawn.x), F32(spawn.y),
+                          F32_NONNEG(spawn.spread)}},
+    [PROTO_CMD_DESPAWN] = {7,
+                           {U32(despawn.n, 1, UINT32_MAX),
+                            I16(despawn.group, -1, PROTO_GROUPS - 1)}},
+    [PROTO_CMD_PARAMS] = {8, {PARAMS(params)}},
+    [PROTO_CMD_PAUSE] = {9, NO_ARGS},
+    [PROTO_CMD_RESUME] = {10, NO_ARGS},
+    [PROTO_CMD_STEP] = {11, {U32(step.n, 1, PROTO_MAX_STEP)}},
+    /* the seed and count it used, defaults resolved */
+    [PROTO_CMD_RESET] = {12,
+                         {GIVEN(reset.has_seed), GIVEN(reset.has_boids),
+                          U64(reset.seed, 0, (uint64_t)PROTO_MAX_SEED),
+                          U32(reset.boids, 0, UINT32_MAX)}},
+};
 
 static int code_of(enum proto_cmd kind)
 {
-    for (size_t i = 0; i < NCODES; i++)
-        if (codes[i].kind == kind)
-            return codes[i].code;
-    return 0;
+    return (unsigned)kind < PROTO_CMD_COUNT ? rows[kind].code : 0;
 }
 
 static int kind_of(uint64_t code, enum proto_cmd *kind)
 {
-    for (size_t i = 0; i < NCODES; i++)
-        if (codes[i].code == code) {
-            *kind = codes[i].kind;
+    for (unsigned k = 0; k < PROTO_CMD_COUNT; k++)
+        if (rows[k].code != 0 && rows[k].code == code) {
+            *kind = (enum proto_cmd)k;
             return 1;
         }
     return 0;
@@ -113,51 +170,44 @@ static void put_params(struct bytes_w *w, const struct proto_params_args *a)
     }
 }
 
-/* The arguments of each recorded command (FILES.md §1.3). */
-static void put_args(struct bytes_w *w, const struct proto_command *c, uint32_t obstacle)
+/* One argument of a recorded command, from its field at p. */
+static void put_arg(struct bytes_w *w, const struct arg *a, const void *p, uint32_t obstacle)
 {
-    switch (c->kind) {
-    case PROTO_CMD_SEEK:
-        bytes_put(w, (uint64_t)c->args.seek.group, 1);
-        bytes_put_f32(w, c->args.seek.x);
-        bytes_put_f32(w, c->args.seek.y);
+    const int *i = p;
+    switch (a->type) {
+    case ARG_U8:
+        bytes_put(w, (uint64_t)*i, 1);
         break;
-    case PROTO_CMD_SEEK_CLEAR:
-        bytes_put(w, (uint64_t)c->args.seek_clear.group, 1);
+    case ARG_I16:
+        bytes_put(w, (uint64_t)(int64_t)*i, 2);
         break;
-    case PROTO_CMD_OBSTACLE_ADD:
-        bytes_put_f32(w, c->args.obstacle_add.x);
-        bytes_put_f32(w, c->args.obstacle_add.y);
-        bytes_put_f32(w, c->args.obstacle_add.r);
+    case ARG_U32:
+        bytes_put(w, *(const uint32_t *)p, 4);
+        break;
+    case ARG_U64:
+        bytes_put(w, *(const uint64_t *)p, 8);
+        break;
+    case ARG_F32:
+    case ARG_F32_NONNEG:
+        bytes_put_f32(w, *(const float *)p);
+        break;
+    case ARG_OBSTACLE:
         bytes_put(w, obstacle, 4);
         break;
-    case PROTO_CMD_OBSTACLE_REMOVE:
-        bytes_put(w, c->args.obstacle_remove.id, 4);
+    case ARG_PARAMS:
+        put_params(w, p);
         break;
-    case PROTO_CMD_SPAWN:
-        bytes_put(w, c->args.spawn.n, 4);
-        bytes_put(w, (uint64_t)c->args.spawn.group, 1);
-        bytes_put_f32(w, c->args.spawn.x);
-        bytes_put_f32(w, c->args.spawn.y);
-        bytes_put_f32(w, c->args.spawn.spread);
-        break;
-    case PROTO_CMD_DESPAWN:
-        bytes_put(w, c->args.despawn.n, 4);
-        bytes_put(w, (uint64_t)(int64_t)c->args.despawn.group, 2);
-        break;
-    case PROTO_CMD_PARAMS:
-        put_params(w, &c->args.params);
-        break;
-    case PROTO_CMD_STEP:
-        bytes_put(w, c->args.step.n, 4);
-        break;
-    case PROTO_CMD_RESET: /* the seed and count it used, defaults resolved */
-        bytes_put(w, c->args.reset.seed, 8);
-        bytes_put(w, c->args.reset.boids, 4);
-        break;
-    default: /* obstacle_clear, pause, resume: no arguments */
+    default: /* ARG_GIVEN: not stored */
         break;
     }
+}
+
+/* The arguments of a recorded command, as its row says. */
+static void put_args(struct bytes_w *w, const struct proto_command *c, uint32_t obstacle)
+{
+    const struct arg *a = rows[c->kind].args;
+    for (const struct arg *end = a + ARGS_MAX; a < end && a->type != ARG_END; a++)
+        put_arg(w, a, (const char *)c + a->at, obstacle);
 }
 
 int reclog_put_command(uint8_t *buf, size_t cap, uint64_t tick, uint64_t client,
@@ -299,73 +349,60 @@ static int get_params(struct bytes_r *r, struct proto_params_args *a, const char
     return 0;
 }
 
-static int finite3(float a, float b, float c)
+/* One integer argument read into its field: true if within [lo, hi]. */
+static bool get_int(struct bytes_r *r, const struct arg *a, void *p)
 {
-    return isfinite(a) && isfinite(b) && isfinite(c);
+    switch (a->type) {
+    case ARG_U8:
+    case ARG_I16: {
+        int64_t v = a->type == ARG_U8 ? (int64_t)bytes_get(r, 1) : (int16_t)bytes_get(r, 2);
+        *(int *)p = (int)v;
+        return v >= a->lo && (v < 0 || (uint64_t)v <= a->hi);
+    }
+    case ARG_U32:
+        *(uint32_t *)p = (uint32_t)bytes_get(r, 4);
+        return *(uint32_t *)p >= (uint64_t)a->lo && *(uint32_t *)p <= a->hi;
+    default: /* ARG_U64 */
+        *(uint64_t *)p = bytes_get(r, 8);
+        return *(uint64_t *)p >= (uint64_t)a->lo && *(uint64_t *)p <= a->hi;
+    }
 }
 
-/* The arguments of rec->cmd.kind; their values within what the room accepts. */
+/* One argument of a command read into c (or *obstacle): true if its value
+ * is within what the room accepts. */
+static bool get_arg(struct bytes_r *r, const struct arg *a, struct proto_command *c,
+                    uint32_t *obstacle)
+{
+    void *p = (char *)c + a->at;
+    switch (a->type) {
+    case ARG_F32:
+    case ARG_F32_NONNEG: {
+        float v = *(float *)p = bytes_get_f32(r);
+        return isfinite(v) && (a->type == ARG_F32 || v >= 0.0f);
+    }
+    case ARG_OBSTACLE:
+        *obstacle = (uint32_t)bytes_get(r, 4);
+        return *obstacle >= 1;
+    case ARG_GIVEN:
+        *(int *)p = 1;
+        return true;
+    default:
+        return get_int(r, a, p);
+    }
+}
+
+/* The arguments of rec->cmd.kind, as its row says. */
 static int get_args(struct bytes_r *r, struct proto_command *c, uint32_t *obstacle,
                     const char **why)
 {
-    int ok = 1;
-    switch (c->kind) {
-    case PROTO_CMD_SEEK: {
-        struct proto_seek_args *a = &c->args.seek;
-        a->group = (int)bytes_get(r, 1);
-        a->x = bytes_get_f32(r);
-        a->y = bytes_get_f32(r);
-        ok = finite3(a->x, a->y, 0);
-        break;
+    const struct arg *a = rows[c->kind].args;
+    for (const struct arg *end = a + ARGS_MAX; a < end && a->type != ARG_END; a++) {
+        if (a->type == ARG_PARAMS)
+            return get_params(r, (struct proto_params_args *)((char *)c + a->at), why);
+        if (!get_arg(r, a, c, obstacle))
+            return refuse(why, PROTO_E_BAD_VALUE, "a command with an argument out of range");
     }
-    case PROTO_CMD_SEEK_CLEAR:
-        c->args.seek_clear.group = (int)bytes_get(r, 1);
-        break;
-    case PROTO_CMD_OBSTACLE_ADD: {
-        struct proto_obstacle_add_args *a = &c->args.obstacle_add;
-        a->x = bytes_get_f32(r);
-        a->y = bytes_get_f32(r);
-        a->r = bytes_get_f32(r);
-        *obstacle = (uint32_t)bytes_get(r, 4);
-        ok = finite3(a->x, a->y, a->r) && *obstacle >= 1;
-        break;
-    }
-    case PROTO_CMD_OBSTACLE_REMOVE:
-        c->args.obstacle_remove.id = (uint32_t)bytes_get(r, 4);
-        ok = c->args.obstacle_remove.id >= 1;
-        break;
-    case PROTO_CMD_SPAWN: {
-        struct proto_spawn_args *a = &c->args.spawn;
-        a->n = (uint32_t)bytes_get(r, 4);
-        a->group = (int)bytes_get(r, 1);
-        a->x = bytes_get_f32(r);
-        a->y = bytes_get_f32(r);
-        a->spread = bytes_get_f32(r);
-        ok = a->n >= 1 && finite3(a->x, a->y, a->spread) && a->spread >= 0.0f;
-        break;
-    }
-    case PROTO_CMD_DESPAWN:
-        c->args.despawn.n = (uint32_t)bytes_get(r, 4);
-        c->args.despawn.group = (int)(int16_t)bytes_get(r, 2);
-        ok = c->args.despawn.n >= 1 && c->args.despawn.group >= -1 &&
-             c->args.despawn.group < PROTO_GROUPS;
-        break;
-    case PROTO_CMD_PARAMS:
-        return get_params(r, &c->args.params, why);
-    case PROTO_CMD_STEP:
-        c->args.step.n = (uint32_t)bytes_get(r, 4);
-        ok = c->args.step.n >= 1 && c->args.step.n <= PROTO_MAX_STEP;
-        break;
-    case PROTO_CMD_RESET:
-        c->args.reset = (struct proto_reset_args){.has_seed = 1, .has_boids = 1};
-        c->args.reset.seed = bytes_get(r, 8);
-        c->args.reset.boids = (uint32_t)bytes_get(r, 4);
-        ok = c->args.reset.seed <= (uint64_t)PROTO_MAX_SEED;
-        break;
-    default:
-        break;
-    }
-    return ok ? 0 : refuse(why, PROTO_E_BAD_VALUE, "a command with an argument out of range");
+    return 0;
 }
 
 static int get_command(struct bytes_r *r, struct reclog_record *rec, const char **why)

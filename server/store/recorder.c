@@ -33,8 +33,9 @@ struct recorder {
 
 /*
  * Where an append to the log in fd (size bytes) goes: after its last whole
- * record. -1 if the log is unusable (corrupt, another version): *why says
- * why.
+ * record. A negative code if the log is unusable, with *why: a negative
+ * errno if it cannot be mapped, the reader's PROTO_E_* if it is corrupt
+ * or of another version.
  */
 static off_t append_point(int fd, off_t size, const char **why)
 {
@@ -43,7 +44,7 @@ static off_t append_point(int fd, off_t size, const char **why)
     void *map = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (map == MAP_FAILED) {
         *why = "cannot read it";
-        return -1;
+        return -errno;
     }
     static _Thread_local struct reclog_record rec;
     struct reclog_reader rd;
@@ -53,17 +54,17 @@ static off_t append_point(int fd, off_t size, const char **why)
     munmap(map, (size_t)size);
     if (rc < 0 && rd.good_end <= RECLOG_PREAMBLE && rc == PROTO_E_TRUNCATED)
         return 0; /* a preamble cut short: start over */
-    return rc < 0 ? -1 : (off_t)rd.good_end;
+    return rc < 0 ? rc : (off_t)rd.good_end;
 }
 
-/* Opens the log, ready to append: 0 or -1 with *err set. */
+/* Opens the log, ready to append: 0, or a negative errno with *err set. */
 static int open_log(struct recorder *r, const char **err)
 {
     r->fd = open(r->path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     struct stat st;
     if (r->fd < 0 || fstat(r->fd, &st) < 0) {
         *err = "cannot open the command log";
-        return -1;
+        return -errno;
     }
     const char *why = NULL;
     off_t end = append_point(r->fd, st.st_size, &why);
@@ -83,7 +84,7 @@ static int open_log(struct recorder *r, const char **err)
     }
     if (r->fd < 0 || ftruncate(r->fd, end) < 0 || lseek(r->fd, end, SEEK_SET) < 0) {
         *err = "cannot write the command log";
-        return -1;
+        return -errno;
     }
     if (end == 0) {
         uint8_t pre[RECLOG_PREAMBLE];
@@ -156,10 +157,11 @@ void recorder_flush(struct recorder *r, int64_t now)
     if (r->failed)
         return;
     if (r->len) {
-        if (persist_write_all(r->fd, r->pending, r->len) < 0) {
+        int rc = persist_write_all(r->fd, r->pending, r->len);
+        if (rc < 0) {
             r->failed = true;
             persist_say(r->persist, "command log %s: write failed (%s); its recording stops",
-                        r->path, strerror(errno));
+                        r->path, strerror(-rc));
             return;
         }
         r->len = 0;

@@ -4,7 +4,7 @@
 // live room. Checks the recording's bar, pause, step, goto by the tick box
 // and by the slider, that clicks on the world send nothing, and that the
 // playback holds at the recording's end (PROTOCOL.md §5.4 goto, §6.1
-// replay; README "Recording, replay and checkpoints").
+// replay; server/store/README.md).
 //
 // usage: node replay.e2e.mjs FLOCKD [BUILD_DIR]
 //   flockctl:   BUILD_DIR/client/cli/flockctl

@@ -2,7 +2,7 @@
 // wss:// on one port (--tls-cert, --tls-key; a throwaway self-signed
 // certificate made with openssl, which the browser is told to accept). The
 // page loads over https, opens its WebSocket over wss, draws the flock and
-// its commands are acked (README "Deploying", TLS).
+// its commands are acked (docker/README.md, "TLS").
 //
 // usage: node tls.e2e.mjs FLOCKD
 // Prints one line per check and last "N passed, N failed"; exits 1 on failure.

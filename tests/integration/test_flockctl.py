@@ -5,8 +5,10 @@ Usage: test_flockctl.py FLOCKD_BINARY FLOCKCTL_BINARY [--functional | --timing] 
 Each test starts its own flockd on an ephemeral loopback port and runs
 flockctl subcommands against it, checking their output and exit status:
 send (acks, refusals, stdin, timeouts), watch, record + dump (checked against
-this harness's own snapshot decoder), load, and the usage errors and --help
-of every subcommand. Rates are compared with the server's configured
+this harness's own snapshot decoder, and its csv and jsonl formats against
+the default one), load, each of them in a room joined with a role, password
+or admin token (and refused joins), and the usage errors and --help of
+every subcommand. Rates are compared with the server's configured
 snapshot rate with a tolerance that also holds for sanitizer builds. The
 last line is "N passed, N failed".
 """
@@ -19,6 +21,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from flockd_harness import Flockd, Suite, arg, decode_snapshot  # noqa: E402
@@ -407,6 +410,183 @@ def load_exits_3_and_counts_failures_when_nothing_listens():
     assert s["connected"] == 0 and s["failures"] == 3, s
 
 
+# ---- rooms and roles -----------------------------------------------------------
+
+TOKEN = "adm1n-t0ken"
+
+
+def popen_flockctl(*args):
+    return subprocess.Popen([FLOCKCTL, *map(str, args)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def finish(proc, timeout=30):
+    """(exit status, stdout lines, stderr) of a flockctl started with popen_flockctl."""
+    out, err = proc.communicate(timeout=timeout)
+    return proc.returncode, out.splitlines(), err
+
+
+def load_in_room(d, room, *args):
+    """flockctl load of d's room: (exit status, its summary object, stderr)."""
+    rc, out, err = flockctl("load", "--url", d.url, "--room", room, *args)
+    return rc, json.loads(out[-1]), err
+
+
+@test
+def watch_record_and_send_work_in_a_room_the_join_creates_with_a_password():
+    with Flockd(FLOCKD, "--boids", "100", "--admin-token", TOKEN) as d, \
+            tempfile.TemporaryDirectory() as tmp:
+        # The admin's join creates "lab" with a password; its commands go there.
+        rc, out, err = flockctl("send", "--url", d.url, "--room", "lab", "--role", "admin",
+                                "--token", TOKEN, "--password", "pw", "--name", "ops",
+                                '{"cmd":"reset","boids":37,"id":1}', '{"cmd":"stats","id":2}')
+        assert rc == 0, (rc, out, err)
+        replies = json_lines(out)
+        assert [r["id"] for r in replies] == [1, 2], replies
+        assert replies[0]["count"] == 37 and replies[1]["stats"]["boids"] == 37, replies
+        assert d.room("lab")["password"] is True and d.room("default")["boids"] == 100
+
+        path = os.path.join(tmp, "lab.rec")
+        recorder = popen_flockctl("record", path, "--url", d.url, "--room", "lab", "--role",
+                                  "player", "--password", "pw", "--seconds", "1.5")
+        watcher = popen_flockctl("watch", "--url", d.url, "--room", "lab", "--seconds", "2")
+        rc, out, err = finish(recorder)
+        assert rc == 0, (rc, out, err)
+        records = read_recording(path, 2)
+        welcome = json.loads(records[0][2])
+        assert welcome["type"] == "welcome" and welcome["room"] == "lab", welcome
+        assert welcome["role"] == "player"
+        # Nothing of default (its welcome, frames, the join's ack) is in the file.
+        texts = [json.loads(r[2]) for r in records if r[1] == 2]
+        assert not any(t["type"] == "ack" or t.get("room") == "default" for t in texts), texts
+        rc, out, err = flockctl("dump", path)
+        assert rc == 0, (rc, err)
+        snaps = [ln for ln in json_lines(out) if ln["kind"] == "snapshot"]
+        assert len(snaps) >= 10 and {s["boid_count"] for s in snaps} == {37}, len(snaps)
+
+        rc, out, err = finish(watcher)
+        assert rc == 0, (rc, out, err)
+        lines = json_lines(out)
+        assert lines and all(ln["boids"] == 37 for ln in lines), lines
+
+
+@test
+def a_refused_join_exits_1_with_the_servers_code_and_message():
+    with Flockd(FLOCKD, "--boids", "20", "--admin-token", TOKEN) as d:
+        rc, out, err = flockctl("send", "--url", d.url, "--room", "vault", "--role", "admin",
+                                "--token", TOKEN, "--password", "right", '{"cmd":"ping"}')
+        assert rc == 0, (rc, out, err)
+        # A player with the wrong password: refused, and nothing is watched.
+        rc, out, err = flockctl("watch", "--url", d.url, "--room", "vault", "--role", "player",
+                                "--password", "wrong", "--seconds", "1")
+        assert rc == 1 and out == [], (rc, out, err)
+        assert "flockctl watch: join refused: forbidden: " in err, err
+        # An admin with the wrong token: the command is never sent.
+        rc, out, err = flockctl("send", "--url", d.url, "--room", "vault", "--role", "admin",
+                                "--token", "guess", '{"cmd":"pause"}')
+        assert rc == 1 and out == [] and "join refused: forbidden" in err, (rc, out, err)
+        assert "guess" not in err, err  # secrets are not repeated
+        # Record: refused the same way.
+        with tempfile.TemporaryDirectory() as tmp:
+            rc, out, err = flockctl("record", os.path.join(tmp, "x.rec"), "--url", d.url,
+                                    "--room", "vault", "--role", "player", "--seconds", "1")
+            assert rc == 1 and "join refused: forbidden" in err, (rc, out, err)
+        # A viewer may join, but its admin command is refused (exit 1).
+        rc, out, err = flockctl("send", "--url", d.url, "--room", "vault", "--role", "viewer",
+                                '{"cmd":"pause","id":7}', '{"cmd":"ping","id":8}')
+        replies = json_lines(out)
+        assert rc == 1 and [r["type"] for r in replies] == ["error", "ack"], (rc, out, err)
+        assert replies[0]["id"] == 7 and replies[0]["code"] == "forbidden", replies
+        rc, out, err = flockctl("send", "--url", d.url, "--room", "vault", "--role", "admin",
+                                "--token", TOKEN, '{"cmd":"stats"}')
+        assert rc == 0 and json_lines(out)[0]["stats"]["paused"] is False, (rc, out, err)
+
+
+@test
+def load_joins_every_viewer_to_the_room_before_it_measures():
+    with Flockd(FLOCKD, "--boids", "200", "--snapshot-hz", str(HZ)) as d:
+        rc, out, err = flockctl("send", "--url", d.url, "--room", "hall", "--role", "admin",
+                                '{"cmd":"reset","boids":25}')
+        assert rc == 0, (rc, out, err)
+        proc = popen_flockctl("load", "--url", d.url, "--room", "hall", "--name", "v",
+                              "--clients", "6", "--seconds", "2")
+        seen = 0
+        for _ in range(40):  # the viewers while load measures
+            seen = max(seen, d.room("hall")["viewers"])
+            if seen == 6 or proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        rc, out, err = finish(proc)
+        assert rc == 0, (rc, out, err)
+        s = json.loads(out[-1])
+        assert s["room"] == "hall" and s["join_failures"] == 0, s
+        assert s["connected"] == 6 and s["failures"] == 0 and s["client_rate_p50"] > 0, s
+        assert seen == 6 and d.room("default")["viewers"] == 0, seen
+        assert "connecting took" in err, err
+
+        # Refused joins are counted and reported, and fail the run.
+        rc, out, err = flockctl("send", "--url", d.url, "--room", "locked", "--role", "player",
+                                "--password", "pw", '{"cmd":"ping"}')
+        assert rc == 0, (rc, out, err)
+        rc, s, err = load_in_room(d, "locked", "--role", "player", "--clients", "3",
+                                  "--seconds", "0.5")
+        assert rc == 1 and s["join_failures"] == 3 and s["failures"] == 3, (rc, s)
+        assert s["connected"] == 0, s
+        assert "3 join(s) refused: forbidden: " in err, err
+
+
+@timing
+def load_in_a_room_measures_the_full_snapshot_rate_after_every_join():
+    with Flockd(FLOCKD, "--boids", "100", "--snapshot-hz", str(HZ)) as d:
+        rc, s, err = load_in_room(d, "arena", "--clients", "100", "--seconds", "3")
+        assert rc == 0, (rc, s, err)
+        assert s["connected"] == 100 and s["join_failures"] == 0 and s["room"] == "arena", s
+        # Every client is in the room when the window opens: none is still
+        # joining (or still getting the room's first frames) while measured.
+        assert 0.85 * HZ <= s["client_rate_p1"] <= s["client_rate_p50"] <= 1.1 * HZ, s
+
+
+# ---- dump formats ---------------------------------------------------------------
+
+
+@test
+def dump_csv_and_jsonl_hold_the_values_of_the_default_dump():
+    with Flockd(FLOCKD, "--boids", "60") as d, tempfile.TemporaryDirectory() as tmp:
+        rc, out, _ = flockctl("send", "--url", d.url,
+                              '{"cmd":"spawn","n":15,"group":3,"x":200,"y":300}',
+                              '{"cmd":"obstacle_add","x":400,"y":300,"r":25}')
+        assert rc == 0, out
+        path = os.path.join(tmp, "f.rec")
+        rc, out, err = flockctl("record", path, "--url", d.url, "--seconds", "1")
+        assert rc == 0, (rc, out, err)
+        results = {fmt: flockctl("dump", "--format", fmt, path) for fmt in ("records", "csv")}
+        results["jsonl"] = flockctl("dump", path, "--format=jsonl")
+        assert all(rc == 0 for rc, _, _ in results.values()), results
+        assert flockctl("dump", path)[1] == results["records"][1]  # records is the default
+        snaps = [ln for ln in json_lines(results["records"][1]) if ln["kind"] == "snapshot"]
+        assert len(snaps) >= 10 and all(s["boid_count"] == 75 for s in snaps), len(snaps)
+
+        header, *rows = results["csv"][1]
+        assert header == "tick,server_time_us,arrival_us,epoch,index,group,x,y,heading"
+        assert len(rows) == 75 * len(snaps), (len(rows), len(snaps))
+        for k, row in enumerate(rows):
+            s, i = snaps[k // 75], k % 75
+            tick, time_us, arrival, epoch, index, group, x, y, h = row.split(",")
+            assert (int(tick), int(time_us), int(arrival), int(epoch), int(index)) == (
+                s["tick"], s["server_time_us"], s["arrival_us"], s["epoch"], i), (row, s)
+            assert [float(x), float(y), float(h), int(group)] == s["boids"][i], (row, i)
+
+        objects = json_lines(results["jsonl"][1])
+        assert len(objects) == len(results["jsonl"][1]) == len(snaps)
+        for o, s in zip(objects, snaps):
+            for key in ("tick", "server_time_us", "arrival_us", "epoch", "width", "height",
+                        "paused", "boid_count", "obstacles", "targets"):
+                assert o[key] == s[key], (key, o[key], s[key])
+            assert [list(b) for b in zip(o["x"], o["y"], o["heading"], o["group"])] == s["boids"]
+        assert {g for o in objects for g in o["group"]} == {0, 3}
+        assert objects[-1]["obstacles"] == [[1, 400, 300, 25]], objects[-1]["obstacles"]
+
+
 # ---- usage -------------------------------------------------------------------
 
 
@@ -423,6 +603,44 @@ def every_subcommand_has_help_and_usage_errors_exit_2():
                  ["record"], ["dump", "a", "b"], ["watch", "extra"], ["send", "--timeout"]]:
         rc, _, err = flockctl(*args)
         assert rc == 2 and err, (args, rc, err)
+
+
+@test
+def join_flags_are_checked_as_the_server_would_before_connecting():
+    for cmd in ["send", "watch", "record", "load"]:
+        rc, out, _ = flockctl(cmd, "--help")
+        text = "\n".join(out)
+        assert rc == 0 and all(f in text for f in ["--room NAME", "--role viewer|player|admin",
+                                                   "--token T", "--password P", "--name N"]), cmd
+    rc, out, _ = flockctl("dump", "--help")
+    assert rc == 0 and "--format records|csv|jsonl" in "\n".join(out), out
+    rc, out, _ = flockctl("--help")
+    assert rc == 0 and "--room NAME" in "\n".join(out), out
+    # Nothing listens at this URL: a usage error must come before connecting.
+    url = f"ws://127.0.0.1:{free_port()}/ws"
+    bad = [
+        (["watch", "--room", "a b"], "bad --room 'a b'"),
+        (["watch", "--room", ""], "bad --room ''"),
+        (["record", "x.rec", "--room", "r" * 33], "must be 1 to 32 bytes"),
+        (["send", "--role", "king", "{}"], "--role wants one of viewer|player|admin"),
+        (["load", "--name", "n" * 33, "--seconds", "1"], "bad --name"),
+        (["load", "--name", "tab\there", "--seconds", "1"], "not allowed"),
+        (["send", "--token", "s3cret\x01", "{}"], "bad --token:"),
+        (["watch", "--password", "p" * 129], "bad --password: field 'password' must be 0 to 128"),
+        (["watch", "--room"], "missing value for"),
+        (["dump", "--format", "xml", "f.rec"], "--format wants one of records|csv|jsonl"),
+        (["watch", "--format", "csv"], "unknown flag"),
+    ]
+    for args, message in bad:
+        if args[0] != "dump":
+            args = [args[0], "--url", url] + args[1:]
+        rc, out, err = flockctl(*args)
+        assert rc == 2 and out == [] and message in err, (args, rc, err)
+        assert "s3cret" not in err and "p" * 129 not in err, err
+    # The longest of everything is accepted (and then cannot connect: 3).
+    rc, _, err = flockctl("watch", "--url", url, "--room", "R-_9" * 8, "--role", "admin",
+                          "--token", "t" * 128, "--password", "\u00e9" * 64, "--name", "n" * 32)
+    assert rc == 3, (rc, err)
 
 
 if __name__ == "__main__":

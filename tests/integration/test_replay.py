@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Integration tests for recording, replay and checkpoints (server/store/FILES.md,
-README "Recording, replay and checkpoints"): a real flockd on loopback with
+server/store/README.md): a real flockd on loopback with
 --record and --checkpoint-dir, driven by python3-websockets clients, and
 `flockd --replay` on what it wrote.
 

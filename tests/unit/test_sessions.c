@@ -6,11 +6,11 @@
  * frees both the id and the address's count; asking before a handshake
  * names the limit that would refuse it. Two service threads' sessions
  * sharing their counts: ids unique with a stride (id % threads names the
- * thread), max-clients and max-per-ip held over both.
+ * thread), max-clients and max-per-ip held over both. A connection's owner
+ * is an opaque pointer to the table: here a small struct of the test's.
  */
 #include "metrics.h"
 #include "proto.h"
-#include "session.h"
 #include "sessions.h"
 
 #include <setjmp.h>
@@ -25,23 +25,41 @@ static struct sessions_config config(uint32_t max_clients, uint32_t max_per_ip)
 {
     return (struct sessions_config){.max_clients = max_clients,
                                     .max_per_ip = max_per_ip,
-                                    .max_message = 4096,
                                     .rate = 100,
                                     .burst = 200,
                                     .stale_timeout = 10,
                                     .send_buffer = 65536};
 }
 
-/* A session about to be admitted from 10.0.0.last (0: address unknown). */
-static void from(struct session *s, int last)
+/* A connection's owner, embedding what the table keeps of it (as
+ * session.h's struct session does). The entry is not its first member, so
+ * finding the owner is not finding the entry. */
+struct client {
+    int tag;
+    struct sessions_entry e;
+};
+
+/* A client about to be admitted from 10.0.0.last (0: address unknown). */
+static void from(struct client *c, int last)
 {
-    memset(s, 0, sizeof *s);
+    memset(c, 0, sizeof *c);
+    c->tag = last;
     if (!last)
         return;
-    s->addr[10] = s->addr[11] = 0xff;
-    s->addr[12] = 10;
-    s->addr[15] = (unsigned char)last;
-    s->counted = true;
+    c->e.addr[10] = c->e.addr[11] = 0xff;
+    c->e.addr[12] = 10;
+    c->e.addr[15] = (unsigned char)last;
+    c->e.counted = true;
+}
+
+static int admit(struct sessions *ss, struct client *c)
+{
+    return sessions_admit(ss, &c->e, c);
+}
+
+static void drop(struct sessions *ss, struct client *c)
+{
+    sessions_remove(ss, &c->e);
 }
 
 static uint64_t hits(enum metrics_limit which)
@@ -54,20 +72,20 @@ static void admitted_sessions_get_ids_in_order_and_are_found_until_removed(void 
     (void)state;
     struct sessions ss;
     struct sessions_config c = config(4, 4);
-    struct session a, b;
+    struct client a, b;
     assert_int_equal(sessions_init(&ss, &c), 0);
     from(&a, 1);
     from(&b, 2);
-    assert_int_equal(sessions_admit(&ss, &a), 0);
-    assert_int_equal(sessions_admit(&ss, &b), 0);
-    assert_int_equal(a.id, 1);
-    assert_int_equal(b.id, 2);
+    assert_int_equal(admit(&ss, &a), 0);
+    assert_int_equal(admit(&ss, &b), 0);
+    assert_int_equal(a.e.id, 1);
+    assert_int_equal(b.e.id, 2);
     assert_ptr_equal(sessions_find(&ss, 1), &a);
     assert_ptr_equal(sessions_find(&ss, 2), &b);
     assert_int_equal(sessions_count(&ss), 2);
-    sessions_remove(&ss, &a);
+    drop(&ss, &a);
     assert_null(sessions_find(&ss, 1));
-    assert_int_equal(a.id, 0);
+    assert_int_equal(a.e.id, 0);
     assert_int_equal(sessions_count(&ss), 1);
     size_t cursor = 0;
     assert_ptr_equal(sessions_next(&ss, &cursor), &b);
@@ -80,21 +98,21 @@ static void max_clients_refuses_and_counts_the_hit(void **state)
     (void)state;
     struct sessions ss;
     struct sessions_config c = config(2, 10);
-    struct session s[3];
+    struct client s[3];
     assert_int_equal(sessions_init(&ss, &c), 0);
     from(&s[0], 1);
     from(&s[1], 0); /* no address: counts against max-clients only */
     from(&s[2], 3);
-    assert_int_equal(sessions_admit(&ss, &s[0]), 0);
-    assert_int_equal(sessions_admit(&ss, &s[1]), 0);
+    assert_int_equal(admit(&ss, &s[0]), 0);
+    assert_int_equal(admit(&ss, &s[1]), 0);
     uint64_t before = hits(LIMIT_CONNECTIONS);
-    assert_int_equal(sessions_admit(&ss, &s[2]), PROTO_E_CAPACITY);
+    assert_int_equal(admit(&ss, &s[2]), PROTO_E_CAPACITY);
     assert_int_equal(hits(LIMIT_CONNECTIONS), before + 1);
-    assert_int_equal(s[2].id, 0);
+    assert_int_equal(s[2].e.id, 0);
     assert_int_equal(sessions_count(&ss), 2);
-    sessions_remove(&ss, &s[1]);
+    drop(&ss, &s[1]);
     from(&s[2], 3);
-    assert_int_equal(sessions_admit(&ss, &s[2]), 0); /* room again */
+    assert_int_equal(admit(&ss, &s[2]), 0); /* room again */
     sessions_free(&ss);
 }
 
@@ -103,23 +121,23 @@ static void max_per_ip_refuses_an_address_with_its_limit(void **state)
     (void)state;
     struct sessions ss;
     struct sessions_config c = config(10, 2);
-    struct session s[4];
+    struct client s[4];
     assert_int_equal(sessions_init(&ss, &c), 0);
     for (int i = 0; i < 3; i++)
         from(&s[i], 7);
     from(&s[3], 8);
-    assert_int_equal(sessions_admit(&ss, &s[0]), 0);
-    assert_int_equal(sessions_admit(&ss, &s[1]), 0);
+    assert_int_equal(admit(&ss, &s[0]), 0);
+    assert_int_equal(admit(&ss, &s[1]), 0);
     uint64_t before = hits(LIMIT_CONNECTIONS_IP);
-    assert_int_equal(sessions_admit(&ss, &s[2]), PROTO_E_CAPACITY);
+    assert_int_equal(admit(&ss, &s[2]), PROTO_E_CAPACITY);
     assert_int_equal(hits(LIMIT_CONNECTIONS_IP), before + 1);
-    assert_false(s[2].counted); /* refused: its release must count nothing */
-    sessions_remove(&ss, &s[2]);
-    assert_int_equal(sessions_admit(&ss, &s[3]), 0); /* another address may */
-    sessions_remove(&ss, &s[0]);
+    assert_false(s[2].e.counted); /* refused: its release must count nothing */
+    drop(&ss, &s[2]);
+    assert_int_equal(admit(&ss, &s[3]), 0); /* another address may */
+    drop(&ss, &s[0]);
     from(&s[2], 7);
-    assert_int_equal(sessions_admit(&ss, &s[2]), 0); /* a slot came free */
-    assert_int_equal(ipcount_of(&ss.shared->ips, s[2].addr), 2);
+    assert_int_equal(admit(&ss, &s[2]), 0); /* a slot came free */
+    assert_int_equal(ipcount_of(&ss.shared->ips, s[2].e.addr), 2);
     sessions_free(&ss);
 }
 
@@ -128,20 +146,20 @@ static void would_admit_names_the_limit_that_refuses_before_admission(void **sta
     (void)state;
     struct sessions ss;
     struct sessions_config c = config(3, 2);
-    struct session s[3];
+    struct client s[3];
     assert_int_equal(sessions_init(&ss, &c), 0);
     from(&s[0], 7);
     from(&s[1], 7);
     from(&s[2], 8);
-    assert_int_equal(sessions_would_admit(&ss, s[0].addr), LIMIT_COUNT);
-    assert_int_equal(sessions_admit(&ss, &s[0]), 0);
-    assert_int_equal(sessions_admit(&ss, &s[1]), 0);
+    assert_int_equal(sessions_would_admit(&ss, s[0].e.addr), LIMIT_COUNT);
+    assert_int_equal(admit(&ss, &s[0]), 0);
+    assert_int_equal(admit(&ss, &s[1]), 0);
     uint64_t before = hits(LIMIT_CONNECTIONS_IP);
-    assert_int_equal(sessions_would_admit(&ss, s[1].addr), LIMIT_CONNECTIONS_IP);
+    assert_int_equal(sessions_would_admit(&ss, s[1].e.addr), LIMIT_CONNECTIONS_IP);
     assert_int_equal(hits(LIMIT_CONNECTIONS_IP), before + 1);
-    assert_int_equal(sessions_would_admit(&ss, s[2].addr), LIMIT_COUNT);
+    assert_int_equal(sessions_would_admit(&ss, s[2].e.addr), LIMIT_COUNT);
     assert_int_equal(sessions_would_admit(&ss, NULL), LIMIT_COUNT);
-    assert_int_equal(sessions_admit(&ss, &s[2]), 0);
+    assert_int_equal(admit(&ss, &s[2]), 0);
     before = hits(LIMIT_CONNECTIONS);
     assert_int_equal(sessions_would_admit(&ss, NULL), LIMIT_CONNECTIONS);
     assert_int_equal(hits(LIMIT_CONNECTIONS), before + 1);
@@ -160,28 +178,28 @@ static void two_threads_share_the_limits_and_stride_their_ids(void **state)
     cb.thread = 1, cb.threads = 2, cb.shared = &sh;
     assert_int_equal(sessions_init(&a, &ca), 0);
     assert_int_equal(sessions_init(&b, &cb), 0);
-    struct session s[5];
+    struct client s[5];
     from(&s[0], 7);
     from(&s[1], 7);
     from(&s[2], 7);
     from(&s[3], 8);
     from(&s[4], 9);
-    assert_int_equal(sessions_admit(&a, &s[0]), 0);
-    assert_int_equal(sessions_admit(&b, &s[1]), 0);
-    assert_int_equal(s[0].id % 2, 0);
-    assert_int_equal(s[1].id % 2, 1);
-    assert_null(sessions_find(&a, s[1].id)); /* each thread finds its own */
-    assert_int_equal(sessions_would_admit(&a, s[2].addr), LIMIT_CONNECTIONS_IP);
-    assert_int_equal(sessions_admit(&a, &s[2]), PROTO_E_CAPACITY); /* 2 from .7 already */
-    assert_int_equal(sessions_admit(&a, &s[3]), 0);
+    assert_int_equal(admit(&a, &s[0]), 0);
+    assert_int_equal(admit(&b, &s[1]), 0);
+    assert_int_equal(s[0].e.id % 2, 0);
+    assert_int_equal(s[1].e.id % 2, 1);
+    assert_null(sessions_find(&a, s[1].e.id)); /* each thread finds its own */
+    assert_int_equal(sessions_would_admit(&a, s[2].e.addr), LIMIT_CONNECTIONS_IP);
+    assert_int_equal(admit(&a, &s[2]), PROTO_E_CAPACITY); /* 2 from .7 already */
+    assert_int_equal(admit(&a, &s[3]), 0);
     assert_int_equal(sessions_total(&b), 3);
     assert_int_equal(sessions_count(&b), 1);
-    assert_int_equal(sessions_admit(&b, &s[4]), PROTO_E_CAPACITY); /* 3 in all */
-    sessions_remove(&a, &s[0]);
+    assert_int_equal(admit(&b, &s[4]), PROTO_E_CAPACITY); /* 3 in all */
+    drop(&a, &s[0]);
     from(&s[4], 9);
-    assert_int_equal(sessions_admit(&b, &s[4]), 0);
-    assert_int_equal(s[4].id % 2, 1);
-    assert_int_not_equal(s[4].id, s[1].id);
+    assert_int_equal(admit(&b, &s[4]), 0);
+    assert_int_equal(s[4].e.id % 2, 1);
+    assert_int_not_equal(s[4].e.id, s[1].e.id);
     sessions_free(&a);
     sessions_free(&b);
     sessions_shared_free(&sh);

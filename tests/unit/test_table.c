@@ -199,6 +199,18 @@ static void impossible_sizes_are_refused(void **state)
     table_free(&t);
 }
 
+static void the_base_codes_have_distinct_names(void **state)
+{
+    (void)state;
+    const int codes[] = {BASE_OK, BASE_EINVAL, BASE_EFULL, BASE_ENOMEM, BASE_ENOSPACE};
+    for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
+        assert_string_not_equal(base_strerror(codes[i]), "unknown");
+        for (size_t j = 0; j < i; j++)
+            assert_string_not_equal(base_strerror(codes[i]), base_strerror(codes[j]));
+    }
+    assert_string_equal(base_strerror(-99), "unknown");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -209,6 +221,7 @@ int main(void)
         cmocka_unit_test(iteration_visits_every_entry_once),
         cmocka_unit_test(the_array_grows_with_the_entries_not_with_the_most_allowed),
         cmocka_unit_test(impossible_sizes_are_refused),
+        cmocka_unit_test(the_base_codes_have_distinct_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
