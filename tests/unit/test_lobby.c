@@ -155,7 +155,7 @@ static void the_permission_matrix(void **state)
     assert_int_equal(f->m[1].team, 1);
     assert_int_equal(try_join(f, 2, join("box", PROTO_ROLE_VIEWER, PROTO_MODE_ANY)), 0);
     assert_int_equal(try_join(f, 3, join("war", PROTO_ROLE_ADMIN, PROTO_MODE_ANY)), 0);
-    /* ping join keyframe stats: everyone; seek seek_clear ob_add ob_remove: players
+    /* ping join keyframe stats view: everyone; seek seek_clear ob_add ob_remove: players
      * too; the rest: admins only */
     for (int k = 0; k < PROTO_CMD_COUNT; k++) {
         struct proto_command c = {.kind = (enum proto_cmd)k};
@@ -166,7 +166,7 @@ static void the_permission_matrix(void **state)
         int steering = k == PROTO_CMD_SEEK || k == PROTO_CMD_SEEK_CLEAR ||
                        k == PROTO_CMD_OBSTACLE_ADD || k == PROTO_CMD_OBSTACLE_REMOVE;
         int free_for_all = k == PROTO_CMD_PING || k == PROTO_CMD_JOIN || k == PROTO_CMD_KEYFRAME ||
-                           k == PROTO_CMD_STATS;
+                           k == PROTO_CMD_STATS || k == PROTO_CMD_VIEW;
         int want_player = steering || free_for_all ? 0 : PROTO_E_FORBIDDEN;
         assert_int_equal(lobby_allowed(&f->m[0], &c, &why), want_player);
         assert_int_equal(lobby_allowed(&f->m[1], &c, &why), want_player);
