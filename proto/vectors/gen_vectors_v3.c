@@ -44,17 +44,16 @@ struct vboid {
 };
 
 static const struct vboid boids[] = {
-    {1, 0, 10000, 10000, 900, 300, 0, 0, 0},     /* crosses into the next tile column */
-    {2, 0, 21000, 12000, -700, 500, 0, 0, 0},    /* crosses back the other way */
-    {5, 0, 30000, 40000, 100, -1200, 0, 0, 0},   /* crosses from row 1 into row 0 */
-    {7, 2, 50000, 20000, 1500, 0, 0, 0, 0},      /* crosses the x seam (wraps) */
-    {8, 2, 60000, 50000, 20, 20, 0, 6, 0},       /* dies at seq 6 */
-    {9, 0, 5000, 60000, -400, 800, 0, 0, 0},     /* crosses both seams */
-    {12, 0, 40000, 30000, 0, 0, 0, 0, 0},        /* stands still */
-    {13, 3, 15000, 45000, 2500, 1300, 0, 0, 4},  /* fast (exceptions); changes group at 4 */
-    {20, 0, 45000, 8000, 300, 200, 3, 0, 0},     /* born at seq 3 */
-    {33, 2, 33000, 33000, -200, 150, 0, 0, 0},
-    {40, 0, 1000, 1000, 150, 150, 0, 0, 0},
+    {1, 0, 10000, 10000, 900, 300, 0, 0, 0},    /* crosses into the next tile column */
+    {2, 0, 21000, 12000, -700, 500, 0, 0, 0},   /* crosses back the other way */
+    {5, 0, 30000, 40000, 100, -1200, 0, 0, 0},  /* crosses from row 1 into row 0 */
+    {7, 2, 50000, 20000, 1500, 0, 0, 0, 0},     /* crosses the x seam (wraps) */
+    {8, 2, 60000, 50000, 20, 20, 0, 6, 0},      /* dies at seq 6 */
+    {9, 0, 5000, 60000, -400, 800, 0, 0, 0},    /* crosses both seams */
+    {12, 0, 40000, 30000, 0, 0, 0, 0, 0},       /* stands still */
+    {13, 3, 15000, 45000, 2500, 1300, 0, 0, 4}, /* fast (exceptions); changes group at 4 */
+    {20, 0, 45000, 8000, 300, 200, 3, 0, 0},    /* born at seq 3 */
+    {33, 2, 33000, 33000, -200, 150, 0, 0, 0},  {40, 0, 1000, 1000, 150, 150, 0, 0, 0},
 };
 
 /* The frames a client receives: seq, grid shift, sample, rect, and the
@@ -141,14 +140,23 @@ static const struct proto_target targets[] = {{2, 100.5f, 700.25f}};
 static size_t encode(struct proto_v3_encoder *e, const struct vframe *f, uint8_t *buf, size_t cap)
 {
     uint32_t gc = proto_v3_grid_at(COLS, f->shift), gr = proto_v3_grid_at(ROWS, f->shift);
-    struct proto_v3_header h = {.flags = PROTO_SNAPSHOT_FLAG_WRAP, .shift = f->shift,
-                                .sample = f->sample, .cols = COLS, .rows = ROWS,
-                                .rect_x = f->rect_x, .rect_y = f->rect_y,
-                                .rect_cols = f->rect_cols, .rect_rows = f->rect_rows,
-                                .obstacle_count = 1, .target_count = 1, .seq = f->seq,
-                                .room_boids = 11, .tick = 100ull * f->seq,
+    struct proto_v3_header h = {.flags = PROTO_SNAPSHOT_FLAG_WRAP,
+                                .shift = f->shift,
+                                .sample = f->sample,
+                                .cols = COLS,
+                                .rows = ROWS,
+                                .rect_x = f->rect_x,
+                                .rect_y = f->rect_y,
+                                .rect_cols = f->rect_cols,
+                                .rect_rows = f->rect_rows,
+                                .obstacle_count = 1,
+                                .target_count = 1,
+                                .seq = f->seq,
+                                .room_boids = 11,
+                                .tick = 100ull * f->seq,
                                 .server_time_us = 1700000000000000ull + 50000ull * f->seq,
-                                .width = W, .height = H};
+                                .width = W,
+                                .height = H};
     uint8_t *p = buf + PROTO_V3_HEADER_SIZE;
     p = proto_sections_put_obstacles(p, obstacles, 1);
     p = proto_sections_put_targets(p, targets, 1);
@@ -189,7 +197,10 @@ static cJSON *describe_part(const struct proto_v3_part *p, const uint8_t *kind)
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "tx", p->tx);
     cJSON_AddNumberToObject(o, "ty", p->ty);
-    cJSON_AddStringToObject(o, "kind", kind[0] == 0 ? "empty" : (kind[0] & 3) == 1 ? "key" : "delta");
+    cJSON_AddStringToObject(o, "kind",
+                            kind[0] == 0         ? "empty"
+                            : (kind[0] & 3) == 1 ? "key"
+                                                 : "delta");
     if ((kind[0] & 3) == 2) {
         cJSON_AddNumberToObject(o, "gap1", kind[1] & 15);
         cJSON_AddNumberToObject(o, "gap0", kind[1] >> 4);
@@ -206,7 +217,8 @@ static cJSON *describe_part(const struct proto_v3_part *p, const uint8_t *kind)
     vecjson_add_u64(o, "tile_hash", proto_v3_tile_hash(&t));
     if (p->field) {
         cJSON *f = cJSON_CreateObject();
-        uint32_t cells = p->field->cells * p->field->cells, vx[PROTO_V3_FIELD_MAX], vy[PROTO_V3_FIELD_MAX];
+        uint32_t cells = p->field->cells * p->field->cells, vx[PROTO_V3_FIELD_MAX],
+                 vy[PROTO_V3_FIELD_MAX];
         cJSON *ax = cJSON_CreateArray(), *ay = cJSON_CreateArray();
         for (uint32_t c = 0; c < cells; c++) {
             cJSON_AddItemToArray(ax, cJSON_CreateNumber(p->field->vx[c]));

@@ -1,0 +1,655 @@
+/*
+ * tiles.c — a snapshot's boids by tile for version 3, its views and its
+ * lazily encoded parts (see tiles.h).
+ *
+ * Boids are put in (tile, id) order by a least-significant-digit radix
+ * sort (the id's bytes, then the tile): a few passes over the boids, no
+ * comparison sort. A team's audience filters that order, which keeps it;
+ * a view at a shift above 0 sorts its sample again by (super-tile, id).
+ *
+ * A part's slot goes EMPTY -> BUSY (one thread encodes) -> READY or
+ * FAILED; a thread that finds it BUSY yields until it is not. Parts are
+ * malloc'd one by one and freed with their tileset.
+ */
+#define _GNU_SOURCE
+
+#include "tiles.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define VIEWS    ((PROTO_V3_MAX_SHIFT + 1) * (PROTO_V3_MAX_SAMPLE + 1))
+#define VARIANTS 11 /* a key and the deltas of gaps (g1, g0), g1 + g0 <= 4 */
+
+_Static_assert(PROTO_V3_HISTORY == 4, "VARIANTS counts the gaps up to 4");
+
+static atomic_uint_fast64_t g_parts, g_part_bytes;
+
+void tiles_counters(uint64_t *parts, uint64_t *bytes)
+{
+    *parts = atomic_load_explicit(&g_parts, memory_order_relaxed);
+    *bytes = atomic_load_explicit(&g_part_bytes, memory_order_relaxed);
+}
+
+void tiles_grid_for(float width, float height, float tile, float max_speed,
+                    struct tiles_grid *out)
+{
+    double t = tile >= 1.0f ? tile : 1.0;
+    double cols = ceil(width / t), rows = ceil(height / t);
+    *out = (struct tiles_grid){
+        .cols = (uint8_t)(cols < 1 ? 1 : cols > PROTO_V3_MAX_TILES ? PROTO_V3_MAX_TILES : cols),
+        .rows = (uint8_t)(rows < 1 ? 1 : rows > PROTO_V3_MAX_TILES ? PROTO_V3_MAX_TILES : rows),
+        .width = width,
+        .height = height,
+        .vscale = max_speed > 1.27f ? max_speed / 127.0f : 0.01f};
+}
+
+/* ---- boids by tile ------------------------------------------------------------ */
+
+static uint32_t tile_of(const struct tiles_grid *g, uint16_t qx, uint16_t qy)
+{
+    return proto_v3_tile_of(qy, g->rows) * g->cols + proto_v3_tile_of(qx, g->cols);
+}
+
+/*
+ * perm[0..n): 0..n-1 ordered by (tile[i], id[i]), stable: radix passes on
+ * the id's bytes (as many as the largest id needs), then a counting pass
+ * on the tile (ntiles of them). scratch holds n entries. False if the
+ * count array cannot be allocated.
+ */
+static bool sort_by_tile_id(const uint32_t *id, const uint32_t *tile, uint32_t n, uint32_t ntiles,
+                            uint32_t *perm, uint32_t *scratch)
+{
+    uint32_t most = 0, count[257];
+    for (uint32_t i = 0; i < n; i++) {
+        perm[i] = i;
+        most = id[i] > most ? id[i] : most;
+    }
+    for (unsigned shift = 0; shift < 32 && (most >> shift); shift += 8) {
+        memset(count, 0, sizeof count);
+        for (uint32_t i = 0; i < n; i++)
+            count[(id[perm[i]] >> shift & 0xffu) + 1]++;
+        for (int b = 0; b < 256; b++)
+            count[b + 1] += count[b];
+        for (uint32_t i = 0; i < n; i++)
+            scratch[count[id[perm[i]] >> shift & 0xffu]++] = perm[i];
+        memcpy(perm, scratch, (size_t)n * sizeof *perm);
+    }
+    uint32_t *at = calloc((size_t)ntiles + 1, sizeof *at);
+    if (!at)
+        return false;
+    for (uint32_t i = 0; i < n; i++)
+        at[tile[i] + 1]++;
+    for (uint32_t t = 0; t < ntiles; t++)
+        at[t + 1] += at[t];
+    for (uint32_t i = 0; i < n; i++)
+        scratch[at[tile[perm[i]]]++] = perm[i];
+    memcpy(perm, scratch, (size_t)n * sizeof *perm);
+    free(at);
+    return true;
+}
+
+/* Bytes of a tiles_boids of n boids and `tiles` tiles, its arrays 16-aligned. */
+static size_t round16(size_t n)
+{
+    return (n + 15) & ~(size_t)15;
+}
+
+static size_t boids_bytes(uint32_t n, uint32_t tiles)
+{
+    return round16((size_t)n * 4) + 2 * round16((size_t)n * 2) + 4 * round16(n) +
+           round16(((size_t)tiles + 1) * 4);
+}
+
+static uint8_t *carve_boids(struct tiles_boids *b, uint8_t *p, uint32_t n, uint32_t tiles)
+{
+    b->count = n;
+    b->id = (uint32_t *)(void *)p, p += round16((size_t)n * 4);
+    b->qx = (uint16_t *)(void *)p, p += round16((size_t)n * 2);
+    b->qy = (uint16_t *)(void *)p, p += round16((size_t)n * 2);
+    b->heading = p, p += round16(n);
+    b->group = p, p += round16(n);
+    b->vx = (int8_t *)p, p += round16(n);
+    b->vy = (int8_t *)p, p += round16(n);
+    b->start = (uint32_t *)(void *)p;
+    return p + round16(((size_t)tiles + 1) * 4);
+}
+
+/* Copies entry j of `from` to entry k of `to`. */
+static void copy_boid(struct tiles_boids *to, uint32_t k, const struct tiles_boids *from, uint32_t j)
+{
+    to->id[k] = from->id[j];
+    to->qx[k] = from->qx[j];
+    to->qy[k] = from->qy[j];
+    to->heading[k] = from->heading[j];
+    to->group[k] = from->group[j];
+    to->vx[k] = from->vx[j];
+    to->vy[k] = from->vy[j];
+}
+
+/* Sets b->start from the tile of each boid (entries already in tile order). */
+static void set_starts(struct tiles_boids *b, const uint32_t *tile, uint32_t tiles)
+{
+    memset(b->start, 0, ((size_t)tiles + 1) * sizeof *b->start);
+    for (uint32_t k = 0; k < b->count; k++)
+        b->start[tile[k] + 1]++;
+    for (uint32_t t = 0; t < tiles; t++)
+        b->start[t + 1] += b->start[t];
+}
+
+struct tilestate {
+    atomic_uint refs;
+    uint32_t seq;
+    struct tiles_grid grid;
+    struct tiles_boids base;
+    uint32_t *widx; /* the audience of all: each entry's index in the world */
+    pthread_mutex_t lock;
+    struct tiles_view *views[VIEWS];
+    void *mem;
+};
+
+static uint32_t grid_tiles(const struct tiles_grid *g)
+{
+    return (uint32_t)g->cols * g->rows;
+}
+
+/* A tilestate of n boids (arrays carved, nothing filled). */
+static struct tilestate *state_new(const struct tiles_grid *g, uint32_t seq, uint32_t n, bool widx)
+{
+    struct tilestate *s = calloc(1, sizeof *s);
+    size_t bytes = boids_bytes(n, grid_tiles(g)) + (widx ? round16((size_t)n * 4) : 0);
+    if (!s || !(s->mem = malloc(bytes))) {
+        free(s);
+        return NULL;
+    }
+    atomic_init(&s->refs, 1);
+    s->seq = seq;
+    s->grid = *g;
+    uint8_t *p = carve_boids(&s->base, s->mem, n, grid_tiles(g));
+    s->widx = widx ? (uint32_t *)(void *)p : NULL;
+    pthread_mutex_init(&s->lock, NULL);
+    return s;
+}
+
+static int8_t velocity_step(float v, float vscale)
+{
+    float q = roundf(v / vscale);
+    return (int8_t)(q > 127.0f ? 127 : q < -127.0f ? -127 : !(q == q) ? 0 : q);
+}
+
+struct tilestate *tiles_state_build(const struct tiles_input *in)
+{
+    const struct sim_view *w = in->world;
+    const struct tiles_grid *g = in->grid;
+    uint32_t n = w->count;
+    struct tilestate *s = state_new(g, in->seq, n, true);
+    uint32_t *tile = malloc(((size_t)n + 1) * 4), *perm = malloc(((size_t)n + 1) * 4);
+    uint32_t *scratch = malloc(((size_t)n + 1) * 4);
+    bool ok = s && tile && perm && scratch;
+    for (uint32_t i = 0; ok && i < n; i++)
+        tile[i] = tile_of(g, proto_quantize_pos(w->x[i], w->width),
+                          proto_quantize_pos(w->y[i], w->height));
+    ok = ok && sort_by_tile_id(w->id, tile, n, grid_tiles(g), perm, scratch);
+    for (uint32_t k = 0; ok && k < n; k++) {
+        uint32_t i = perm[k];
+        s->widx[k] = i;
+        s->base.id[k] = w->id[i];
+        s->base.qx[k] = proto_quantize_pos(w->x[i], w->width);
+        s->base.qy[k] = proto_quantize_pos(w->y[i], w->height);
+        s->base.heading[k] = proto_quantize_heading(w->vx[i], w->vy[i]);
+        s->base.group[k] = w->group[i];
+        s->base.vx[k] = velocity_step(w->vx[i], g->vscale);
+        s->base.vy[k] = velocity_step(w->vy[i], g->vscale);
+        scratch[k] = tile[i];
+    }
+    if (ok)
+        set_starts(&s->base, scratch, grid_tiles(g));
+    free(tile);
+    free(perm);
+    free(scratch);
+    if (!ok) {
+        tiles_state_release(s);
+        return NULL;
+    }
+    return s;
+}
+
+struct tilestate *tiles_state_filter(const struct tilestate *all, const struct sim_view *world,
+                                     const uint32_t *visible, unsigned bit)
+{
+    (void)world;
+    const struct tiles_boids *a = &all->base;
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < a->count; k++)
+        n += visible[all->widx[k]] >> bit & 1u;
+    struct tilestate *s = state_new(&all->grid, all->seq, n, false);
+    uint32_t *tile = malloc(((size_t)n + 1) * 4);
+    if (!s || !tile) {
+        free(tile);
+        tiles_state_release(s);
+        return NULL;
+    }
+    uint32_t m = 0, tiles = grid_tiles(&all->grid);
+    for (uint32_t t = 0; t < tiles; t++) {
+        for (uint32_t k = a->start[t]; k < a->start[t + 1]; k++) {
+            if (!(visible[all->widx[k]] >> bit & 1u))
+                continue;
+            tile[m] = t;
+            copy_boid(&s->base, m++, a, k);
+        }
+    }
+    set_starts(&s->base, tile, tiles);
+    free(tile);
+    return s;
+}
+
+struct tilestate *tiles_state_ref(struct tilestate *s)
+{
+    if (s)
+        atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+    return s;
+}
+
+/* A view is one allocation for its struct and hashes, another for its
+ * boids (none at shift and sample 0: the state's own are its boids), and
+ * another for its fields. */
+struct view_block {
+    struct tiles_view v;
+    void *mem;
+};
+
+static void view_free(struct tiles_view *v)
+{
+    struct view_block *vb = (struct view_block *)(void *)v;
+    if (!vb)
+        return;
+    free(vb->mem);
+    free(v->field);
+    free(vb);
+}
+
+void tiles_state_release(struct tilestate *s)
+{
+    if (!s || atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    for (int k = 0; k < VIEWS; k++)
+        view_free(s->views[k]);
+    pthread_mutex_destroy(&s->lock);
+    free(s->mem);
+    free(s);
+}
+
+uint32_t tiles_state_seq(const struct tilestate *s)
+{
+    return s->seq;
+}
+
+const struct tiles_grid *tiles_state_grid(const struct tilestate *s)
+{
+    return &s->grid;
+}
+
+uint32_t tiles_state_count(const struct tilestate *s, uint32_t t)
+{
+    return t < grid_tiles(&s->grid) ? s->base.start[t + 1] - s->base.start[t] : 0;
+}
+
+/* ---- views -------------------------------------------------------------------- */
+
+/* The super-tile of base tile t at shift k on a grid of gc super-tiles across. */
+static uint32_t super_of(const struct tiles_grid *g, uint32_t t, unsigned k, uint32_t gc)
+{
+    return (t / g->cols >> k) * gc + (t % g->cols >> k);
+}
+
+/* Every boid the audience sees into its super-tile's field (§12.6). */
+static void add_fields(const struct tilestate *s, struct tiles_view *v)
+{
+    const struct tiles_boids *b = &s->base;
+    uint32_t cells = PROTO_V3_FIELD_CELLS, st_count = v->gc * v->gr;
+    int32_t(*sum)[2] = calloc((size_t)st_count * cells * cells, sizeof *sum);
+    for (uint32_t st = 0; st < st_count; st++)
+        v->field[st].cells = cells;
+    for (uint32_t t = 0; t < grid_tiles(&s->grid); t++) {
+        uint32_t st = super_of(&s->grid, t, v->shift, v->gc);
+        /* The super-tile's quantized extent: 2^shift tiles of 65536 / cols each. */
+        uint64_t x0 = ((uint64_t)(st % v->gc) << v->shift) * 65536u / s->grid.cols;
+        uint64_t y0 = ((uint64_t)(st / v->gc) << v->shift) * 65536u / s->grid.rows;
+        uint64_t sx = ((uint64_t)65536u << v->shift) / s->grid.cols;
+        uint64_t sy = ((uint64_t)65536u << v->shift) / s->grid.rows;
+        for (uint32_t k = b->start[t]; k < b->start[t + 1]; k++) {
+            uint64_t cx = (b->qx[k] - x0) * cells / sx, cy = (b->qy[k] - y0) * cells / sy;
+            uint32_t c = (uint32_t)((cy < cells ? cy : cells - 1) * cells +
+                                    (cx < cells ? cx : cells - 1));
+            v->field[st].count[c]++;
+            if (sum) {
+                sum[(size_t)st * cells * cells + c][0] += b->vx[k];
+                sum[(size_t)st * cells * cells + c][1] += b->vy[k];
+            }
+        }
+    }
+    for (uint32_t st = 0; sum && st < st_count; st++) {
+        for (uint32_t c = 0; c < cells * cells; c++) {
+            uint32_t n = v->field[st].count[c];
+            int32_t *s2 = sum[(size_t)st * cells * cells + c];
+            v->field[st].vx[c] = (int8_t)(n ? s2[0] / (int32_t)n : 0);
+            v->field[st].vy[c] = (int8_t)(n ? s2[1] / (int32_t)n : 0);
+        }
+    }
+    free(sum);
+}
+
+/* The sample's boids of s in (super-tile, id) order into v->b. */
+static bool view_boids(const struct tilestate *s, struct tiles_view *v, void **mem)
+{
+    const struct tiles_boids *b = &s->base;
+    uint32_t st_count = v->gc * v->gr, n = 0;
+    for (uint32_t k = 0; k < b->count; k++)
+        n += proto_v3_in_sample(b->id[k], v->sample);
+    uint32_t *pick = malloc(((size_t)n + 1) * 4), *st = malloc(((size_t)n + 1) * 4);
+    uint32_t *ids = malloc(((size_t)n + 1) * 4), *perm = malloc(((size_t)n + 1) * 4);
+    uint32_t *scratch = malloc(((size_t)n + 1) * 4);
+    *mem = malloc(boids_bytes(n, st_count));
+    bool ok = pick && st && ids && perm && scratch && *mem;
+    uint32_t m = 0;
+    for (uint32_t t = 0; ok && t < grid_tiles(&s->grid); t++) {
+        for (uint32_t k = b->start[t]; k < b->start[t + 1]; k++) {
+            if (!proto_v3_in_sample(b->id[k], v->sample))
+                continue;
+            pick[m] = k;
+            ids[m] = b->id[k];
+            st[m++] = super_of(&s->grid, t, v->shift, v->gc);
+        }
+    }
+    ok = ok && sort_by_tile_id(ids, st, n, st_count, perm, scratch);
+    if (ok) {
+        carve_boids(&v->b, *mem, n, st_count);
+        for (uint32_t k = 0; k < n; k++) {
+            copy_boid(&v->b, k, b, pick[perm[k]]);
+            scratch[k] = st[perm[k]];
+        }
+        set_starts(&v->b, scratch, st_count);
+    }
+    free(pick);
+    free(st);
+    free(ids);
+    free(perm);
+    free(scratch);
+    return ok;
+}
+
+static void view_hashes(struct tiles_view *v)
+{
+    for (uint32_t st = 0; st < v->gc * v->gr; st++) {
+        uint32_t a = v->b.start[st], n = v->b.start[st + 1] - a;
+        struct proto_v3_tile t = {n,           v->b.id + a,      v->b.qx + a, v->b.qy + a,
+                                  v->b.heading + a, v->b.group + a, NULL};
+        v->hash[st] = proto_v3_tile_hash(&t);
+    }
+}
+
+static struct tiles_view *view_build(const struct tilestate *s, unsigned shift, unsigned sample)
+{
+    uint32_t gc = proto_v3_grid_at(s->grid.cols, shift), gr = proto_v3_grid_at(s->grid.rows, shift);
+    struct view_block *vb = calloc(1, sizeof *vb + (size_t)gc * gr * 4);
+    if (!vb)
+        return NULL;
+    struct tiles_view *v = &vb->v;
+    *v = (struct tiles_view){.shift = (uint8_t)shift, .sample = (uint8_t)sample, .gc = gc, .gr = gr};
+    v->hash = (uint32_t *)(void *)(vb + 1);
+    if (sample > 0 && !(v->field = calloc((size_t)gc * gr, sizeof *v->field))) {
+        free(vb);
+        return NULL;
+    }
+    if (shift == 0 && sample == 0)
+        v->b = s->base; /* the state's own order is this view's */
+    else if (!view_boids(s, v, &vb->mem)) {
+        free(vb->mem);
+        free(v->field);
+        free(vb);
+        return NULL;
+    }
+    view_hashes(v);
+    if (v->field)
+        add_fields(s, v);
+    return v;
+}
+
+const struct tiles_view *tiles_state_view(struct tilestate *s, unsigned shift, unsigned sample)
+{
+    if (shift > PROTO_V3_MAX_SHIFT || sample > PROTO_V3_MAX_SAMPLE)
+        return NULL;
+    unsigned k = shift * (PROTO_V3_MAX_SAMPLE + 1) + sample;
+    pthread_mutex_lock(&s->lock);
+    if (!s->views[k])
+        s->views[k] = view_build(s, shift, sample);
+    const struct tiles_view *v = s->views[k];
+    pthread_mutex_unlock(&s->lock);
+    return v;
+}
+
+/* ---- the tileset: a snapshot served, its parts --------------------------------- */
+
+enum slot_state { SLOT_EMPTY, SLOT_BUSY, SLOT_READY, SLOT_FAILED };
+
+struct slot {
+    atomic_int state;
+    int rc; /* SLOT_FAILED: why */
+    uint32_t len;
+    uint8_t *bytes;
+};
+
+/* The parts of one super-tile of one view: a key and the deltas. */
+struct slots {
+    struct slot v[VARIANTS];
+};
+
+/* The parts of one view (shift, sample): a slots per super-tile, made the
+ * first time one of its parts is asked for. */
+struct partcache {
+    uint32_t count;
+    _Atomic(struct slots *) st[];
+};
+
+struct tileset {
+    atomic_uint refs;
+    struct tilestate *now, *prev[PROTO_V3_HISTORY];
+    struct proto_obstacle *obstacles;
+    struct proto_target *targets;
+    uint32_t nobstacles, ntargets;
+    pthread_mutex_t lock; /* making a partcache or a slots */
+    _Atomic(struct partcache *) cache[VIEWS];
+};
+
+struct tileset *tiles_set_create(struct tilestate *now, struct tilestate *const *prev,
+                                 const struct proto_obstacle *obstacles, uint32_t nobstacles,
+                                 const struct proto_target *targets, uint32_t ntargets)
+{
+    struct tileset *ts = calloc(1, sizeof *ts);
+    if (ts) {
+        ts->obstacles = malloc((size_t)nobstacles * sizeof *obstacles + 1);
+        ts->targets = malloc((size_t)ntargets * sizeof *targets + 1);
+    }
+    if (!ts || !ts->obstacles || !ts->targets) {
+        if (ts)
+            free(ts->obstacles);
+        free(ts);
+        return NULL;
+    }
+    atomic_init(&ts->refs, 1);
+    ts->now = tiles_state_ref(now);
+    for (int g = 0; g < PROTO_V3_HISTORY; g++)
+        ts->prev[g] = tiles_state_ref(prev ? prev[g] : NULL);
+    if (nobstacles)
+        memcpy(ts->obstacles, obstacles, (size_t)nobstacles * sizeof *obstacles);
+    if (ntargets)
+        memcpy(ts->targets, targets, (size_t)ntargets * sizeof *targets);
+    ts->nobstacles = nobstacles;
+    ts->ntargets = ntargets;
+    pthread_mutex_init(&ts->lock, NULL);
+    return ts;
+}
+
+struct tileset *tiles_set_ref(struct tileset *ts)
+{
+    if (ts)
+        atomic_fetch_add_explicit(&ts->refs, 1, memory_order_relaxed);
+    return ts;
+}
+
+static void cache_free(struct partcache *c)
+{
+    for (uint32_t k = 0; c && k < c->count; k++) {
+        struct slots *s = atomic_load_explicit(&c->st[k], memory_order_relaxed);
+        for (int v = 0; s && v < VARIANTS; v++)
+            free(s->v[v].bytes);
+        free(s);
+    }
+    free(c);
+}
+
+void tiles_set_release(struct tileset *ts)
+{
+    if (!ts || atomic_fetch_sub_explicit(&ts->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    for (int k = 0; k < VIEWS; k++)
+        cache_free(atomic_load_explicit(&ts->cache[k], memory_order_relaxed));
+    tiles_state_release(ts->now);
+    for (int g = 0; g < PROTO_V3_HISTORY; g++)
+        tiles_state_release(ts->prev[g]);
+    pthread_mutex_destroy(&ts->lock);
+    free(ts->obstacles);
+    free(ts->targets);
+    free(ts);
+}
+
+struct tilestate *tiles_set_state(const struct tileset *ts)
+{
+    return ts->now;
+}
+
+struct tilestate *tiles_set_base(const struct tileset *ts, unsigned g)
+{
+    return g >= 1 && g <= PROTO_V3_HISTORY ? ts->prev[g - 1] : NULL;
+}
+
+void tiles_set_sections(const struct tileset *ts, const struct proto_obstacle **obstacles,
+                        uint32_t *nobstacles, const struct proto_target **targets,
+                        uint32_t *ntargets)
+{
+    *obstacles = ts->obstacles;
+    *nobstacles = ts->nobstacles;
+    *targets = ts->targets;
+    *ntargets = ts->ntargets;
+}
+
+/* The slot of (gap1, gap0): 0 the key, then the deltas in order of gap1. */
+static int variant_of(unsigned gap1, unsigned gap0)
+{
+    if (gap1 == 0)
+        return gap0 == 0 ? 0 : -1;
+    if (gap1 + gap0 > PROTO_V3_HISTORY)
+        return -1;
+    int v = 1;
+    for (unsigned g = 1; g < gap1; g++)
+        v += (int)(PROTO_V3_HISTORY - g) + 1;
+    return v + (int)gap0;
+}
+
+/* The slots of super-tile st of view k, made if none yet. */
+static struct slots *slots_of(struct tileset *ts, unsigned k, uint32_t count, uint32_t st)
+{
+    struct partcache *c = atomic_load_explicit(&ts->cache[k], memory_order_acquire);
+    struct slots *s = c ? atomic_load_explicit(&c->st[st], memory_order_acquire) : NULL;
+    if (s)
+        return s;
+    pthread_mutex_lock(&ts->lock);
+    c = atomic_load_explicit(&ts->cache[k], memory_order_relaxed);
+    if (!c && (c = calloc(1, sizeof *c + (size_t)count * sizeof c->st[0])) != NULL) {
+        c->count = count;
+        atomic_store_explicit(&ts->cache[k], c, memory_order_release);
+    }
+    s = c ? atomic_load_explicit(&c->st[st], memory_order_relaxed) : NULL;
+    if (c && !s && (s = calloc(1, sizeof *s)) != NULL)
+        atomic_store_explicit(&c->st[st], s, memory_order_release);
+    pthread_mutex_unlock(&ts->lock);
+    return s;
+}
+
+/* Super-tile st of view v as the codec takes it. */
+static struct proto_v3_tile tile_in(const struct tiles_view *v, uint32_t st, bool field)
+{
+    uint32_t a = v->b.start[st], n = v->b.start[st + 1] - a;
+    return (struct proto_v3_tile){n, v->b.id + a, v->b.qx + a, v->b.qy + a, v->b.heading + a,
+                                  v->b.group + a, field && v->field ? &v->field[st] : NULL};
+}
+
+/* Encodes super-tile st of the view into slot `out`: 0 or a code. */
+static int encode_slot(struct tileset *ts, const struct tiles_view *v, uint32_t st, unsigned gap1,
+                       unsigned gap0, struct proto_v3_encoder *enc, struct slot *out)
+{
+    struct proto_v3_tile t = tile_in(v, st, true), b1, b0;
+    const struct tiles_view *v1 = NULL, *v0 = NULL;
+    if (gap1) {
+        struct tilestate *s1 = tiles_set_base(ts, gap1);
+        v1 = s1 ? tiles_state_view(s1, v->shift, v->sample) : NULL;
+        if (!v1)
+            return s1 ? PROTO_E_INTERNAL : PROTO_E_NO_BASE;
+        b1 = tile_in(v1, st, false);
+    }
+    if (gap0) {
+        struct tilestate *s0 = tiles_set_base(ts, gap1 + gap0);
+        v0 = s0 ? tiles_state_view(s0, v->shift, v->sample) : NULL;
+        if (!v0)
+            return s0 ? PROTO_E_INTERNAL : PROTO_E_NO_BASE;
+        b0 = tile_in(v0, st, false);
+    }
+    size_t cap = proto_v3_part_max_size(t.count, gap1 ? b1.count : 0, PROTO_V3_FIELD_CELLS);
+    uint8_t *buf = malloc(cap);
+    if (!buf)
+        return PROTO_E_INTERNAL;
+    const struct tiles_grid *g = &ts->now->grid;
+    ptrdiff_t len = proto_v3_encode_part(enc, &t, gap1 ? &b1 : NULL, gap0 ? &b0 : NULL,
+                                         (uint8_t)gap1, (uint8_t)gap0, g->width, g->height, buf, cap);
+    if (len < 0) {
+        free(buf);
+        return (int)len;
+    }
+    uint8_t *fit = realloc(buf, (size_t)len);
+    out->bytes = fit ? fit : buf;
+    out->len = (uint32_t)len;
+    atomic_fetch_add_explicit(&g_parts, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&g_part_bytes, (uint64_t)len, memory_order_relaxed);
+    return 0;
+}
+
+int tiles_set_part(struct tileset *ts, unsigned shift, unsigned sample, uint32_t st,
+                   unsigned gap1, unsigned gap0, struct proto_v3_encoder *enc,
+                   struct tiles_part *out)
+{
+    int variant = variant_of(gap1, gap0);
+    const struct tiles_view *v = variant < 0 ? NULL : tiles_state_view(ts->now, shift, sample);
+    if (!v)
+        return variant < 0 ? PROTO_E_BAD_ARG : PROTO_E_INTERNAL;
+    if (st >= v->gc * v->gr)
+        return PROTO_E_BAD_ARG;
+    struct slots *slots = slots_of(ts, shift * (PROTO_V3_MAX_SAMPLE + 1) + sample, v->gc * v->gr, st);
+    if (!slots)
+        return PROTO_E_INTERNAL;
+    struct slot *s = &slots->v[variant];
+    int state = SLOT_EMPTY;
+    if (atomic_compare_exchange_strong(&s->state, &state, SLOT_BUSY)) {
+        s->rc = encode_slot(ts, v, st, gap1, gap0, enc, s);
+        state = s->rc ? SLOT_FAILED : SLOT_READY;
+        atomic_store_explicit(&s->state, state, memory_order_release);
+    }
+    while ((state = atomic_load_explicit(&s->state, memory_order_acquire)) == SLOT_BUSY)
+        sched_yield();
+    if (state == SLOT_FAILED)
+        return s->rc;
+    *out = (struct tiles_part){.bytes = s->bytes, .len = s->len, .hash = v->hash[st]};
+    return 0;
+}

@@ -1,0 +1,159 @@
+/*
+ * tiles — one snapshot of a room for version 3 clients (PROTOCOL.md §12):
+ * every boid an audience sees, cut into the room's tile grid, in id order
+ * per tile; views of it at a grid shift and a sample (super-tiles, a
+ * subset of the boids, a field of the rest), built the first time a
+ * client needs one; and the parts of its super-tiles, each encoded once,
+ * by whichever service thread first needs it, and shared by every client
+ * whose frame holds that super-tile.
+ *
+ * Two objects, both refcounted and immutable once published:
+ * - a tilestate: the boids of one snapshot for one audience (and the
+ *   views built from them). It holds nothing else, so the states a room
+ *   keeps as bases stay bounded.
+ * - a tileset: a snapshot as clients are served it: its tilestate, the
+ *   tilestates of the PROTO_V3_HISTORY snapshots before it (the bases its
+ *   deltas may name), its obstacles and targets, and the cache of its
+ *   encoded parts.
+ *
+ * Never: sockets, clocks, the lobby. Threading: a tilestate is built by
+ * its room's tick thread; from then on any thread may read it, build a
+ * view (under its lock) or take a part (a part being encoded by another
+ * thread is waited for); references are atomic.
+ * Memory: tiles_state_build() and tiles_set_create() allocate; the last
+ * tiles_*_release() frees, views and parts included.
+ */
+#ifndef FLOCKD_TILES_H
+#define FLOCKD_TILES_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto_snapshot.h"
+#include "proto_v3.h"
+#include "sim.h"
+
+/* A room's tile grid and what its frames share. */
+struct tiles_grid {
+    uint8_t cols, rows; /* 1..255 */
+    float width, height;
+    float vscale; /* units/s per step of a field's mean velocity */
+};
+
+/*
+ * The grid for a world: tiles of about `tile` world units (at most 255
+ * across or down; a big world's tiles grow), vscale from the fastest a
+ * boid may fly.
+ */
+void tiles_grid_for(float width, float height, float tile, float max_speed,
+                    struct tiles_grid *out);
+
+/* One snapshot's boids as the tiles hold them: in (tile, id) order, tile
+ * t's boids at [start[t], start[t + 1]). */
+struct tiles_boids {
+    uint32_t count;
+    uint32_t *id;
+    uint16_t *qx, *qy;
+    uint8_t *heading, *group;
+    int8_t *vx, *vy;  /* velocity / vscale, for fields */
+    uint32_t *start; /* tiles + 1 entries */
+};
+
+/* A view of a tilestate at one shift and sample: its super-tiles' boids
+ * (the sample's), each super-tile's tile hash and, at a sample above 0,
+ * its field (every boid the audience sees). */
+struct tiles_view {
+    uint8_t shift, sample;
+    uint32_t gc, gr; /* super-tiles across and down */
+    struct tiles_boids b;
+    uint32_t *hash;               /* gc * gr */
+    struct proto_v3_field *field; /* gc * gr, or NULL at sample 0 */
+};
+
+struct tilestate;
+
+/* What a room hands over to build a snapshot's tilestates. */
+struct tiles_input {
+    const struct tiles_grid *grid;
+    const struct sim_view *world;
+    uint32_t seq;
+};
+
+/*
+ * The tilestate of every boid of the world (the audience that sees
+ * everything), with one reference for the caller. NULL if memory ran out.
+ */
+struct tilestate *tiles_state_build(const struct tiles_input *in);
+
+/* The tilestate of the boids of `all` whose visible[] bit `bit` is set
+ * (an rts team's audience; visible has one entry per boid of the world, in
+ * world order, and all was built from the same world). NULL on no memory. */
+struct tilestate *tiles_state_filter(const struct tilestate *all, const struct sim_view *world,
+                                     const uint32_t *visible, unsigned bit);
+
+struct tilestate *tiles_state_ref(struct tilestate *s);
+void tiles_state_release(struct tilestate *s);
+
+uint32_t tiles_state_seq(const struct tilestate *s);
+const struct tiles_grid *tiles_state_grid(const struct tilestate *s);
+
+/* Boids of tile `t` (shift 0) whose count a plan weighs. */
+uint32_t tiles_state_count(const struct tilestate *s, uint32_t t);
+
+/*
+ * The view at shift and sample, built now if no thread built it yet.
+ * Owned by s; NULL if memory ran out or shift/sample are out of range.
+ */
+const struct tiles_view *tiles_state_view(struct tilestate *s, unsigned shift, unsigned sample);
+
+/* ---- a snapshot served: the tileset ----------------------------------------- */
+
+struct tileset;
+
+/*
+ * A tileset for `now` (one reference taken on it), with prev[g - 1] the
+ * tilestate of snapshot seq - g for g = 1..PROTO_V3_HISTORY (NULL where
+ * none; references taken), and the audience's obstacles and targets
+ * (copied). One reference for the caller; NULL on no memory.
+ */
+struct tileset *tiles_set_create(struct tilestate *now, struct tilestate *const *prev,
+                                 const struct proto_obstacle *obstacles, uint32_t nobstacles,
+                                 const struct proto_target *targets, uint32_t ntargets);
+
+struct tileset *tiles_set_ref(struct tileset *ts);
+void tiles_set_release(struct tileset *ts);
+
+struct tilestate *tiles_set_state(const struct tileset *ts);
+
+/* The tilestate g snapshots before (1..PROTO_V3_HISTORY), or NULL. */
+struct tilestate *tiles_set_base(const struct tileset *ts, unsigned g);
+
+void tiles_set_sections(const struct tileset *ts, const struct proto_obstacle **obstacles,
+                        uint32_t *nobstacles, const struct proto_target **targets,
+                        uint32_t *ntargets);
+
+/* An encoded part: its bytes (owned by the tileset) and its tile hash. */
+struct tiles_part {
+    const uint8_t *bytes;
+    size_t len;
+    uint32_t hash;
+};
+
+/*
+ * Super-tile st of the view at shift/sample as a key (gap1 0) or a delta on
+ * the bases gap1 and gap1 + gap0 snapshots back (gap1 1..PROTO_V3_HISTORY,
+ * gap0 0..PROTO_V3_HISTORY - gap1), encoded with enc (the calling
+ * thread's) unless another thread did already. 0 and *out, or
+ * PROTO_E_NO_BASE (a base the tileset does not hold), PROTO_E_INTERNAL
+ * (no memory), PROTO_E_BAD_ARG (out of range).
+ */
+int tiles_set_part(struct tileset *ts, unsigned shift, unsigned sample, uint32_t st,
+                   unsigned gap1, unsigned gap0, struct proto_v3_encoder *enc,
+                   struct tiles_part *out);
+
+/* Parts encoded so far by this process and their bytes (for /metrics). */
+void tiles_counters(uint64_t *parts, uint64_t *bytes);
+
+#endif
