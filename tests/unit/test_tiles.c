@@ -170,6 +170,7 @@ static void parts_decode_to_the_views_as_keys_and_deltas(void **state)
             sim_step(w);
         if (seq == 6)
             assert_int_equal(sim_spawn(w, 30, 5, 200, 200, 50), 30);
+        tiles_state_release(hist[7]);
         memmove(hist + 1, hist, 7 * sizeof *hist);
         hist[0] = state_of(w, &g, seq);
         struct tileset *ts = tiles_set_create(hist[0], hist + 1, NULL, 0, NULL, 0);
