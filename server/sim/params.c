@@ -64,6 +64,10 @@ static const struct sim_param_desc registry[] = {
      "1: align and cohere only with the own group (separation still counts every boid); 0: flock "
      "with every boid.",
      1},
+    {"sight_radius", P(sight_radius), 300.0f, 0.0f, 100000.0f, "units",
+     "In an rts room a team's clients see other teams' units this near one of the team's (fog "
+     "of war); the flocking rules do not use it.",
+     0},
 };
 
 #undef P

@@ -29,6 +29,7 @@ struct sim_params {
     float w_avoid;        /* obstacle and edge avoidance */
     float arrive_radius;  /* seek slows down linearly inside this radius */
     float own_group_only; /* 1: flock only with the same group; 0: with all */
+    float sight_radius;   /* an rts unit sees other teams' units this near, units */
 };
 
 struct sim_param_desc {

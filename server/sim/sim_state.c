@@ -78,12 +78,17 @@ static void get_f32s(float *a, const uint8_t *p, size_t n)
 
 /* Bytes of the parameter names table: per registry entry a length byte
  * and the name. */
-static size_t names_bytes(void)
+static size_t names_bytes_of(size_t count)
 {
     size_t n = 0;
-    for (size_t i = 0; i < sim_param_count(); i++)
+    for (size_t i = 0; i < count; i++)
         n += 1 + strlen(sim_param_at(i)->name);
     return n;
+}
+
+static size_t names_bytes(void)
+{
+    return names_bytes_of(sim_param_count());
 }
 
 static size_t size_for(size_t boids, size_t obstacles)
@@ -200,6 +205,7 @@ static int refuse(const char **why, int code, const char *reason)
 struct layout {
     struct sim_state_info info;
     unsigned version;
+    size_t params_in; /* the state's parameters: the registry's first params_in */
     uint64_t rng_state, rng_inc;
     size_t names, params, targets, obstacles, boids, end;
 };
@@ -215,7 +221,11 @@ static int read_header(const uint8_t *b, size_t len, struct layout *l, const cha
         return refuse(why, SIM_EINVAL,
                       len < HEADER_BYTES ? "not a world state"
                                          : "a world state with bad reserved bytes");
-    if (bytes_le_get(b + 6, 2) != sim_param_count() || bytes_le_get(b + 84, 4) != names_bytes())
+    /* A state of an older registry (a prefix of this one) loads; its
+     * missing parameters take their defaults. check_params() compares the names. */
+    l->params_in = (size_t)bytes_le_get(b + 6, 2);
+    if (l->params_in < 1 || l->params_in > sim_param_count() ||
+        bytes_le_get(b + 84, 4) != names_bytes_of(l->params_in))
         return refuse(why, SIM_EINVAL, "a world state with other flocking parameters");
     struct sim_config *c = &l->info.cfg;
     sim_default_config(c);
@@ -254,8 +264,8 @@ static int lay_out(size_t len, struct layout *l, const char **why)
     if (in->obstacle_count > in->cfg.max_obstacles)
         return refuse(why, SIM_ECAPACITY, "more obstacles than the world holds");
     l->names = l->version > 1 ? HEADER_BYTES : HEADER_V1;
-    l->params = l->names + names_bytes();
-    l->targets = l->params + (size_t)SIM_GROUPS * sim_param_count() * 4;
+    l->params = l->names + names_bytes_of(l->params_in);
+    l->targets = l->params + (size_t)SIM_GROUPS * l->params_in * 4;
     l->obstacles = l->targets + (size_t)SIM_GROUPS * TARGET_BYTES;
     l->boids = l->obstacles + (size_t)in->obstacle_count * OBST_BYTES;
     l->end = l->boids + (size_t)in->count * (l->version > 1 ? BOID_BYTES : BOID_V1);
@@ -276,7 +286,7 @@ static int is_in_world(const struct sim_config *c, float x, float y)
 static int check_params(const uint8_t *b, const struct layout *l, const char **why)
 {
     const uint8_t *p = b + l->names;
-    for (size_t i = 0; i < sim_param_count(); i++) {
+    for (size_t i = 0; i < l->params_in; i++) {
         const char *name = sim_param_at(i)->name;
         size_t n = strlen(name);
         if (p[0] != n || memcmp(p + 1, name, n) != 0)
@@ -284,7 +294,7 @@ static int check_params(const uint8_t *b, const struct layout *l, const char **w
         p += 1 + n;
     }
     for (int g = 0; g < SIM_GROUPS; g++)
-        for (size_t i = 0; i < sim_param_count(); i++, p += 4)
+        for (size_t i = 0; i < l->params_in; i++, p += 4)
             if (!sim_param_valid(sim_param_at(i), bytes_le_get_f32(p)))
                 return refuse(why, SIM_ERANGE, "a parameter outside its range");
     return 0;
@@ -417,9 +427,11 @@ static int same_config(const struct sim_config *a, const struct sim_config *b)
 static void write_params(const struct sim_state_ref *s, const uint8_t *b, const struct layout *l)
 {
     const uint8_t *p = b + l->params;
-    for (int g = 0; g < SIM_GROUPS; g++)
-        for (size_t i = 0; i < sim_param_count(); i++, p += 4)
+    for (int g = 0; g < SIM_GROUPS; g++) {
+        sim_params_default(&s->params[g]); /* what an older registry lacks */
+        for (size_t i = 0; i < l->params_in; i++, p += 4)
             *sim_param_field(&s->params[g], sim_param_at(i)) = bytes_le_get_f32(p);
+    }
     p = b + l->targets;
     for (int g = 0; g < SIM_GROUPS; g++, p += TARGET_BYTES)
         s->targets[g] = (struct sim_target){

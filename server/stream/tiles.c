@@ -34,17 +34,19 @@ void tiles_counters(uint64_t *parts, uint64_t *bytes)
     *bytes = atomic_load_explicit(&g_part_bytes, memory_order_relaxed);
 }
 
-void tiles_grid_for(float width, float height, float tile, float max_speed,
-                    struct tiles_grid *out)
+void tiles_grid_for(float width, float height, float tile, float max_speed, struct tiles_grid *out)
 {
     double t = tile >= 1.0f ? tile : 1.0;
     double cols = ceil(width / t), rows = ceil(height / t);
-    *out = (struct tiles_grid){
-        .cols = (uint8_t)(cols < 1 ? 1 : cols > PROTO_V3_MAX_TILES ? PROTO_V3_MAX_TILES : cols),
-        .rows = (uint8_t)(rows < 1 ? 1 : rows > PROTO_V3_MAX_TILES ? PROTO_V3_MAX_TILES : rows),
-        .width = width,
-        .height = height,
-        .vscale = max_speed > 1.27f ? max_speed / 127.0f : 0.01f};
+    *out = (struct tiles_grid){.cols = (uint8_t)(cols < 1                    ? 1
+                                                 : cols > PROTO_V3_MAX_TILES ? PROTO_V3_MAX_TILES
+                                                                             : cols),
+                               .rows = (uint8_t)(rows < 1                    ? 1
+                                                 : rows > PROTO_V3_MAX_TILES ? PROTO_V3_MAX_TILES
+                                                                             : rows),
+                               .width = width,
+                               .height = height,
+                               .vscale = max_speed > 1.27f ? max_speed / 127.0f : 0.01f};
 }
 
 /* ---- boids by tile ------------------------------------------------------------ */
@@ -119,7 +121,8 @@ static uint8_t *carve_boids(struct tiles_boids *b, uint8_t *p, uint32_t n, uint3
 }
 
 /* Copies entry j of `from` to entry k of `to`. */
-static void copy_boid(struct tiles_boids *to, uint32_t k, const struct tiles_boids *from, uint32_t j)
+static void copy_boid(struct tiles_boids *to, uint32_t k, const struct tiles_boids *from,
+                      uint32_t j)
 {
     to->id[k] = from->id[j];
     to->qx[k] = from->qx[j];
@@ -322,8 +325,8 @@ static void add_fields(const struct tilestate *s, struct tiles_view *v)
         uint64_t sy = ((uint64_t)65536u << v->shift) / s->grid.rows;
         for (uint32_t k = b->start[t]; k < b->start[t + 1]; k++) {
             uint64_t cx = (b->qx[k] - x0) * cells / sx, cy = (b->qy[k] - y0) * cells / sy;
-            uint32_t c = (uint32_t)((cy < cells ? cy : cells - 1) * cells +
-                                    (cx < cells ? cx : cells - 1));
+            uint32_t c =
+                (uint32_t)((cy < cells ? cy : cells - 1) * cells + (cx < cells ? cx : cells - 1));
             v->field[st].count[c]++;
             if (sum) {
                 sum[(size_t)st * cells * cells + c][0] += b->vx[k];
@@ -385,8 +388,8 @@ static void view_hashes(struct tiles_view *v)
 {
     for (uint32_t st = 0; st < v->gc * v->gr; st++) {
         uint32_t a = v->b.start[st], n = v->b.start[st + 1] - a;
-        struct proto_v3_tile t = {n,           v->b.id + a,      v->b.qx + a, v->b.qy + a,
-                                  v->b.heading + a, v->b.group + a, NULL};
+        struct proto_v3_tile t = {
+            n, v->b.id + a, v->b.qx + a, v->b.qy + a, v->b.heading + a, v->b.group + a, NULL};
         v->hash[st] = proto_v3_tile_hash(&t);
     }
 }
@@ -398,7 +401,8 @@ static struct tiles_view *view_build(const struct tilestate *s, unsigned shift, 
     if (!vb)
         return NULL;
     struct tiles_view *v = &vb->v;
-    *v = (struct tiles_view){.shift = (uint8_t)shift, .sample = (uint8_t)sample, .gc = gc, .gr = gr};
+    *v =
+        (struct tiles_view){.shift = (uint8_t)shift, .sample = (uint8_t)sample, .gc = gc, .gr = gr};
     v->hash = (uint32_t *)(void *)(vb + 1);
     if (sample > 0 && !(v->field = calloc((size_t)gc * gr, sizeof *v->field))) {
         free(vb);
@@ -583,8 +587,13 @@ static struct slots *slots_of(struct tileset *ts, unsigned k, uint32_t count, ui
 static struct proto_v3_tile tile_in(const struct tiles_view *v, uint32_t st, bool field)
 {
     uint32_t a = v->b.start[st], n = v->b.start[st + 1] - a;
-    return (struct proto_v3_tile){n, v->b.id + a, v->b.qx + a, v->b.qy + a, v->b.heading + a,
-                                  v->b.group + a, field && v->field ? &v->field[st] : NULL};
+    return (struct proto_v3_tile){n,
+                                  v->b.id + a,
+                                  v->b.qx + a,
+                                  v->b.qy + a,
+                                  v->b.heading + a,
+                                  v->b.group + a,
+                                  field && v->field ? &v->field[st] : NULL};
 }
 
 /* Encodes super-tile st of the view into slot `out`: 0 or a code. */
@@ -612,8 +621,9 @@ static int encode_slot(struct tileset *ts, const struct tiles_view *v, uint32_t 
     if (!buf)
         return PROTO_E_INTERNAL;
     const struct tiles_grid *g = &ts->now->grid;
-    ptrdiff_t len = proto_v3_encode_part(enc, &t, gap1 ? &b1 : NULL, gap0 ? &b0 : NULL,
-                                         (uint8_t)gap1, (uint8_t)gap0, g->width, g->height, buf, cap);
+    ptrdiff_t len =
+        proto_v3_encode_part(enc, &t, gap1 ? &b1 : NULL, gap0 ? &b0 : NULL, (uint8_t)gap1,
+                             (uint8_t)gap0, g->width, g->height, buf, cap);
     if (len < 0) {
         free(buf);
         return (int)len;
@@ -626,9 +636,8 @@ static int encode_slot(struct tileset *ts, const struct tiles_view *v, uint32_t 
     return 0;
 }
 
-int tiles_set_part(struct tileset *ts, unsigned shift, unsigned sample, uint32_t st,
-                   unsigned gap1, unsigned gap0, struct proto_v3_encoder *enc,
-                   struct tiles_part *out)
+int tiles_set_part(struct tileset *ts, unsigned shift, unsigned sample, uint32_t st, unsigned gap1,
+                   unsigned gap0, struct proto_v3_encoder *enc, struct tiles_part *out)
 {
     int variant = variant_of(gap1, gap0);
     const struct tiles_view *v = variant < 0 ? NULL : tiles_state_view(ts->now, shift, sample);
@@ -636,7 +645,8 @@ int tiles_set_part(struct tileset *ts, unsigned shift, unsigned sample, uint32_t
         return variant < 0 ? PROTO_E_BAD_ARG : PROTO_E_INTERNAL;
     if (st >= v->gc * v->gr)
         return PROTO_E_BAD_ARG;
-    struct slots *slots = slots_of(ts, shift * (PROTO_V3_MAX_SAMPLE + 1) + sample, v->gc * v->gr, st);
+    struct slots *slots =
+        slots_of(ts, shift * (PROTO_V3_MAX_SAMPLE + 1) + sample, v->gc * v->gr, st);
     if (!slots)
         return PROTO_E_INTERNAL;
     struct slot *s = &slots->v[variant];

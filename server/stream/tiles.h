@@ -47,8 +47,7 @@ struct tiles_grid {
  * across or down; a big world's tiles grow), vscale from the fastest a
  * boid may fly.
  */
-void tiles_grid_for(float width, float height, float tile, float max_speed,
-                    struct tiles_grid *out);
+void tiles_grid_for(float width, float height, float tile, float max_speed, struct tiles_grid *out);
 
 /* One snapshot's boids as the tiles hold them: in (tile, id) order, tile
  * t's boids at [start[t], start[t + 1]). */
@@ -57,7 +56,7 @@ struct tiles_boids {
     uint32_t *id;
     uint16_t *qx, *qy;
     uint8_t *heading, *group;
-    int8_t *vx, *vy;  /* velocity / vscale, for fields */
+    int8_t *vx, *vy; /* velocity / vscale, for fields */
     uint32_t *start; /* tiles + 1 entries */
 };
 
@@ -149,9 +148,8 @@ struct tiles_part {
  * PROTO_E_NO_BASE (a base the tileset does not hold), PROTO_E_INTERNAL
  * (no memory), PROTO_E_BAD_ARG (out of range).
  */
-int tiles_set_part(struct tileset *ts, unsigned shift, unsigned sample, uint32_t st,
-                   unsigned gap1, unsigned gap0, struct proto_v3_encoder *enc,
-                   struct tiles_part *out);
+int tiles_set_part(struct tileset *ts, unsigned shift, unsigned sample, uint32_t st, unsigned gap1,
+                   unsigned gap0, struct proto_v3_encoder *enc, struct tiles_part *out);
 
 /* Parts encoded so far by this process and their bytes (for /metrics). */
 void tiles_counters(uint64_t *parts, uint64_t *bytes);

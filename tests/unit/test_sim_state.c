@@ -14,6 +14,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "params.h"
 #include "sim.h"
 #include "sim_state.h"
 
@@ -255,7 +256,7 @@ static void parameter_out_of_range(uint8_t *b, size_t *len, size_t n)
 {
     (void)len, (void)n;
     size_t names = 0;
-    for (size_t k = 0; k < 13; k++)
+    for (size_t k = 0; k < sim_param_count(); k++)
         names += 1 + b[HEADER + names];
     putf(b + HEADER + names, 5000.0f); /* group 0's max_speed */
 }
@@ -405,6 +406,45 @@ static void a_world_whose_ids_run_out_spawns_no_more(void **state)
     sim_destroy(c);
 }
 
+static void a_state_of_an_older_registry_loads_with_defaults_for_the_rest(void **state)
+{
+    (void)state;
+    struct sim_world *a = busy_world(SIM_EDGES_WRAP);
+    size_t len;
+    uint8_t *buf = encode(a, &len);
+    /* Drop the registry's last parameter from the state, as an older build wrote it. */
+    size_t g = sim_param_count(), last = strlen(sim_param_at(g - 1)->name) + 1, names = 0;
+    for (size_t k = 0; k < g; k++)
+        names += 1 + buf[HEADER + names];
+    uint8_t *old = malloc(len);
+    size_t at = 0;
+    memcpy(old, buf, HEADER + names - last);
+    at = HEADER + names - last;
+    for (int grp = 0; grp < SIM_GROUPS; grp++, at += 4 * (g - 1))
+        memcpy(old + at, buf + HEADER + names + (size_t)grp * g * 4, 4 * (g - 1));
+    size_t rest = HEADER + names + (size_t)SIM_GROUPS * g * 4;
+    memcpy(old + at, buf + rest, len - rest);
+    size_t old_len = at + len - rest;
+    put32(old + 84, (uint32_t)(names - last));
+    old[6] = (uint8_t)(g - 1);
+    const char *why = NULL;
+    struct sim_world *b = sim_state_create(old, old_len, &why);
+    if (!b)
+        fail_msg("refused: %s", why);
+    float v;
+    assert_int_equal(sim_param_get(b, 3, sim_param_at(g - 1)->name, &v), 0);
+    assert_float_equal(v, sim_param_at(g - 1)->def, 0);
+    assert_int_equal(sim_param_get(b, 3, "max_speed", &v), 0);
+    assert_float_equal(v, 140.0f, 0); /* the state's own */
+    /* A registry that differs otherwise is still refused. */
+    old[HEADER + 1] = 'X';
+    assert_null(sim_state_create(old, old_len, &why));
+    free(old);
+    free(buf);
+    sim_destroy(a);
+    sim_destroy(b);
+}
+
 static void an_empty_world_round_trips(void **state)
 {
     (void)state;
@@ -434,6 +474,7 @@ int main(void)
         cmocka_unit_test(decode_refuses_the_state_of_another_world),
         cmocka_unit_test(boid_ids_round_trip_and_a_version_1_state_numbers_its_boids),
         cmocka_unit_test(a_world_whose_ids_run_out_spawns_no_more),
+        cmocka_unit_test(a_state_of_an_older_registry_loads_with_defaults_for_the_rest),
         cmocka_unit_test(an_empty_world_round_trips),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -60,7 +60,8 @@ static void boids_land_in_their_tiles_in_id_order(void **state)
     uint32_t seen = 0;
     for (uint32_t t = 0; t < 24; t++) {
         for (uint32_t k = v->b.start[t]; k < v->b.start[t + 1]; k++, seen++) {
-            assert_int_equal(proto_v3_tile_of(v->b.qy[k], 4) * 6 + proto_v3_tile_of(v->b.qx[k], 6), t);
+            assert_int_equal(proto_v3_tile_of(v->b.qy[k], 4) * 6 + proto_v3_tile_of(v->b.qx[k], 6),
+                             t);
             if (k > v->b.start[t])
                 assert_true(v->b.id[k] > v->b.id[k - 1]);
         }
@@ -89,7 +90,8 @@ static void views_hold_the_sample_by_super_tile_and_a_field_of_all(void **state)
     assert_int_equal(v->b.count, want);
     for (uint32_t st = 0; st < 6; st++) {
         for (uint32_t k = v->b.start[st]; k < v->b.start[st + 1]; k++) {
-            uint32_t tx = proto_v3_tile_of(v->b.qx[k], 6) >> 1, ty = proto_v3_tile_of(v->b.qy[k], 4) >> 1;
+            uint32_t tx = proto_v3_tile_of(v->b.qx[k], 6) >> 1,
+                     ty = proto_v3_tile_of(v->b.qy[k], 4) >> 1;
             assert_int_equal(ty * 3 + tx, st);
             assert_true(proto_v3_in_sample(v->b.id[k], 2));
             if (k > v->b.start[st])
@@ -98,7 +100,7 @@ static void views_hold_the_sample_by_super_tile_and_a_field_of_all(void **state)
         for (uint32_t c = 0; c < 16; c++)
             fielded += v->field[st].count[c];
     }
-    assert_int_equal(fielded, base->b.count); /* the field counts every boid */
+    assert_int_equal(fielded, base->b.count);       /* the field counts every boid */
     assert_ptr_equal(tiles_state_view(s, 1, 2), v); /* built once */
     tiles_state_release(s);
     sim_destroy(w);
@@ -138,10 +140,15 @@ static size_t frame_of(struct tileset *ts, unsigned shift, unsigned sample, unsi
     struct tilestate *s = tiles_set_state(ts);
     const struct tiles_grid *g = tiles_state_grid(s);
     const struct tiles_view *v = tiles_state_view(s, shift, sample);
-    struct proto_v3_header h = {.cols = g->cols, .rows = g->rows, .shift = (uint8_t)shift,
-                                .sample = (uint8_t)sample, .rect_cols = (uint8_t)v->gc,
-                                .rect_rows = (uint8_t)v->gr, .seq = tiles_state_seq(s),
-                                .width = g->width, .height = g->height};
+    struct proto_v3_header h = {.cols = g->cols,
+                                .rows = g->rows,
+                                .shift = (uint8_t)shift,
+                                .sample = (uint8_t)sample,
+                                .rect_cols = (uint8_t)v->gc,
+                                .rect_rows = (uint8_t)v->gr,
+                                .seq = tiles_state_seq(s),
+                                .width = g->width,
+                                .height = g->height};
     size_t at = PROTO_V3_HEADER_SIZE;
     for (uint32_t st = 0; st < v->gc * v->gr; st++) {
         struct tiles_part p;
