@@ -99,6 +99,9 @@ static void room_config_from(const struct cfg *c, struct room_config *rc, struct
     rc->rate = c->rate;
     rc->burst = c->burst;
     rc->player_obstacles = c->player_obstacles;
+    rc->tile = (float)c->tile_size;
+    rc->spectator_delay = c->spectator_delay;
+    rc->view_budget = c->view_budget;
     rc->frame_pre = LWS_PRE;
     rc->notify = wake;
     rc->notify_arg = app;

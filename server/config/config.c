@@ -121,6 +121,14 @@ static const struct cfg_row rows[] = {
      "commands one connection may send at once"},
     {"player-obstacles", T_UINT, FIELD(player_obstacles), "8", 0, 4096, NULL, "N", 0,
      "obstacles one player (in RTS, one team) may hold"},
+    {"tile-size", T_DOUBLE, FIELD(tile_size), "400", 16, 100000, NULL, "UNITS", 0,
+     "version 3 clients get the world in tiles of about this many units (at most 255 across: a "
+     "bigger world's tiles grow)"},
+    {"spectator-delay", T_DOUBLE, FIELD(spectator_delay), "5", 0, 60, NULL, "SECONDS", 0,
+     "how far behind the room an RTS room's spectators (viewers) see it, so a second connection "
+     "cannot scout (version 3)"},
+    {"view-budget", T_DOUBLE, FIELD(view_budget), "2000000", 1000, 100000000, NULL, "BYTES", 0,
+     "bytes per second a version 3 client is sent until its view asks otherwise"},
     {"max-teams", T_UINT, FIELD(max_teams), "8", 1, 255, NULL, "N", 0,
      "teams, and so players, an RTS room takes"},
     {"team-units", T_UINT, FIELD(team_units), "30", 0, 100000, NULL, "N", 0,

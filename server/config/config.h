@@ -55,6 +55,9 @@ struct cfg {
     double rate;               /* "rate": commands per second per connection */
     uint32_t burst;            /* "burst": commands a connection may send at once */
     uint32_t player_obstacles; /* "player-obstacles": obstacles per player or team */
+    double tile_size;          /* "tile-size": version 3's tiles, world units */
+    double spectator_delay;    /* "spectator-delay": seconds rts spectators lag, version 3 */
+    double view_budget;        /* "view-budget": bytes per second per version 3 client */
     uint32_t max_teams;        /* "max-teams": RTS teams per room, 1..255 */
     uint32_t team_units;       /* "team-units": boids a new RTS team starts with */
     uint32_t team_cap;         /* "team-cap": most boids of one RTS team */

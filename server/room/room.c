@@ -237,7 +237,7 @@ void room_values(struct room *r, struct sim_params out[SIM_GROUPS])
 unsigned room__wanted_kinds(struct room *r, uint64_t seq)
 {
     unsigned want = 0;
-    for (unsigned k = 0; k < FRAME_KINDS; k++) {
+    for (unsigned k = 0; k <= FRAME_WANT_V3; k++) {
         uint64_t at = atomic_load_explicit(&r->wanted[k], memory_order_relaxed);
         if (at && seq - at <= r->linger)
             want |= 1u << k;
@@ -254,7 +254,7 @@ void room_want(struct room *r, unsigned kind, uint64_t seq)
     uint64_t newest = atomic_load_explicit(&r->published_seq, memory_order_relaxed);
     if (seq < newest)
         seq = newest;
-    if (kind < FRAME_KINDS && atomic_load_explicit(&r->wanted[kind], memory_order_relaxed) < seq)
+    if (kind <= FRAME_WANT_V3 && atomic_load_explicit(&r->wanted[kind], memory_order_relaxed) < seq)
         atomic_store_explicit(&r->wanted[kind], seq, memory_order_relaxed);
 }
 
@@ -280,7 +280,8 @@ static void publish(struct room *r, int64_t wall_us)
                                .seq = seq,
                                .wall_us = wall_us,
                                .paused = r->paused,
-                               .want = room__wanted_kinds(r, seq)};
+                               .want = room__wanted_kinds(r, seq),
+                               .teams = r->cfg.mode == PROTO_MODE_RTS ? r->cfg.max_teams : 0};
     struct frame *f = snapenc_encode(r->enc, &in);
     count_encodings(r);
     if (!f)
@@ -671,7 +672,12 @@ struct room *room_create(const struct room_config *cfg, const char **err)
     struct snapenc_config ec = {.capacity = cfg->sim.capacity,
                                 .max_obstacles = cfg->sim.max_obstacles,
                                 .pre = cfg->frame_pre,
-                                .clock_ns = clock_mono_ns}; /* durations for /metrics only */
+                                .clock_ns = clock_mono_ns, /* durations for /metrics only */
+                                .tile = cfg->tile,
+                                .delay =
+                                    cfg->mode == PROTO_MODE_RTS
+                                        ? (uint32_t)llround(cfg->spectator_delay * cfg->snapshot_hz)
+                                        : 0};
     r->enc = r->world ? snapenc_create(&ec, err) : NULL;
     r->ring = calloc(cfg->queue_len + RESERVE, sizeof *r->ring);
     r->batch = calloc(cfg->queue_len + RESERVE, sizeof *r->batch);

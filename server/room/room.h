@@ -89,6 +89,9 @@ struct room_config {
     double rate;               /*   commands per second per connection */
     uint32_t burst;            /*   bucket size */
     uint32_t player_obstacles; /*   obstacles per owner */
+    float tile;                /* version 3: tiles of about this many world units */
+    double spectator_delay;    /* version 3, rts: seconds spectators' frames lag; 0: none */
+    double view_budget;        /* version 3: bytes per second a client gets until it says */
     void (*notify)(void *arg); /* called after a new frame or new replies */
     void *notify_arg;
     struct persist *persist;      /* command logs and checkpoints (persist.h); NULL: none */

@@ -92,9 +92,10 @@ struct room {
     uint64_t linger;                    /* snapshots a kind is encoded after it was wanted */
     struct snapenc *enc;                /* the snapshots' encodings */
     struct snapenc_stats stats;         /* what it had cost at the last snapshot */
-    atomic_uint_fast64_t wanted[FRAME_KINDS]; /* seq a kind was last wanted at; 0: never */
-    struct queued *batch;                     /* commands taken off the ring this tick */
-    struct obstacle_owner *owners;            /* one per obstacle, max_obstacles */
+    atomic_uint_fast64_t wanted[FRAME_KINDS + 1]; /* seq a kind (or FRAME_WANT_V3) was last
+                                                   wanted at; 0: never */
+    struct queued *batch;                         /* commands taken off the ring this tick */
+    struct obstacle_owner *owners;                /* one per obstacle, max_obstacles */
     uint32_t nowners;
     uint64_t start_hash;            /* sim_hash as this batch of commands began, for pings */
     struct measure_client measurer; /* the room's side of cfg.measure */

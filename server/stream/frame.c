@@ -4,6 +4,8 @@
  */
 #include "frame.h"
 
+#include "tiles.h"
+
 #include <stdlib.h>
 
 /* Fixed by proto_v2_plan()'s order; test_snapenc checks it against the plan. */
@@ -19,8 +21,13 @@ struct frame *frame_ref(struct frame *f)
 
 void frame_release(struct frame *f)
 {
-    if (f && atomic_fetch_sub_explicit(&f->refs, 1, memory_order_acq_rel) == 1)
-        free(f);
+    if (!f || atomic_fetch_sub_explicit(&f->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    for (uint32_t a = 0; a < f->v3.count; a++)
+        tiles_set_release(f->v3.sets[a]);
+    free(f->v3.sets);
+    tiles_set_release(f->v3.delayed);
+    free(f);
 }
 
 void frame_set_part(struct frame *f, unsigned kind, size_t off, size_t len)

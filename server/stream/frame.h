@@ -46,6 +46,22 @@ struct frame_part {
     unsigned head;
 };
 
+/* A want bit besides the kinds (room_want()): version 3's tiles, which
+ * are not a part of the frame but tilesets beside it (frame_v3). */
+#define FRAME_WANT_V3 FRAME_KINDS
+
+struct tileset;
+
+/* A snapshot for version 3 clients (PROTOCOL.md §12): a tileset per
+ * audience, sets[0] every boid and, in an rts room, sets[t] team t's fog;
+ * `delayed` the room as it was the spectator delay ago (rts spectators).
+ * All NULL when no version 3 client was served lately. */
+struct frame_v3 {
+    struct tileset **sets;
+    uint32_t count;
+    struct tileset *delayed;
+};
+
 /* One snapshot in every kind it was encoded as; shared by every client. */
 struct frame {
     atomic_uint refs;
@@ -58,6 +74,7 @@ struct frame {
     struct proto_v2_plan plan;
     uint8_t kind[PROTO_V2_PLAN_MAX];
     struct frame_part part[FRAME_KINDS]; /* by kind */
+    struct frame_v3 v3;
     unsigned char data[];
 };
 

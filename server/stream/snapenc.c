@@ -11,7 +11,9 @@
  */
 #include "snapenc.h"
 
+#include "fog.h"
 #include "proto_snapshot.h"
+#include "tiles.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -40,6 +42,12 @@ struct snapenc {
     uint64_t held_seq;                /* the newest state in the ring; 0: none */
     uint32_t run; /* states before held_seq in the ring with its epoch, unbroken */
     struct snapenc_stats stats;
+    /* Version 3, made at the first snapshot that wants it, let go when one does not. */
+    struct tiles_grid grid;
+    struct tilestate *hist[1 + FOG_MAX_TEAMS][PROTO_V3_HISTORY]; /* by audience, newest first */
+    struct fog *fog;
+    uint32_t *visible;
+    struct tileset **delay_ring; /* the audience of all, by seq % (delay + 1) */
 };
 
 /* ---- life cycle ------------------------------------------------------------ */
@@ -58,10 +66,15 @@ struct snapenc *snapenc_create(const struct snapenc_config *cfg, const char **er
     return e;
 }
 
+static void drop_v3(struct snapenc *e);
+
 void snapenc_destroy(struct snapenc *e)
 {
     if (!e)
         return;
+    drop_v3(e);
+    fog_destroy(e->fog);
+    free(e->visible);
     proto_v2_encoder_destroy(e->enc);
     for (int k = 0; k < RING; k++)
         free(e->ring[k].qx);
@@ -299,6 +312,114 @@ static size_t frame_bound(const struct snapenc *e, const struct proto_snapshot_v
     return bound;
 }
 
+/* ---- version 3 ------------------------------------------------------------------ */
+
+/* Lets go of every tilestate and delayed tileset kept (no version 3 client
+ * lately): the next snapshot that wants tiles starts without bases. */
+static void drop_v3(struct snapenc *e)
+{
+    for (unsigned a = 0; a <= FOG_MAX_TEAMS; a++) {
+        for (unsigned g = 0; g < PROTO_V3_HISTORY; g++) {
+            tiles_state_release(e->hist[a][g]);
+            e->hist[a][g] = NULL;
+        }
+    }
+    for (uint32_t k = 0; e->delay_ring && k <= e->cfg.delay; k++)
+        tiles_set_release(e->delay_ring[k]);
+    free(e->delay_ring);
+    e->delay_ring = NULL;
+}
+
+/* Keeps s as audience a's newest state, letting go of the oldest. */
+static void keep_state(struct snapenc *e, unsigned a, struct tilestate *s)
+{
+    tiles_state_release(e->hist[a][PROTO_V3_HISTORY - 1]);
+    memmove(&e->hist[a][1], &e->hist[a][0], (PROTO_V3_HISTORY - 1) * sizeof e->hist[a][0]);
+    e->hist[a][0] = tiles_state_ref(s);
+}
+
+/* Audience a's tileset of state st: team a (a > 0) sees every obstacle
+ * and its own target only. */
+static struct tileset *set_for(struct snapenc *e, unsigned a, struct tilestate *st,
+                               const struct tiles_meta *meta, const struct proto_snapshot_view *v)
+{
+    const struct proto_target *targets = v->targets;
+    uint32_t ntargets = v->target_count;
+    if (a > 0) {
+        ntargets = 0;
+        for (uint32_t k = 0; k < v->target_count && !ntargets; k++)
+            if (v->targets[k].group == a)
+                targets = &v->targets[k], ntargets = 1;
+    }
+    struct tileset *ts =
+        tiles_set_create(st, e->hist[a], meta, v->obstacles, v->obstacle_count, targets, ntargets);
+    keep_state(e, a, st);
+    return ts;
+}
+
+/* The fog of `teams` teams into e->visible (made at the first use). */
+static bool see(struct snapenc *e, const struct snapenc_input *in, const struct sim_view *sv,
+                unsigned teams)
+{
+    const char *err;
+    if (!e->fog && !(e->fog = fog_create(e->cfg.capacity, &err)))
+        return false;
+    if (!e->visible && !(e->visible = malloc(((size_t)e->cfg.capacity + 1) * 4)))
+        return false;
+    fog_compute(e->fog, sv, in->world, teams, e->visible);
+    return true;
+}
+
+/* The spectators' tileset: the audience of all `delay` snapshots ago. */
+static struct tileset *delayed(struct snapenc *e, uint64_t seq, struct tileset *all)
+{
+    uint32_t n = e->cfg.delay + 1;
+    if (!e->delay_ring && !(e->delay_ring = calloc(n, sizeof *e->delay_ring)))
+        return NULL;
+    tiles_set_release(e->delay_ring[seq % n]);
+    e->delay_ring[seq % n] = tiles_set_ref(all);
+    struct tileset *old = e->delay_ring[(seq + 1) % n]; /* seq - delay, if it was kept */
+    return old && tiles_state_seq(tiles_set_state(old)) == (uint32_t)(seq - e->cfg.delay)
+               ? tiles_set_ref(old)
+               : NULL;
+}
+
+/* The frame's version 3 tilesets: every boid, then each team's fog. */
+static void encode_v3(struct snapenc *e, const struct snapenc_input *in, const struct sim_view *sv,
+                      const struct proto_snapshot_view *v, struct frame *f)
+{
+    int64_t t0 = now_ns(e);
+    if (!e->grid.cols)
+        tiles_grid_for(sv->width, sv->height, e->cfg.tile,
+                       sim_group_params(in->world, 0)->max_speed, &e->grid);
+    unsigned teams = in->teams < FOG_MAX_TEAMS ? in->teams : FOG_MAX_TEAMS;
+    struct tiles_input ti = {.grid = &e->grid, .world = sv, .seq = (uint32_t)in->seq};
+    struct tilestate *all = tiles_state_build(&ti);
+    f->v3.sets = all ? calloc(1 + teams, sizeof *f->v3.sets) : NULL;
+    if (!f->v3.sets || (teams && !see(e, in, sv, teams))) {
+        tiles_state_release(all);
+        drop_v3(e);
+        return;
+    }
+    struct tiles_meta meta = {.tick = sv->tick,
+                              .time_us = in->wall_us,
+                              .flags = (uint8_t)((v->paused ? PROTO_SNAPSHOT_FLAG_PAUSED : 0) |
+                                                 (v->wrap ? PROTO_SNAPSHOT_FLAG_WRAP : 0)),
+                              .room_boids = sv->count};
+    f->v3.count = 1 + teams;
+    for (unsigned a = 0; a <= teams; a++) {
+        struct tilestate *st =
+            a ? tiles_state_filter(all, sv, e->visible, a) : tiles_state_ref(all);
+        f->v3.sets[a] = st ? set_for(e, a, st, &meta, v) : NULL;
+        tiles_state_release(st);
+    }
+    tiles_state_release(all);
+    if (teams && e->cfg.delay && f->v3.sets[0])
+        f->v3.delayed = delayed(e, in->seq, f->v3.sets[0]);
+    e->stats.v3_snapshots++;
+    e->stats.v3_ns += (uint64_t)(now_ns(e) - t0);
+}
+
 struct frame *snapenc_encode(struct snapenc *e, const struct snapenc_input *in)
 {
     struct sim_view sv;
@@ -325,6 +446,10 @@ struct frame *snapenc_encode(struct snapenc *e, const struct snapenc_input *in)
     }
     memcpy(f, &parts, sizeof *f);
     atomic_init(&f->refs, 1);
+    if (in->want & 1u << FRAME_WANT_V3)
+        encode_v3(e, in, &sv, &v, f);
+    else if (e->hist[0][0])
+        drop_v3(e);
     size_t used = 0;
     if (in->want & 1u << FRAME_V1)
         encode_v1(e, &v, f, &used);

@@ -53,6 +53,10 @@ struct snapenc_config {
     /* Times each kind's encoding into the stats (e.g. clock_mono_ns, or a
      * CPU clock in a benchmark); NULL: no timing. */
     int64_t (*clock_ns)(void);
+    /* Version 3: tiles of about this many world units, and in a room with
+     * teams the snapshots by which rts spectators are delayed (0: none). */
+    float tile;
+    uint32_t delay;
 };
 
 /* What the encodings cost so far, by kind. */
@@ -60,7 +64,8 @@ struct snapenc_stats {
     uint64_t frames[FRAME_KINDS];
     uint64_t bytes[FRAME_KINDS];
     uint64_t ns[FRAME_KINDS];
-    uint64_t prepare_ns; /* version 2: quantizing, sim_hash() and the state hash */
+    uint64_t prepare_ns;          /* version 2: quantizing, sim_hash() and the state hash */
+    uint64_t v3_snapshots, v3_ns; /* version 3: snapshots cut into tiles, and what it took */
 };
 
 struct snapenc;
@@ -75,14 +80,18 @@ struct snapenc_input {
     uint64_t seq;                  /* one more than the previous snapshot's */
     int64_t wall_us;               /* stamped into every part */
     bool paused;
-    unsigned want; /* bit k set: encode kind k if this snapshot allows it */
+    unsigned want;  /* bit k set: encode kind k if this snapshot allows it; FRAME_WANT_V3: tiles */
+    unsigned teams; /* version 3 in an rts room: teams 1..teams get a fogged audience each */
 };
 
 /*
  * Encodes the world's snapshot in every kind `want` names that it allows
  * (a delta only on bases held) into a new frame with one reference, the
- * caller's; kinds not asked for have len 0. NULL if memory ran out (the
- * snapshot is lost; version 2 then starts again on a key frame).
+ * caller's; kinds not asked for have len 0. With FRAME_WANT_V3 the frame
+ * also holds its version 3 tilesets (frame_v3): the audience of all and,
+ * with teams, each team's fog; their parts are encoded when a client
+ * first needs one (tiles.h). NULL if memory ran out (the snapshot is
+ * lost; version 2 then starts again on a key frame).
  */
 struct frame *snapenc_encode(struct snapenc *e, const struct snapenc_input *in);
 

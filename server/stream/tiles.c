@@ -460,6 +460,7 @@ struct partcache {
 
 struct tileset {
     atomic_uint refs;
+    struct tiles_meta meta;
     struct tilestate *now, *prev[PROTO_V3_HISTORY];
     struct proto_obstacle *obstacles;
     struct proto_target *targets;
@@ -469,6 +470,7 @@ struct tileset {
 };
 
 struct tileset *tiles_set_create(struct tilestate *now, struct tilestate *const *prev,
+                                 const struct tiles_meta *meta,
                                  const struct proto_obstacle *obstacles, uint32_t nobstacles,
                                  const struct proto_target *targets, uint32_t ntargets)
 {
@@ -484,6 +486,7 @@ struct tileset *tiles_set_create(struct tilestate *now, struct tilestate *const 
         return NULL;
     }
     atomic_init(&ts->refs, 1);
+    ts->meta = *meta;
     ts->now = tiles_state_ref(now);
     for (int g = 0; g < PROTO_V3_HISTORY; g++)
         ts->prev[g] = tiles_state_ref(prev ? prev[g] : NULL);
@@ -528,6 +531,11 @@ void tiles_set_release(struct tileset *ts)
     free(ts->obstacles);
     free(ts->targets);
     free(ts);
+}
+
+const struct tiles_meta *tiles_set_meta(const struct tileset *ts)
+{
+    return &ts->meta;
 }
 
 struct tilestate *tiles_set_state(const struct tileset *ts)

@@ -111,15 +111,27 @@ const struct tiles_view *tiles_state_view(struct tilestate *s, unsigned shift, u
 
 struct tileset;
 
+/* What a frame's header says of its snapshot besides the tiles. */
+struct tiles_meta {
+    uint64_t tick;
+    int64_t time_us;     /* server time stamped into the snapshot */
+    uint8_t flags;       /* PROTO_SNAPSHOT_FLAG_PAUSED | _WRAP | PROTO_V3_FLAG_* */
+    uint32_t room_boids; /* boids in the whole room */
+};
+
 /*
  * A tileset for `now` (one reference taken on it), with prev[g - 1] the
- * tilestate of snapshot seq - g for g = 1..PROTO_V3_HISTORY (NULL where
- * none; references taken), and the audience's obstacles and targets
- * (copied). One reference for the caller; NULL on no memory.
+ * tilestate of snapshot seq - g for g = 1..PROTO_V3_HISTORY (prev or an
+ * entry NULL where none; references taken), its meta, and the audience's
+ * obstacles and targets (copied). One reference for the caller; NULL on
+ * no memory.
  */
 struct tileset *tiles_set_create(struct tilestate *now, struct tilestate *const *prev,
+                                 const struct tiles_meta *meta,
                                  const struct proto_obstacle *obstacles, uint32_t nobstacles,
                                  const struct proto_target *targets, uint32_t ntargets);
+
+const struct tiles_meta *tiles_set_meta(const struct tileset *ts);
 
 struct tileset *tiles_set_ref(struct tileset *ts);
 void tiles_set_release(struct tileset *ts);

@@ -161,6 +161,8 @@ static size_t frame_of(struct tileset *ts, unsigned shift, unsigned sample, unsi
     return at;
 }
 
+static const struct tiles_meta meta = {.tick = 7, .room_boids = 10};
+
 static void parts_decode_to_the_views_as_keys_and_deltas(void **state)
 {
     (void)state;
@@ -180,7 +182,7 @@ static void parts_decode_to_the_views_as_keys_and_deltas(void **state)
         tiles_state_release(hist[7]);
         memmove(hist + 1, hist, 7 * sizeof *hist);
         hist[0] = state_of(w, &g, seq);
-        struct tileset *ts = tiles_set_create(hist[0], hist + 1, NULL, 0, NULL, 0);
+        struct tileset *ts = tiles_set_create(hist[0], hist + 1, &meta, NULL, 0, NULL, 0);
         unsigned sample = seq > 8 ? 1 : 0, gap1 = seq == 1 || seq == 9 ? 0 : 1;
         unsigned gap0 = gap1 && seq > 2 && seq != 10 ? 1 : 0;
         size_t len = frame_of(ts, 0, sample, gap1, gap0, enc, buf);
@@ -225,7 +227,7 @@ static void a_part_asked_for_by_many_threads_is_encoded_once(void **state)
     struct tiles_grid g;
     tiles_grid_for(1600, 1000, 1600, 100, &g); /* one tile: a big part */
     struct tilestate *s = state_of(w, &g, 1);
-    struct tileset *ts = tiles_set_create(s, NULL, NULL, 0, NULL, 0);
+    struct tileset *ts = tiles_set_create(s, NULL, &meta, NULL, 0, NULL, 0);
     uint64_t parts0, bytes0, parts1, bytes1;
     tiles_counters(&parts0, &bytes0);
     struct race r[6];
