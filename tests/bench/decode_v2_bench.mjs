@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// decode_v2_bench.mjs FILE — how long the viewer's version 2 decoder
-// (client/web/js/decoder_v2.js) takes per frame, in node.
+// decode_v2_bench.mjs FILE — how long the client library's version 2 decoder
+// (client/js/src/decoder_v2.js) takes per frame, in node.
 //
 // FILE is a stream written by `snapbench --dump FILE`: each frame as a u32
 // little-endian length and the frame, as a client that keeps up receives
@@ -14,7 +14,7 @@
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 
-import { FrameDecoderV2, parseFrameV2, inflateBody } from '../../client/web/js/decoder_v2.js';
+import { FrameDecoderV2, parseFrameV2, inflateBody } from '../../client/js/src/decoder_v2.js';
 
 const PASSES = 5;
 

@@ -6,7 +6,7 @@ import { performance } from 'node:perf_hooks';
 
 import {
   decodeSnapshot, headingToRadians, dequantize, SnapshotError,
-} from '../../client/web/js/decoder.js';
+} from '../../client/js/src/decoder.js';
 import {
   readVector, readVectorJson, hexToBytes, encodeSnapshot, randomBoids,
 } from './snapshot_fixture.mjs';

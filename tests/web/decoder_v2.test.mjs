@@ -1,13 +1,13 @@
-// The version 2 frame decoder (client/web/js/decoder_v2.js) against the
+// The version 2 frame decoder (client/js/src/decoder_v2.js) against the
 // golden vectors in proto/vectors/v2/ (the same files the C codec and the
 // Python decoder are tested with), with node's DecompressionStream.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { decodeAnySnapshot, SnapshotError } from '../../client/web/js/decoder.js';
+import { decodeAnySnapshot, SnapshotError } from '../../client/js/src/decoder.js';
 import {
   FrameDecoderV2, OCTANT_TURNS, headingOf, aspectWeights, parseFrameV2, inflateBody, stateHashV2,
-} from '../../client/web/js/decoder_v2.js';
+} from '../../client/js/src/decoder_v2.js';
 import { readVector, readVectorJson, hexToBytes } from './snapshot_fixture.mjs';
 
 const index = readVectorJson('v2/index.json');
