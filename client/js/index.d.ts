@@ -267,9 +267,9 @@ export declare class CommandError extends FlockdError {
   readonly local: boolean;
 }
 
-/** No reply can come: 'closed', 'disconnected', 'timeout' or 'connect_failed'. */
+/** No reply can come: 'closed', 'disconnected', 'timeout', 'connect_failed' or 'closed_by_server' (1008: kicked, too slow, too fast). */
 export declare class ConnectionError extends FlockdError {
-  readonly code: 'closed' | 'disconnected' | 'timeout' | 'connect_failed';
+  readonly code: 'closed' | 'disconnected' | 'timeout' | 'connect_failed' | 'closed_by_server';
 }
 
 // ---- snapshots ------------------------------------------------------------------------

@@ -33,7 +33,8 @@ function members(type) {
     for (const f of m[1].matchAll(/(\w+)(\??):/g)) out[f[1]] = f[2] === '?';
   }
   for (const name of type.replace(literal, '').match(/\b[A-Z]\w+\b/g) || []) {
-    if (['Promise', 'Record'].includes(name)) continue;
+    const isRecord = new RegExp(`^export type ${name} = Record<`, 'm').test(dts);
+    if (['Promise', 'Record'].includes(name) || isRecord) continue;
     for (const f of interfaceBody(name).matchAll(/^\s+(\w+)(\??):/gm)) out[f[1]] = f[2] === '?';
   }
   return out;

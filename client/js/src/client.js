@@ -13,7 +13,7 @@
 import { Connection } from './connection.js';
 import { SUBPROTOCOL, decodeSnapshot } from './decoder.js';
 import { FrameDecoderV2, SUBPROTOCOL_V2 } from './decoder_v2.js';
-import { Snapshot } from './snapshot.js';
+import { Snapshot, SnapshotQueue, deferred } from './snapshot.js';
 import { COMMANDS, validateCommand } from './validate.js';
 import { CommandError, ConnectionError } from './errors.js';
 
@@ -67,68 +67,6 @@ function ackFields(msg) {
 
 function defined(obj) {
   return Object.fromEntries(Object.entries(obj).filter(([, v]) => v !== undefined && v !== null));
-}
-
-// A settled-later promise with its resolve and reject.
-function deferred() {
-  let resolve;
-  let reject;
-  const promise = new Promise((res, rej) => { resolve = res; reject = rej; });
-  return { promise, resolve, reject };
-}
-
-/** A bounded queue of snapshots for one iterator; the oldest go when it is full. */
-class SnapshotQueue {
-  constructor(client, buffer) {
-    this.client = client;
-    this.buffer = buffer;
-    this.items = [];
-    this.waiter = null;
-    this.dropped = 0;
-    this.done = false;
-    this.error = null;
-  }
-
-  push(s) {
-    if (this.waiter) {
-      const w = this.waiter;
-      this.waiter = null;
-      w.resolve({ value: s, done: false });
-      return;
-    }
-    this.items.push(s);
-    if (this.items.length > this.buffer) {
-      this.items.shift();
-      this.dropped++;
-    }
-  }
-
-  end(error) {
-    this.done = true;
-    this.error = error;
-    if (!this.waiter) return;
-    const w = this.waiter;
-    this.waiter = null;
-    if (error) w.reject(error);
-    else w.resolve({ value: undefined, done: true });
-  }
-
-  next() {
-    if (this.items.length) return Promise.resolve({ value: this.items.shift(), done: false });
-    if (this.done) return this.error ? Promise.reject(this.error) : Promise.resolve({ value: undefined, done: true });
-    this.waiter = deferred();
-    return this.waiter.promise;
-  }
-
-  return() {
-    this.client.queues.delete(this);
-    this.end(null);
-    return Promise.resolve({ value: undefined, done: true });
-  }
-
-  [Symbol.asyncIterator]() {
-    return this;
-  }
 }
 
 export class Client {
@@ -252,6 +190,7 @@ export class Client {
     const joinArgs = this.joinArgs(w);
     if (joinArgs) {
       try {
+        if (this.options.validate) validateCommand('join', joinArgs, this.place);
         await this.joinNow(joinArgs);
       } catch (e) {
         if (e instanceof CommandError) this.fail(e);
@@ -290,6 +229,11 @@ export class Client {
       `the connection to ${this.url} closed${code ? ` (${code}${reason ? ` ${reason}` : ''})` : ''}`);
     this.rejectPending(err);
     if (this.state === 'closed') return;
+    if (code === 1008) {
+      // Kicked, or too slow or too fast for the server (PROTOCOL.md §7.2): not to come back.
+      this.fail(new ConnectionError('closed_by_server', `flockd closed the connection (1008${reason ? ` ${reason}` : ''})`));
+      return;
+    }
     if (gaveUp) {
       this.fail(this.opened ? err : new ConnectionError('connect_failed', `cannot connect to ${this.url}${code ? ` (${code})` : ''}`));
       return;

@@ -12,7 +12,7 @@
 // inflated bytes than the header announced.
 
 import {
-  SnapshotError, fail, asBytes, checkStart, readCommonHeader, headerSummary, dequantizeAll,
+  fail, asBytes, checkStart, readCommonHeader, headerSummary, dequantizeAll,
   readRuns, readObstacles, readTargets, RUN_SIZE, OBSTACLE_SIZE, TARGET_SIZE,
 } from './decoder.js';
 import { inflateBody } from './inflate.js';

@@ -2,7 +2,8 @@
 // stable `code`: a CommandError carries the server's error code (or the
 // one the server would give, when the library refused the command before
 // sending it: `local` is then true); a ConnectionError says why there was
-// no reply ('closed', 'disconnected', 'timeout', 'connect_failed'). No I/O.
+// no reply ('closed', 'disconnected', 'timeout', 'connect_failed', or
+// 'closed_by_server': closed with 1008, kicked or too slow). No I/O.
 
 export class FlockdError extends Error {
   constructor(code, message) {
@@ -27,7 +28,7 @@ export class CommandError extends FlockdError {
   }
 }
 
-/** No reply can come: the client was closed, the connection dropped, or a reply took too long. */
+/** No reply can come: the client was closed, the connection dropped or was closed by the server, or a reply took too long. */
 export class ConnectionError extends FlockdError {
   constructor(code, message) {
     super(code, message);

@@ -94,11 +94,12 @@ async function inflateWithStreams(body, plainLen) {
  * §11.6: inflates a raw deflate body (a Uint8Array) that must be one
  * complete stream of exactly body.length bytes holding exactly plainLen
  * bytes. Resolves to a new Uint8Array the caller owns; rejects with
- * SnapshotError('bad_body') otherwise.
+ * SnapshotError('bad_body') otherwise. `streams`: inflate as browsers do
+ * (DecompressionStream) even in node, for tests.
  */
-export async function inflateBody(body, plainLen) {
+export async function inflateBody(body, plainLen, { streams = false } = {}) {
   if (zlib === undefined) await loadZlib();
-  const plain = zlib ? inflateWithZlib(body, plainLen) : await inflateWithStreams(body, plainLen);
+  const plain = zlib && !streams ? inflateWithZlib(body, plainLen) : await inflateWithStreams(body, plainLen);
   if (plain.length !== plainLen) fail('bad_body', `the body inflates to ${plain.length} bytes, not ${plainLen}`);
   return plain;
 }

@@ -1,6 +1,7 @@
 // The typed state a client hands out: one Snapshot per decoded frame of
 // either version (proto/PROTOCOL.md §4, §11), with velocities estimated
-// from the previous snapshot of the same epoch. Pure: no I/O.
+// from the previous snapshot of the same epoch, and the bounded queues
+// that hand them to iterators. Pure: no I/O.
 
 // The shorter way from a to b on an axis of `size`, when the world wraps (§4.4).
 function step(a, b, size, wrap) {
@@ -92,5 +93,70 @@ export class Snapshot {
     return {
       start, count, x: view(this.x), y: view(this.y), heading: view(this.heading), vx: view(this.vx), vy: view(this.vy),
     };
+  }
+}
+
+// A settled-later promise with its resolve and reject.
+export function deferred() {
+  let resolve;
+  let reject;
+  const promise = new Promise((res, rej) => { resolve = res; reject = rej; });
+  return { promise, resolve, reject };
+}
+
+/**
+ * A bounded queue of snapshots for one iterator of `client` (its `queues`
+ * hold it until it returns); the oldest go when it is full.
+ */
+export class SnapshotQueue {
+  constructor(client, buffer) {
+    this.client = client;
+    this.buffer = buffer;
+    this.items = [];
+    this.waiter = null;
+    this.dropped = 0;
+    this.done = false;
+    this.error = null;
+  }
+
+  push(s) {
+    if (this.waiter) {
+      const w = this.waiter;
+      this.waiter = null;
+      w.resolve({ value: s, done: false });
+      return;
+    }
+    this.items.push(s);
+    if (this.items.length > this.buffer) {
+      this.items.shift();
+      this.dropped++;
+    }
+  }
+
+  end(error) {
+    this.done = true;
+    this.error = error;
+    if (!this.waiter) return;
+    const w = this.waiter;
+    this.waiter = null;
+    if (error) w.reject(error);
+    else w.resolve({ value: undefined, done: true });
+  }
+
+  next() {
+    if (this.items.length) return Promise.resolve({ value: this.items.shift(), done: false });
+    if (this.done) return this.error ? Promise.reject(this.error) : Promise.resolve({ value: undefined, done: true });
+    this.waiter = deferred();
+    return this.waiter.promise;
+  }
+
+  return() {
+    this.client.queues.delete(this);
+    this.end(null);
+    return Promise.resolve({ value: undefined, done: true });
+  }
+
+  [Symbol.asyncIterator]() {
+    return this;
   }
 }
