@@ -164,6 +164,20 @@ async function refusalsMatchTheServer(url) {
     await Promise.all([viewer.close(), player.close(), rts.close()]);
   });
 
+  await check('a dropped connection comes back with the same RTS team (its rejoin token) and snapshots', async () => {
+    const c = await connect(url, { room: 'teams', role: 'player', mode: 'rts', name: 'cy' });
+    const team = c.team;
+    const back = c.once('reconnect');
+    c.conn.ws.terminate(); // the network gone, as far as this client knows
+    const { downMs } = await back;
+    assert(c.team === team && c.room === 'teams' && c.role === 'player', `team ${c.team}, was ${team}`);
+    assert(c.roster.players.some((p) => p.team === team && p.connected && p.name === 'cy'), JSON.stringify(c.roster));
+    await c.seek({ group: team, x: 5, y: 5 });
+    assert((await c.nextSnapshot()).tick >= 0, 'snapshots again');
+    console.log(`     back in ${downMs} ms`);
+    await c.close();
+  });
+
   await check('apply-time errors are the server\'s: not_found, capacity', async () => {
     const c = await connect(url, { room: 'apply', role: 'admin' });
     const e = await rejection(c.obstacleRemove({ obstacle: 4242 }));
@@ -261,10 +275,12 @@ async function reconnects() {
   const restarted = restart(server, args);
   await c.once('disconnect');
   const meanwhile = c.ping({}, { timeoutMs: 15000 }); // waits for the connection
+  meanwhile.catch(() => {}); // judged below, in the functional part
   const { server: again, answeredAt } = await restarted;
   server = again;
   const s = await c.nextSnapshot({ timeoutMs: 15000 });
   const resumedMs = Date.now() - answeredAt;
+  const room = c.room;
   console.log(`     resumed ${resumedMs} ms after flockd answered again (a snapshot of tick ${s.tick})`);
   if (TIMING) {
     await check('the client resumes within 2 s of flockd answering again', () => {
@@ -273,7 +289,8 @@ async function reconnects() {
   } else {
     await check('after flockd is killed and restarted the client is back in its room and role, unasked', async () => {
       assert(c.room === 'again' && c.role === 'admin' && c.state === 'open', `${c.room} ${c.role} ${c.state}`);
-      assert(s.count === 80, `the room came back with ${s.count} boids (created again as asked)`);
+      assert(room === 'again' && s.count === 80, `the first snapshot back is of ${room}, ${s.count} boids: the room `
+        + 'created again as asked, not `default` where a new connection starts');
       assert(events.join() === 'disconnect,reconnect' && c.counters.reconnects === 1, events.join());
       assert(Number.isInteger((await meanwhile).tick), 'the ping sent while it was down is answered');
       await waitFor('the RTS player back', () => rts.state === 'open' && rts.room === 'war', 5000);

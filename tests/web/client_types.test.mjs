@@ -3,9 +3,10 @@
 // export of src/index.js is declared and nothing else is; every command
 // of the schema has its method on Client, taking exactly the schema's
 // arguments (optional where the schema does not require them) and
-// promising its ack's members.
+// promising its ack's members; `npm pack` packs what the package needs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -45,6 +46,15 @@ test('package.json should point at the module and the declarations', () => {
   assert.equal(pkg.exports['.'].types, './index.d.ts');
   assert.equal(pkg.exports['.'].default, './src/index.js');
   assert.ok(pkg.files.includes('index.d.ts') && pkg.files.includes('src/'));
+});
+
+test('npm pack should pack the module, the declarations and the README', () => {
+  const [packed] = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--loglevel=error'], { cwd: JS, encoding: 'utf8' }));
+  const files = packed.files.map((f) => f.path);
+  for (const f of ['package.json', 'README.md', 'index.d.ts', 'src/index.js', 'src/schema.js', 'src/client.js']) {
+    assert.ok(files.includes(f), `${f} in ${files}`);
+  }
+  assert.ok(!files.some((f) => f.startsWith('node_modules')), 'no node_modules');
 });
 
 test('every export of the library should be declared, and only those', () => {

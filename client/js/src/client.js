@@ -86,6 +86,7 @@ export class Client {
     this.listeners = new Map();
     this.queues = new Set();
     this.ready = deferred(); // settles when in the room: at connect, after each reconnect
+    this.inRoom = false; // the frames coming now are of the room it wants
     this.opened = false;
     this.lostAt = 0;
     this.stream = 0; // counts welcomes: a frame of an older stream is dropped
@@ -179,15 +180,21 @@ export class Client {
     if (!fresh && this.awaitingWelcome) {
       const p = this.awaitingWelcome;
       this.awaitingWelcome = null;
+      this.inRoom = true;
       p.resolve(p.ack);
     }
-    if (fresh) this.enterRoom(w);
+    if (fresh) {
+      if (!this.want) this.want = this.initialWant(w);
+      const joinArgs = this.joinArgs(w);
+      // Decided now, not when the join is answered: the frames that follow
+      // this welcome may come in the same read, before any promise settles.
+      this.inRoom = !joinArgs;
+      this.enterRoom(joinArgs);
+    }
   }
 
   // After a fresh welcome: join what this client wants, then it is ready.
-  async enterRoom(w) {
-    if (!this.want) this.want = this.initialWant(w);
-    const joinArgs = this.joinArgs(w);
+  async enterRoom(joinArgs) {
     if (joinArgs) {
       try {
         if (this.options.validate) validateCommand('join', joinArgs, this.place);
@@ -225,6 +232,7 @@ export class Client {
 
   onClose({ code, reason, gaveUp }) {
     const wasOpen = this.state === 'open';
+    this.inRoom = false;
     const err = new ConnectionError(this.state === 'closed' ? 'closed' : 'disconnected',
       `the connection to ${this.url} closed${code ? ` (${code}${reason ? ` ${reason}` : ''})` : ''}`);
     this.rejectPending(err);
@@ -386,6 +394,9 @@ export class Client {
   // ---- snapshots ---------------------------------------------------------------------
 
   onFrame(data) {
+    // Before it is in its room (a new connection is in `default` until
+    // its join is answered) the frames are another room's.
+    if (!this.inRoom) return;
     const stream = this.stream;
     const tickHz = this.welcome ? this.welcome.tick_hz : 0;
     const decoded = this.protocol === 2 ? this.decoder.decode(data) : Promise.resolve().then(() => decodeSnapshot(data));
