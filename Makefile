@@ -23,7 +23,9 @@ DEB_PACKAGES := build-essential cmake pkg-config clang clang-format \
                 python3 python3-websockets nodejs chromium libclang-rt-14-dev openssl \
                 nats-server libnats-dev
 
-# npm packages for the browser and Node tests, pinned by their lock files.
+# npm packages, pinned by their lock files: the browser tests' (tests/e2e),
+# the client library's (client/js: ws) and the examples' (client/examples,
+# which links client/js and so finds ws there).
 NODE_DIRS := $(dir $(wildcard tests/*/package-lock.json client/*/package-lock.json))
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)

@@ -1,20 +1,23 @@
 #!/usr/bin/env node
-// decode_v2_bench.mjs FILE — how long the viewer's version 2 decoder
-// (client/web/js/decoder_v2.js) takes per frame, in node.
+// decode_v2_bench.mjs FILE — how long the client library's version 2 decoder
+// (client/js/src/decoder_v2.js) takes per frame, in node.
 //
 // FILE is a stream written by `snapbench --dump FILE`: each frame as a u32
 // little-endian length and the frame, as a client that keeps up receives
 // them. Every frame is decoded in order (hash checked); then the bodies
 // alone are inflated again, to split the time between inflating (the
-// platform's DecompressionStream, plus the check that the stream ends where
-// the frame says) and the rest (parsing, prediction, hash, positions).
+// library's way in node, node:zlib, with the check that the stream ends
+// where the frame says) and the rest (parsing, prediction, hash, positions).
 // Each is done PASSES times and each frame's fastest time kept, so that
-// other work on the machine shows less. Prints the medians per frame kind
-// and, last, one JSON line.
+// other work on the machine shows less. Also timed: what the library's
+// Client adds to a decoded frame to hand it out (a Snapshot: headings in
+// radians, velocities from the previous frame). Prints the medians per
+// frame kind and, last, one JSON line.
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 
-import { FrameDecoderV2, parseFrameV2, inflateBody } from '../../client/web/js/decoder_v2.js';
+import { FrameDecoderV2, parseFrameV2, inflateBody } from '../../client/js/src/decoder_v2.js';
+import { Snapshot } from '../../client/js/src/snapshot.js';
 
 const PASSES = 5;
 
@@ -40,15 +43,19 @@ async function main() {
     process.exit(2);
   }
   const all = frames(process.argv[2]);
-  const best = { total: all.map(() => Infinity), inflate: all.map(() => Infinity) };
+  const best = { total: all.map(() => Infinity), inflate: all.map(() => Infinity), snapshot: all.map(() => Infinity) };
   const kinds = [];
   let boids = 0;
   for (let pass = 0; pass < PASSES; pass++) {
     const dec = new FrameDecoderV2();
+    let prev = null;
     for (let k = 0; k < all.length; k++) {
       const t0 = performance.now();
       const snap = await dec.decode(all[k]);
-      best.total[k] = Math.min(best.total[k], performance.now() - t0);
+      const t1 = performance.now();
+      prev = new Snapshot(snap, prev, 60);
+      best.total[k] = Math.min(best.total[k], t1 - t0);
+      best.snapshot[k] = Math.min(best.snapshot[k], performance.now() - t1);
       kinds[k] = snap.kind;
       boids = snap.boidCount;
     }
@@ -61,18 +68,22 @@ async function main() {
   }
   const total = { key: [], delta: [] };
   const inflate = { key: [], delta: [] };
+  const snapshot = { key: [], delta: [] };
   kinds.forEach((kind, k) => {
     total[kind].push(best.total[k]);
     inflate[kind].push(best.inflate[k]);
+    snapshot[kind].push(best.snapshot[k]);
   });
   const result = { boids, frames: all.length, node: process.version };
   for (const kind of ['key', 'delta']) {
     const t = median(total[kind]);
     const i = median(inflate[kind]);
+    const c = median(snapshot[kind]);
     console.log(`${kind}: ${total[kind].length} frames, median ${t.toFixed(3)} ms per frame `
-      + `(inflate ${i.toFixed(3)} ms, the rest ${(t - i).toFixed(3)} ms)`);
+      + `(inflate ${i.toFixed(3)} ms, the rest ${(t - i).toFixed(3)} ms); a Client's Snapshot of it ${c.toFixed(3)} ms more`);
     result[`${kind}_ms`] = Number(t.toFixed(4));
     result[`${kind}_inflate_ms`] = Number(i.toFixed(4));
+    result[`${kind}_snapshot_ms`] = Number(c.toFixed(4));
   }
   console.log(JSON.stringify(result));
 }

@@ -1,12 +1,13 @@
-// The browser viewer's snapshot decoder against the golden vectors in
-// proto/vectors/ (the same files the C codec is tested with).
+// The version 1 snapshot decoder of the client library
+// (client/js/src/decoder.js), which the viewer runs on, against the golden
+// vectors in proto/vectors/ (the same files the C codec is tested with).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 
 import {
   decodeSnapshot, headingToRadians, dequantize, SnapshotError,
-} from '../../client/web/js/decoder.js';
+} from '../../client/js/src/decoder.js';
 import {
   readVector, readVectorJson, hexToBytes, encodeSnapshot, randomBoids,
 } from './snapshot_fixture.mjs';

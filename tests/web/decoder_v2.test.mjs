@@ -1,14 +1,15 @@
-// The version 2 frame decoder (client/web/js/decoder_v2.js) against the
+// The version 2 frame decoder (client/js/src/decoder_v2.js) against the
 // golden vectors in proto/vectors/v2/ (the same files the C codec and the
 // Python decoder are tested with), with node's DecompressionStream.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { decodeAnySnapshot, SnapshotError } from '../../client/web/js/decoder.js';
+import { decodeAnySnapshot, SnapshotError } from '../../client/js/src/decoder.js';
 import {
   FrameDecoderV2, OCTANT_TURNS, headingOf, aspectWeights, parseFrameV2, inflateBody, stateHashV2,
-} from '../../client/web/js/decoder_v2.js';
+} from '../../client/js/src/decoder_v2.js';
 import { readVector, readVectorJson, hexToBytes } from './snapshot_fixture.mjs';
+import { deflateRawSync } from 'node:zlib';
 
 const index = readVectorJson('v2/index.json');
 const invalid = readVectorJson(`v2/${index.invalid}`);
@@ -48,14 +49,32 @@ for (const s of streams) {
     for (const f of s.frames) checkFrame(await dec.decode(readVector(`v2/${f.bin}`)), f);
   });
 
-  test(`every body of the ${s.name} stream should inflate to its plain bytes`, async () => {
+  test(`every body of the ${s.name} stream should inflate to its plain bytes, both ways`, async () => {
     for (const f of s.frames) {
       const parsed = parseFrameV2(readVector(`v2/${f.bin}`));
-      const plain = await inflateBody(parsed.body, parsed.plainLen);
-      assert.equal(Buffer.from(plain).toString('hex'), f.plain, f.bin);
+      for (const streams of [false, true]) {
+        const plain = await inflateBody(parsed.body, parsed.plainLen, { streams });
+        assert.equal(Buffer.from(plain).toString('hex'), f.plain, `${f.bin}, streams ${streams}`);
+      }
     }
   });
 }
+
+test('both ways of inflating should refuse what §11.6 refuses: junk, a cut stream, too many or too few bytes', async () => {
+  const plain = Buffer.from('flock '.repeat(40));
+  const body = new Uint8Array(deflateRawSync(plain));
+  for (const streams of [false, true]) {
+    const ok = await inflateBody(body, plain.length, { streams });
+    assert.equal(Buffer.from(ok).toString(), plain.toString());
+    const refused = async (bytes, len, what) => assert.rejects(inflateBody(bytes, len, { streams }),
+      (e) => e instanceof SnapshotError && e.code === 'bad_body', `${what}, streams ${streams}`);
+    await refused(Uint8Array.of(...body, 0), plain.length, 'a byte after the end');
+    await refused(body.subarray(0, body.length - 1), plain.length, 'a cut stream');
+    await refused(body, plain.length - 1, 'more than plain_len');
+    await refused(body, plain.length + 1, 'less than plain_len');
+    await refused(Uint8Array.of(0xff, 0xff, 0xff), 10, 'not deflate');
+  }
+});
 
 test('the octant table and the integer heading should match the vectors', () => {
   assert.deepEqual(Array.from(OCTANT_TURNS), index.octant_turns);

@@ -1,27 +1,41 @@
 // The page's files as flockd serves them: every module parses, every file
-// index.html names exists, imports resolve inside client/web, and nothing
-// is loaded from another origin (no CDN).
+// index.html names exists, imports resolve inside client/web (the client
+// library's modules included: client/web/lib is a link to client/js/src),
+// and nothing is loaded from another origin (no CDN).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { existsSync, readFileSync, readdirSync, realpathSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const WEB = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'client', 'web');
 const JS = join(WEB, 'js');
-const modules = readdirSync(JS).filter((f) => f.endsWith('.js'));
+const LIB = join(WEB, 'lib');
+const jsFiles = (dir) => readdirSync(dir).filter((f) => f.endsWith('.js')).map((f) => join(dir, f));
+const modules = [...jsFiles(JS), ...jsFiles(LIB)];
+const shown = (path) => relative(WEB, path);
 
-for (const f of modules) {
-  test(`js/${f} should parse as an ES module`, () => {
-    execFileSync(process.execPath, ['--check', join(JS, f)], { stdio: 'pipe' });
+test('lib/ should be the client library\'s modules, the viewer\'s only copy of them', () => {
+  assert.equal(realpathSync(LIB), resolve(WEB, '..', 'js', 'src'));
+  for (const f of ['decoder.js', 'decoder_v2.js', 'connection.js']) {
+    assert.ok(existsSync(join(LIB, f)), `lib/${f}`);
+    assert.ok(!existsSync(join(JS, f)), `js/${f} is a second copy`);
+  }
+});
+
+for (const path of modules) {
+  test(`${shown(path)} should parse as an ES module`, () => {
+    execFileSync(process.execPath, ['--check', path], { stdio: 'pipe' });
   });
 
-  test(`js/${f} should import only files of the page`, () => {
-    const src = readFileSync(join(JS, f), 'utf8');
-    for (const m of src.matchAll(/^import\s[^;]*?from\s+'([^']+)'/gms)) {
-      assert.match(m[1], /^\.\//, `${f} imports ${m[1]}`);
-      assert.ok(existsSync(join(JS, m[1])), `${f} imports missing ${m[1]}`);
+  test(`${shown(path)} should import only files of the page`, () => {
+    const src = readFileSync(path, 'utf8');
+    for (const m of src.matchAll(/^(?:import|export)\s[^;]*?from\s+'([^']+)'/gms)) {
+      assert.match(m[1], /^\.\.?\//, `${shown(path)} imports ${m[1]}`);
+      const target = resolve(dirname(path), m[1]);
+      assert.ok(!relative(WEB, target).startsWith('..'), `${shown(path)} imports ${m[1]}, outside the page`);
+      assert.ok(existsSync(target), `${shown(path)} imports missing ${m[1]}`);
     }
   });
 }
@@ -40,7 +54,7 @@ test('index.html should name only files that exist, all on the same origin', () 
 });
 
 test('no file of the page should fetch from another origin', () => {
-  for (const f of [...modules.map((m) => join(JS, m)), join(WEB, 'css', 'viewer.css')]) {
+  for (const f of [...modules, join(WEB, 'css', 'viewer.css')]) {
     assert.doesNotMatch(readFileSync(f, 'utf8'), /https?:\/\//, f);
   }
 });

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { decodeSnapshot } from '../../client/web/js/decoder.js';
+import { decodeSnapshot } from '../../client/js/src/decoder.js';
 import { Playout, interpolate, sameBoids } from '../../client/web/js/playout.js';
 import { encodeSnapshot } from './snapshot_fixture.mjs';
 

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import {
   RateMeter, SkipCounter, Series,
 } from '../../client/web/js/stats.js';
-import { backoffDelay } from '../../client/web/js/connection.js';
+import { backoffDelay } from '../../client/js/src/connection.js';
 
 test('RateMeter should report events and bytes per second over its window', () => {
   const m = new RateMeter(2000);

@@ -3,9 +3,9 @@
 // enables the controls the page's role may use, and exposes a read-only
 // summary of its state as window.flockView for tests and the console.
 
-import { decodeAnySnapshot, SUBPROTOCOL } from './decoder.js';
-import { FrameDecoderV2 } from './decoder_v2.js';
-import { Connection, OFFER } from './connection.js';
+import { decodeAnySnapshot, SUBPROTOCOL } from '../lib/decoder.js';
+import { FrameDecoderV2 } from '../lib/decoder_v2.js';
+import { Connection, OFFER } from '../lib/connection.js';
 import { Playout } from './playout.js';
 import { Camera } from './camera.js';
 import { Renderer2D, groupColor } from './render2d.js';

@@ -1,6 +1,6 @@
 // Snapshot decoder for protocol version 2 (proto/PROTOCOL.md §11): key and
-// predictive delta frames with a raw deflate body. No DOM; runs in the
-// browser and in node (both have DecompressionStream('deflate-raw')).
+// predictive delta frames with a raw deflate body (inflate.js). No DOM;
+// runs in the browser and in node.
 //
 // A FrameDecoderV2 holds the states of the last HISTORY frames it decoded,
 // the bases later deltas name. decode() checks a frame in the order of
@@ -12,9 +12,12 @@
 // inflated bytes than the header announced.
 
 import {
-  SnapshotError, fail, asBytes, checkStart, readCommonHeader, headerSummary, dequantizeAll,
+  fail, asBytes, checkStart, readCommonHeader, headerSummary, dequantizeAll,
   readRuns, readObstacles, readTargets, RUN_SIZE, OBSTACLE_SIZE, TARGET_SIZE,
 } from './decoder.js';
+import { inflateBody } from './inflate.js';
+
+export { inflateBody };
 
 export const PROTOCOL_VERSION_V2 = 2;
 export const SUBPROTOCOL_V2 = 'flock.v2';
@@ -153,69 +156,6 @@ export function parseFrameV2(buf) {
   return { ...h, ...s, size, body: bytes.subarray(sectionsEnd, size) };
 }
 
-// Inflates body, failing past `limit` bytes; keeps them only if `keep`.
-async function inflateStream(body, limit, keep) {
-  const ds = new DecompressionStream('deflate-raw');
-  const writer = ds.writable.getWriter();
-  writer.write(body).catch(() => {});
-  writer.close().catch(() => {});
-  const reader = ds.readable.getReader();
-  const out = keep ? new Uint8Array(limit) : null;
-  let n = 0;
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return keep ? out.subarray(0, n) : n;
-    if (n + value.length > limit) {
-      reader.cancel().catch(() => {});
-      fail('bad_body', `the body inflates past plain_len ${limit}`);
-    }
-    if (keep) out.set(value, n);
-    n += value.length;
-  }
-}
-
-async function isCompleteStream(body, limit) {
-  try {
-    await inflateStream(body, limit, false);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-// Whether this platform's DecompressionStream refuses bytes after the end
-// of a stream (browsers do; node ignores them). Found out once.
-let junkRefused = null;
-
-function refusesJunk() {
-  if (!junkRefused) {
-    // An empty final stored block, then one byte more.
-    junkRefused = isCompleteStream(Uint8Array.of(1, 0, 0, 0xff, 0xff, 0), 1).then((ok) => !ok);
-  }
-  return junkRefused;
-}
-
-/**
- * §11.6: inflates a raw deflate body that must be one complete stream of
- * exactly body.length bytes holding exactly plainLen bytes. Never keeps
- * more than plainLen bytes (the stream is cancelled at the first chunk
- * past them). Where DecompressionStream ignores bytes after the end of the
- * stream (node), the body is also inflated without its last byte: that
- * must fail, or the stream ended early.
- */
-export async function inflateBody(body, plainLen) {
-  const whole = inflateStream(body, plainLen, true).catch((e) => {
-    if (e instanceof SnapshotError) throw e;
-    fail('bad_body', `not a raw deflate stream: ${e.message}`);
-  });
-  const shorter = refusesJunk().then((refused) => !refused && body.length > 0
-    && isCompleteStream(body.subarray(0, body.length - 1), plainLen));
-  const [plain, endsEarly] = await Promise.all([whole, shorter]);
-  if (endsEarly) fail('bad_body', 'bytes follow the end of the deflate stream');
-  if (plain.length !== plainLen) fail('bad_body', `the body inflates to ${plain.length} bytes, not ${plainLen}`);
-  return plain;
-}
-
 // The bases of a delta and what §11.4 predicts from them.
 function makePredictor(f, b1, b0) {
   const [ax, ay] = aspectWeights(f.width, f.height);
@@ -270,25 +210,28 @@ function exception(exc) {
   return z;
 }
 
-// §11.5: residuals onto the prediction, boid by boid, into out.
+// §11.5: residuals onto the prediction, boid by boid, into out. The
+// bases' arrays are read into locals: this loop is most of a delta's time.
 function unpackDelta(f, plain, p, out) {
   const n = f.boidCount;
   const { ctx, n0 } = contexts(p, n);
   const { qx, qy, heading } = out;
   predictPositions(p, n, qx, qy);
-  const at = [0, n0];
+  const { x1, y1, h1, ax, ay } = p;
   const exc = { plain, at: 3 * n, end: plain.length };
+  let k0 = 0;
+  let k1 = n0;
   for (let i = 0; i < n; i++) {
-    const k = at[ctx[i]]++;
+    const k = ctx[i] ? k1++ : k0++;
     let zx = plain[k];
     let zy = plain[n + k];
     if (zx === ESCAPE) zx = exception(exc);
     if (zy === ESCAPE) zy = exception(exc);
     const x = (qx[i] + ((zx >>> 1) ^ -(zx & 1))) & 0xffff;
     const y = (qy[i] + ((zy >>> 1) ^ -(zy & 1))) & 0xffff;
-    const dx = (((x - p.x1[i]) & 0xffff) ^ 0x8000) - 0x8000;
-    const dy = (((y - p.y1[i]) & 0xffff) ^ 0x8000) - 0x8000;
-    const ph = dx || dy ? headingOf(dx * p.ax, dy * p.ay) : p.h1[i];
+    const dx = (((x - x1[i]) & 0xffff) ^ 0x8000) - 0x8000;
+    const dy = (((y - y1[i]) & 0xffff) ^ 0x8000) - 0x8000;
+    const ph = dx || dy ? headingOf(dx * ax, dy * ay) : h1[i];
     const zh = plain[2 * n + k];
     qx[i] = x;
     qy[i] = y;

@@ -3,8 +3,10 @@
 // server takes the first it speaks), hands snapshots and JSON messages to the
 // caller, numbers outgoing commands and routes each ack or error back to
 // the command it answers. When the connection drops it reconnects with
-// exponential backoff (0.5 s doubling to 8 s, with jitter) until it is
-// stopped. Owns the socket; knows nothing about drawing.
+// capped exponential backoff with jitter (by default 0.5 s doubling to 8 s,
+// the viewer's pace) until it is stopped. Owns the socket; knows nothing
+// about drawing, rooms or decoding. The viewer (client/web) and the
+// library's Client (client.js) both run on it.
 
 import { SUBPROTOCOL } from './decoder.js';
 import { SUBPROTOCOL_V2 } from './decoder_v2.js';
@@ -12,13 +14,18 @@ import { SUBPROTOCOL_V2 } from './decoder_v2.js';
 /** The subprotocols offered by default, preferred first. */
 export const OFFER = [SUBPROTOCOL_V2, SUBPROTOCOL];
 
-const BACKOFF_FIRST_MS = 500;
-const BACKOFF_MAX_MS = 8000;
+/** The viewer's pace: 0.5 s doubling to 8 s, each delay within ±20%. */
+export const VIEWER_BACKOFF = Object.freeze({ firstMs: 500, maxMs: 8000, jitter: 0.2 });
 
-/** Delay before reconnect attempt `attempt` (1, 2, ...), with ±20% jitter. */
-export function backoffDelay(attempt, rnd = Math.random) {
-  const base = Math.min(BACKOFF_MAX_MS, BACKOFF_FIRST_MS * 2 ** Math.max(0, attempt - 1));
-  return Math.round(base * (0.8 + 0.4 * rnd()));
+/**
+ * Delay before reconnect attempt `attempt` (1, 2, ...): `firstMs` doubling
+ * up to `maxMs`, then spread by ±`jitter` (a fraction) so that clients
+ * dropped together do not all come back at once.
+ */
+export function backoffDelay(attempt, rnd = Math.random, backoff = VIEWER_BACKOFF) {
+  const { firstMs, maxMs, jitter } = backoff;
+  const base = Math.min(maxMs, firstMs * 2 ** Math.max(0, attempt - 1));
+  return Math.round(base * (1 - jitter + 2 * jitter * rnd()));
 }
 
 export class Connection {
@@ -27,13 +34,23 @@ export class Connection {
    * socket; later ones follow a join), onSnapshot(arrayBuffer, arrivalMs),
    * onReply(msg, request) for acks and errors (request: {cmd, sentAt} or
    * null), onMessage(msg) for other types, onState(state) whenever `state`
-   * changes (see the getter). `protocols`: the subprotocols to offer,
-   * preferred first.
+   * changes (see the getter), onClose({code, reason, gaveUp}) when a socket
+   * closes (gaveUp: no retry follows). `protocols`: the subprotocols to
+   * offer, preferred first. `options`: `WebSocket`, the class to use (the
+   * platform's by default; in node the `ws` package's), `socketOptions`, a
+   * third argument for its constructor (e.g. `ws`'s TLS options),
+   * `backoff` ({firstMs, maxMs, jitter}, VIEWER_BACKOFF by default) and
+   * `retryFirst` (default true): whether to keep trying before the first
+   * welcome, rather than give up at the first failure.
    */
-  constructor(url, handlers, protocols = OFFER) {
+  constructor(url, handlers, protocols = OFFER, options = {}) {
     this.url = url;
     this.h = handlers;
     this.protocols = protocols;
+    this.WebSocket = options.WebSocket || globalThis.WebSocket;
+    this.socketOptions = options.socketOptions;
+    this.backoff = options.backoff || VIEWER_BACKOFF;
+    this.retryFirst = options.retryFirst !== false;
     this.version = null; // the snapshot version the server took, from the socket
     this.ws = null;
     this.nextId = 1;
@@ -49,8 +66,8 @@ export class Connection {
 
   /**
    * {status, attempt, retryAt, everConnected}: status is 'connecting',
-   * 'open' (welcome received) or 'waiting' (a retry is scheduled at retryAt,
-   * performance.now() time).
+   * 'open' (welcome received), 'waiting' (a retry is scheduled at retryAt,
+   * performance.now() time) or 'closed' (stopped, no retry follows).
    */
   get state() {
     return { status: this.status, attempt: this.attempt, retryAt: this.retryAt, everConnected: this.everConnected };
@@ -73,28 +90,36 @@ export class Connection {
   stop() {
     this.stopped = true;
     clearTimeout(this.timer);
-    if (this.ws) this.ws.close(1000);
+    if (this.ws) this.ws.close(1000); // its close event says 'closed'
+    else this.setStatus('closed');
   }
 
   connect() {
     this.setStatus('connecting');
-    const ws = new WebSocket(this.url, this.protocols);
+    const ws = this.socketOptions === undefined ? new this.WebSocket(this.url, this.protocols)
+      : new this.WebSocket(this.url, this.protocols, this.socketOptions);
     ws.binaryType = 'arraybuffer';
     this.ws = ws;
     this.welcomed = false;
     ws.onmessage = (e) => this.receive(e.data);
-    ws.onclose = () => this.lost(ws);
+    ws.onclose = (e) => this.lost(ws, e);
     // A failed connection also fires close, which schedules the retry.
     ws.onerror = () => {};
   }
 
-  lost(ws) {
+  lost(ws, e = {}) {
     if (ws !== this.ws) return;
     this.ws = null;
     this.pending.clear();
-    if (this.stopped) return;
+    const gaveUp = this.stopped || (!this.everConnected && !this.retryFirst);
+    if (this.h.onClose) this.h.onClose({ code: e.code, reason: e.reason, gaveUp });
+    if (gaveUp) {
+      this.stopped = true;
+      this.setStatus('closed');
+      return;
+    }
     this.attempt++;
-    const delay = backoffDelay(this.attempt);
+    const delay = backoffDelay(this.attempt, Math.random, this.backoff);
     this.retryAt = performance.now() + delay;
     clearTimeout(this.timer);
     this.timer = setTimeout(() => this.connect(), delay);

@@ -1,0 +1,444 @@
+// Type declarations of flockd-client (src/index.js). Written by hand;
+// tests/web/client_types.test.mjs checks that they name every export of
+// src/index.js and every command of proto/schema.json with its arguments
+// and ack members.
+
+// ---- server messages (proto/PROTOCOL.md §6) ---------------------------------------
+
+export interface World {
+  width: number;
+  height: number;
+  edges: 'wrap' | 'contain';
+  capacity: number;
+  max_obstacles: number;
+}
+
+export interface ParamInfo {
+  name: string;
+  default: number;
+  min: number;
+  max: number;
+  unit: string;
+  integer: boolean;
+  help: string;
+}
+
+export interface FlockMeasures {
+  tick: number;
+  boids: number;
+  local_polarization: number;
+  global_polarization: number;
+  nn_p5: number;
+  nn_median: number;
+  mean_speed: number;
+  clusters: number;
+  largest_cluster: number;
+  flocks: number;
+  mills: number;
+  mill_fraction: number;
+  measure_ms: number;
+}
+
+export interface Welcome {
+  type: 'welcome';
+  protocol: 1 | 2;
+  server: string;
+  version: string;
+  client: number;
+  room: string;
+  mode: 'sandbox' | 'rts';
+  role: Role;
+  team?: number;
+  tick: number;
+  tick_hz: number;
+  snapshot_hz: number;
+  world: World;
+  limits: { max_message: number; rate: number; burst: number; player_obstacles: number };
+  params: ParamInfo[];
+  values: Record<string, number>;
+  groups?: Record<string, Record<string, number>>;
+  flock?: FlockMeasures;
+  available?: boolean;
+  reason?: string;
+  replay?: { first_tick: number; last_tick: number };
+}
+
+export interface RosterEntry {
+  client: number;
+  name: string;
+  role: Role;
+  team?: number;
+  connected: boolean;
+}
+
+export interface Roster {
+  type: 'roster';
+  room: string;
+  mode: 'sandbox' | 'rts';
+  viewers: number;
+  players: RosterEntry[];
+  more?: number;
+}
+
+export interface Availability {
+  type: 'availability';
+  room: string;
+  available: boolean;
+  reason?: string;
+}
+
+export interface RoomStats {
+  boids: number;
+  paused: boolean;
+  tick_ms_mean: number;
+  tick_ms_p99: number;
+  late_ms_p99: number;
+  flock: FlockMeasures | null;
+}
+
+export type Role = 'viewer' | 'player' | 'admin';
+
+// ---- commands (proto/schema.json) -------------------------------------------------
+
+/** Every ack carries the tick at which the command was applied. */
+export interface Ack {
+  tick: number;
+}
+
+export interface CommandOptions {
+  /** How long to wait for the client to be connected and for the reply, ms (default: the client's). */
+  timeoutMs?: number;
+  /** Check the command against the schema before sending it (default: the client's). */
+  validate?: boolean;
+}
+
+/** Parameters of the registry (the welcome's `params`), by name. */
+export type ParamValues = Record<string, number>;
+
+export interface JoinArgs {
+  room: string;
+  role: Role;
+  mode?: 'sandbox' | 'rts';
+  name?: string;
+  token?: string;
+  password?: string;
+  rejoin?: string;
+  boids?: number;
+}
+
+export interface JoinAck extends Ack {
+  room: string;
+  role: Role;
+  client: number;
+  team?: number;
+  rejoin?: string;
+}
+
+export interface ClientOptions {
+  /** The room to be in (default: the room the server puts a new connection in, `default`). */
+  room?: string;
+  /** The role to have there (default: the one the server gives a new connection; admin with a token). */
+  role?: Role;
+  token?: string;
+  password?: string;
+  name?: string;
+  /** For a room the join creates. */
+  mode?: 'sandbox' | 'rts';
+  /** For a room the join creates. */
+  boids?: number;
+  /** 2 (the default: version 2 frames, else version 1) or 1. */
+  protocol?: 1 | 2;
+  /** For connecting and per command, ms (default 10000). */
+  timeoutMs?: number;
+  /** Check commands against the schema before sending them (default true). */
+  validate?: boolean;
+  /** Unread snapshots one iterator keeps (default 64). */
+  snapshotBuffer?: number;
+  backoff?: Backoff;
+  /** Node: options for the `ws` package's TLS, e.g. {ca} or {rejectUnauthorized: false}. */
+  tls?: Record<string, unknown>;
+  /** The WebSocket class (default: `ws` in node, the platform's elsewhere). */
+  WebSocket?: unknown;
+}
+
+export interface Backoff {
+  firstMs: number;
+  maxMs: number;
+  /** A fraction: each delay is spread by ± this much. */
+  jitter: number;
+}
+
+export interface Counters {
+  snapshots: number;
+  badFrames: number;
+  keyframesAsked: number;
+  reconnects: number;
+  dropped: number;
+}
+
+export interface ClientEvents {
+  welcome: Welcome;
+  roster: Roster;
+  availability: Availability;
+  disconnect: { code?: number; reason?: string };
+  reconnect: { welcome: Welcome; downMs: number };
+  snapshot: Snapshot;
+  badframe: SnapshotError;
+  message: Record<string, unknown>;
+  close: { error: Error | null };
+}
+
+export interface SnapshotIterator extends AsyncIterableIterator<Snapshot> {
+  /** Snapshots this iterator let go unread because its buffer was full. */
+  readonly dropped: number;
+}
+
+export declare class Client {
+  readonly url: string;
+  /** The latest welcome (§6.1). */
+  readonly welcome: Welcome;
+  /** The room's latest roster, or null. */
+  readonly roster: Roster | null;
+  /** False while the room cannot be reached (a cluster, §6.6). */
+  readonly available: boolean;
+  /** The newest snapshot, or null. */
+  readonly latest: Snapshot | null;
+  readonly counters: Counters;
+  readonly state: 'connecting' | 'open' | 'reconnecting' | 'closed';
+  readonly room: string;
+  readonly role: Role;
+  readonly mode: 'sandbox' | 'rts';
+  readonly team: number | null;
+  readonly protocol: 1 | 2;
+  readonly world: World;
+
+  on<E extends keyof ClientEvents>(event: E, fn: (value: ClientEvents[E]) => void): () => void;
+  off<E extends keyof ClientEvents>(event: E, fn: (value: ClientEvents[E]) => void): void;
+  once<E extends keyof ClientEvents>(event: E): Promise<ClientEvents[E]>;
+
+  /** Every snapshot from now on until the client closes. */
+  snapshots(options?: { buffer?: number }): SnapshotIterator;
+  nextSnapshot(options?: { timeoutMs?: number }): Promise<Snapshot>;
+  /** Any command by name, checked against the schema. */
+  command(cmd: string, args?: Record<string, unknown>, options?: CommandOptions): Promise<Ack & Record<string, unknown>>;
+  whenReady(timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+
+  // One method per command of the schema:
+  ping(args?: Record<string, never>, options?: CommandOptions): Promise<Ack & { hash: string }>;
+  seek(args: { group: number; x: number; y: number }, options?: CommandOptions): Promise<Ack>;
+  seekClear(args: { group: number }, options?: CommandOptions): Promise<Ack>;
+  obstacleAdd(args: { x: number; y: number; r: number }, options?: CommandOptions): Promise<Ack & { obstacle: number }>;
+  obstacleRemove(args: { obstacle: number }, options?: CommandOptions): Promise<Ack>;
+  obstacleClear(args?: Record<string, never>, options?: CommandOptions): Promise<Ack>;
+  spawn(args: { n: number; group: number; x: number; y: number; spread?: number }, options?: CommandOptions): Promise<Ack & { count: number }>;
+  despawn(args: { n: number; group?: number }, options?: CommandOptions): Promise<Ack & { count: number }>;
+  params(args: { group?: number } & ParamValues, options?: CommandOptions): Promise<Ack>;
+  pause(args?: Record<string, never>, options?: CommandOptions): Promise<Ack>;
+  resume(args?: Record<string, never>, options?: CommandOptions): Promise<Ack>;
+  step(args?: { n?: number }, options?: CommandOptions): Promise<Ack & { until: number }>;
+  reset(args?: { seed?: number; boids?: number }, options?: CommandOptions): Promise<Ack & { count: number }>;
+  kick(args: { client: number }, options?: CommandOptions): Promise<Ack>;
+  keyframe(args?: Record<string, never>, options?: CommandOptions): Promise<Ack>;
+  stats(args?: Record<string, never>, options?: CommandOptions): Promise<Ack & { stats: RoomStats }>;
+  goto(args: { tick: number }, options?: CommandOptions): Promise<Ack>;
+  join(args: JoinArgs, options?: CommandOptions): Promise<JoinAck>;
+}
+
+export declare function connect(url: string, options?: ClientOptions): Promise<Client>;
+export declare const CLIENT_BACKOFF: Readonly<Backoff>;
+/** A command's method name: seek_clear -> seekClear. */
+export declare function methodName(cmd: string): string;
+/** http(s) becomes ws(s); a URL without a path gets /ws. */
+export declare function socketUrl(url: string): string;
+export declare function webSocketClass(): Promise<unknown>;
+
+// ---- errors ---------------------------------------------------------------------------
+
+export declare class FlockdError extends Error {
+  readonly code: string;
+}
+
+/** A command refused by the server, or by the library before sending it (`local`). */
+export declare class CommandError extends FlockdError {
+  readonly code: 'bad_json' | 'too_large' | 'unknown_cmd' | 'bad_arg' | 'out_of_range' | 'capacity' | 'not_found'
+    | 'queue_full' | 'rate_limited' | 'forbidden' | 'not_joined' | 'bad_room' | 'internal' | string;
+  readonly command: string | null;
+  readonly local: boolean;
+}
+
+/** No reply can come: 'closed', 'disconnected', 'timeout', 'connect_failed' or 'closed_by_server' (1008: kicked, too slow, too fast). */
+export declare class ConnectionError extends FlockdError {
+  readonly code: 'closed' | 'disconnected' | 'timeout' | 'connect_failed' | 'closed_by_server';
+}
+
+// ---- snapshots ------------------------------------------------------------------------
+
+export interface Obstacle { id: number; x: number; y: number; r: number }
+export interface Target { group: number; x: number; y: number }
+export interface Run { group: number; count: number }
+
+export interface GroupView {
+  start: number;
+  count: number;
+  x: Float64Array;
+  y: Float64Array;
+  heading: Float64Array;
+  vx: Float64Array;
+  vy: Float64Array;
+}
+
+export declare class Snapshot {
+  constructor(frame: DecodedFrame, prev?: Snapshot | null, tickHz?: number);
+  readonly tick: number;
+  /** The server's clock when the snapshot was encoded, seconds since the Unix epoch. */
+  readonly time: number;
+  readonly epoch: number;
+  readonly paused: boolean;
+  readonly wrap: boolean;
+  readonly width: number;
+  readonly height: number;
+  readonly count: number;
+  readonly x: Float64Array;
+  readonly y: Float64Array;
+  /** Radians in [0, 2 pi), 0 along +x, a quarter turn toward +y. */
+  readonly heading: Float64Array;
+  readonly group: Uint8Array;
+  /** Units per second from the previous snapshot of the same epoch; NaN where unknown. */
+  readonly vx: Float64Array;
+  readonly vy: Float64Array;
+  /** Null until the protocol carries boid ids. */
+  readonly ids: null;
+  readonly runs: Run[];
+  readonly obstacles: Obstacle[];
+  readonly targets: Target[];
+  readonly frame: DecodedFrame;
+  of(group: number): GroupView;
+}
+
+// ---- validation -----------------------------------------------------------------------
+
+export interface Place {
+  world?: { width: number; height: number; capacity: number };
+  params?: { name: string; min: number; max: number; integer: boolean }[];
+  role?: Role;
+  mode?: 'sandbox' | 'rts';
+  team?: number | null;
+}
+
+/** Throws a CommandError (local) for what the schema refuses. */
+export declare function validateCommand(cmd: string, args?: Record<string, unknown>, place?: Place): void;
+export declare function boundValue(bound: number | string, world: { width: number; height: number; capacity: number }): number;
+export declare const COMMANDS: Map<string, SchemaCommand>;
+export declare const schema: { commands: SchemaCommand[]; [key: string]: unknown };
+
+export interface SchemaCommand {
+  name: string;
+  summary: string;
+  who: 'anyone' | 'player' | 'admin';
+  team_arg?: string;
+  registry?: boolean;
+  args: { name: string; type: 'int' | 'number' | 'string' | 'enum'; min?: number | string; max?: number | string;
+    required?: boolean; default?: number | string; min_len?: number; max_len?: number; chars?: string; values?: string[] }[];
+  ack: Record<string, { type: string; doc?: string; optional?: boolean }>;
+  errors: string[];
+}
+
+// ---- the connection the viewer runs on ------------------------------------------------
+
+export interface ConnectionState {
+  status: 'connecting' | 'open' | 'waiting' | 'closed';
+  attempt: number;
+  retryAt: number;
+  everConnected: boolean;
+}
+
+export interface ConnectionHandlers {
+  onWelcome(msg: Welcome, fresh: boolean): void;
+  onSnapshot(data: ArrayBuffer, arrivalMs: number): void;
+  onReply(msg: Record<string, unknown>, request: { cmd: string; sentAt: number } | null): void;
+  onMessage?(msg: Record<string, unknown>): void;
+  onState?(state: ConnectionState): void;
+  onClose?(event: { code?: number; reason?: string; gaveUp: boolean }): void;
+}
+
+export declare class Connection {
+  constructor(url: string, handlers: ConnectionHandlers, protocols?: string[],
+    options?: { WebSocket?: unknown; socketOptions?: unknown; backoff?: Backoff; retryFirst?: boolean });
+  readonly state: ConnectionState;
+  readonly open: boolean;
+  readonly version: 1 | 2 | null;
+  start(): void;
+  stop(): void;
+  send(cmd: string, args?: Record<string, unknown>): number | null;
+}
+
+export declare const OFFER: string[];
+export declare const VIEWER_BACKOFF: Readonly<Backoff>;
+export declare function backoffDelay(attempt: number, rnd?: () => number, backoff?: Backoff): number;
+
+// ---- decoders -------------------------------------------------------------------------
+
+/** What the decoders return: header fields, quantized and decoded boids, sections. */
+export interface DecodedFrame {
+  version: 1 | 2;
+  type: number;
+  flags: number;
+  tick: number;
+  tickBig: bigint;
+  serverTimeUs: number;
+  serverTimeUsBig: bigint;
+  paused: boolean;
+  wrap: boolean;
+  width: number;
+  height: number;
+  epoch: number;
+  boidCount: number;
+  groupRunCount: number;
+  obstacleCount: number;
+  targetCount: number;
+  size: number;
+  runs: Run[];
+  group: Uint8Array;
+  qx: Uint16Array;
+  qy: Uint16Array;
+  heading: Uint8Array;
+  x: Float64Array;
+  y: Float64Array;
+  obstacles: Obstacle[];
+  targets: Target[];
+  /** Version 2 only. */
+  kind?: 'key' | 'delta';
+  seq?: number;
+  gap1?: number;
+  gap0?: number;
+  base1?: number | null;
+  base0?: number | null;
+  packedLen?: number;
+  plainLen?: number;
+  simHash?: string;
+  stateHash?: string;
+}
+
+export declare class SnapshotError extends Error {
+  readonly code: 'truncated' | 'bad_magic' | 'bad_version' | 'bad_type' | 'bad_value' | 'bad_length' | 'over_limit'
+    | 'no_base' | 'bad_body' | 'hash_mismatch';
+}
+
+export declare function decodeSnapshot(buf: ArrayBuffer | ArrayBufferView): DecodedFrame;
+export declare function decodeAnySnapshot(buf: ArrayBuffer | ArrayBufferView, v2?: FrameDecoderV2): Promise<DecodedFrame>;
+export declare const SUBPROTOCOL: 'flock.v1';
+export declare const PROTOCOL_VERSION: 1;
+
+export declare class FrameDecoderV2 {
+  constructor(options?: { maxBoids?: number });
+  decode(buf: ArrayBuffer | ArrayBufferView): Promise<DecodedFrame>;
+  forget(): void;
+  has(seq: number): boolean;
+}
+
+export declare const SUBPROTOCOL_V2: 'flock.v2';
+export declare const PROTOCOL_VERSION_V2: 2;
+export declare function parseFrameV2(buf: ArrayBuffer | ArrayBufferView): DecodedFrame & { body: Uint8Array };
+export declare function stateHashV2(qx: Uint16Array, qy: Uint16Array, heading: Uint8Array, group: Uint8Array): string;
+export declare function inflateBody(body: Uint8Array, plainLen: number): Promise<Uint8Array>;

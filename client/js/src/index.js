@@ -1,0 +1,25 @@
+// flockd-client: the JavaScript client library of flockd, one ES module
+// for browsers and node. connect() and the Client (client.js), the errors
+// it throws (errors.js), typed snapshots (snapshot.js), the schema's
+// validator (validate.js), the reconnecting connection the viewer runs on
+// (connection.js) and the snapshot decoders of both protocol versions
+// (decoder.js, decoder_v2.js, inflate.js).
+
+export {
+  connect, Client, CLIENT_BACKOFF, methodName, socketUrl, webSocketClass,
+} from './client.js';
+export { FlockdError, CommandError, ConnectionError } from './errors.js';
+export { Snapshot } from './snapshot.js';
+export {
+  validateCommand, boundValue, COMMANDS, schema,
+} from './validate.js';
+export {
+  Connection, OFFER, VIEWER_BACKOFF, backoffDelay,
+} from './connection.js';
+export {
+  decodeSnapshot, decodeAnySnapshot, SnapshotError, SUBPROTOCOL, PROTOCOL_VERSION,
+} from './decoder.js';
+export {
+  FrameDecoderV2, SUBPROTOCOL_V2, PROTOCOL_VERSION_V2, parseFrameV2, stateHashV2,
+} from './decoder_v2.js';
+export { inflateBody } from './inflate.js';
