@@ -21,7 +21,7 @@ DEB_PACKAGES := build-essential cmake pkg-config clang clang-format \
                 libwebsockets-dev libwebsockets-evlib-ev libev-dev \
                 libcjson-dev libcmocka-dev zlib1g-dev libssl-dev \
                 python3 python3-websockets nodejs chromium libclang-rt-14-dev openssl \
-                nats-server libnats-dev
+                nats-server libnats-dev python3-numpy python3-pip python3-venv libmurmurhash2
 
 # npm packages for the browser and Node tests, pinned by their lock files.
 NODE_DIRS := $(dir $(wildcard tests/*/package-lock.json client/*/package-lock.json))
