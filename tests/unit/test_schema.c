@@ -145,7 +145,8 @@ static void add_valid(cJSON *o, const char *name, const cJSON *arg, enum at at)
     } else if (strcmp(type, "enum") == 0) {
         const cJSON *values = cJSON_GetObjectItemCaseSensitive(arg, "values");
         int n = cJSON_GetArraySize(values);
-        cJSON_AddStringToObject(o, name, cJSON_GetArrayItem(values, at == AT_MIN ? 0 : n - 1)->valuestring);
+        cJSON_AddStringToObject(o, name,
+                                cJSON_GetArrayItem(values, at == AT_MIN ? 0 : n - 1)->valuestring);
     } else if (strcmp(type, "string") == 0) {
         int len = (int)bound(arg, at == AT_MIN ? "min_len" : "max_len", 0);
         char text[512];
@@ -399,7 +400,8 @@ static void the_error_codes_are_the_wires(void **state)
     for (int code = PROTO_E_BAD_JSON; code >= PROTO_E_INTERNAL; code--) {
         assert_true(proto_status_is_wire(code));
         bool found = false;
-        cJSON_ArrayForEach(e, errors) found |= strcmp(str_of(e, "code"), proto_status_name(code)) == 0;
+        cJSON_ArrayForEach(e, errors) found |=
+            strcmp(str_of(e, "code"), proto_status_name(code)) == 0;
         if (!found)
             fail_msg("the wire code %s is not in proto/schema.json", proto_status_name(code));
         n++;
@@ -411,7 +413,8 @@ static void the_error_codes_are_the_wires(void **state)
         cJSON_ArrayForEach(code, cJSON_GetObjectItemCaseSensitive(cmd, "errors"))
         {
             bool found = false;
-            cJSON_ArrayForEach(e, errors) found |= strcmp(str_of(e, "code"), code->valuestring) == 0;
+            cJSON_ArrayForEach(e, errors) found |=
+                strcmp(str_of(e, "code"), code->valuestring) == 0;
             if (!found)
                 fail_msg("%s lists the unknown error %s", str_of(cmd, "name"), code->valuestring);
         }
