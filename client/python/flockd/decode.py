@@ -16,7 +16,7 @@ asks for that path, which is the decoder that client/examples/flocksnap.py
 used to be). The state hash of §11.6 is MurmurHash3_x86_32, a chain no
 array operation shortens: it is computed by Debian's libmurmurhash2
 (loaded with ctypes) when that library is installed, else in Python, which
-costs about 1 µs per boid (110 ms for 100,000 boids) on a 2-core machine.
+costs about 0.7 µs per boid (70 ms for 100,000 boids) on a 2-core machine.
 """
 
 import math
