@@ -22,7 +22,7 @@ SCHEMA = os.path.join(HERE, "schema.json")
 PROTOCOL = os.path.join(HERE, "PROTOCOL.md")
 
 # The client libraries' copies: path from the top, and how each is written.
-COPIES = [("client/js/src/schema.js", "js")]
+COPIES = [("client/js/src/schema.js", "js"), ("client/python/flockd/schema.json", "json")]
 
 ARG_TYPES = {"int", "number", "string", "enum"}
 ARG_KEYS = {"name", "type", "min", "max", "required", "default", "doc", "min_len",

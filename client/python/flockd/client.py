@@ -1,0 +1,718 @@
+"""The asyncio client: one WebSocket connection to flockd, kept alive.
+
+    async with flockd.connect_async("ws://127.0.0.1:8080/ws", room="lab",
+                                    role="admin") as c:
+        ack = await c.spawn(n=100, group=1, x=800, y=500)   # Ack: ack.tick, ack.count
+        async for snap in c.snapshots(seconds=5):           # Snapshot: snap.x, snap.vx ...
+            ...
+
+Commands: one coroutine per command of the schema (`seek`, `params`,
+`spawn`, ... `join`), generated from it, plus `command(name, **args)`. Each
+is checked against the schema before it is sent (schema.check) and waits
+for its reply: an Ack, or a CommandError subclass (client_side tells who
+refused). Arguments given as None are left out (the server's default).
+
+Snapshots: every binary message is decoded (decode.Decoder, version 2 by
+default); a frame the decoder refuses is counted (`refused_frames`), a key
+frame is asked for (`keyframe`, at most every 0.5 s) and nothing of it
+reaches the caller. `snapshot` is the newest; `snapshots()` iterates over
+them, `wait_for(predicate)` waits for one that satisfies a condition.
+
+Reconnecting: when the connection drops (the server restarted, the network
+failed) the client connects again after a jittered, capped backoff
+(Backoff: 0.1 s doubling up to 1 s, each delay drawn from its upper half),
+joins the room it was in with the same role, token, password and name (an
+RTS player with its rejoin token, so it gets its team back), and resumes on
+a key frame. Commands sent meanwhile wait for the connection (up to their
+timeout). A command that was waiting for its reply when the connection
+dropped is sent again if sending it twice does what sending it once does
+(RESENT_COMMANDS: ping, seek, params, pause ...); the others (spawn,
+despawn, obstacle_add, obstacle_remove, step, reset, kick, join) raise
+ConnectionLost, since they may or may not have been applied.
+A close the server means (1008: kicked, too slow or over the rate limit;
+1002, 1007, 1009: a protocol error) is not retried, nor is a join the
+server refuses other than rate_limited, queue_full or internal. Then the
+client is closed for good: commands raise ConnectionLost, iterators too.
+`on("disconnect", fn)` and `on("reconnect", fn)` watch it (also "welcome",
+"roster", "availability", "refused").
+
+Threading: one event loop; nothing here is thread-safe (the blocking
+wrapper in blocking.py runs a client in a thread of its own).
+"""
+
+import asyncio
+import collections
+import inspect
+import itertools
+import json
+import logging
+import random
+import ssl as ssl_module
+import time
+
+import websockets
+
+from . import schema
+from .decode import Decoder
+from .errors import (CommandError, ConnectError, ConnectionLost, InternalError, QueueFull,
+                     RateLimited, SnapshotError, Timeout, command_error)
+from .messages import Ack, Availability, Roster, Welcome
+from .snapshot import Snapshot
+
+log = logging.getLogger("flockd")
+
+SUBPROTOCOLS = {2: ["flock.v2", "flock.v1"], 1: ["flock.v1"]}
+# Closes the server means: not retried (PROTOCOL.md §7.2).
+FINAL_CLOSE_CODES = (1002, 1007, 1008, 1009)
+# Join refusals worth another try after the backoff.
+RETRIED_JOIN_ERRORS = (RateLimited, QueueFull, InternalError)
+KEYFRAME_EVERY_S = 0.5
+# Commands that do the same sent twice as once: one whose reply the
+# connection took down with it is sent again once reconnected. The others
+# raise ConnectionLost: they may have been applied.
+RESENT_COMMANDS = frozenset(("ping", "seek", "seek_clear", "obstacle_clear", "params", "pause",
+                             "resume", "keyframe", "stats", "goto"))
+
+
+class Backoff:
+    """Delays between reconnect attempts: `initial` seconds doubling up to
+    `cap`, each drawn uniformly from the upper half of its value (jitter,
+    so that clients of a restarted server do not come back in step)."""
+
+    def __init__(self, initial=0.1, cap=1.0, rng=random.random):
+        self.initial, self.cap, self.rng = initial, cap, rng
+
+    def delay(self, attempt):
+        d = min(self.cap, self.initial * 2 ** min(attempt, 30))
+        return d / 2 + self.rng() * d / 2
+
+
+class Event:
+    """Something that happened to the connection: `kind` ('disconnect',
+    'reconnect', 'welcome', 'roster', 'availability', 'refused'), `at`
+    (time.monotonic()) and per kind: code and reason (disconnect),
+    attempts and downtime in seconds (reconnect), message (welcome,
+    roster, availability), error (refused: the SnapshotError)."""
+
+    def __init__(self, kind, **fields):
+        self.kind, self.at = kind, time.monotonic()
+        self.__dict__.update(fields)
+
+    def __repr__(self):
+        rest = ", ".join(f"{k}={v!r}" for k, v in self.__dict__.items() if k not in ("kind", "at"))
+        return f"Event({self.kind}{', ' if rest else ''}{rest})"
+
+
+def tls_context(url, insecure=False, ssl=None):
+    """The TLS context for url: `ssl` if given, one that accepts any
+    certificate with `insecure` (a self-signed one, say), else the default."""
+    if ssl is not None or not url.startswith("wss://"):
+        return ssl
+    ctx = ssl_module.create_default_context()
+    if insecure:
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl_module.CERT_NONE
+    return ctx
+
+
+class Client:
+    """A connection to flockd; see the module's docstring. Make one with
+    `connect_async()` (or `await Client(url, ...).start()`)."""
+
+    def __init__(self, url, *, room=None, role=None, mode=None, token=None, password=None,
+                 name=None, boids=None, protocol=2, insecure=False, ssl=None, reconnect=True,
+                 backoff=None, timeout=10.0, connect_timeout=10.0, numpy=None,
+                 max_boids=1 << 22):
+        if protocol not in SUBPROTOCOLS:
+            raise ValueError("protocol must be 1 or 2")
+        if (room is None) != (role is None):
+            raise ValueError("room and role go together")
+        self.url, self.protocol_wanted = url, protocol
+        self.timeout, self.connect_timeout = timeout, connect_timeout
+        self._ssl = tls_context(url, insecure, ssl)
+        self._reconnect = reconnect
+        self._backoff = backoff or Backoff()
+        self._join = None
+        if room is not None:
+            self._join = {k: v for k, v in dict(room=room, role=role, mode=mode, token=token,
+                                                password=password, name=name,
+                                                boids=boids).items() if v is not None}
+        self.team = self.rejoin_token = None
+        self._decoder = Decoder(max_boids=max_boids, numpy=numpy)
+        self._ws = self._task = None
+        self._ids = itertools.count(1)
+        self._pending = {}
+        self._handlers = collections.defaultdict(list)
+        self._subs = set()
+        self._welcome_waiters = []
+        self._connected = asyncio.Event()
+        self._ended = asyncio.Event()
+        self._closing = False
+        self._dead = None  # why the client ended (None: closed by its user)
+        self._stream = 0  # counts welcomes: a new stream of frames each
+        self._prev = self._keyframe_at = None
+        self._room = schema.Room()
+        self.welcome = self.roster = self.availability = self.snapshot = None
+        self.last_ack_tick = -1
+        self.frames = self.refused_frames = self.keyframes_requested = self.reconnects = 0
+
+    # ---- the connection ---------------------------------------------------------------
+
+    async def start(self):
+        """Connects (and joins, if a room was given); returns the client.
+        Raises ConnectError, or the CommandError of a refused join."""
+        ws, welcome = await self._handshake()
+        self._install(ws, welcome)
+        self._task = asyncio.ensure_future(self._run())
+        return self
+
+    async def __aenter__(self):
+        return self
+
+    async def __aexit__(self, *exc):
+        await self.close()
+
+    @property
+    def connected(self):
+        return self._connected.is_set()
+
+    @property
+    def closed(self):
+        return self._ended.is_set()
+
+    @property
+    def protocol(self):
+        """The protocol version the server took (the welcome's)."""
+        return self.welcome.protocol if self.welcome else None
+
+    async def _open_socket(self):
+        try:
+            return await asyncio.wait_for(websockets.connect(
+                self.url, subprotocols=SUBPROTOCOLS[self.protocol_wanted], max_size=None,
+                compression=None, ssl=self._ssl, open_timeout=None, close_timeout=2),
+                self.connect_timeout)
+        except (OSError, asyncio.TimeoutError, websockets.WebSocketException) as e:
+            raise ConnectError(f"cannot connect to {self.url}: {e or 'timed out'}") from e
+
+    async def _read_until(self, ws, wanted, deadline):
+        """The first JSON message wanted() accepts; frames of the room being
+        left and other messages before it are dropped."""
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                msg = await asyncio.wait_for(ws.recv(), max(left, 0))
+            except asyncio.TimeoutError:
+                raise ConnectError(f"{self.url}: no welcome within {self.connect_timeout} s")
+            except websockets.ConnectionClosed as e:
+                raise ConnectError(f"{self.url}: closed during the handshake ({e})") from e
+            if isinstance(msg, str):
+                try:
+                    m = json.loads(msg)
+                except ValueError:
+                    continue
+                if isinstance(m, dict) and wanted(m):
+                    return m
+
+    async def _handshake(self):
+        """A new connection, its welcome and, if the client is in a room,
+        the join: (websocket, the welcome of the room to stay in)."""
+        ws = await self._open_socket()
+        deadline = time.monotonic() + self.connect_timeout
+        try:
+            welcome = await self._read_until(ws, _is_welcome, deadline)
+            if self._join:
+                welcome = await self._join_now(ws, welcome, deadline)
+            return ws, welcome
+        except websockets.ConnectionClosed as e:
+            await ws.close()
+            raise ConnectError(f"{self.url}: closed during the handshake ({e})") from e
+        except BaseException:
+            await ws.close()
+            raise
+
+    async def _join_now(self, ws, welcome, deadline):
+        msg_id = next(self._ids)
+        args = dict(self._join, **({"rejoin": self.rejoin_token} if self.rejoin_token else {}))
+        await ws.send(schema.check("join", args, schema.Room.of(welcome), msg_id))
+        reply = await self._read_until(
+            ws, lambda m: m.get("type") in ("ack", "error") and m.get("id") == msg_id, deadline)
+        if reply["type"] == "error":
+            raise command_error(reply.get("code"), reply.get("message", ""), "join")
+        self._took_join(reply)
+        return await self._read_until(ws, _is_welcome, deadline)
+
+    def _took_join(self, ack):
+        self.team, self.rejoin_token = ack.get("team"), ack.get("rejoin")
+
+    def _install(self, ws, welcome):
+        self._ws = ws
+        self._take_welcome(welcome)
+        self._connected.set()
+
+    async def _run(self):
+        """Reads the connection; when it drops, connects again (or ends)."""
+        while True:
+            ws = self._ws
+            try:
+                async for msg in ws:
+                    try:
+                        self._take(msg)
+                    except Exception:  # a bug here must not stop the reading
+                        log.exception("flockd: a message from the server could not be taken")
+            except websockets.ConnectionClosed:
+                pass
+            self._connected.clear()
+            code, reason = ws.close_code, ws.close_reason
+            self._fail_pending(ConnectionLost(f"the connection closed ({code} {reason}) before "
+                                              "the reply; the command may have been applied"))
+            if self._closing:
+                return
+            log.info("flockd: connection to %s closed (%s %s)", self.url, code, reason)
+            self._emit(Event("disconnect", code=code, reason=reason))
+            if not self._reconnect or code in FINAL_CLOSE_CODES:
+                self._end(ConnectionLost(f"the connection closed ({code} {reason})"))
+                return
+            if not await self._reconnect_loop():
+                return
+
+    async def _reconnect_loop(self):
+        down_at = time.monotonic()
+        for attempt in itertools.count():
+            await asyncio.sleep(self._backoff.delay(attempt))
+            if self._closing:
+                return False
+            try:
+                ws, welcome = await self._handshake()
+            except (ConnectError, *RETRIED_JOIN_ERRORS) as e:
+                log.debug("flockd: reconnect attempt %d: %s", attempt + 1, e)
+                continue
+            except CommandError as e:  # the room will not take us back
+                self._end(e)
+                return False
+            if self._closing:
+                await ws.close()
+                return False
+            self._install(ws, welcome)
+            self.reconnects += 1
+            downtime = time.monotonic() - down_at
+            log.info("flockd: reconnected to %s after %.2f s", self.url, downtime)
+            self._emit(Event("reconnect", attempts=attempt + 1, downtime=downtime))
+            return True
+
+    def _end(self, why):
+        """The client is over for good: everything waiting hears why."""
+        self._dead = why
+        self._ended.set()
+        for sub in list(self._subs):
+            sub._wake()
+        for fut in self._welcome_waiters:
+            if not fut.done():
+                fut.set_exception(why or ConnectionLost("the client was closed"))
+        self._welcome_waiters.clear()
+
+    def _fail_pending(self, exc):
+        pending, self._pending = self._pending, {}
+        for fut, _ in pending.values():
+            if not fut.done():
+                fut.set_exception(exc)
+
+    async def close(self):
+        """Closes the connection; iterators end, waiting commands raise
+        ConnectionLost. Closing twice is harmless."""
+        if self._closing:
+            return
+        self._closing = True
+        self._end(None)
+        if self._ws is not None:
+            await self._ws.close()
+        if self._task is not None:
+            if not self._connected.is_set():  # between two connections: stop trying
+                self._task.cancel()
+            done, _ = await asyncio.wait([self._task], timeout=3)
+            if not done:
+                self._task.cancel()
+        self._fail_pending(ConnectionLost("the client was closed"))
+
+    # ---- what the server sends ------------------------------------------------------
+
+    def _take(self, msg):
+        if isinstance(msg, bytes):
+            self._take_frame(msg)
+            return
+        try:
+            m = json.loads(msg)
+        except ValueError:
+            return
+        kind = m.get("type") if isinstance(m, dict) else None
+        if kind in ("ack", "error"):
+            if kind == "ack" and isinstance(m.get("tick"), int):
+                self.last_ack_tick = m["tick"]
+            fut = self._pending.pop(m.get("id"), (None,))[0]
+            if fut is not None and not fut.done():
+                fut.set_result(m)
+        elif kind == "welcome":
+            self._take_welcome(m)
+        elif kind == "roster":
+            self.roster = Roster(m)
+            self._emit(Event("roster", message=self.roster))
+        elif kind == "availability":
+            self.availability = Availability(m)
+            self._emit(Event("availability", message=self.availability))
+
+    def _take_welcome(self, m):
+        self.welcome = Welcome(m)
+        self._room = schema.Room.of(m)
+        self._decoder.forget()  # a new stream starts on a key frame (§11.1)
+        self._prev = None
+        self._stream += 1
+        if "team" in m:
+            self.team = m["team"]
+        waiters, self._welcome_waiters = self._welcome_waiters, []
+        for fut in waiters:
+            if not fut.done():
+                fut.set_result(self.welcome)
+        self._emit(Event("welcome", message=self.welcome))
+
+    def _take_frame(self, buf):
+        try:
+            frame = self._decoder.decode(buf)
+        except SnapshotError as e:
+            self.refused_frames += 1
+            log.info("flockd: frame refused (%s); asking for a key frame", e.code)
+            self._ask_keyframe()
+            self._emit(Event("refused", error=e))
+            return
+        snap = Snapshot(frame, self.welcome.tick_hz if self.welcome else 0, self._prev)
+        snap._stream = self._stream
+        self._prev = self.snapshot = snap
+        self.frames += 1
+        for sub in list(self._subs):
+            sub._push(snap)
+
+    def _ask_keyframe(self):
+        now = time.monotonic()
+        if self.protocol != 2 or (self._keyframe_at is not None and
+                                  now - self._keyframe_at < KEYFRAME_EVERY_S):
+            return
+        self._keyframe_at = now
+        self.keyframes_requested += 1
+        task = asyncio.ensure_future(self.command("keyframe"))
+        task.add_done_callback(lambda t: t.cancelled() or t.exception())  # nothing to do
+
+    # ---- events ------------------------------------------------------------------------
+
+    def on(self, kind, callback):
+        """Calls callback(event) on each Event of `kind` ('*': every kind);
+        a coroutine function is scheduled. Returns callback."""
+        self._handlers[kind].append(callback)
+        return callback
+
+    def _emit(self, event):
+        for cb in self._handlers[event.kind] + self._handlers["*"]:
+            try:
+                r = cb(event)
+                if inspect.isawaitable(r):
+                    asyncio.ensure_future(r)
+            except Exception:  # a watcher's bug must not stop the reader
+                log.exception("flockd: %s handler failed", event.kind)
+
+    # ---- commands ----------------------------------------------------------------------
+
+    async def _until_connected(self, deadline):
+        if self._connected.is_set():
+            return
+        if self._ended.is_set():
+            raise self._dead or ConnectionLost("the client was closed")
+        waits = [asyncio.ensure_future(e.wait()) for e in (self._connected, self._ended)]
+        try:
+            await asyncio.wait(waits, timeout=max(0.0, deadline - time.monotonic()),
+                               return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for w in waits:
+                w.cancel()
+        if self._ended.is_set() or not self._connected.is_set():
+            if self._ended.is_set():
+                raise self._dead or ConnectionLost("the client was closed")
+            raise Timeout("not connected: the server did not come back in time")
+
+    async def command(self, cmd, timeout=None, **args):
+        """Sends command `cmd` with args (None values left out) and returns
+        its Ack; raises the CommandError of a refusal (the library's own,
+        before sending, or the server's), Timeout without a reply within
+        `timeout` seconds (default: the client's), ConnectionLost."""
+        timeout = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + timeout
+        args = {k: schema.normalize(v) for k, v in args.items() if v is not None}
+        schema.check(cmd, args, self._room)  # refuse at once, even while disconnected
+        while True:
+            await self._until_connected(deadline)
+            try:
+                reply = await self._send(cmd, args, deadline, timeout)
+                break
+            except ConnectionLost:
+                if cmd not in RESENT_COMMANDS or self._ended.is_set():
+                    raise
+                log.info("flockd: %s lost with the connection; sending it again", cmd)
+        if reply["type"] == "error":
+            raise command_error(reply.get("code"), reply.get("message", ""), cmd)
+        return Ack(reply, cmd)
+
+    async def _send(self, cmd, args, deadline, timeout):
+        """Sends one command on the current connection; its reply."""
+        msg_id = next(self._ids)
+        text = schema.check(cmd, args, self._room, msg_id)
+        fut = asyncio.get_running_loop().create_future()
+        self._pending[msg_id] = (fut, cmd)
+        try:
+            await self._ws.send(text)
+            return await asyncio.wait_for(fut, max(0.0, deadline - time.monotonic()))
+        except websockets.ConnectionClosed:
+            raise ConnectionLost(f"{cmd}: the connection closed while sending") from None
+        except asyncio.TimeoutError:
+            raise Timeout(f"{cmd}: no reply within {timeout} s") from None
+        finally:
+            self._pending.pop(msg_id, None)
+
+    async def join(self, room, role, *, mode=None, name=None, token=None, password=None,
+                   rejoin=None, boids=None, timeout=None):
+        """Moves to `room` with `role` (§5.6) and waits for its welcome; the
+        client rejoins it after a reconnect. Returns the Ack (room, role,
+        client; RTS players: team and rejoin)."""
+        args = dict(room=room, role=role, mode=mode, name=name, token=token, password=password,
+                    rejoin=rejoin, boids=boids)
+        fut = asyncio.get_running_loop().create_future()
+        self._welcome_waiters.append(fut)
+        try:
+            ack = await self.command("join", timeout=timeout, **args)
+            await asyncio.wait_for(fut, self.timeout if timeout is None else timeout)
+        except BaseException:
+            fut.cancel()
+            raise
+        self._join = {k: v for k, v in args.items() if v is not None and k != "rejoin"}
+        self._took_join(ack.to_dict())
+        return ack
+
+    # ---- snapshots ---------------------------------------------------------------------
+
+    def snapshots(self, seconds=None, count=None, timeout=None, fresh=True, maxlen=256):
+        """An async iterator of the snapshots from now on, in order. It
+        stops after `count` snapshots, or before the first that is
+        `seconds` of simulated time (ticks / tick_hz) past the first one.
+        `timeout`: seconds to wait for each (Timeout beyond). `fresh`: skip
+        snapshots taken before the last command acked (tick below the
+        ack's; equal unless paused, §5.5). At most `maxlen` wait unread;
+        past that the oldest are dropped and counted (`dropped`). It ends
+        when the client is closed, raises ConnectionLost when it ended."""
+        return Snapshots(self, seconds, count, timeout, fresh, maxlen)
+
+    async def next_snapshot(self, timeout=None, fresh=True):
+        """The next snapshot (taken after the last ack, with `fresh`)."""
+        async with self.snapshots(count=1, timeout=timeout, fresh=fresh) as it:
+            async for snap in it:
+                return snap
+        raise ConnectionLost("the client was closed")
+
+    async def wait_for(self, predicate, timeout=30.0, fresh=True):
+        """The first snapshot for which predicate(snapshot) is true; Timeout
+        after `timeout` seconds, naming the last value it gave."""
+        deadline = time.monotonic() + timeout
+        last = None
+        async with self.snapshots(fresh=fresh) as it:
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                try:
+                    snap = await it.next(timeout=left)
+                except Timeout:
+                    break
+                last = predicate(snap)
+                if last:
+                    return snap
+        raise Timeout(f"condition not met within {timeout} s (last: {last!r})")
+
+
+def _is_welcome(m):
+    return m.get("type") == "welcome"
+
+
+class Snapshots:
+    """An async iterator of a client's snapshots (Client.snapshots); also
+    an async context manager that stops it."""
+
+    def __init__(self, client, seconds, count, timeout, fresh, maxlen):
+        self._client, self._seconds, self._count, self._timeout = client, seconds, count, timeout
+        self._since = client.last_ack_tick if fresh else None
+        self._stream = client._stream
+        self._queue = collections.deque()
+        self._maxlen = maxlen
+        self._event = asyncio.Event()
+        self._last, self._ticks, self._given, self._done = None, 0, 0, False
+        self.dropped = 0
+        client._subs.add(self)
+
+    def _push(self, snap):
+        if len(self._queue) >= self._maxlen:
+            self._queue.popleft()
+            self.dropped += 1
+        self._queue.append(snap)
+        self._event.set()
+
+    def _wake(self):
+        self._event.set()
+
+    def close(self):
+        self._done = True
+        self._client._subs.discard(self)
+
+    def __aiter__(self):
+        return self
+
+    async def __aenter__(self):
+        return self
+
+    async def __aexit__(self, *exc):
+        self.close()
+
+    async def __anext__(self):
+        return await self.next(self._timeout)
+
+    def _stale(self, snap):
+        """Taken before the command acked when the iterator started (§5.5)."""
+        if self._since is None:
+            return False
+        if snap._stream != self._stream or snap.tick > self._since or \
+                (snap.tick == self._since and snap.paused):
+            self._since = None
+            return False
+        return True
+
+    def _window_over(self, snap):
+        last, self._last = self._last, snap
+        if last is not None and last._stream == snap._stream and snap.tick > last.tick:
+            self._ticks += snap.tick - last.tick
+        return self._seconds is not None and snap.tick_hz and \
+            self._ticks >= self._seconds * snap.tick_hz
+
+    async def next(self, timeout=None):
+        """The next snapshot; StopAsyncIteration at the end, Timeout after
+        `timeout` seconds without one."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            if self._done or (self._count is not None and self._given >= self._count):
+                self.close()
+                raise StopAsyncIteration
+            if self._queue:
+                snap = self._queue.popleft()
+                if self._stale(snap):
+                    continue
+                if self._window_over(snap):
+                    self.close()
+                    raise StopAsyncIteration
+                self._given += 1
+                return snap
+            if self._client._ended.is_set():
+                self.close()
+                if self._client._dead is not None:
+                    raise self._client._dead
+                raise StopAsyncIteration
+            self._event.clear()
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                raise Timeout(f"no snapshot within {timeout} s")
+            try:
+                await asyncio.wait_for(self._event.wait(), left)
+            except asyncio.TimeoutError:
+                raise Timeout(f"no snapshot within {timeout} s") from None
+
+
+# ---- one coroutine per command, from the schema --------------------------------------
+
+def _arg_doc(a):
+    if a["type"] in ("int", "number"):
+        text = f"{a['name']}: {a['type']} {a['min']}..{a['max']}"
+    elif a["type"] == "enum":
+        text = f"{a['name']}: one of {', '.join(a['values'])}"
+    else:
+        text = f"{a['name']}: string of {a.get('min_len', 0)}..{a['max_len']} bytes"
+    if "default" in a:
+        text += f", default {a['default']}"
+    elif not a.get("required"):
+        text += ", optional" + (f" ({a['doc']})" if a.get("doc") else "")
+    return text
+
+
+def command_doc(spec):
+    """The docstring of a command's method, from the schema."""
+    lines = [spec["summary"], "", f"Who may send it: {schema.SCHEMA['who'][spec['who']]}."]
+    if spec["args"] or spec.get("registry"):
+        lines += ["", "Arguments (None: left out):"]
+        lines += ["    " + _arg_doc(a) for a in spec["args"]]
+        if spec.get("registry"):
+            lines.append("    NAME=VALUE: parameters of the registry (the welcome's params)")
+    members = ", ".join(["tick"] + list(spec["ack"]))
+    lines += ["", f"Returns the Ack ({members})."]
+    if spec["errors"]:
+        lines.append(f"Refusals the room may give: {', '.join(spec['errors'])}.")
+    return "\n".join(lines)
+
+
+def command_signature(spec, extra=("timeout",)):
+    """The keyword-only signature of a command's method, from the schema."""
+    P = inspect.Parameter
+    params = [P("self", P.POSITIONAL_OR_KEYWORD)]
+    for a in spec["args"]:
+        params.append(P(a["name"], P.KEYWORD_ONLY,
+                        **({} if a.get("required") else {"default": None})))
+    params += [P(name, P.KEYWORD_ONLY, default=None) for name in extra]
+    if spec.get("registry"):
+        params.append(P("params", P.VAR_KEYWORD))
+    return inspect.Signature(params)
+
+
+def command_method(spec, blocking=False):
+    """The method of one command, named, documented and signed from the
+    schema: a coroutine, or with `blocking` a plain function."""
+    name = spec["name"]
+    if blocking:
+        def method(self, timeout=None, **args):
+            return self.command(name, timeout=timeout, **args)
+    else:
+        async def method(self, timeout=None, **args):
+            return await self.command(name, timeout=timeout, **args)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = command_doc(spec)
+    method.__signature__ = command_signature(spec)
+    return method
+
+
+def add_command_methods(cls, blocking=False):
+    """One method per command of the schema on cls (join is written by hand)."""
+    for spec in schema.SCHEMA["commands"]:
+        if spec["name"] != "join":
+            setattr(cls, spec["name"], command_method(spec, blocking))
+
+
+add_command_methods(Client)
+
+
+class connect_async:
+    """`c = await connect_async(url, ...)` or `async with connect_async(url,
+    ...) as c`: a connected Client (its keyword arguments are Client's:
+    room, role, mode, token, password, name, boids, protocol (2 or 1),
+    insecure, ssl, reconnect, backoff, timeout, connect_timeout, numpy)."""
+
+    def __init__(self, url, **kwargs):
+        self._client = Client(url, **kwargs)
+
+    def __await__(self):
+        return self._client.start().__await__()
+
+    async def __aenter__(self):
+        return await self._client.start()
+
+    async def __aexit__(self, *exc):
+        await self._client.close()
+
+
+__all__ = ["Backoff", "Client", "Event", "Snapshots", "connect_async"]

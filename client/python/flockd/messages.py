@@ -1,0 +1,121 @@
+"""The server's JSON messages as objects with attributes (PROTOCOL.md §6).
+
+`Message` wraps one JSON object: its members are attributes (`welcome.world
+.width`, `ack.stats.flock.local_polarization`), nested objects are Messages
+too, `msg["name"]` and `msg.get("name")` work as on the dict, and
+`to_dict()` gives the JSON object back. A member the schema lists for the
+message but the server left out (an optional one such as `welcome.team`)
+reads as None; a name the schema does not know raises AttributeError.
+Members the server added after this library was written are attributes as
+well (clients MUST ignore what they do not know, §2, but may read it).
+"""
+
+from .schema import COMMANDS, MESSAGES
+
+
+class Message:
+    """One JSON object from the server; see the module's docstring."""
+
+    kind = None
+
+    def __init__(self, data, spec=None):
+        object.__setattr__(self, "_data", data)
+        object.__setattr__(self, "_spec", spec if spec is not None else
+                           MESSAGES.get(self.kind, {}))
+
+    def __getattr__(self, name):
+        data, spec = self._data, self._spec
+        members = spec.get("members", {})
+        if name in data:
+            return _wrap(data[name], members.get(name))
+        if name in members:
+            return None
+        raise AttributeError(f"{self.kind or 'message'} has no member '{name}'")
+
+    def __setattr__(self, name, value):
+        raise AttributeError("messages from the server are read-only")
+
+    def __getitem__(self, name):
+        return self._data[name]
+
+    def __contains__(self, name):
+        return name in self._data
+
+    def get(self, name, default=None):
+        return self._data.get(name, default)
+
+    def to_dict(self):
+        """The JSON object itself (do not change it)."""
+        return self._data
+
+    def __eq__(self, other):
+        if isinstance(other, Message):
+            return self._data == other._data
+        return self._data == other
+
+    __hash__ = None
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self._data!r})"
+
+    def __dir__(self):
+        return sorted(set(self._data) | set(self._spec.get("members", {})))
+
+
+def _wrap(value, spec):
+    spec = spec or {}
+    cls = Message
+    if "message" in spec:
+        cls = _CLASSES.get(spec["message"], Message)
+        spec = MESSAGES[spec["message"]]
+    if isinstance(value, dict):
+        return cls(value, spec)
+    if isinstance(value, list):
+        items = spec.get("items")
+        return [_wrap(v, items) for v in value]
+    return value
+
+
+class Welcome(Message):
+    """The room's welcome (§6.1): protocol, room, mode, role, team, tick,
+    tick_hz, snapshot_hz, world (width, height, edges, capacity,
+    max_obstacles), limits, params (the registry), values, groups, flock."""
+
+    kind = "welcome"
+
+
+class Roster(Message):
+    """Who plays in the room (§6.4): room, mode, viewers, players (client,
+    name, role, team, connected), more."""
+
+    kind = "roster"
+
+
+class Stats(Message):
+    """The room's figures (§6.5): boids, paused, tick_ms_mean, tick_ms_p99,
+    late_ms_p99, flock (the measures, or None)."""
+
+    kind = "stats"
+
+
+class Availability(Message):
+    """A relayed room became unreachable or is back (§6.6)."""
+
+    kind = "availability"
+
+
+class Ack(Message):
+    """A command's ack (§6.2): `tick`, the tick it was applied at, and the
+    command's own members (obstacle, count, until, stats, room, role,
+    client, team, rejoin, hash, per command)."""
+
+    kind = "ack"
+
+    def __init__(self, data, command):
+        spec = {"members": dict(MESSAGES["ack"]["members"])}
+        spec["members"].update(COMMANDS.get(command, {}).get("ack", {}))
+        super().__init__(data, spec)
+        object.__setattr__(self, "command", command)
+
+
+_CLASSES = {"welcome": Welcome, "roster": Roster, "stats": Stats, "availability": Availability}
