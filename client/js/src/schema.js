@@ -498,6 +498,84 @@ export default {
     "out_of_range",
     "rate_limited"
    ]
+  },
+  {
+   "name": "view",
+   "summary": "What a version 3 client looks at: its frames hold that part of the room at a level of detail its budget takes (§12.4).",
+   "who": "anyone",
+   "args": [
+    {
+     "name": "x",
+     "type": "number",
+     "min": 0,
+     "max": "W",
+     "required": true
+    },
+    {
+     "name": "y",
+     "type": "number",
+     "min": 0,
+     "max": "H",
+     "required": true
+    },
+    {
+     "name": "w",
+     "type": "number",
+     "min": 1,
+     "max": "W",
+     "required": true
+    },
+    {
+     "name": "h",
+     "type": "number",
+     "min": 1,
+     "max": "H",
+     "required": true
+    },
+    {
+     "name": "px",
+     "type": "int",
+     "min": 1,
+     "max": 16384,
+     "doc": "pixels across; absent: one per world unit"
+    },
+    {
+     "name": "budget",
+     "type": "int",
+     "min": 1000,
+     "max": 100000000,
+     "doc": "bytes per second; absent: the welcome's stream.budget"
+    }
+   ],
+   "ack": {
+    "shift": {
+     "type": "int",
+     "doc": "the grid shift of its frames"
+    },
+    "sample": {
+     "type": "int",
+     "doc": "their sample"
+    },
+    "rect": {
+     "type": "array",
+     "doc": "the super-tiles they hold: [column, row, columns, rows]"
+    },
+    "boids": {
+     "type": "int",
+     "doc": "about how many boids"
+    },
+    "bytes": {
+     "type": "int",
+     "doc": "expected bytes per frame"
+    },
+    "rate": {
+     "type": "number",
+     "doc": "frames per second"
+    }
+   },
+   "errors": [
+    "bad_arg"
+   ]
   }
  ],
  "messages": {
