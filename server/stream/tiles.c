@@ -149,6 +149,7 @@ struct tilestate {
     struct tiles_grid grid;
     struct tiles_boids base;
     uint32_t *widx; /* the audience of all: each entry's index in the world */
+    uint64_t *sums; /* (cols + 1) x (rows + 1): boids of the tiles above and left of each */
     pthread_mutex_t lock;
     struct tiles_view *views[VIEWS];
     void *mem;
@@ -163,7 +164,9 @@ static uint32_t grid_tiles(const struct tiles_grid *g)
 static struct tilestate *state_new(const struct tiles_grid *g, uint32_t seq, uint32_t n, bool widx)
 {
     struct tilestate *s = calloc(1, sizeof *s);
-    size_t bytes = boids_bytes(n, grid_tiles(g)) + (widx ? round16((size_t)n * 4) : 0);
+    size_t sums = ((size_t)g->cols + 1) * ((size_t)g->rows + 1) * sizeof *s->sums;
+    size_t bytes =
+        boids_bytes(n, grid_tiles(g)) + round16(sums) + (widx ? round16((size_t)n * 4) : 0);
     if (!s || !(s->mem = malloc(bytes))) {
         free(s);
         return NULL;
@@ -172,9 +175,54 @@ static struct tilestate *state_new(const struct tiles_grid *g, uint32_t seq, uin
     s->seq = seq;
     s->grid = *g;
     uint8_t *p = carve_boids(&s->base, s->mem, n, grid_tiles(g));
+    s->sums = (uint64_t *)(void *)p;
+    p += round16(sums);
     s->widx = widx ? (uint32_t *)(void *)p : NULL;
     pthread_mutex_init(&s->lock, NULL);
     return s;
+}
+
+/* The table of sums of the tiles' counts (tiles_state_count_rect()). */
+static void set_sums(struct tilestate *s)
+{
+    uint32_t c = s->grid.cols, r = s->grid.rows;
+    uint64_t *t = s->sums;
+    memset(t, 0, ((size_t)c + 1) * (r + 1) * sizeof *t);
+    for (uint32_t y = 0; y < r; y++)
+        for (uint32_t x = 0; x < c; x++)
+            t[(y + 1) * (c + 1) + x + 1] = tiles_state_count(s, y * c + x) +
+                                           t[y * (c + 1) + x + 1] + t[(y + 1) * (c + 1) + x] -
+                                           t[y * (c + 1) + x];
+}
+
+/* Boids in tiles [x0, x1) x [y0, y1), none wrapping. */
+static uint64_t sum_in(const struct tilestate *s, uint32_t x0, uint32_t y0, uint32_t x1,
+                       uint32_t y1)
+{
+    const uint64_t *t = s->sums;
+    uint32_t w = s->grid.cols + 1u;
+    return t[y1 * w + x1] - t[y0 * w + x1] - t[y1 * w + x0] + t[y0 * w + x0];
+}
+
+uint64_t tiles_state_count_rect(const struct tilestate *s, uint32_t tx, uint32_t ty, uint32_t cols,
+                                uint32_t rows)
+{
+    uint32_t gc = s->grid.cols, gr = s->grid.rows;
+    cols = cols < gc ? cols : gc;
+    rows = rows < gr ? rows : gr;
+    tx %= gc;
+    ty %= gr;
+    /* Split at the grid's edges: up to four rects that do not wrap. */
+    uint32_t xs[2][2] = {{tx, tx + cols < gc ? tx + cols : gc},
+                         {0, tx + cols > gc ? tx + cols - gc : 0}};
+    uint32_t ys[2][2] = {{ty, ty + rows < gr ? ty + rows : gr},
+                         {0, ty + rows > gr ? ty + rows - gr : 0}};
+    uint64_t n = 0;
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++)
+            if (xs[i][1] > xs[i][0] && ys[j][1] > ys[j][0])
+                n += sum_in(s, xs[i][0], ys[j][0], xs[i][1], ys[j][1]);
+    return n;
 }
 
 static int8_t velocity_step(float v, float vscale)
@@ -208,8 +256,10 @@ struct tilestate *tiles_state_build(const struct tiles_input *in)
         s->base.vy[k] = velocity_step(w->vy[i], g->vscale);
         scratch[k] = tile[i];
     }
-    if (ok)
+    if (ok) {
         set_starts(&s->base, scratch, grid_tiles(g));
+        set_sums(s);
+    }
     free(tile);
     free(perm);
     free(scratch);
@@ -245,6 +295,7 @@ struct tilestate *tiles_state_filter(const struct tilestate *all, const struct s
         }
     }
     set_starts(&s->base, tile, tiles);
+    set_sums(s);
     free(tile);
     return s;
 }

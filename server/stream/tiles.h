@@ -101,6 +101,12 @@ const struct tiles_grid *tiles_state_grid(const struct tilestate *s);
 /* Boids of tile `t` (shift 0) whose count a plan weighs. */
 uint32_t tiles_state_count(const struct tilestate *s, uint32_t t);
 
+/* Boids in the rect of base tiles from column tx, row ty, cols across and
+ * rows down (each at most the grid's), wrapping around the grid: O(1), from
+ * a table of sums built with the state. */
+uint64_t tiles_state_count_rect(const struct tilestate *s, uint32_t tx, uint32_t ty, uint32_t cols,
+                                uint32_t rows);
+
 /*
  * The view at shift and sample, built now if no thread built it yet.
  * Owned by s; NULL if memory ran out or shift/sample are out of range.

@@ -57,6 +57,7 @@ static void boids_land_in_their_tiles_in_id_order(void **state)
     const struct tiles_view *v = tiles_state_view(s, 0, 0);
     assert_non_null(v);
     assert_int_equal(v->b.count, 2990);
+    sim_destroy(w);
     uint32_t seen = 0;
     for (uint32_t t = 0; t < 24; t++) {
         for (uint32_t k = v->b.start[t]; k < v->b.start[t + 1]; k++, seen++) {
@@ -68,8 +69,20 @@ static void boids_land_in_their_tiles_in_id_order(void **state)
         assert_int_equal(tiles_state_count(s, t), v->b.start[t + 1] - v->b.start[t]);
     }
     assert_int_equal(seen, 2990);
+    /* Rects of tiles, wrapping around the grid, count what their tiles hold. */
+    for (uint32_t x = 0; x < 6; x++) {
+        for (uint32_t y = 0; y < 4; y++) {
+            for (uint32_t n = 1; n <= 6; n++) {
+                uint64_t want = 0;
+                for (uint32_t i = 0; i < n; i++)
+                    for (uint32_t j = 0; j < 3; j++)
+                        want += tiles_state_count(s, ((y + j) % 4) * 6 + (x + i) % 6);
+                assert_int_equal(tiles_state_count_rect(s, x, y, n, 3), want);
+            }
+        }
+    }
+    assert_int_equal(tiles_state_count_rect(s, 0, 0, 6, 4), 2990);
     tiles_state_release(s);
-    sim_destroy(w);
 }
 
 static void views_hold_the_sample_by_super_tile_and_a_field_of_all(void **state)

@@ -1,0 +1,301 @@
+/*
+ * view.c — a version 3 client's plan and its frame, spliced from a
+ * snapshot's shared parts (see view.h).
+ *
+ * The plan's byte estimate takes a delta's cost per boid from what
+ * version 2 measures on real flocks (about 1.2 bytes, 1.4 with the ids
+ * of boids entering tiles) and a key's from its planes; a part's own
+ * header is a few bytes, a field about two bytes a cell after deflate.
+ */
+#include "view.h"
+
+#include "proto_sections.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DELTA_BYTES_PER_BOID 1.4
+#define PART_BYTES           6.0
+#define FIELD_BYTES_PER_CELL 2.0
+#define PX_PER_BOID          4.0 /* at most one boid drawn per this many square pixels */
+
+void view_feed_restart(struct view_feed *f)
+{
+    memset(f->sent, 0, sizeof f->sent);
+    f->next_ns = 0;
+}
+
+void view_scratch_free(struct view_scratch *x)
+{
+    proto_v3_encoder_destroy(x->enc);
+    free(x->buf);
+    *x = (struct view_scratch){0};
+}
+
+/* ---- the plan ------------------------------------------------------------------ */
+
+/* The bytes per second a request asks for, or `budget` if it names none. */
+static double budget_of(const struct view_req *req, double budget)
+{
+    return !req->whole && req->args.budget ? req->args.budget : budget;
+}
+
+/* The tiles an axis of the view covers, with a tile of margin each side:
+ * first tile and count, wrapped into the grid of n tiles (or cut). */
+static void axis_tiles(double at, double len, double size, uint32_t n, bool wrap, uint32_t *first,
+                       uint32_t *count)
+{
+    double tile = size / n;
+    int64_t a = (int64_t)floor(at / tile) - 1, b = (int64_t)floor((at + len) / tile) + 1;
+    if (!wrap) {
+        a = a < 0 ? 0 : a;
+        b = b >= (int64_t)n ? (int64_t)n - 1 : b;
+    }
+    uint64_t c = (uint64_t)(b - a + 1);
+    *count = c > n ? n : (uint32_t)c;
+    *first = (uint32_t)(((a % (int64_t)n) + (int64_t)n) % (int64_t)n);
+    if (*count == n)
+        *first = 0;
+}
+
+/* Super-tiles at shift k covering `count` tiles from `first` on a grid of
+ * n tiles: the first super-tile and how many. */
+static void axis_supers(uint32_t first, uint32_t count, uint32_t n, unsigned k, uint32_t *sfirst,
+                        uint32_t *scount)
+{
+    uint32_t g = proto_v3_grid_at(n, k), last = first + count - 1;
+    *sfirst = first >> k;
+    uint32_t c = last < n ? (last >> k) - *sfirst + 1 : g - *sfirst + ((last - n) >> k) + 1;
+    *scount = c > g ? g : c;
+    if (*scount == g)
+        *sfirst = 0;
+}
+
+/* The frame's bytes at sample s for this many boids and parts. */
+static double bytes_at(double boids, uint32_t parts, unsigned s)
+{
+    double field = s ? (double)parts * PROTO_V3_FIELD_CELLS * PROTO_V3_FIELD_CELLS *
+                           FIELD_BYTES_PER_CELL
+                     : 0.0;
+    return PROTO_V3_HEADER_SIZE + parts * PART_BYTES + ldexp(boids, -(int)s) * DELTA_BYTES_PER_BOID +
+           field;
+}
+
+/* Boids in the super-tile rect of p (its tiles at shift 0). */
+static uint64_t boids_in(const struct tilestate *s, const struct tiles_grid *g, uint64_t n,
+                         const struct view_plan *p)
+{
+    uint32_t tx = p->rect_x << p->shift, ty = p->rect_y << p->shift;
+    uint32_t cols = p->rect_cols << p->shift, rows = p->rect_rows << p->shift;
+    cols = cols < g->cols ? cols : g->cols;
+    rows = rows < g->rows ? rows : g->rows;
+    if (s)
+        return tiles_state_count_rect(s, tx, ty, cols, rows);
+    return (uint64_t)((double)n * cols * rows / ((double)g->cols * g->rows));
+}
+
+/* The smallest sample at which p's frame fits per_frame bytes and draws
+ * at most a boid per PX_PER_BOID square pixels into p->sample: true, or
+ * false (and the largest sample) if none fits. */
+static bool plan_sample(const struct tiles_grid *g, const struct proto_view_args *a,
+                        struct view_plan *p, double pixels, double per_frame)
+{
+    double tile_area = (double)g->width / g->cols * g->height / g->rows;
+    double rect_area = tile_area * p->rect_cols * p->rect_rows * ldexp(1.0, 2 * p->shift);
+    double in_view = (double)p->boids * fmin(1.0, (double)a->w * a->h / rect_area);
+    uint32_t parts = p->rect_cols * p->rect_rows;
+    for (unsigned s = 0; s <= PROTO_V3_MAX_SAMPLE; s++) {
+        p->sample = (uint8_t)s;
+        if (bytes_at((double)p->boids, parts, s) <= per_frame &&
+            ldexp(in_view, -(int)s) <= pixels / PX_PER_BOID)
+            return true;
+    }
+    return false;
+}
+
+void view_plan(const struct tilestate *s, const struct tiles_grid *g, uint64_t n,
+               const struct view_req *req, double budget, double snapshot_hz,
+               struct view_plan *out)
+{
+    *out = (struct view_plan){.rect_cols = g->cols, .rect_rows = g->rows, .rate = snapshot_hz};
+    if (req->whole) {
+        out->boids = boids_in(s, g, n, out);
+        out->bytes = (uint64_t)bytes_at((double)out->boids, (uint32_t)g->cols * g->rows, 0);
+        return;
+    }
+    const struct proto_view_args *a = &req->args;
+    uint32_t tx, tcols, ty, trows;
+    axis_tiles(a->x, a->w, g->width, g->cols, true, &tx, &tcols);
+    axis_tiles(a->y, a->h, g->height, g->rows, true, &ty, &trows);
+    double px = a->px ? a->px : a->w, pixels = px * px * a->h / a->w;
+    double per_frame = budget_of(req, budget) / snapshot_hz;
+    /* The smallest shift that keeps the rect within VIEW_RECT_MAX and at
+     * which some sample fits the budget (fewer, larger super-tiles when
+     * the fields of many do not), and there the smallest such sample. */
+    for (unsigned k = 0; k <= PROTO_V3_MAX_SHIFT; k++) {
+        axis_supers(tx, tcols, g->cols, k, &out->rect_x, &out->rect_cols);
+        axis_supers(ty, trows, g->rows, k, &out->rect_y, &out->rect_rows);
+        out->shift = (uint8_t)k;
+        if (out->rect_cols > VIEW_RECT_MAX || out->rect_rows > VIEW_RECT_MAX)
+            continue;
+        out->boids = boids_in(s, g, n, out);
+        if (plan_sample(g, a, out, pixels, per_frame) || k == PROTO_V3_MAX_SHIFT)
+            break;
+    }
+    double bytes = bytes_at((double)out->boids, out->rect_cols * out->rect_rows, out->sample);
+    out->bytes = (uint64_t)bytes;
+    out->boids = (uint64_t)ldexp((double)out->boids, -(int)out->sample);
+    out->rate = fmin(snapshot_hz, budget_of(req, budget) / bytes);
+}
+
+/* ---- the frame ------------------------------------------------------------------ */
+
+/* Whether sent frame e held super-tile (sx, sy) of a grid gc x gr. */
+static bool held(const struct view_sent *e, uint32_t sx, uint32_t sy, uint32_t gc, uint32_t gr)
+{
+    return (sx + gc - e->rect_x) % gc < e->rect_cols && (sy + gr - e->rect_y) % gr < e->rect_rows;
+}
+
+/* The frame the client was sent at seq with this shift and sample, holding
+ * super-tile (sx, sy); NULL if none. */
+static const struct view_sent *holder(const struct view_feed *f, uint32_t seq,
+                                      const struct view_plan *p, uint32_t sx, uint32_t sy,
+                                      uint32_t gc, uint32_t gr)
+{
+    for (int k = 0; k < PROTO_V3_HISTORY; k++) {
+        const struct view_sent *e = &f->sent[k];
+        if (e->used && e->seq == seq && e->shift == p->shift && e->sample == p->sample &&
+            held(e, sx, sy, gc, gr))
+            return e;
+    }
+    return NULL;
+}
+
+/* Super-tile (sx, sy)'s part for this client: a delta on the newest bases
+ * it holds (two if it can), else a key. */
+static int part_for(struct tileset *ts, const struct view_feed *f, const struct view_plan *p,
+                    uint32_t sx, uint32_t sy, uint32_t gc, uint32_t gr, struct view_scratch *x,
+                    struct tiles_part *out, bool *key)
+{
+    uint32_t seq = tiles_state_seq(tiles_set_state(ts)), st = sy * gc + sx;
+    *key = false;
+    for (unsigned g1 = 1; g1 <= PROTO_V3_HISTORY; g1++) {
+        if (!holder(f, seq - g1, p, sx, sy, gc, gr))
+            continue;
+        for (unsigned g0 = 1; g1 + g0 <= PROTO_V3_HISTORY; g0++) {
+            if (holder(f, seq - g1 - g0, p, sx, sy, gc, gr) &&
+                tiles_set_part(ts, p->shift, p->sample, st, g1, g0, x->enc, out) == 0)
+                return 0;
+        }
+        if (tiles_set_part(ts, p->shift, p->sample, st, g1, 0, x->enc, out) == 0)
+            return 0;
+    }
+    *key = true;
+    return tiles_set_part(ts, p->shift, p->sample, st, 0, 0, x->enc, out);
+}
+
+/* Room for n more bytes after x->buf's first `used`. */
+static bool grow(struct view_scratch *x, size_t used, size_t n)
+{
+    if (x->cap - used >= n)
+        return true;
+    size_t cap = x->cap ? x->cap : 65536;
+    while (cap - used < n)
+        cap *= 2;
+    uint8_t *b = realloc(x->buf, cap);
+    if (!b)
+        return false;
+    x->buf = b;
+    x->cap = cap;
+    return true;
+}
+
+/* The frame's header and sections, before its parts: the bytes used
+ * from x->buf on, or 0 if no memory. */
+static size_t put_head(struct tileset *ts, const struct view_plan *p, uint8_t extra,
+                       struct view_scratch *x, struct proto_v3_header *h)
+{
+    const struct tiles_meta *m = tiles_set_meta(ts);
+    struct tilestate *s = tiles_set_state(ts);
+    const struct tiles_grid *g = tiles_state_grid(s);
+    const struct proto_obstacle *obstacles;
+    const struct proto_target *targets;
+    uint32_t no, nt;
+    tiles_set_sections(ts, &obstacles, &no, &targets, &nt);
+    if (!grow(x, 0, x->pre + PROTO_V3_HEADER_SIZE + (size_t)no * PROTO_SNAPSHOT_OBSTACLE_SIZE +
+                        (size_t)nt * PROTO_SNAPSHOT_TARGET_SIZE))
+        return 0;
+    *h = (struct proto_v3_header){
+        .flags = (uint8_t)(m->flags | extra), .shift = p->shift, .sample = p->sample,
+        .cols = g->cols, .rows = g->rows, .rect_x = (uint8_t)p->rect_x,
+        .rect_y = (uint8_t)p->rect_y, .rect_cols = (uint8_t)p->rect_cols,
+        .rect_rows = (uint8_t)p->rect_rows, .obstacle_count = (uint16_t)no,
+        .target_count = (uint16_t)nt, .seq = tiles_state_seq(s), .room_boids = m->room_boids,
+        .tick = m->tick, .server_time_us = (uint64_t)m->time_us, .width = g->width,
+        .height = g->height};
+    uint8_t *b = x->buf + x->pre + PROTO_V3_HEADER_SIZE;
+    b = proto_sections_put_obstacles(b, obstacles, no);
+    b = proto_sections_put_targets(b, targets, nt);
+    return (size_t)(b - x->buf);
+}
+
+/* Remembers the frame sent: a base the client's decoder now holds. */
+static void note_sent(struct view_feed *f, const struct proto_v3_header *h)
+{
+    memmove(&f->sent[1], &f->sent[0], (PROTO_V3_HISTORY - 1) * sizeof f->sent[0]);
+    f->sent[0] = (struct view_sent){.seq = h->seq,
+                                    .shift = h->shift,
+                                    .sample = h->sample,
+                                    .rect_x = h->rect_x,
+                                    .rect_y = h->rect_y,
+                                    .rect_cols = h->rect_cols,
+                                    .rect_rows = h->rect_rows,
+                                    .used = true};
+}
+
+ptrdiff_t view_frame(struct tileset *ts, struct view_feed *feed, uint8_t extra_flags, double budget,
+                     double snapshot_hz, int64_t now, struct view_scratch *x,
+                     struct view_made *made)
+{
+    if (feed->next_ns > now)
+        return 0;
+    struct tilestate *s = tiles_set_state(ts);
+    const struct tiles_grid *g = tiles_state_grid(s);
+    struct view_plan p;
+    view_plan(s, g, 0, &feed->req, budget, snapshot_hz, &p);
+    const char *err;
+    if (!x->enc && !(x->enc = proto_v3_encoder_create(4194304, &err)))
+        return PROTO_E_INTERNAL;
+    struct proto_v3_header h;
+    size_t used = put_head(ts, &p, extra_flags, x, &h);
+    if (!used)
+        return PROTO_E_INTERNAL;
+    uint32_t gc = proto_v3_grid_at(g->cols, p.shift), gr = proto_v3_grid_at(g->rows, p.shift);
+    struct view_made m = {0};
+    for (uint32_t k = 0; k < p.rect_cols * p.rect_rows; k++) {
+        uint32_t sx = (p.rect_x + k % p.rect_cols) % gc, sy = (p.rect_y + k / p.rect_cols) % gr;
+        struct tiles_part part;
+        bool key;
+        if (part_for(ts, feed, &p, sx, sy, gc, gr, x, &part, &key) < 0 ||
+            !grow(x, used, part.len))
+            return PROTO_E_INTERNAL;
+        memcpy(x->buf + used, part.bytes, part.len);
+        used += part.len;
+        h.frame_hash += part.hash;
+        m.parts++;
+        m.keys += key;
+    }
+    proto_v3_put_header(x->buf + x->pre, &h);
+    note_sent(feed, &h);
+    size_t len = used - x->pre;
+    /* Below the snapshot rate the budget paces the frames (a little early:
+     * the snapshot that comes next is taken). */
+    feed->next_ns =
+        p.rate < snapshot_hz ? now + (int64_t)(0.95e9 * (double)len / budget_of(&feed->req, budget))
+                             : 0;
+    m.boids = (uint32_t)p.boids;
+    if (made)
+        *made = m;
+    return (ptrdiff_t)len;
+}

@@ -1,0 +1,100 @@
+/*
+ * view — what one version 3 client gets (PROTOCOL.md §12.4-§12.5): the
+ * plan of its frames (the grid shift, the sample and the rect of
+ * super-tiles its view, its pixels and its budget call for), the frames it
+ * was sent (the bases its decoder holds), and its frame of a snapshot,
+ * spliced from the snapshot's shared parts (tiles.h): a header, the
+ * audience's obstacles and targets, and one part per super-tile of the
+ * rect, each the delta on the newest bases the client holds or a key.
+ * Nothing is encoded for one client: only the header and the splice.
+ *
+ * Never: sockets, locks of its own, the clock (`now` comes in).
+ * Threading: a feed belongs to its client's service thread; the tileset
+ * may be shared with other threads (tiles.h).
+ */
+#ifndef FLOCKD_VIEW_H
+#define FLOCKD_VIEW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto_command.h"
+#include "proto_v3.h"
+#include "tiles.h"
+
+/* What a client asked to look at; whole: no view (the whole room, exact). */
+struct view_req {
+    bool whole;
+    struct proto_view_args args; /* when !whole */
+};
+
+/* What its frames hold (PROTOCOL.md §12.4's ack). */
+struct view_plan {
+    uint8_t shift, sample;
+    uint32_t rect_x, rect_y, rect_cols, rect_rows; /* super-tiles */
+    uint64_t boids;                                /* about this many */
+    uint64_t bytes;                                /* expected bytes of a frame */
+    double rate;                                   /* frames per second */
+};
+
+/* Most super-tiles across or down a rect the plan picks a shift for. */
+#define VIEW_RECT_MAX 12
+
+/*
+ * The plan for req on state s (the audience's newest) of a room sending
+ * snapshot_hz snapshots a second, with `budget` bytes per second when the
+ * request names none. s may be NULL (no tiles yet): an estimate of n boids
+ * spread evenly over grid g.
+ */
+void view_plan(const struct tilestate *s, const struct tiles_grid *g, uint64_t n,
+               const struct view_req *req, double budget, double snapshot_hz,
+               struct view_plan *out);
+
+/* A frame sent, as its bases are to the client's decoder. */
+struct view_sent {
+    uint32_t seq;
+    uint8_t shift, sample;
+    uint8_t rect_x, rect_y, rect_cols, rect_rows;
+    bool used;
+};
+
+/* A client's version 3 state: its request and the frames it holds. */
+struct view_feed {
+    struct view_req req;
+    struct view_sent sent[PROTO_V3_HISTORY]; /* newest first */
+    int64_t next_ns;                         /* the budget's next frame, not before */
+};
+
+/* A new stream (a welcome, a keyframe command): every part of the next
+ * frame is a key. The request stays. */
+void view_feed_restart(struct view_feed *f);
+
+/* Per service thread: the encoder of the parts it is first to need, and
+ * the buffer a client's frame is spliced into (`pre` bytes of headroom). */
+struct view_scratch {
+    struct proto_v3_encoder *enc;
+    uint8_t *buf;
+    size_t cap, pre;
+};
+
+void view_scratch_free(struct view_scratch *x);
+
+/* What a frame was made of, for the metrics. */
+struct view_made {
+    uint32_t parts, keys, boids;
+};
+
+/*
+ * Client feed's frame of tileset ts, into x->buf + x->pre (grown as
+ * needed): the plan for its request, the parts, the header (flags ORed
+ * with extra_flags: PROTO_V3_FLAG_FOGGED, _DELAYED). budget and
+ * snapshot_hz as view_plan(). Its length (>0) and the feed updated; 0 when
+ * the budget's rate holds the client back until later (`now`); or
+ * PROTO_E_INTERNAL (no memory). *made (may be NULL) says what it held.
+ */
+ptrdiff_t view_frame(struct tileset *ts, struct view_feed *feed, uint8_t extra_flags, double budget,
+                     double snapshot_hz, int64_t now, struct view_scratch *x,
+                     struct view_made *made);
+
+#endif
