@@ -135,6 +135,29 @@ static void put_flock(struct proto_json_writer *w, const struct proto_flock *f)
     proto_json_close(w, '}');
 }
 
+/* "stream" of a version 3 welcome (§12.3). */
+static void put_stream(struct proto_json_writer *w, const struct proto_welcome_stream *st)
+{
+    proto_json_key(w, "stream");
+    proto_json_open(w, '{');
+    proto_json_key(w, "tiles");
+    proto_json_open(w, '{');
+    proto_json_member_i64(w, "cols", st->cols);
+    proto_json_member_i64(w, "rows", st->rows);
+    proto_json_close(w, '}');
+    proto_json_member_i64(w, "max_shift", st->max_shift);
+    proto_json_member_i64(w, "max_sample", st->max_sample);
+    proto_json_key(w, "field");
+    proto_json_open(w, '{');
+    proto_json_member_i64(w, "cells", st->field_cells);
+    proto_json_member_float(w, "vscale", st->vscale);
+    proto_json_close(w, '}');
+    proto_json_member_i64(w, "budget", (int64_t)st->budget);
+    proto_json_member_str(w, "audience", st->audience);
+    proto_json_member_float(w, "delay_s", (float)st->delay_s);
+    proto_json_close(w, '}');
+}
+
 int proto_reply_welcome(char *buf, size_t cap, const struct proto_welcome *in)
 {
     struct proto_json_writer w;
@@ -176,6 +199,8 @@ int proto_reply_welcome(char *buf, size_t cap, const struct proto_welcome *in)
         proto_json_bool(&w, 0);
         proto_json_member_str(&w, "reason", in->unavailable_reason ? in->unavailable_reason : "");
     }
+    if (in->stream)
+        put_stream(&w, in->stream);
     proto_json_close(&w, '}');
     return proto_json_finish(&w);
 }
@@ -236,6 +261,30 @@ int proto_reply_stats(char *buf, size_t cap, const char *id, uint64_t tick,
     proto_json_member_float(&w, "late_ms_p99", (float)s->late_ms_p99);
     put_flock(&w, s->flock);
     proto_json_close(&w, '}');
+    proto_json_close(&w, '}');
+    return proto_json_finish(&w);
+}
+
+int proto_reply_view(char *buf, size_t cap, const char *id, uint64_t tick,
+                     const struct proto_view_ack *v)
+{
+    struct proto_json_writer w;
+    proto_json_init(&w, buf, cap);
+    proto_json_open(&w, '{');
+    proto_json_member_str(&w, "type", "ack");
+    put_id(&w, id);
+    proto_json_member_u64(&w, "tick", tick);
+    proto_json_member_u64(&w, "shift", v->shift);
+    proto_json_member_u64(&w, "sample", v->sample);
+    proto_json_key(&w, "rect");
+    proto_json_open(&w, '[');
+    for (int k = 0; k < 4; k++)
+        proto_json_u64(&w, v->rect[k]);
+    proto_json_close(&w, ']');
+    proto_json_member_u64(&w, "boids", v->boids);
+    proto_json_member_u64(&w, "bytes", v->bytes);
+    proto_json_key(&w, "rate");
+    proto_json_double(&w, v->rate);
     proto_json_close(&w, '}');
     return proto_json_finish(&w);
 }

@@ -59,6 +59,17 @@ struct proto_stats {
 };
 
 /* Everything the welcome tells a new client. */
+/* A version 3 connection's "stream" (PROTOCOL.md §12.3). */
+struct proto_welcome_stream {
+    uint8_t cols, rows; /* the tile grid */
+    uint8_t max_shift, max_sample;
+    uint8_t field_cells;  /* a field's cells across a super-tile */
+    float vscale;         /* units/s per step of a field cell's mean velocity */
+    double budget;        /* bytes per second until the client's view says */
+    const char *audience; /* "all", "team" or "delayed" */
+    double delay_s;       /* the delayed audience's lag, seconds; else 0 */
+};
+
 struct proto_welcome {
     unsigned protocol;           /* the version the connection speaks (§2); 0: PROTO_VERSION */
     uint64_t client;             /* connection id assigned by the server */
@@ -89,6 +100,8 @@ struct proto_welcome {
      * with why; 0: the member is left out (available). */
     int unavailable;
     const char *unavailable_reason; /* NULL: "" */
+
+    const struct proto_welcome_stream *stream; /* version 3: "stream"; NULL: left out */
 };
 
 /* One extra member of an ack: an integer, e.g. {"obstacle", 7}, or a
@@ -122,6 +135,18 @@ int proto_reply_welcome(char *buf, size_t cap, const struct proto_welcome *w);
  */
 int proto_reply_ack(char *buf, size_t cap, const char *id, uint64_t tick,
                     const struct proto_ack_field *extra, size_t n_extra);
+
+/* What the ack of view says the client's frames will hold (§12.4). */
+struct proto_view_ack {
+    uint8_t shift, sample;
+    uint32_t rect[4]; /* first column, first row, columns, rows (super-tiles) */
+    uint64_t boids, bytes;
+    double rate; /* frames per second */
+};
+
+/* The ack of view: {"type":"ack","id":ID,"tick":T,"shift":...,"rate":R}. */
+int proto_reply_view(char *buf, size_t cap, const char *id, uint64_t tick,
+                     const struct proto_view_ack *v);
 
 /*
  * The ack of stats: {"type":"ack","id":ID,"tick":T,"stats":{...}}

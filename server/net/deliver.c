@@ -6,6 +6,7 @@
 #include "dispatch.h"
 #include "metrics.h"
 #include "room.h"
+#include "view.h"
 
 #include <libwebsockets.h>
 #include <stdlib.h>
@@ -30,9 +31,31 @@ static int pick_v2(struct room *r, const struct frame *f, const struct session_f
     return kind;
 }
 
+/* The version 3 tileset of f for s: its audience's (room_audience()),
+ * and the header flags that say so. NULL: f has none for it yet (the room
+ * is asked for tiles from its next snapshot on). */
+static struct tileset *v3_set(const struct session *s, struct room *r, const struct frame *f,
+                              uint8_t *flags)
+{
+    struct room_actor who = {.role = s->m.role, .team = s->m.team, .protocol = s->m.protocol};
+    room_want(r, FRAME_WANT_V3, f->seq);
+    *flags = 0;
+    switch (room_audience(r, &who)) {
+    case ROOM_AUDIENCE_TEAM:
+        *flags = PROTO_V3_FLAG_FOGGED;
+        return (uint32_t)s->m.team < f->v3.count ? f->v3.sets[s->m.team] : NULL;
+    case ROOM_AUDIENCE_DELAYED:
+        *flags = PROTO_V3_FLAG_DELAYED;
+        return f->v3.delayed;
+    default:
+        return f->v3.count ? f->v3.sets[0] : NULL;
+    }
+}
+
 /* The frame to write to s next and which of its parts, or NULL: the newest
  * of its room, once it has that room's welcome, unless it already has that
- * frame or none of its parts is for s. */
+ * frame or none of its parts is for s. A version 3 client's "part" is
+ * FRAME_WANT_V3: its frame is spliced when written (write_frame()). */
 static struct frame *frame_for(const struct session *s, unsigned *kind)
 {
     if (s->state == SESSION_CLOSING || !s->m.room || s->feed.room != s->m.room)
@@ -42,7 +65,10 @@ static struct frame *frame_for(const struct session *s, unsigned *kind)
         return NULL;
     struct room *r = lobby_room_room(s->m.room);
     int k = FRAME_V1;
-    if (s->m.protocol == PROTO_V2_VERSION) {
+    uint8_t flags;
+    if (s->m.protocol == PROTO_V3_VERSION) {
+        k = v3_set(s, r, f, &flags) ? FRAME_WANT_V3 : -1;
+    } else if (s->m.protocol == PROTO_V2_VERSION) {
         k = pick_v2(r, f, &s->feed);
     } else {
         room_want(r, FRAME_V1, f->seq);
@@ -65,8 +91,46 @@ static void note_sent(struct session_feed *feed, uint32_t seq)
 
 /* Writes part `kind` of f to s and notes it in its feed: 0, or
  * PROTO_E_INTERNAL if the socket took less (close the connection). */
+/* Each service thread's splicing of version 3 frames (view.h). */
+static _Thread_local struct view_scratch v3_scratch = {.pre = LWS_PRE};
+
+void deliver_thread_end(void)
+{
+    view_scratch_free(&v3_scratch);
+    v3_scratch.pre = LWS_PRE;
+}
+
+/* Splices s's version 3 frame of f and writes it: 0, 1 when the budget
+ * holds it back for now, or PROTO_E_INTERNAL. */
+static int write_v3(struct session *s, struct frame *f, int64_t now, size_t *len)
+{
+    struct room *r = lobby_room_room(s->m.room);
+    struct room_info info;
+    room_info(r, &info);
+    uint8_t flags;
+    struct tileset *ts = v3_set(s, r, f, &flags);
+    ptrdiff_t n = ts ? view_frame(ts, &s->feed.v3, flags, info.view_budget, info.snapshot_hz, now,
+                                  &v3_scratch, NULL)
+                     : 0;
+    if (n <= 0)
+        return n < 0 ? (int)n : 1;
+    *len = (size_t)n;
+    unsigned char *at = v3_scratch.buf + v3_scratch.pre;
+    return lws_write(s->wsi, at, (size_t)n, LWS_WRITE_BINARY) < (int)n ? PROTO_E_INTERNAL : 0;
+}
+
 static int write_frame(struct session *s, struct frame *f, unsigned kind, int64_t now)
 {
+    if (kind == FRAME_WANT_V3) {
+        size_t len = 0;
+        int rc = write_v3(s, f, now, &len);
+        if (rc)
+            return rc > 0 ? 0 : rc;
+        s->feed.last_seq = f->seq;
+        s->feed.last_frame_ns = now;
+        metrics_frame_sent(s->m.thread, kind, len);
+        return 0;
+    }
     size_t len = f->part[kind].len, n;
     /* Sent as it is, header included (lws buffers what the socket does
      * not take): lws_write()'s own framing would write the header into the
@@ -236,13 +300,18 @@ static void route_reply(struct sessions *ss, struct lobby *l, struct lobby_room 
         s->feed = (struct session_feed){.room = lr,
                                         .last_seq = 0,
                                         .last_frame_ns = now,
-                                        .availability_seq = rep->availability_seq};
+                                        .availability_seq = rep->availability_seq,
+                                        .v3 = {.req = {.whole = true}}};
         send_roster(ss, s, lr);
         /* A change since its welcome was written. */
         tell_availability(ss, s, lr, compose_availability(ss, lr));
     }
-    if (rep->kind == ROOM_REPLY_KEYFRAME)
+    if (rep->kind == ROOM_REPLY_KEYFRAME) {
         s->feed.nsent = 0;
+        view_feed_restart(&s->feed.v3);
+    }
+    if (rep->kind == ROOM_REPLY_VIEW)
+        s->feed.v3.req = (struct view_req){.args = rep->view};
     write_now(s, now);
     struct proto_command join;
     if (session_take_held_join(s, &join))

@@ -67,6 +67,10 @@ void deliver_rooms(struct sessions *ss, struct lobby *l, int64_t now);
  */
 size_t deliver_paced(struct sessions *ss, int64_t now);
 
+/* Frees what the calling service thread kept for splicing version 3
+ * frames: at its end. */
+void deliver_thread_end(void);
+
 /* At WRITEABLE (once session_close_if_due() said no): writes one queued
  * reply, else the latest frame, and asks for another WRITEABLE while more
  * waits. 0, or PROTO_E_INTERNAL if the socket took less (close it). */

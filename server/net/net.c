@@ -62,7 +62,7 @@ struct net_thread {
     struct sessions sessions;
     struct http_source http;
     struct http_mounts mounts;
-    struct lws_protocols protocols[5];
+    struct lws_protocols protocols[6];
     struct lws_context *ctx;
     struct ev_loop *loop; /* the thread's event loop (epoll), lws's own */
     struct lws_vhost *vhost;
@@ -372,15 +372,16 @@ static void protocols_init(struct net_thread *nt)
     const struct net *n = nt->net;
     nt->protocols[0] = ws_protocol(n, PROTO_SUBPROTOCOL, PROTO_VERSION);
     nt->protocols[1] = ws_protocol(n, PROTO_V2_SUBPROTOCOL, PROTO_V2_VERSION);
-    nt->protocols[2] = (struct lws_protocols){
+    nt->protocols[2] = ws_protocol(n, PROTO_V3_SUBPROTOCOL, PROTO_V3_VERSION);
+    nt->protocols[3] = (struct lws_protocols){
         .name = HTTP_PROTOCOL,
         .callback = http_callback,
         .per_session_data_size = sizeof(struct http_session),
         .user = &nt->http,
     };
-    nt->protocols[3] =
+    nt->protocols[4] =
         (struct lws_protocols){.name = LISTENER_PROTOCOL, .callback = listener_callback};
-    nt->protocols[4] = (struct lws_protocols){0};
+    nt->protocols[5] = (struct lws_protocols){0};
 }
 
 /* The thread's sessions under the shared limits: 0, or a negative
@@ -589,6 +590,7 @@ static void serve(struct net_thread *nt)
 static void *thread_main(void *arg)
 {
     serve(arg);
+    deliver_thread_end();
     return NULL;
 }
 
@@ -601,6 +603,7 @@ void net_run(struct net *n)
             fprintf(stderr, "flockd: service thread %u not started; its port share waits\n", i);
     }
     serve(&n->threads[0]);
+    deliver_thread_end();
     for (unsigned i = 1; i < n->nthreads; i++)
         if (n->threads[i].is_started)
             pthread_join(n->threads[i].thread, NULL);

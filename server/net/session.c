@@ -103,8 +103,11 @@ int session_open(struct session *s, struct lws *wsi, struct sessions *ss, struct
         return len < 0 ? len : PROTO_E_INTERNAL;
     }
     session_send(s, ss->text, (size_t)len);
-    s->feed = (struct session_feed){
-        .room = s->m.room, .last_seq = 0, .last_frame_ns = now, .availability_seq = seen};
+    s->feed = (struct session_feed){.room = s->m.room,
+                                    .last_seq = 0,
+                                    .last_frame_ns = now,
+                                    .availability_seq = seen,
+                                    .v3 = {.req = {.whole = true}}};
     return 0;
 }
 

@@ -42,6 +42,7 @@
 #include "proto_command.h"
 #include "proto_v2.h"
 #include "sessions.h"
+#include "view.h"
 
 struct lws;
 
@@ -70,6 +71,8 @@ struct session_feed {
      * first: the bases its decoder holds (proto_v2_pick()). */
     uint32_t sent[PROTO_V2_HISTORY];
     uint32_t nsent;
+    /* Version 3: its view and the frames it holds (view.h). */
+    struct view_feed v3;
 };
 
 struct session_text {

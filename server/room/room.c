@@ -17,6 +17,7 @@
 
 #include "apply.h"
 #include "clock.h"
+#include "fog.h"
 #include "metrics.h"
 #include "replay.h"
 
@@ -30,7 +31,8 @@
 /* ---- replies -------------------------------------------------------------- */
 
 static void add_reply(struct room *r, const struct room_actor *who, enum room_reply_kind kind,
-                      const char *text, size_t len, uint32_t availability_seq)
+                      const char *text, size_t len, uint32_t availability_seq,
+                      const struct proto_view_args *view)
 {
     uint64_t client = who->client;
     if (client == 0) /* the server's own command: nobody to answer */
@@ -48,6 +50,7 @@ static void add_reply(struct room *r, const struct room_actor *who, enum room_re
     rep->kind = kind;
     rep->availability_seq = availability_seq;
     rep->at_ns = who->at_ns;
+    rep->view = view ? *view : (struct proto_view_args){0};
     rep->len = len;
     memcpy(rep->text, text, len);
     rep->text[len] = '\0';
@@ -60,7 +63,13 @@ static void add_reply(struct room *r, const struct room_actor *who, enum room_re
 void room__add_reply(struct room *r, const struct room_actor *who, enum room_reply_kind kind,
                      const char *text, size_t len)
 {
-    add_reply(r, who, kind, text, len, 0);
+    add_reply(r, who, kind, text, len, 0, NULL);
+}
+
+void room__add_view_reply(struct room *r, const struct room_actor *who, const char *text,
+                          size_t len, const struct proto_view_args *view)
+{
+    add_reply(r, who, ROOM_REPLY_VIEW, text, len, 0, view);
 }
 
 void room__send_welcome(struct room *r, const struct room_actor *who)
@@ -70,7 +79,7 @@ void room__send_welcome(struct room *r, const struct room_actor *who)
     uint32_t seen = room_availability_seq(r); /* before: a change meanwhile is news */
     int len = room_welcome(r, who, welcome, sizeof welcome);
     if (len > 0)
-        add_reply(r, who, ROOM_REPLY_WELCOME, welcome, (size_t)len, seen);
+        add_reply(r, who, ROOM_REPLY_WELCOME, welcome, (size_t)len, seen, NULL);
 }
 
 struct room_reply *room_take_replies(struct room *r)
@@ -265,6 +274,8 @@ static void count_encodings(struct room *r)
     snapenc_stats(r->enc, &now);
     for (unsigned k = 0; k < FRAME_KINDS; k++)
         metrics_frames_encoded(k, now.frames[k] - r->stats.frames[k], now.ns[k] - r->stats.ns[k]);
+    metrics_frames_encoded(FRAME_WANT_V3, now.v3_snapshots - r->stats.v3_snapshots,
+                           now.v3_ns - r->stats.v3_ns);
     atomic_fetch_add_explicit(&g_metrics.v2_state_ns, now.prepare_ns - r->stats.prepare_ns,
                               memory_order_relaxed);
     r->stats = now;
@@ -462,6 +473,33 @@ enum proto_mode room_mode(const struct room *r)
     return r->cfg.mode;
 }
 
+enum room_audience room_audience(const struct room *r, const struct room_actor *who)
+{
+    if (r->cfg.mode != PROTO_MODE_RTS || who->role == PROTO_ROLE_ADMIN)
+        return ROOM_AUDIENCE_ALL;
+    if (who->role == PROTO_ROLE_PLAYER && who->team > 0 && who->team <= FOG_MAX_TEAMS)
+        return ROOM_AUDIENCE_TEAM;
+    return who->role == PROTO_ROLE_VIEWER && r->cfg.spectator_delay > 0 ? ROOM_AUDIENCE_DELAYED
+                                                                        : ROOM_AUDIENCE_ALL;
+}
+
+/* A version 3 welcome's "stream" for who (PROTOCOL.md §12.3). */
+static struct proto_welcome_stream stream_of(const struct room *r, const struct room_actor *who)
+{
+    static const char *const names[] = {"all", "team", "delayed"};
+    enum room_audience a = room_audience(r, who);
+    return (struct proto_welcome_stream){
+        .cols = r->grid.cols,
+        .rows = r->grid.rows,
+        .max_shift = PROTO_V3_MAX_SHIFT,
+        .max_sample = PROTO_V3_MAX_SAMPLE,
+        .field_cells = PROTO_V3_FIELD_CELLS,
+        .vscale = r->grid.vscale,
+        .budget = r->info.view_budget,
+        .audience = names[a],
+        .delay_s = a == ROOM_AUDIENCE_DELAYED ? r->cfg.spectator_delay : 0.0};
+}
+
 int room_welcome(struct room *r, const struct room_actor *who, char *buf, size_t cap)
 {
     struct sim_params values[SIM_GROUPS];
@@ -499,6 +537,9 @@ int room_welcome(struct room *r, const struct room_actor *who, char *buf, size_t
         .unavailable = unavailable,
         .unavailable_reason = reason,
     };
+    struct proto_welcome_stream stream = stream_of(r, who);
+    if (who->protocol == PROTO_V3_VERSION)
+        w.stream = &stream;
     pthread_mutex_unlock(&r->lock);
     for (unsigned g = 1; g < SIM_GROUPS; g++)
         if (memcmp(&values[g], &values[0], sizeof values[0]))
@@ -673,11 +714,16 @@ struct room *room_create(const struct room_config *cfg, const char **err)
                                 .max_obstacles = cfg->sim.max_obstacles,
                                 .pre = cfg->frame_pre,
                                 .clock_ns = clock_mono_ns, /* durations for /metrics only */
-                                .tile = cfg->tile,
                                 .delay =
                                     cfg->mode == PROTO_MODE_RTS
                                         ? (uint32_t)llround(cfg->spectator_delay * cfg->snapshot_hz)
                                         : 0};
+    if (r->world) { /* the world's own size: a recording's may differ from cfg */
+        const struct sim_config *w = sim_config(r->world);
+        tiles_grid_for(w->width, w->height, cfg->tile > 0.0f ? cfg->tile : 400.0f,
+                       sim_group_params(r->world, 0)->max_speed, &ec.grid);
+        r->grid = ec.grid;
+    }
     r->enc = r->world ? snapenc_create(&ec, err) : NULL;
     r->ring = calloc(cfg->queue_len + RESERVE, sizeof *r->ring);
     r->batch = calloc(cfg->queue_len + RESERVE, sizeof *r->batch);
@@ -711,6 +757,7 @@ struct room *room_create(const struct room_config *cfg, const char **err)
         .height = cfg->sim.height,
         .tick_hz = cfg->tick_hz,
         .snapshot_hz = cfg->tick_hz / (double)r->snapshot_every,
+        .view_budget = cfg->view_budget > 0 ? cfg->view_budget : 2e6,
         .capacity = cfg->sim.capacity,
         .max_obstacles = cfg->sim.max_obstacles,
         .wrap = cfg->sim.edges == SIM_EDGES_WRAP,

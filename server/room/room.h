@@ -54,6 +54,7 @@ enum room_reply_kind {
     ROOM_REPLY_PLAIN,    /* an ack or an error */
     ROOM_REPLY_WELCOME,  /* the welcome after a join: the client's stream starts */
     ROOM_REPLY_KEYFRAME, /* the ack of keyframe: its next frame is a key frame */
+    ROOM_REPLY_VIEW,     /* the ack of view: its frames follow the view in `view` */
 };
 
 /* A reply for one client, produced by the room thread. */
@@ -64,7 +65,8 @@ struct room_reply {
     /* A welcome: the room's count of availability changes before it was
      * written (room_availability()); a later count means news. */
     uint32_t availability_seq;
-    int64_t at_ns; /* its command's arrival (struct room_actor); 0: not timed */
+    int64_t at_ns;               /* its command's arrival (struct room_actor); 0: not timed */
+    struct proto_view_args view; /* ROOM_REPLY_VIEW: what the client looks at now */
     size_t len;
     char text[];
 };
@@ -185,6 +187,7 @@ struct room_info {
     float width, height;
     float polarization;
     double tick_hz, snapshot_hz;
+    double view_budget; /* version 3: bytes per second until a client's view says */
     uint32_t capacity, max_obstacles;
     int wrap;
     double late_p99_ms;  /* how late recent ticks started, 99th percentile */
@@ -217,6 +220,12 @@ void room_limits(const struct room *r, size_t max_message, struct proto_limits *
 int room_status_from_sim(int sim_result);
 const char *room_name(const struct room *r);
 enum proto_mode room_mode(const struct room *r);
+
+/* Which frames a version 3 member gets (PROTOCOL.md §12.1): every boid
+ * (sandbox rooms, admins), its team's fog (an rts player), or the room
+ * delayed (an rts viewer). */
+enum room_audience { ROOM_AUDIENCE_ALL, ROOM_AUDIENCE_TEAM, ROOM_AUDIENCE_DELAYED };
+enum room_audience room_audience(const struct room *r, const struct room_actor *who);
 
 /* Writes the welcome message for `who` into buf; returns its length or a
  * negative proto status if cap is too small. Safe from any thread. */

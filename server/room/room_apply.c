@@ -16,6 +16,7 @@
 #include "apply.h"
 #include "metrics.h"
 #include "replay.h"
+#include "view.h"
 
 #include <inttypes.h>
 #include <stdatomic.h>
@@ -32,6 +33,7 @@ struct outcome {
     int64_t until;                /* step: the tick the steps end at; -1: none */
     const char *message;          /* refusal text, if more specific than the code */
     char hash[17];                /* ping: the tick's sim_hash, 16 hex digits; "": none */
+    struct view_plan plan;        /* view: what the client's frames will hold */
     char text[PROTO_MESSAGE_MAX]; /* room for a message made up here */
 };
 
@@ -268,6 +270,31 @@ enum rooms {
 };
 
 /* What each command is to the room, by kind. */
+/* The audience whose tiles a member gets (room.h's room_audience()). */
+static unsigned audience_of(const struct room *r, const struct room_actor *who)
+{
+    return room_audience(r, who) == ROOM_AUDIENCE_TEAM ? (unsigned)who->team : 0;
+}
+
+/* What a version 3 client's frames will hold from its view on (the
+ * audience's newest tiles; an even spread of the boids before any). */
+static int apply_view(struct room *r, const struct proto_command *c, struct outcome *o)
+{
+    if (o->who->protocol != PROTO_V3_VERSION) {
+        snprintf(o->text, sizeof o->text, "view: this connection speaks version %u; views are %s's",
+                 o->who->protocol ? o->who->protocol : 1u, PROTO_V3_SUBPROTOCOL);
+        o->message = o->text;
+        return PROTO_E_BAD_ARG;
+    }
+    struct tilestate *s = snapenc_state(r->enc, audience_of(r, o->who));
+    struct sim_view v;
+    sim_view(r->world, &v);
+    struct view_req req = {.args = c->args.view};
+    view_plan(s, &r->grid, v.count, &req, r->info.view_budget, r->info.snapshot_hz, &o->plan);
+    tiles_state_release(s);
+    return 0;
+}
+
 static const struct handler {
     apply_fn fn;
     unsigned rooms;           /* enum rooms */
@@ -294,6 +321,7 @@ static const struct handler {
     [PROTO_CMD_KEYFRAME] = {.fn = apply_keyframe, .rooms = EVERY, .ack = ROOM_REPLY_KEYFRAME},
     [PROTO_CMD_GOTO] = {.fn = apply_goto, .rooms = RECORDING, .moves_boids = true},
     [PROTO_CMD_STATS] = {.fn = apply_stats, .rooms = EVERY},
+    [PROTO_CMD_VIEW] = {.fn = apply_view, .rooms = EVERY, .ack = ROOM_REPLY_VIEW},
 };
 
 /* 0 if r (live, or playing a recording) takes a command of this kind;
@@ -392,6 +420,20 @@ static void answer_refusal(struct room *r, const struct queued *q)
         room__add_reply(r, &q->who, ROOM_REPLY_PLAIN, text, len);
 }
 
+/* The ack of view: the plan of the client's frames. */
+static size_t reply_view(char *buf, size_t cap, const char *id, uint64_t tick,
+                         const struct view_plan *p)
+{
+    struct proto_view_ack a = {.shift = p->shift,
+                               .sample = p->sample,
+                               .rect = {p->rect_x, p->rect_y, p->rect_cols, p->rect_rows},
+                               .boids = p->boids,
+                               .bytes = p->bytes,
+                               .rate = p->rate};
+    int len = proto_reply_view(buf, cap, id, tick, &a);
+    return len > 0 ? (size_t)len : 0;
+}
+
 /* The ack of c applied at `tick` (rc 0), or its error; counted. */
 static void answer(struct room *r, const struct queued *q, const struct proto_command *c, int rc,
                    uint64_t tick, const struct outcome *o)
@@ -400,14 +442,17 @@ static void answer(struct room *r, const struct queued *q, const struct proto_co
     size_t len;
     if (rc == 0) {
         atomic_fetch_add_explicit(&g_metrics.commands_accepted, 1, memory_order_relaxed);
-        len = c->kind == PROTO_CMD_STATS ? reply_stats(r, text, sizeof text, c->id, tick)
-                                         : reply_ack(text, sizeof text, c, tick, o);
+        len = c->kind == PROTO_CMD_STATS  ? reply_stats(r, text, sizeof text, c->id, tick)
+              : c->kind == PROTO_CMD_VIEW ? reply_view(text, sizeof text, c->id, tick, &o->plan)
+                                          : reply_ack(text, sizeof text, c, tick, o);
     } else {
         metrics_reject(proto_status_name(rc));
         len = reply_error(text, sizeof text, c->id, rc,
                           o->message ? o->message : "refused by the room");
     }
-    if (len)
+    if (len && rc == 0 && c->kind == PROTO_CMD_VIEW)
+        room__add_view_reply(r, &q->who, text, len, &c->args.view);
+    else if (len)
         room__add_reply(r, &q->who, rc == 0 ? handlers[c->kind].ack : ROOM_REPLY_PLAIN, text, len);
 }
 

@@ -91,6 +91,7 @@ struct room {
     atomic_uint_fast64_t published_seq; /* frame_seq of the newest snapshot, for room_want() */
     uint64_t linger;                    /* snapshots a kind is encoded after it was wanted */
     struct snapenc *enc;                /* the snapshots' encodings */
+    struct tiles_grid grid;             /* version 3's tiles (fixed for the room's life) */
     struct snapenc_stats stats;         /* what it had cost at the last snapshot */
     atomic_uint_fast64_t wanted[FRAME_KINDS + 1]; /* seq a kind (or FRAME_WANT_V3) was last
                                                    wanted at; 0: never */
@@ -125,6 +126,11 @@ struct room {
  */
 void room__add_reply(struct room *r, const struct room_actor *who, enum room_reply_kind kind,
                      const char *text, size_t len);
+
+/* The ack of view (text) with the view it installs for the client, as
+ * room__add_reply() (ROOM_REPLY_VIEW). */
+void room__add_view_reply(struct room *r, const struct room_actor *who, const char *text,
+                          size_t len, const struct proto_view_args *view);
 
 /* The welcome after who's join, queued after its ack: it starts the
  * client's stream. Tick thread. */

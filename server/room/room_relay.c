@@ -145,7 +145,8 @@ bool room__relay_forward(struct room *r, const struct queued *q)
     }
     if (q->who.client == 0) /* the server's own commands act on the owner's room */
         return true;
-    if (!q->refused && q->cmd.kind == PROTO_CMD_JOIN)
+    /* A join, and a view (what this node sends its client), are this node's. */
+    if (!q->refused && (q->cmd.kind == PROTO_CMD_JOIN || q->cmd.kind == PROTO_CMD_VIEW))
         return false;
     const struct room_link *l = r->cfg.link;
     int rc = l->forward(l->arg, r, &q->who, &q->cmd, q->refused, q->message);

@@ -142,7 +142,7 @@ void metrics_limit(enum metrics_limit which)
         atomic_fetch_add_explicit(&g_metrics.limit_hits[which], 1, memory_order_relaxed);
 }
 
-_Static_assert(METRICS_FRAME_KINDS == FRAME_KINDS, "one counter per kind of frame");
+_Static_assert(METRICS_FRAME_KINDS == FRAME_WANT_V3 + 1, "one counter per kind of frame");
 
 void metrics_frames_encoded(unsigned kind, uint64_t frames, uint64_t ns)
 {

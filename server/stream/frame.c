@@ -9,8 +9,8 @@
 #include <stdlib.h>
 
 /* Fixed by proto_v2_plan()'s order; test_snapenc checks it against the plan. */
-static const char *const kind_names[FRAME_KINDS] = {"v1",        "key",       "delta_1_1",
-                                                    "delta_2_2", "delta_1_2", "delta_1"};
+static const char *const kind_names[FRAME_KINDS + 1] = {
+    "v1", "key", "delta_1_1", "delta_2_2", "delta_1_2", "delta_1", "v3"};
 
 struct frame *frame_ref(struct frame *f)
 {
@@ -81,5 +81,5 @@ int frame_pick(const struct frame *f, const uint32_t *sent, size_t n, unsigned *
 
 const char *frame_kind_name(unsigned kind)
 {
-    return kind < FRAME_KINDS ? kind_names[kind] : "";
+    return kind <= FRAME_WANT_V3 ? kind_names[kind] : "";
 }

@@ -43,7 +43,6 @@ struct snapenc {
     uint32_t run; /* states before held_seq in the ring with its epoch, unbroken */
     struct snapenc_stats stats;
     /* Version 3, made at the first snapshot that wants it, let go when one does not. */
-    struct tiles_grid grid;
     struct tilestate *hist[1 + FOG_MAX_TEAMS][PROTO_V3_HISTORY]; /* by audience, newest first */
     struct fog *fog;
     uint32_t *visible;
@@ -389,11 +388,8 @@ static void encode_v3(struct snapenc *e, const struct snapenc_input *in, const s
                       const struct proto_snapshot_view *v, struct frame *f)
 {
     int64_t t0 = now_ns(e);
-    if (!e->grid.cols)
-        tiles_grid_for(sv->width, sv->height, e->cfg.tile,
-                       sim_group_params(in->world, 0)->max_speed, &e->grid);
     unsigned teams = in->teams < FOG_MAX_TEAMS ? in->teams : FOG_MAX_TEAMS;
-    struct tiles_input ti = {.grid = &e->grid, .world = sv, .seq = (uint32_t)in->seq};
+    struct tiles_input ti = {.grid = &e->cfg.grid, .world = sv, .seq = (uint32_t)in->seq};
     struct tilestate *all = tiles_state_build(&ti);
     f->v3.sets = all ? calloc(1 + teams, sizeof *f->v3.sets) : NULL;
     if (!f->v3.sets || (teams && !see(e, in, sv, teams))) {
@@ -446,7 +442,7 @@ struct frame *snapenc_encode(struct snapenc *e, const struct snapenc_input *in)
     }
     memcpy(f, &parts, sizeof *f);
     atomic_init(&f->refs, 1);
-    if (in->want & 1u << FRAME_WANT_V3)
+    if (in->want & 1u << FRAME_WANT_V3 && e->cfg.grid.cols)
         encode_v3(e, in, &sv, &v, f);
     else if (e->hist[0][0])
         drop_v3(e);
@@ -465,6 +461,11 @@ struct frame *snapenc_encode(struct snapenc *e, const struct snapenc_input *in)
     }
     struct frame *shrunk = realloc(f, sizeof *f + used);
     return shrunk ? shrunk : f;
+}
+
+struct tilestate *snapenc_state(const struct snapenc *e, unsigned audience)
+{
+    return audience <= FOG_MAX_TEAMS ? tiles_state_ref(e->hist[audience][0]) : NULL;
 }
 
 void snapenc_stats(const struct snapenc *e, struct snapenc_stats *out)

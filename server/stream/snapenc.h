@@ -45,6 +45,7 @@
 #include "frame.h"
 #include "proto_v2.h"
 #include "sim.h"
+#include "tiles.h"
 
 struct snapenc_config {
     uint32_t capacity;      /* most boids of the world */
@@ -53,9 +54,9 @@ struct snapenc_config {
     /* Times each kind's encoding into the stats (e.g. clock_mono_ns, or a
      * CPU clock in a benchmark); NULL: no timing. */
     int64_t (*clock_ns)(void);
-    /* Version 3: tiles of about this many world units, and in a room with
-     * teams the snapshots by which rts spectators are delayed (0: none). */
-    float tile;
+    /* Version 3: the room's tile grid, and in a room with teams the
+     * snapshots by which rts spectators are delayed (0: none). */
+    struct tiles_grid grid;
     uint32_t delay;
 };
 
@@ -96,5 +97,9 @@ struct snapenc_input {
 struct frame *snapenc_encode(struct snapenc *e, const struct snapenc_input *in);
 
 void snapenc_stats(const struct snapenc *e, struct snapenc_stats *out);
+
+/* Audience a's newest tilestate (0: every boid, t: team t), a reference for
+ * the caller; NULL when no snapshot was cut into tiles lately. */
+struct tilestate *snapenc_state(const struct snapenc *e, unsigned audience);
 
 #endif

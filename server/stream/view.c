@@ -75,11 +75,11 @@ static void axis_supers(uint32_t first, uint32_t count, uint32_t n, unsigned k, 
 /* The frame's bytes at sample s for this many boids and parts. */
 static double bytes_at(double boids, uint32_t parts, unsigned s)
 {
-    double field = s ? (double)parts * PROTO_V3_FIELD_CELLS * PROTO_V3_FIELD_CELLS *
-                           FIELD_BYTES_PER_CELL
-                     : 0.0;
-    return PROTO_V3_HEADER_SIZE + parts * PART_BYTES + ldexp(boids, -(int)s) * DELTA_BYTES_PER_BOID +
-           field;
+    double field =
+        s ? (double)parts * PROTO_V3_FIELD_CELLS * PROTO_V3_FIELD_CELLS * FIELD_BYTES_PER_CELL
+          : 0.0;
+    return PROTO_V3_HEADER_SIZE + parts * PART_BYTES +
+           ldexp(boids, -(int)s) * DELTA_BYTES_PER_BOID + field;
 }
 
 /* Boids in the super-tile rect of p (its tiles at shift 0). */
@@ -115,8 +115,7 @@ static bool plan_sample(const struct tiles_grid *g, const struct proto_view_args
 }
 
 void view_plan(const struct tilestate *s, const struct tiles_grid *g, uint64_t n,
-               const struct view_req *req, double budget, double snapshot_hz,
-               struct view_plan *out)
+               const struct view_req *req, double budget, double snapshot_hz, struct view_plan *out)
 {
     *out = (struct view_plan){.rect_cols = g->cols, .rect_rows = g->rows, .rate = snapshot_hz};
     if (req->whole) {
@@ -223,17 +222,27 @@ static size_t put_head(struct tileset *ts, const struct view_plan *p, uint8_t ex
     const struct proto_target *targets;
     uint32_t no, nt;
     tiles_set_sections(ts, &obstacles, &no, &targets, &nt);
-    if (!grow(x, 0, x->pre + PROTO_V3_HEADER_SIZE + (size_t)no * PROTO_SNAPSHOT_OBSTACLE_SIZE +
-                        (size_t)nt * PROTO_SNAPSHOT_TARGET_SIZE))
+    if (!grow(x, 0,
+              x->pre + PROTO_V3_HEADER_SIZE + (size_t)no * PROTO_SNAPSHOT_OBSTACLE_SIZE +
+                  (size_t)nt * PROTO_SNAPSHOT_TARGET_SIZE))
         return 0;
-    *h = (struct proto_v3_header){
-        .flags = (uint8_t)(m->flags | extra), .shift = p->shift, .sample = p->sample,
-        .cols = g->cols, .rows = g->rows, .rect_x = (uint8_t)p->rect_x,
-        .rect_y = (uint8_t)p->rect_y, .rect_cols = (uint8_t)p->rect_cols,
-        .rect_rows = (uint8_t)p->rect_rows, .obstacle_count = (uint16_t)no,
-        .target_count = (uint16_t)nt, .seq = tiles_state_seq(s), .room_boids = m->room_boids,
-        .tick = m->tick, .server_time_us = (uint64_t)m->time_us, .width = g->width,
-        .height = g->height};
+    *h = (struct proto_v3_header){.flags = (uint8_t)(m->flags | extra),
+                                  .shift = p->shift,
+                                  .sample = p->sample,
+                                  .cols = g->cols,
+                                  .rows = g->rows,
+                                  .rect_x = (uint8_t)p->rect_x,
+                                  .rect_y = (uint8_t)p->rect_y,
+                                  .rect_cols = (uint8_t)p->rect_cols,
+                                  .rect_rows = (uint8_t)p->rect_rows,
+                                  .obstacle_count = (uint16_t)no,
+                                  .target_count = (uint16_t)nt,
+                                  .seq = tiles_state_seq(s),
+                                  .room_boids = m->room_boids,
+                                  .tick = m->tick,
+                                  .server_time_us = (uint64_t)m->time_us,
+                                  .width = g->width,
+                                  .height = g->height};
     uint8_t *b = x->buf + x->pre + PROTO_V3_HEADER_SIZE;
     b = proto_sections_put_obstacles(b, obstacles, no);
     b = proto_sections_put_targets(b, targets, nt);
@@ -277,8 +286,7 @@ ptrdiff_t view_frame(struct tileset *ts, struct view_feed *feed, uint8_t extra_f
         uint32_t sx = (p.rect_x + k % p.rect_cols) % gc, sy = (p.rect_y + k / p.rect_cols) % gr;
         struct tiles_part part;
         bool key;
-        if (part_for(ts, feed, &p, sx, sy, gc, gr, x, &part, &key) < 0 ||
-            !grow(x, used, part.len))
+        if (part_for(ts, feed, &p, sx, sy, gc, gr, x, &part, &key) < 0 || !grow(x, used, part.len))
             return PROTO_E_INTERNAL;
         memcpy(x->buf + used, part.bytes, part.len);
         used += part.len;
@@ -291,9 +299,9 @@ ptrdiff_t view_frame(struct tileset *ts, struct view_feed *feed, uint8_t extra_f
     size_t len = used - x->pre;
     /* Below the snapshot rate the budget paces the frames (a little early:
      * the snapshot that comes next is taken). */
-    feed->next_ns =
-        p.rate < snapshot_hz ? now + (int64_t)(0.95e9 * (double)len / budget_of(&feed->req, budget))
-                             : 0;
+    feed->next_ns = p.rate < snapshot_hz
+                        ? now + (int64_t)(0.95e9 * (double)len / budget_of(&feed->req, budget))
+                        : 0;
     m.boids = (uint32_t)p.boids;
     if (made)
         *made = m;

@@ -163,7 +163,7 @@ static void a_panning_view_decodes_to_its_tiles_keys_only_where_new(void **state
             assert_int_equal(m.keys, m.parts); /* a new stream, shift or sample: all keys */
         else if (f < 8 || (f > 16 && f < 20) || f > 20)
             assert_int_equal(m.keys, 0); /* a still view: every part a delta */
-        else if (f < 16) /* panning: the new column only, one every other frame */
+        else if (f < 16)                 /* panning: the new column only, one every other frame */
             assert_true(m.keys <= 5), panned_keys += m.keys;
         tiles_set_release(ts);
     }

@@ -713,6 +713,50 @@ export default {
        "type": "int"
       }
      }
+    },
+    "stream": {
+     "type": "object",
+     "optional": true,
+     "doc": "version 3 connections (§12.3)",
+     "members": {
+      "tiles": {
+       "type": "object",
+       "members": {
+        "cols": {
+         "type": "int"
+        },
+        "rows": {
+         "type": "int"
+        }
+       }
+      },
+      "max_shift": {
+       "type": "int"
+      },
+      "max_sample": {
+       "type": "int"
+      },
+      "field": {
+       "type": "object",
+       "members": {
+        "cells": {
+         "type": "int"
+        },
+        "vscale": {
+         "type": "number"
+        }
+       }
+      },
+      "budget": {
+       "type": "int"
+      },
+      "audience": {
+       "type": "string"
+      },
+      "delay_s": {
+       "type": "number"
+      }
+     }
     }
    }
   },
