@@ -41,13 +41,13 @@ static double budget_of(const struct view_req *req, double budget)
     return !req->whole && req->args.budget ? req->args.budget : budget;
 }
 
-/* The tiles an axis of the view covers, with a tile of margin each side:
+/* The tiles an axis of the view covers with `margin` units more each side:
  * first tile and count, wrapped into the grid of n tiles (or cut). */
-static void axis_tiles(double at, double len, double size, uint32_t n, bool wrap, uint32_t *first,
-                       uint32_t *count)
+static void axis_tiles(double at, double len, double margin, double size, uint32_t n, bool wrap,
+                       uint32_t *first, uint32_t *count)
 {
     double tile = size / n;
-    int64_t a = (int64_t)floor(at / tile) - 1, b = (int64_t)floor((at + len) / tile) + 1;
+    int64_t a = (int64_t)floor((at - margin) / tile), b = (int64_t)floor((at + len + margin) / tile);
     if (!wrap) {
         a = a < 0 ? 0 : a;
         b = b >= (int64_t)n ? (int64_t)n - 1 : b;
@@ -124,9 +124,11 @@ void view_plan(const struct tilestate *s, const struct tiles_grid *g, uint64_t n
         return;
     }
     const struct proto_view_args *a = &req->args;
+    /* The margin: four snapshots of flight at the grid's top speed. */
+    double margin = VIEW_MARGIN_SNAPSHOTS * 127.0 * g->vscale / snapshot_hz;
     uint32_t tx, tcols, ty, trows;
-    axis_tiles(a->x, a->w, g->width, g->cols, true, &tx, &tcols);
-    axis_tiles(a->y, a->h, g->height, g->rows, true, &ty, &trows);
+    axis_tiles(a->x, a->w, margin, g->width, g->cols, true, &tx, &tcols);
+    axis_tiles(a->y, a->h, margin, g->height, g->rows, true, &ty, &trows);
     double px = a->px ? a->px : a->w, pixels = px * px * a->h / a->w;
     double per_frame = budget_of(req, budget) / snapshot_hz;
     /* The smallest shift that keeps the rect within VIEW_RECT_MAX and at

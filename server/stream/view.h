@@ -41,6 +41,10 @@ struct view_plan {
 /* Most super-tiles across or down a rect the plan picks a shift for. */
 #define VIEW_RECT_MAX 12
 
+/* A rect covers the view and as far around it as a boid at the grid's top
+ * speed (tiles_grid.vscale * 127) flies in this many snapshots. */
+#define VIEW_MARGIN_SNAPSHOTS 4
+
 /*
  * The plan for req on state s (the audience's newest) of a room sending
  * snapshot_hz snapshots a second, with `budget` bytes per second when the

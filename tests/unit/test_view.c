@@ -1,6 +1,6 @@
 /*
  * Unit tests for a version 3 client's frames (stream/view.h): the plan
- * covers the view with a tile of margin, picks a shift that keeps the rect
+ * covers the view and its margin, picks a shift that keeps the rect
  * within VIEW_RECT_MAX and a sample that keeps a frame within the budget;
  * frames of a view that pans and zooms over a moving flock decode (with
  * the version 3 decoder) to exactly the tiles' boids of the rect, parts
@@ -84,21 +84,22 @@ static void the_plan_covers_the_view_with_a_margin_and_fits_the_budget(void **st
     assert_int_equal(p.sample, 0);
     assert_int_equal(p.rect_cols, 40);
     assert_int_equal(p.boids, 20000);
-    /* 1600 x 900 at (4000, 3000): tiles 10..14 and 7..9, a tile more each side. */
+    /* 1600 x 900 at (4000, 3000) and a margin of 20 units (4 snapshots at
+     * 100 units/s): x 3980..5620, tiles 9..14; y 2980..3920, tiles 7..9. */
     struct view_req r = view(4000, 3000, 1600, 900, 1600, 10000000);
     view_plan(s, &w.grid, 0, &r, 2000000, 20, &p);
     assert_int_equal(p.shift, 0);
     assert_int_equal(p.rect_x, 9);
-    assert_int_equal(p.rect_cols, 7);
-    assert_int_equal(p.rect_y, 6);
-    assert_int_equal(p.rect_rows, 5);
+    assert_int_equal(p.rect_cols, 6);
+    assert_int_equal(p.rect_y, 7);
+    assert_int_equal(p.rect_rows, 3);
     assert_int_equal(p.sample, 0);
     assert_true(p.rate == 20);
-    /* Across the seam on a torus: tiles 38, 39, 0, 1. */
+    /* Across the seam on a torus: x 15480..16020, tiles 38, 39 and 0. */
     r = view(15500, 0, 500, 100, 500, 10000000);
     view_plan(s, &w.grid, 0, &r, 2000000, 20, &p);
-    assert_int_equal(p.rect_x, 37);
-    assert_int_equal(p.rect_cols, 5);
+    assert_int_equal(p.rect_x, 38);
+    assert_int_equal(p.rect_cols, 3);
     /* The whole world in a 1280-pixel window on a 40 kB/s budget: a
      * shift, a sample, and a frame within 2 kB. */
     r = view(0, 0, 16000, 10000, 1280, 40000);
@@ -164,10 +165,10 @@ static void a_panning_view_decodes_to_its_tiles_keys_only_where_new(void **state
         else if (f < 8 || (f > 16 && f < 20) || f > 20)
             assert_int_equal(m.keys, 0); /* a still view: every part a delta */
         else if (f < 16)                 /* panning: the new column only, one every other frame */
-            assert_true(m.keys <= 5), panned_keys += m.keys;
+            assert_true(m.keys <= 4), panned_keys += m.keys;
         tiles_set_release(ts);
     }
-    assert_int_equal(panned_keys, 4 * 5); /* four new columns of five tiles */
+    assert_int_equal(panned_keys, 4 * 4); /* four new columns of four tiles */
     view_scratch_free(&x);
     proto_v3_decoder_destroy(d);
     world_free(&w);
