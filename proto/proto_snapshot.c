@@ -10,6 +10,7 @@
 #include "proto_sections.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -68,11 +69,45 @@ uint16_t proto_quantize_pos(float v, float size)
     return q >= QUANTA - 1.0 ? (uint16_t)65535 : (uint16_t)q;
 }
 
+/* tan((j + 0.5) pi / 128), j = 0..31: where the heading step changes
+ * within the first octant (test_proto checks them against tan()). */
+const double proto_heading_bounds[32] = {
+    0.012272462379566276, 0.036832180994845636, 0.06143635258159376, 0.0861148511976279,
+    0.11089791159591302,  0.1358162787093877,   0.16090136245348918, 0.1861853995275837,
+    0.21170162402398335,  0.23748444881607017,  0.263569659899918,   0.2899946261126061,
+    0.3167985269526038,   0.3440226015924263,   0.37171042261274345, 0.3999081985145372,
+    0.4286651096994995,   0.4580336833706724,   0.48807021372286286, 0.5188352348999757,
+    0.550394055537264,    0.5828173653349761,   0.616181926094866,   0.6505713620801533,
+    0.6860770675448629,   0.7227992529642059,   0.7608481560702512,  0.8003454494993202,
+    0.8414258840072547,   0.8842392152253498,   0.9289524733703675,  0.9757526499323765};
+
+/*
+ * The heading step round(atan2(vy, vx) / pi * 128) mod 256 without a
+ * trigonometric function (a snapshot quantizes every boid): the octant's
+ * ratio t = min / max in [0, 1] is placed among proto_heading_bounds by a
+ * binary search, then mirrored into its octant. Only when t lies within
+ * 1e-12 of a bound (where the rounded ratio and the rounded table could
+ * disagree with atan2) does atan2() decide, so the result is always
+ * atan2's.
+ */
 uint8_t proto_quantize_heading(float vx, float vy)
 {
     if (!isfinite(vx) || !isfinite(vy) || (vx == 0.0f && vy == 0.0f))
         return 0;
-    long step = lround(atan2((double)vy, (double)vx) / PI * 128.0); /* -128..128 */
+    double x = fabs((double)vx), y = fabs((double)vy);
+    bool steep = y > x;
+    double t = steep ? x / y : y / x;
+    const double *b = proto_heading_bounds;
+    unsigned j = 0; /* bounds at or below t */
+    for (unsigned step = 16; step > 0; step /= 2)
+        j += b[j + step - 1] <= t ? step : 0;
+    if ((j > 0 && t - b[j - 1] < 1e-12) || (j < 32 && b[j] - t < 1e-12))
+        return (uint8_t)((unsigned long)lround(atan2((double)vy, (double)vx) / PI * 128.0) & 255u);
+    long step = steep ? 64 - (long)j : (long)j; /* 0..64 in the first quadrant */
+    if (vx < 0.0f)
+        step = 128 - step;
+    if (vy < 0.0f)
+        step = -step;
     return (uint8_t)((unsigned long)step & 255u);
 }
 

@@ -103,6 +103,10 @@ ptrdiff_t proto_snapshot_encode(const struct proto_snapshot_view *view, uint8_t 
  * mod 256, half away from zero; a zero or non-finite velocity gives 0.
  */
 uint16_t proto_quantize_pos(float v, float size);
+/* Where the heading step changes within the first octant (the ratio
+ * min(|vx|, |vy|) / max(|vx|, |vy|) at each step's rounding boundary). */
+extern const double proto_heading_bounds[32];
+
 uint8_t proto_quantize_heading(float vx, float vy);
 
 /* Centre of quantum q: (q + 0.5) * size / 65536. */

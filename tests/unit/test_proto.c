@@ -707,6 +707,56 @@ static void headings_quantize_the_axes_to_quadrant_boundaries(void **state)
     assert_true(proto_dequantize_heading(128) == PI);
 }
 
+/* §4.4's heading by its definition: atan2 and round half away from zero. */
+static uint8_t heading_by_atan2(float vx, float vy)
+{
+    if (!isfinite(vx) || !isfinite(vy) || (vx == 0.0f && vy == 0.0f))
+        return 0;
+    return (uint8_t)((unsigned long)lround(atan2((double)vy, (double)vx) / PI * 128.0) & 255u);
+}
+
+static uint64_t mix64(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+/* v moved n floats up (n < 0: down). */
+static float ulps(float v, int n)
+{
+    for (int j = 0; j < abs(n); j++)
+        v = nextafterf(v, n > 0 ? INFINITY : -INFINITY);
+    return v;
+}
+
+/* The quantizer takes a shortcut to the angle: it must give atan2's step
+ * for random velocities of every size, and on and around every step's
+ * rounding boundary, where the shortcut defers to atan2. */
+static void headings_are_atan2s_steps_everywhere(void **state)
+{
+    (void)state;
+    uint64_t seed = 7;
+    for (int i = 0; i < 2000000; i++) {
+        float scale = ldexpf(1.0f, (int)(mix64(&seed) % 40) - 20);
+        float vx = ((float)(mix64(&seed) >> 40) / 16777216.0f - 0.5f) * scale;
+        float vy = ((float)(mix64(&seed) >> 40) / 16777216.0f - 0.5f) * scale;
+        if (proto_quantize_heading(vx, vy) != heading_by_atan2(vx, vy))
+            fail_msg("(%a, %a): %d, atan2 says %d", (double)vx, (double)vy,
+                     proto_quantize_heading(vx, vy), heading_by_atan2(vx, vy));
+    }
+    for (int j = 0; j < 32; j++)
+        assert_true(fabs(proto_heading_bounds[j] - tan((j + 0.5) * PI / 128.0)) < 1e-16);
+    for (int k = -256; k < 256; k++) {
+        double a = (k + 0.5) * PI / 128.0;
+        for (int d = -40; d <= 40; d++) {
+            float vx = ulps((float)cos(a) * 3.0f, d), vy = ulps((float)sin(a) * 3.0f, -d);
+            assert_int_equal(proto_quantize_heading(vx, vy), heading_by_atan2(vx, vy));
+        }
+    }
+}
+
 /* ---- command vectors ---------------------------------------------------- */
 
 /* Whether got has exactly want's members with equal values; numbers are
@@ -1389,6 +1439,7 @@ int main(void)
         cmocka_unit_test(encoder_refuses_views_the_format_cannot_carry),
         cmocka_unit_test(positions_quantize_edges_to_the_first_and_last_quantum),
         cmocka_unit_test(headings_quantize_the_axes_to_quadrant_boundaries),
+        cmocka_unit_test(headings_are_atan2s_steps_everywhere),
         cmocka_unit_test(command_vectors_parse_to_their_expected_results),
         cmocka_unit_test(formatted_commands_parse_back_to_the_same_command),
         cmocka_unit_test(commands_parse_into_correctly_typed_values),
