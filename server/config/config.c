@@ -72,7 +72,8 @@ static const struct cfg_row rows[] = {
     {"tick-hz", T_DOUBLE, FIELD(tick_hz), "60", 1, 240, NULL, "HZ", 0,
      "simulation steps per second"},
     {"snapshot-hz", T_DOUBLE, FIELD(snapshot_hz), "20", 1, 60, NULL, "HZ", 0,
-     "snapshots sent to each client per second (at most --tick-hz)"},
+     "snapshots sent to each client per second (at most --tick-hz; spread over the ticks "
+     "when it does not divide them)"},
     {"seed", T_U64, FIELD(seed), "1", 0, EXACT_MAX, NULL, "N", 0,
      "random seed of the starting flock"},
     {"width", T_DOUBLE, FIELD(width), "1600", 100, 100000, NULL, "UNITS", 0,

@@ -602,7 +602,7 @@ static void take_switch(struct room *r)
         uint64_t last_seq = room__latest_seq(r);
         if (r->frame_seq < last_seq + PROTO_V2_HISTORY + 1)
             r->frame_seq = last_seq + PROTO_V2_HISTORY + 1;
-        r->since_snapshot = r->snapshot_every - 1; /* a frame at once */
+        r->snapshot_phase = r->cfg.tick_hz - r->cfg.snapshot_hz; /* a frame at once */
     }
     room__relay_become(r, sw.owner);
     if (sw.owner) /* its own world's parameters from now on, told to the relays */
@@ -669,8 +669,9 @@ void room_tick(struct room *r, const struct pool_time *t)
     }
     room__record_tick(r, stepping, t->now_ns);
     bool is_published = false;
-    if (++r->since_snapshot >= r->snapshot_every) {
-        r->since_snapshot = 0;
+    r->snapshot_phase += r->cfg.snapshot_hz;
+    if (r->snapshot_phase >= r->cfg.tick_hz * (1.0 - 1e-9)) {
+        r->snapshot_phase = fmax(0.0, r->snapshot_phase - r->cfg.tick_hz);
         room__update_info(r);
         publish(r, t->wall_us);
         is_published = true; /* a client that comes takes its first want from the announcement */
@@ -736,11 +737,8 @@ struct room *room_create(const struct room_config *cfg, const char **err)
     }
     pthread_mutex_init(&r->lock, NULL);
     r->replies_tail = &r->replies;
-    r->snapshot_every = (uint64_t)llround(cfg->tick_hz / cfg->snapshot_hz);
-    if (r->snapshot_every < 1)
-        r->snapshot_every = 1;
-    r->since_snapshot = r->snapshot_every - 1; /* first tick publishes */
-    r->linger = (uint64_t)ceil(ROOM_WANT_LINGER_S * cfg->tick_hz / (double)r->snapshot_every);
+    r->snapshot_phase = cfg->tick_hz - cfg->snapshot_hz; /* the first tick publishes */
+    r->linger = (uint64_t)ceil(ROOM_WANT_LINGER_S * cfg->snapshot_hz);
     if (!cfg->replay) { /* its mode's parameters and its boids, spread over the world */
         apply_mode_params(r->world, cfg->mode);
         sim_scatter(r->world, cfg->boids, 0);
@@ -756,7 +754,7 @@ struct room *room_create(const struct room_config *cfg, const char **err)
         .width = cfg->sim.width,
         .height = cfg->sim.height,
         .tick_hz = cfg->tick_hz,
-        .snapshot_hz = cfg->tick_hz / (double)r->snapshot_every,
+        .snapshot_hz = cfg->snapshot_hz,
         .view_budget = cfg->view_budget > 0 ? cfg->view_budget : 2e6,
         .capacity = cfg->sim.capacity,
         .max_obstacles = cfg->sim.max_obstacles,

@@ -84,9 +84,11 @@ struct room {
     /* Tick-thread state. */
     struct stepper stepper; /* one tick thread or several for the step */
     int paused;
-    uint32_t steps_pending;  /* ticks to run while paused (step command) */
-    uint64_t snapshot_every; /* ticks per snapshot */
-    uint64_t since_snapshot;
+    uint32_t steps_pending; /* ticks to run while paused (step command) */
+    /* Snapshots at snapshot_hz, spread over the ticks: each tick adds
+     * snapshot_hz to the phase, and one that takes it to tick_hz publishes
+     * (20 a second of a 30 Hz room: 2 ticks of every 3). */
+    double snapshot_phase;
     uint64_t frame_seq;
     atomic_uint_fast64_t published_seq; /* frame_seq of the newest snapshot, for room_want() */
     uint64_t linger;                    /* snapshots a kind is encoded after it was wanted */
