@@ -6,6 +6,10 @@
  * proto_v2_impl.h, so a tile's stayers are coded exactly as a version 2
  * delta's boids.
  *
+ * A key is deflated (its planes, like version 2's key frames); a delta is
+ * bit-packed Rice codes (§12.5): a small part pays a few bytes for its
+ * codes' parameters where a deflate block would pay a Huffman table.
+ *
  * The encoder's scratch grows to the largest tile it was given (a tile of
  * a big room at a large shift may hold many boids; most hold a few
  * hundred), so one encoder serves every tile of a service thread.
@@ -72,12 +76,10 @@ void proto_v3_put_header(uint8_t *p, const struct proto_v3_header *h)
 
 /* The sections of a part's body, in order, as deflate spans. */
 enum {
-    SEC_LEAVES,    /* delta: the leave map */
-    SEC_IDS,       /* key: every id; delta: E and the entered ids (varints) */
-    SEC_PLANES,    /* key: six planes; delta: the entered boids' six planes */
-    SEC_FIELD,     /* the field, if any */
-    SEC_RESIDUALS, /* delta: X0 X1 Y0 Y1 H0 H1 of the stayers */
-    SEC_EXCEPTIONS = SEC_RESIDUALS + PV2_PLANES,
+    SEC_IDS,    /* key: every id; delta: E and the new boids' ids (varints) */
+    SEC_PLANES, /* key: six planes; delta: the new boids' six planes */
+    SEC_LEAVES, /* delta: L, the boids of base 1 that left (a varint) */
+    SEC_FIELD,  /* the field, if any */
     SECTIONS
 };
 
@@ -88,9 +90,14 @@ struct proto_v3_encoder {
     size_t len[SECTIONS];
     /* The stayers' bases, gathered in stayer order. */
     uint16_t *x1, *y1, *x0, *y0;
-    uint8_t *h1, *h0, *two; /* two: the stayer is in base 0 as well */
-    uint32_t *cur;          /* its index in the tile now */
-    uint32_t *enter;        /* delta: the entered boids' indices in the tile now */
+    uint8_t *h1, *h0, *two;              /* two: the stayer is in base 0 as well */
+    uint32_t *cur;                       /* its index in the tile now */
+    uint32_t *enter;                     /* delta: the entered boids' indices in the tile now */
+    uint16_t *zx, *zy;                   /* delta: each stayer's position codes... */
+    uint8_t *zh, *ctx;                   /* ...its heading code and its context */
+    uint16_t *gaps;                      /* delta: where the leavers were in base 1, as gaps */
+    uint8_t *bits;                       /* delta: the bit section */
+    uint8_t leave_count[PV3_VARINT_MAX]; /* SEC_LEAVES's bytes */
 };
 
 struct proto_v3_encoder *proto_v3_encoder_create(uint32_t max_boids, const char **err)
@@ -136,23 +143,28 @@ static int reserve(struct proto_v3_encoder *e, uint32_t n)
     e->y1 = (uint16_t *)(void *)p, p += (size_t)cap * 2;
     e->x0 = (uint16_t *)(void *)p, p += (size_t)cap * 2;
     e->y0 = (uint16_t *)(void *)p, p += (size_t)cap * 2;
+    e->zx = (uint16_t *)(void *)p, p += (size_t)cap * 2;
+    e->zy = (uint16_t *)(void *)p, p += (size_t)cap * 2;
+    e->gaps = (uint16_t *)(void *)p, p += (size_t)cap * 2;
     e->h1 = p, p += cap;
     e->h0 = p, p += cap;
     e->two = p, p += cap;
+    e->zh = p, p += cap;
+    e->ctx = p, p += cap;
     e->sec[SEC_IDS] = p, p += (size_t)cap * 5 + 5;
     e->sec[SEC_PLANES] = p, p += (size_t)cap * 6;
-    for (int k = 0; k < PV2_PLANES; k++)
-        e->sec[SEC_RESIDUALS + k] = p, p += cap;
-    e->sec[SEC_EXCEPTIONS] = p, p += (size_t)cap * 4;
-    e->sec[SEC_LEAVES] = p, p += cap / 8 + 1;
+    e->bits = p, p += (size_t)cap * PV3_RICE_MAX_BYTES + 16;
     e->sec[SEC_FIELD] = p;
+    e->sec[SEC_LEAVES] = e->leave_count;
     return 0;
 }
 
 size_t proto_v3_part_max_size(uint32_t n, uint32_t b, uint32_t cells)
 {
-    size_t plain = pv3_plain_bound(n, b, cells);
-    return PV3_PART_HEAD_MAX + pv2_packed_bound(plain);
+    size_t key = pv2_packed_bound(pv3_plain_bound(n, cells));
+    /* A new boid at most 11 bytes, a stayer 3 codes, a leaver 1 (and 4 bits). */
+    size_t delta = (size_t)n * (11 + 14) + (size_t)b * 5 + (size_t)cells * cells * 7 + 32;
+    return PV3_PART_HEAD_MAX + (key > delta ? key : delta);
 }
 
 static bool ids_ascending(const struct proto_v3_tile *t)
@@ -188,25 +200,14 @@ static void key_body(struct proto_v3_encoder *e, const struct proto_v3_tile *t)
     e->len[SEC_PLANES] = (size_t)t->count * 6;
 }
 
-/* Appends a position residual's zigzag code to a plane, escaping codes of
- * 255 and more into the exceptions (§11.5). */
-static void put_residual(struct proto_v3_encoder *e, int plane, uint16_t zz)
+/* The stayers' codes (§12.5): each predicted from its bases, zigzagged. */
+static void stayer_codes(struct proto_v3_encoder *e, const struct proto_v3_tile *t, uint32_t s,
+                         const struct proto_v3_bases *bs, float width, float height)
 {
-    uint8_t *p = e->sec[SEC_RESIDUALS + plane];
-    if (zz < PV2_ESCAPE) {
-        p[e->len[SEC_RESIDUALS + plane]++] = (uint8_t)zz;
-        return;
-    }
-    p[e->len[SEC_RESIDUALS + plane]++] = PV2_ESCAPE;
-    uint8_t *x = e->sec[SEC_EXCEPTIONS];
-    x[e->len[SEC_EXCEPTIONS]++] = (uint8_t)zz;
-    x[e->len[SEC_EXCEPTIONS]++] = (uint8_t)(zz >> 8);
-}
-
-/* The stayers' residuals (§12.5 step 3): each predicted from its bases. */
-static void stayer_residuals(struct proto_v3_encoder *e, const struct proto_v3_tile *t, uint32_t s,
-                             uint8_t gap1, uint8_t gap0, float width, float height)
-{
+    int32_t gap1, gap0;
+    proto_v3_pred_gaps(bs->tick, bs->tick1, bs->tick0, bs->gap1, bs->b0 ? bs->gap0 : 0, &gap1,
+                       &gap0);
+    gap0 = bs->b0 ? gap0 : 0;
     struct pv2_bases b = {.x1 = e->x1,
                           .y1 = e->y1,
                           .h1 = e->h1,
@@ -221,12 +222,89 @@ static void stayer_residuals(struct proto_v3_encoder *e, const struct proto_v3_t
     for (uint32_t k = 0; k < s; k++) {
         struct pv2_guess g = pv2_guess_of(&b, e->two[k] ? two : PV2_ONE_BASE, k);
         uint32_t i = e->cur[k];
-        put_residual(e, g.ctx, pv2_zigzag16((uint16_t)(t->qx[i] - g.x)));
-        put_residual(e, 2 + g.ctx, pv2_zigzag16((uint16_t)(t->qy[i] - g.y)));
-        uint8_t ph = pv2_predict_heading(&b, k, t->qx[i], t->qy[i]);
-        uint8_t *hp = e->sec[SEC_RESIDUALS + 4 + g.ctx];
-        hp[e->len[SEC_RESIDUALS + 4 + g.ctx]++] = pv2_zigzag8((uint8_t)(t->heading[i] - ph));
+        e->ctx[k] = (uint8_t)g.ctx;
+        e->zx[k] = pv2_zigzag16((uint16_t)(t->qx[i] - g.x));
+        e->zy[k] = pv2_zigzag16((uint16_t)(t->qy[i] - g.y));
+        e->zh[k] =
+            pv2_zigzag8((uint8_t)(t->heading[i] - pv2_predict_heading(&b, k, t->qx[i], t->qy[i])));
     }
+}
+
+/* The value of entry k of a stream: a u16 or a u8 array. */
+static uint32_t value_at(const uint16_t *w, const uint8_t *b, uint32_t k)
+{
+    return w ? w[k] : b[k];
+}
+
+/* Bits of the stream's values (those whose ctx is c, every one when ctx
+ * is NULL) coded with parameter r; *n and *sum: how many, their sum. */
+static uint64_t rice_cost(const uint16_t *w, const uint8_t *b, uint32_t n, const uint8_t *ctx,
+                          unsigned c, unsigned r, uint32_t *count, uint64_t *sum)
+{
+    uint64_t bits = 0, total = 0;
+    uint32_t m = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        if (ctx && ctx[k] != c)
+            continue;
+        uint32_t v = value_at(w, b, k);
+        bits += pv3_rice_bits(v, r);
+        total += v;
+        m++;
+    }
+    *count = m;
+    *sum = total;
+    return bits;
+}
+
+/* The Rice parameter (0..15) that codes the stream's values in the fewest
+ * bits among those around log2 of their mean (where the best one lies for
+ * the geometric spread of residuals). */
+static unsigned best_k(const uint16_t *w, const uint8_t *b, uint32_t n, const uint8_t *ctx,
+                       unsigned c)
+{
+    uint32_t count;
+    uint64_t sum;
+    uint64_t at0 = rice_cost(w, b, n, ctx, c, 0, &count, &sum);
+    unsigned k0 = 0;
+    while (k0 < PV3_RICE_K - 1 && (uint64_t)count << (k0 + 1) <= sum)
+        k0++; /* 2^(k0 + 1) <= the mean */
+    unsigned best = 0;
+    uint64_t least = at0;
+    for (unsigned r = k0 ? k0 - 1 : 1; r <= k0 + 1 && r < PV3_RICE_K; r++) {
+        uint64_t bits = r ? rice_cost(w, b, n, ctx, c, r, &count, &sum) : at0;
+        if (bits < least)
+            best = r, least = bits;
+    }
+    return best;
+}
+
+/* The bit section (§12.5 step 4): the leavers' gaps (l of them), the
+ * stayers' six parameters, each stayer's three codes. Its length in bytes. */
+static size_t put_bits(struct proto_v3_encoder *e, uint32_t l, uint32_t s)
+{
+    struct pv3_bits w = {.p = e->bits, .start = e->bits};
+    if (l) {
+        unsigned kl = best_k(e->gaps, NULL, l, NULL, 0);
+        pv3_put_bits(&w, kl, 4);
+        for (uint32_t j = 0; j < l; j++)
+            pv3_put_rice(&w, e->gaps[j], kl);
+    }
+    unsigned k[3][2];
+    for (unsigned c = 0; c < 2; c++) {
+        k[0][c] = best_k(e->zx, NULL, s, e->ctx, c);
+        k[1][c] = best_k(e->zy, NULL, s, e->ctx, c);
+        k[2][c] = best_k(NULL, e->zh, s, e->ctx, c);
+    }
+    for (int f = 0; f < 3; f++)
+        for (unsigned c = 0; c < 2; c++)
+            pv3_put_bits(&w, k[f][c], 4);
+    for (uint32_t i = 0; i < s; i++) {
+        unsigned c = e->ctx[i];
+        pv3_put_rice(&w, e->zx[i], k[0][c]);
+        pv3_put_rice(&w, e->zy[i], k[1][c]);
+        pv3_put_rice(&w, e->zh[i], k[2][c]);
+    }
+    return pv3_bits_end(&w);
 }
 
 /* Base 0's index of each stayer (by id, both ascending): e->two, x0, y0, h0. */
@@ -245,20 +323,20 @@ static void gather_base0(struct proto_v3_encoder *e, const struct proto_v3_tile 
     }
 }
 
-/* Merges base 1 and t by id: the leave map, the entered boids (indices of
- * t into *enter), the stayers (gathered bases, e->cur). Returns S. */
+/* Merges base 1 and t by id: the leavers (their gaps, *leaves of them),
+ * the entered boids (indices of t into *enter), the stayers (gathered
+ * bases, e->cur). Returns S. */
 static uint32_t merge(struct proto_v3_encoder *e, const struct proto_v3_tile *t,
-                      const struct proto_v3_tile *b1, uint32_t *enter, uint32_t *nenter)
+                      const struct proto_v3_tile *b1, uint32_t *enter, uint32_t *nenter,
+                      uint32_t *leaves)
 {
-    uint8_t *leaves = e->sec[SEC_LEAVES];
-    memset(leaves, 0, b1->count / 8 + 1);
-    uint32_t i = 0, j = 0, s = 0, en = 0;
+    uint32_t i = 0, j = 0, s = 0, en = 0, l = 0, last = 0;
     while (i < t->count || j < b1->count) {
-        uint32_t a = i < t->count ? t->id[i] : UINT32_MAX;
-        uint32_t b = j < b1->count ? b1->id[j] : UINT32_MAX;
+        uint64_t a = i < t->count ? t->id[i] : UINT64_MAX;
+        uint64_t b = j < b1->count ? b1->id[j] : UINT64_MAX;
         if (j < b1->count && (b < a || (b == a && b1->group[j] != t->group[i]))) {
-            leaves[j / 8] |= (uint8_t)(1u << (j % 8)); /* left, or changed group */
-            j++;
+            e->gaps[l++] = (uint16_t)(j - last); /* left, or changed group */
+            last = ++j;
         } else if (b == a) {
             e->x1[s] = b1->qx[j];
             e->y1[s] = b1->qy[j];
@@ -269,28 +347,29 @@ static uint32_t merge(struct proto_v3_encoder *e, const struct proto_v3_tile *t,
             enter[en++] = i++;
         }
     }
-    e->len[SEC_LEAVES] = (b1->count + 7) / 8;
     *nenter = en;
+    *leaves = l;
     return s;
 }
 
+/* A delta's sections: the new boids in SEC_IDS and SEC_PLANES, the
+ * leavers' count in SEC_LEAVES, and the bit section's length into *bits. */
 static void delta_body(struct proto_v3_encoder *e, const struct proto_v3_tile *t,
-                       const struct proto_v3_tile *b1, const struct proto_v3_tile *b0, uint8_t gap1,
-                       uint8_t gap0, float width, float height)
+                       const struct proto_v3_bases *b, float width, float height, size_t *bits)
 {
-    uint32_t *enter = e->enter, en;
-    uint32_t s = merge(e, t, b1, enter, &en);
+    uint32_t en, l;
+    uint32_t s = merge(e, t, b->b1, e->enter, &en, &l);
     uint8_t *ids = e->sec[SEC_IDS];
     size_t n = pv3_put_varint(ids, en);
     for (uint32_t k = 0; k < en; k++)
-        n += pv3_put_varint(ids + n, t->id[enter[k]] - (k ? t->id[enter[k - 1]] : 0));
+        n += pv3_put_varint(ids + n, t->id[e->enter[k]] - (k ? t->id[e->enter[k - 1]] : 0));
     e->len[SEC_IDS] = n;
-    put_planes(e->sec[SEC_PLANES], t, enter, en);
+    put_planes(e->sec[SEC_PLANES], t, e->enter, en);
     e->len[SEC_PLANES] = (size_t)en * 6;
-    gather_base0(e, t, s, b0);
-    stayer_residuals(e, t, s, gap1, b0 ? gap0 : 0, width, height);
-    e->len[SEC_RESIDUALS + 2] = e->len[SEC_RESIDUALS + 4] = e->len[SEC_RESIDUALS];
-    e->len[SEC_RESIDUALS + 3] = e->len[SEC_RESIDUALS + 5] = e->len[SEC_RESIDUALS + 1];
+    e->len[SEC_LEAVES] = pv3_put_varint(e->leave_count, l);
+    gather_base0(e, t, s, b->b0);
+    stayer_codes(e, t, s, b, width, height);
+    *bits = put_bits(e, l, s);
 }
 
 static void field_body(struct proto_v3_encoder *e, const struct proto_v3_field *f)
@@ -305,7 +384,7 @@ static void field_body(struct proto_v3_encoder *e, const struct proto_v3_field *
     e->len[SEC_FIELD] = n;
 }
 
-/* Deflates the body's sections into out[0..cap): its packed length. */
+/* Deflates the key's sections into out[0..cap): its packed length. */
 static ptrdiff_t deflate_body(const struct proto_v3_encoder *e, uint8_t *out, size_t cap,
                               size_t *plain)
 {
@@ -321,27 +400,44 @@ static ptrdiff_t deflate_body(const struct proto_v3_encoder *e, uint8_t *out, si
     return proto_deflate_end(&d);
 }
 
+/* Copies a delta's sections and its bit section into out[0..cap): its
+ * length, or PROTO_E_NOSPACE. */
+static ptrdiff_t copy_body(const struct proto_v3_encoder *e, size_t bits, uint8_t *out, size_t cap)
+{
+    size_t n = 0;
+    for (int k = 0; k < SECTIONS; k++)
+        n += e->len[k];
+    if (cap < n + bits)
+        return PROTO_E_NOSPACE;
+    n = 0;
+    for (int k = 0; k < SECTIONS; k++) {
+        memcpy(out + n, e->sec[k], e->len[k]);
+        n += e->len[k];
+    }
+    memcpy(out + n, e->bits, bits);
+    return (ptrdiff_t)(n + bits);
+}
+
 static bool part_ok(const struct proto_v3_encoder *e, const struct proto_v3_tile *t,
-                    const struct proto_v3_tile *b1, const struct proto_v3_tile *b0, uint8_t gap1,
-                    uint8_t gap0)
+                    const struct proto_v3_bases *b)
 {
     if (t->count > e->max_boids || !ids_ascending(t))
         return false;
     if (t->field && (t->field->cells < 1 || t->field->cells * t->field->cells > PROTO_V3_FIELD_MAX))
         return false;
-    if (!b1)
-        return !b0;
-    if (b1->count > e->max_boids || !ids_ascending(b1) || gap1 < 1 || gap1 > PROTO_V3_MAX_GAP)
+    if (!b)
+        return true;
+    if (!b->b1 || b->b1->count > e->max_boids || !ids_ascending(b->b1) || b->gap1 < 1 ||
+        b->gap1 > PROTO_V3_MAX_GAP)
         return false;
-    return !b0 || (gap0 >= 1 && gap0 <= PROTO_V3_MAX_GAP && ids_ascending(b0));
+    return !b->b0 || (b->gap0 >= 1 && b->gap0 <= PROTO_V3_MAX_GAP && ids_ascending(b->b0));
 }
 
 ptrdiff_t proto_v3_encode_part(struct proto_v3_encoder *e, const struct proto_v3_tile *t,
-                               const struct proto_v3_tile *base1, const struct proto_v3_tile *base0,
-                               uint8_t gap1, uint8_t gap0, float width, float height, uint8_t *buf,
-                               size_t cap)
+                               const struct proto_v3_bases *b, float width, float height,
+                               uint8_t *buf, size_t cap)
 {
-    if (!part_ok(e, t, base1, base0, gap1, gap0))
+    if (!part_ok(e, t, b))
         return PROTO_E_UNENCODABLE;
     if (cap < 1)
         return PROTO_E_NOSPACE;
@@ -349,30 +445,33 @@ ptrdiff_t proto_v3_encode_part(struct proto_v3_encoder *e, const struct proto_v3
         buf[0] = PROTO_V3_PART_EMPTY;
         return 1;
     }
-    uint32_t b = base1 ? base1->count : 0;
-    if (reserve(e, t->count > b ? t->count : b) < 0)
+    uint32_t nb = b ? b->b1->count : 0;
+    if (reserve(e, t->count > nb ? t->count : nb) < 0)
         return PROTO_E_INTERNAL;
     memset(e->len, 0, sizeof e->len);
-    if (base1)
-        delta_body(e, t, base1, base0, gap1, gap0, width, height);
+    size_t bits = 0, plain = 0;
+    if (b)
+        delta_body(e, t, b, width, height, &bits);
     else
         key_body(e, t);
     field_body(e, t->field);
     if (cap < PV3_PART_HEAD_MAX)
         return PROTO_E_NOSPACE;
-    size_t plain;
-    ptrdiff_t packed = deflate_body(e, buf + PV3_PART_HEAD_MAX, cap - PV3_PART_HEAD_MAX, &plain);
+    uint8_t *body = buf + PV3_PART_HEAD_MAX;
+    ptrdiff_t packed = b ? copy_body(e, bits, body, cap - PV3_PART_HEAD_MAX)
+                         : deflate_body(e, body, cap - PV3_PART_HEAD_MAX, &plain);
     if (packed < 0)
         return packed;
     uint8_t head[PV3_PART_HEAD_MAX];
     size_t h = 0;
-    head[h++] = (uint8_t)((base1 ? PROTO_V3_PART_DELTA : PROTO_V3_PART_KEY) |
+    head[h++] = (uint8_t)((b ? PROTO_V3_PART_DELTA : PROTO_V3_PART_KEY) |
                           (t->field ? PROTO_V3_PART_FIELD : 0));
-    if (base1)
-        head[h++] = (uint8_t)(gap1 | (base0 ? gap0 : 0) << 4);
+    if (b)
+        head[h++] = (uint8_t)(b->gap1 | (b->b0 ? b->gap0 : 0) << 4);
     h += pv3_put_varint(head + h, t->count);
     h += pv3_put_varint(head + h, (uint32_t)packed);
-    h += pv3_put_varint(head + h, (uint32_t)plain);
+    if (!b)
+        h += pv3_put_varint(head + h, (uint32_t)plain);
     memmove(buf + h, buf + PV3_PART_HEAD_MAX, (size_t)packed);
     memcpy(buf, head, h);
     return (ptrdiff_t)(h + (size_t)packed);

@@ -51,7 +51,8 @@
 #define PROTO_V3_FLAG_FOGGED  0x04u /* a team's audience: some boids are hidden */
 #define PROTO_V3_FLAG_DELAYED 0x08u /* spectators: the room as it was delay_s ago */
 
-/* Part kinds (§12.5), bits 0-1 of a part's first byte; bit 2: a field follows. */
+/* Part kinds (§12.5), bits 0-1 of a part's first byte; bit 2: a field
+ * follows. */
 enum { PROTO_V3_PART_EMPTY = 0, PROTO_V3_PART_KEY = 1, PROTO_V3_PART_DELTA = 2 };
 #define PROTO_V3_PART_FIELD 0x04u
 
@@ -136,20 +137,38 @@ void proto_v3_encoder_destroy(struct proto_v3_encoder *e);
  */
 size_t proto_v3_part_max_size(uint32_t n, uint32_t b, uint32_t cells);
 
+/* What a delta part is predicted from. */
+struct proto_v3_bases {
+    const struct proto_v3_tile *b1; /* the same super-tile gap1 frames earlier */
+    const struct proto_v3_tile *b0; /* gap0 frames before b1, or NULL: one base */
+    uint8_t gap1, gap0;
+    uint64_t tick, tick1, tick0; /* the ticks of the frame and of its bases */
+};
+
+/*
+ * The gaps a delta's prediction scales by (§12.5): the ticks from base 0
+ * to base 1 (*g0) and from base 1 to the frame (*g1) when each is 1..255
+ * (snapshots need not be evenly spaced in ticks), else the frames' gaps.
+ */
+static inline void proto_v3_pred_gaps(uint64_t tick, uint64_t tick1, uint64_t tick0, unsigned gap1,
+                                      unsigned gap0, int32_t *g1, int32_t *g0)
+{
+    bool ticks = tick > tick1 && tick1 > tick0 && tick - tick1 <= 255 && tick1 - tick0 <= 255;
+    *g1 = ticks ? (int32_t)(tick - tick1) : (int32_t)gap1;
+    *g0 = ticks ? (int32_t)(tick1 - tick0) : (int32_t)gap0;
+}
+
 /*
  * Writes tile t's part into buf[0..cap): empty when t holds no boid and no
- * field; a key when base1 is NULL; else a delta on base1 (the same tile
- * gap1 frames earlier) and, with base0 not NULL, base0 (gap0 frames before
- * base1) for second-order prediction. width and height are the world's
- * (the heading prediction's aspect, §11.4). Returns the part's length,
- * PROTO_E_NOSPACE when cap is too small, or PROTO_E_UNENCODABLE (ids not
- * ascending or 0, more boids than the encoder takes, gaps out of range, a
- * field of another size).
+ * field; a key when b is NULL; else a delta on b. width and height are the
+ * world's (the heading prediction's aspect, §11.4). Returns the part's
+ * length, PROTO_E_NOSPACE when cap is too small, or PROTO_E_UNENCODABLE
+ * (ids not ascending or 0, more boids than the encoder takes, gaps out of
+ * range, a field of another size).
  */
 ptrdiff_t proto_v3_encode_part(struct proto_v3_encoder *e, const struct proto_v3_tile *t,
-                               const struct proto_v3_tile *base1, const struct proto_v3_tile *base0,
-                               uint8_t gap1, uint8_t gap0, float width, float height, uint8_t *buf,
-                               size_t cap);
+                               const struct proto_v3_bases *b, float width, float height,
+                               uint8_t *buf, size_t cap);
 
 /* ---- decoding (clients, tests) -------------------------------------------- */
 

@@ -49,6 +49,7 @@ struct proto_v3_decoder {
     uint32_t *id1;                /* the stayers' ids */
     uint32_t *eid;                /* the entered boids' ids */
     uint32_t *stay_at, *enter_at; /* where each went in the part */
+    uint8_t *left;                /* a delta's leave map: base 1's boids that left */
     struct slot slot[SLOTS];
     void *mem;
 };
@@ -86,7 +87,7 @@ static uint8_t *carve_slot(struct slot *s, uint8_t *p, uint32_t boids, uint32_t 
 /* Bytes of the gathered stayers and the fields. */
 static size_t work_bytes(uint32_t boids, uint32_t parts)
 {
-    return 4 * round16(boids * 2u) + 4 * round16(boids) + 4 * round16(boids * 4u) +
+    return 4 * round16(boids * 2u) + 5 * round16(boids) + 4 * round16(boids * 4u) +
            round16(parts * sizeof(struct proto_v3_field));
 }
 
@@ -105,6 +106,7 @@ static void carve_work(struct proto_v3_decoder *d, uint8_t *p)
     d->eid = (uint32_t *)(void *)p, p += round16(n * 4u);
     d->stay_at = (uint32_t *)(void *)p, p += round16(n * 4u);
     d->enter_at = (uint32_t *)(void *)p, p += round16(n * 4u);
+    d->left = p, p += round16(n);
     d->fields = (struct proto_v3_field *)(void *)p;
 }
 
@@ -114,7 +116,7 @@ struct proto_v3_decoder *proto_v3_decoder_create(uint32_t max_boids, uint32_t ma
 {
     const char *why = NULL;
     struct proto_v3_decoder *d = NULL;
-    size_t plain = pv3_plain_bound(max_boids, max_boids, field_cells) + 1;
+    size_t plain = pv3_plain_bound(max_boids, field_cells) + 1;
     size_t slots = SLOTS * slot_bytes(max_boids, max_parts, max_obstacles);
     if (max_boids > PV2_MAX_BOIDS || max_parts < 1 ||
         max_parts > PROTO_V3_MAX_TILES * PROTO_V3_MAX_TILES ||
@@ -241,6 +243,13 @@ static int decode_header(const uint8_t *buf, size_t len, struct proto_v3_header 
 
 /* ---- parts ----------------------------------------------------------------- */
 
+/* What a delta part is decoded on: base 1 and base 0 (or NULL), and the
+ * gaps its prediction scales by (proto_v3_pred_gaps()). */
+struct dbases {
+    const struct proto_v3_part *b1, *b0;
+    int32_t g1, g0;
+};
+
 /* A part's fixed fields (§12.5). */
 struct part_head {
     uint8_t kind;
@@ -267,7 +276,7 @@ static int read_part_head(const uint8_t *buf, size_t len, size_t *at, struct par
             return PROTO_E_BAD_VALUE;
     }
     if (!pv3_get_varint(buf, len, at, &ph->count) || !pv3_get_varint(buf, len, at, &ph->packed) ||
-        !pv3_get_varint(buf, len, at, &ph->plain))
+        (kind == PROTO_V3_PART_KEY && !pv3_get_varint(buf, len, at, &ph->plain)))
         return PROTO_E_TRUNCATED;
     if (len - *at < ph->packed)
         return PROTO_E_TRUNCATED;
@@ -280,7 +289,7 @@ static int read_part_head(const uint8_t *buf, size_t len, size_t *at, struct par
  * shift and sample, or NULL. */
 static const struct proto_v3_part *base_part(const struct proto_v3_decoder *d, uint32_t seq,
                                              const struct proto_v3_header *h, uint32_t tx,
-                                             uint32_t ty)
+                                             uint32_t ty, uint64_t *tick)
 {
     const struct slot *best = NULL;
     for (int k = 0; k < SLOTS; k++) {
@@ -292,6 +301,7 @@ static const struct proto_v3_part *base_part(const struct proto_v3_decoder *d, u
         best->f.h.cols != h->cols || best->f.h.rows != h->rows)
         return NULL;
     const struct proto_v3_header *bh = &best->f.h;
+    *tick = bh->tick;
     uint32_t gc = proto_v3_grid_at(bh->cols, bh->shift), gr = proto_v3_grid_at(bh->rows, bh->shift);
     uint32_t cx = (tx + gc - bh->rect_x) % gc, cy = (ty + gr - bh->rect_y) % gr;
     if (cx >= bh->rect_cols || cy >= bh->rect_rows)
@@ -378,31 +388,32 @@ static void take_field(struct proto_v3_decoder *d, struct body *b, struct proto_
     }
 }
 
-/* A position code from its plane byte and the exceptions (§11.5). */
-static uint16_t residual_code(uint8_t byte, struct body *x)
+/* The leavers (§12.5 step 4) from r: l gaps coded with a parameter, into
+ * d->left, a byte per boid of base 1's b. False if one lies past b. */
+static bool take_leaves(struct proto_v3_decoder *d, struct pv3_bitr *r, uint32_t l, uint32_t b)
 {
-    if (byte != PV2_ESCAPE)
-        return byte;
-    const uint8_t *p = take(x, 2);
-    uint16_t z = p ? (uint16_t)(p[0] | p[1] << 8) : 0;
-    if (p && z < PV2_ESCAPE)
-        x->rc = PROTO_E_BAD_BODY; /* an escape must carry a code that needed it */
-    return z;
+    memset(d->left, 0, b);
+    if (!l)
+        return true;
+    unsigned k = pv3_get_bits(r, 4);
+    uint64_t at = 0;
+    for (uint32_t j = 0; j < l && !r->bad; j++) {
+        at += pv3_get_rice(r, k);
+        if (at >= b)
+            return false;
+        d->left[at++] = 1;
+    }
+    return !r->bad;
 }
 
-/* Base 1's stayers (leave bits clear) gathered into d, with base 0's copy
- * of each where it has one. Returns S. */
-static uint32_t gather_stayers(struct proto_v3_decoder *d, struct body *b,
-                               const struct proto_v3_part *b1, const struct proto_v3_part *b0)
+/* Base 1's stayers (those not left) gathered into d, with base 0's copy of
+ * each where it has one. Returns S. */
+static uint32_t gather_stayers(struct proto_v3_decoder *d, const struct proto_v3_part *b1,
+                               const struct proto_v3_part *b0)
 {
-    const uint8_t *map = take(b, (b1->count + 7) / 8);
-    if (!map)
-        return 0;
-    if (b1->count % 8 && (map[b1->count / 8] >> (b1->count % 8)))
-        b->rc = PROTO_E_BAD_BODY; /* bits past the last boid */
     uint32_t s = 0, j = 0;
-    for (uint32_t k = 0; k < b1->count && !b->rc; k++) {
-        if (map[k / 8] >> (k % 8) & 1u)
+    for (uint32_t k = 0; k < b1->count; k++) {
+        if (d->left[k])
             continue;
         d->id1[s] = b1->id[k];
         d->x1[s] = b1->qx[k];
@@ -420,31 +431,32 @@ static uint32_t gather_stayers(struct proto_v3_decoder *d, struct body *b,
     return s;
 }
 
-/* Merges the stayers' ids (d->id1[0..s)) and the entered ones
+/* Merges the stayers' ids (d->id1[0..s)) and the new boids'
  * (d->eid[0..e)) into out's id order: where each went into d->stay_at and
- * d->enter_at. An entered id among the stayers is a bad body. */
+ * d->enter_at. An id twice is a bad body. */
 static int merge_ids(struct proto_v3_decoder *d, struct proto_v3_part *out, uint32_t s, uint32_t e)
 {
     uint32_t *id = (uint32_t *)out->id;
     uint32_t i = 0, j = 0;
-    for (uint32_t k = 0; k < s + e; k++) {
-        if (j >= e || (i < s && d->id1[i] < d->eid[j])) {
-            d->stay_at[i] = k;
-            id[k] = d->id1[i++];
-            continue;
-        }
-        if (i < s && d->id1[i] == d->eid[j])
+    for (uint32_t at = 0; at < s + e; at++) {
+        uint64_t a = i < s ? d->id1[i] : UINT64_MAX, b = j < e ? d->eid[j] : UINT64_MAX;
+        if (a == b)
             return PROTO_E_BAD_BODY;
-        d->enter_at[j] = k;
-        id[k] = d->eid[j++];
+        if (a < b) {
+            id[at] = (uint32_t)a;
+            d->stay_at[i++] = at;
+        } else {
+            id[at] = (uint32_t)b;
+            d->enter_at[j++] = at;
+        }
     }
     return 0;
 }
 
-/* The stayers' residuals (§12.5 step 4), to the end of the body. */
-static void take_stayers(struct proto_v3_decoder *d, struct body *b, uint32_t s,
-                         const struct part_head *ph, const struct proto_v3_header *h,
-                         struct proto_v3_part *out)
+/* The stayers' codes (§12.5 step 4) from r, predicted from their bases. */
+static void take_stayers(struct proto_v3_decoder *d, struct pv3_bitr *r, uint32_t s,
+                         const unsigned k[3][2], const struct dbases *db,
+                         const struct proto_v3_header *h, struct proto_v3_part *out)
 {
     struct pv2_bases bs = {.x1 = d->x1,
                            .y1 = d->y1,
@@ -452,66 +464,101 @@ static void take_stayers(struct proto_v3_decoder *d, struct body *b, uint32_t s,
                            .x0 = d->x0,
                            .y0 = d->y0,
                            .h0 = d->h0,
-                           .gap1 = ph->gap1,
-                           .gap0 = ph->gap0,
-                           .inv_den = ph->gap0 ? 1.0 / (2.0 * ph->gap0) : 0.0};
+                           .gap1 = db->g1,
+                           .gap0 = db->g0,
+                           .inv_den = db->g0 ? 1.0 / (2.0 * db->g0) : 0.0};
     pv2_aspect(h->width, h->height, &bs.ax, &bs.ay);
-    enum pv2_mode two = ph->gap0 ? (ph->gap1 == ph->gap0 ? PV2_EVEN : PV2_UNEVEN) : PV2_ONE_BASE;
-    uint32_t ctx0 = 0;
-    for (uint32_t k = 0; k < s; k++)
-        ctx0 += !d->two[k] || !ph->gap0 || pv2_context(&bs, k) == 0;
-    const uint8_t *planes = take(b, (size_t)s * 3);
-    if (!planes)
-        return;
-    const uint8_t *px[2] = {planes, planes + ctx0}, *py[2], *pz[2];
-    py[0] = px[0] + s, py[1] = px[1] + s, pz[0] = py[0] + s, pz[1] = py[1] + s;
-    size_t at[2] = {0, 0};
-    for (uint32_t k = 0; k < s && !b->rc; k++) {
-        struct pv2_guess g = pv2_guess_of(&bs, d->two[k] ? two : PV2_ONE_BASE, k);
-        size_t j = at[g.ctx]++;
-        uint16_t qx = (uint16_t)(g.x + pv2_unzigzag16(residual_code(px[g.ctx][j], b)));
-        uint16_t qy = (uint16_t)(g.y + pv2_unzigzag16(residual_code(py[g.ctx][j], b)));
-        uint8_t hd = (uint8_t)(pv2_predict_heading(&bs, k, qx, qy) + pv2_unzigzag8(pz[g.ctx][j]));
-        uint32_t i = d->stay_at[k];
-        ((uint16_t *)out->qx)[i] = qx;
-        ((uint16_t *)out->qy)[i] = qy;
-        ((uint8_t *)out->heading)[i] = hd;
-        ((uint8_t *)out->group)[i] = d->g1[k];
+    enum pv2_mode two = db->g0 ? (db->g1 == db->g0 ? PV2_EVEN : PV2_UNEVEN) : PV2_ONE_BASE;
+    for (uint32_t i = 0; i < s && !r->bad; i++) {
+        struct pv2_guess g = pv2_guess_of(&bs, d->two[i] ? two : PV2_ONE_BASE, i);
+        uint32_t zx = pv3_get_rice(r, k[0][g.ctx]), zy = pv3_get_rice(r, k[1][g.ctx]);
+        uint32_t zh = pv3_get_rice(r, k[2][g.ctx]);
+        if (zx > 0xffffu || zy > 0xffffu || zh > 0xffu) {
+            r->bad = true;
+            return;
+        }
+        uint16_t qx = (uint16_t)(g.x + pv2_unzigzag16((uint16_t)zx));
+        uint16_t qy = (uint16_t)(g.y + pv2_unzigzag16((uint16_t)zy));
+        uint32_t at = d->stay_at[i];
+        ((uint16_t *)out->qx)[at] = qx;
+        ((uint16_t *)out->qy)[at] = qy;
+        ((uint8_t *)out->heading)[at] =
+            (uint8_t)(pv2_predict_heading(&bs, i, qx, qy) + pv2_unzigzag8((uint8_t)zh));
+        ((uint8_t *)out->group)[at] = d->g1[i];
     }
 }
 
-static void unpack_delta(struct proto_v3_decoder *d, struct body *b, const struct part_head *ph,
-                         const struct proto_v3_header *h, const struct proto_v3_part *b1,
-                         const struct proto_v3_part *b0, struct proto_v3_part *out,
-                         struct proto_v3_field *field)
+/* Writes the new boids' values where the merge put them. */
+static void place_entered(const struct proto_v3_decoder *d, const uint8_t *planes, uint32_t e,
+                          struct proto_v3_part *out)
 {
-    uint32_t s = gather_stayers(d, b, b1, b0);
-    uint32_t e = take_varint(b);
-    if (!b->rc && (uint64_t)s + e != ph->count)
-        b->rc = PROTO_E_BAD_BODY;
-    take_ids(b, e, 0, d->eid);
-    if (!b->rc)
-        b->rc = merge_ids(d, out, s, e);
-    take_planes(b, e, out, d->enter_at);
-    if (ph->kind & PROTO_V3_PART_FIELD)
-        take_field(d, b, field);
-    take_stayers(d, b, s, ph, h, out);
+    for (uint32_t j = 0; j < e; j++) { /* the new boids' planes, as a key's */
+        uint32_t at = d->enter_at[j];
+        ((uint16_t *)out->qx)[at] = (uint16_t)(planes[j] | planes[2 * e + j] << 8);
+        ((uint16_t *)out->qy)[at] = (uint16_t)(planes[e + j] | planes[3 * e + j] << 8);
+        ((uint8_t *)out->heading)[at] = planes[4 * e + j];
+        ((uint8_t *)out->group)[at] = planes[5 * e + j];
+    }
 }
 
-/* Decodes one part's inflated body into out (whose arrays hold its count). */
-static int unpack_part(struct proto_v3_decoder *d, const struct part_head *ph,
-                       const struct proto_v3_header *h, const struct proto_v3_part *b1,
-                       const struct proto_v3_part *b0, struct proto_v3_part *out,
-                       struct proto_v3_field *field)
+/* A delta's body (§12.5): the new boids, L and the field, then the bit
+ * section to its end (the leavers, the stayers' parameters and codes, zero
+ * bits to the byte). */
+static void unpack_delta(struct proto_v3_decoder *d, struct body *b, const struct part_head *ph,
+                         const struct proto_v3_header *h, const struct dbases *bs,
+                         struct proto_v3_part *out, struct proto_v3_field *field)
 {
-    struct body b = {.p = d->plain, .len = ph->plain};
+    uint32_t e = take_varint(b);
+    if (!b->rc && e > ph->count)
+        b->rc = PROTO_E_BAD_BODY;
+    take_ids(b, e, 0, d->eid);
+    const uint8_t *planes = take(b, (size_t)e * 6);
+    uint32_t l = take_varint(b);
+    if (ph->kind & PROTO_V3_PART_FIELD)
+        take_field(d, b, field);
+    if (!b->rc && l > bs->b1->count)
+        b->rc = PROTO_E_BAD_BODY;
+    if (b->rc)
+        return;
+    struct pv3_bitr r = {.p = b->p + b->at, .len = b->len - b->at};
+    if (!take_leaves(d, &r, l, bs->b1->count)) {
+        b->rc = PROTO_E_BAD_BODY;
+        return;
+    }
+    uint32_t s = bs->b1->count - l;
+    unsigned k[3][2];
+    for (int f = 0; f < 3; f++)
+        for (int c = 0; c < 2; c++)
+            k[f][c] = pv3_get_bits(&r, 4);
+    if (r.bad || (uint64_t)s + e != ph->count || gather_stayers(d, bs->b1, bs->b0) != s ||
+        merge_ids(d, out, s, e) != 0) {
+        b->rc = PROTO_E_BAD_BODY;
+        return;
+    }
+    place_entered(d, planes, e, out);
+    take_stayers(d, &r, s, k, bs, h, out);
+    /* The bits end in the last byte, and whatever pads it is zero. */
+    size_t at = pv3_bits_read(&r);
+    if (r.bad || (at + 7) / 8 != r.len || (at % 8 && r.p[r.len - 1] >> (at % 8)))
+        b->rc = PROTO_E_BAD_BODY;
+    b->at = b->len;
+}
+
+/* Decodes one part's body (a key's inflated) into out (whose arrays hold
+ * its count). */
+static int unpack_part(struct proto_v3_decoder *d, const uint8_t *body, const struct part_head *ph,
+                       const struct proto_v3_header *h, const struct dbases *bs,
+                       struct proto_v3_part *out, struct proto_v3_field *field)
+{
+    const struct proto_v3_part *b1 = bs->b1;
+    struct body b = {.p = b1 ? body : d->plain, .len = b1 ? ph->packed : ph->plain};
     if (!b1) {
         take_ids(&b, ph->count, 0, (uint32_t *)out->id);
         take_planes(&b, ph->count, out, NULL);
         if (ph->kind & PROTO_V3_PART_FIELD)
             take_field(d, &b, field);
     } else {
-        unpack_delta(d, &b, ph, h, b1, b0, out, field);
+        unpack_delta(d, &b, ph, h, bs, out, field);
     }
     out->field = ph->kind & PROTO_V3_PART_FIELD ? field : NULL;
     if (!b.rc && b.at != b.len)
@@ -521,15 +568,20 @@ static int unpack_part(struct proto_v3_decoder *d, const struct part_head *ph,
 
 /* The bases of a delta part at (tx, ty): NO_BASE unless held as §12.7 says. */
 static int part_bases(const struct proto_v3_decoder *d, const struct proto_v3_header *h,
-                      const struct part_head *ph, uint32_t tx, uint32_t ty,
-                      const struct proto_v3_part **b1, const struct proto_v3_part **b0)
+                      const struct part_head *ph, uint32_t tx, uint32_t ty, struct dbases *bs)
 {
-    *b1 = *b0 = NULL;
+    *bs = (struct dbases){0};
     if ((ph->kind & 3u) != PROTO_V3_PART_DELTA)
         return 0;
-    *b1 = base_part(d, h->seq - ph->gap1, h, tx, ty);
-    *b0 = ph->gap0 ? base_part(d, h->seq - ph->gap1 - ph->gap0, h, tx, ty) : NULL;
-    return !*b1 || (ph->gap0 && !*b0) ? PROTO_E_NO_BASE : 0;
+    uint32_t seq = h->seq - ph->gap1;
+    uint64_t t1 = 0, t0 = 0;
+    bs->b1 = base_part(d, seq, h, tx, ty, &t1);
+    bs->b0 = ph->gap0 ? base_part(d, seq - ph->gap0, h, tx, ty, &t0) : NULL;
+    if (!bs->b1 || (ph->gap0 && !bs->b0))
+        return PROTO_E_NO_BASE;
+    proto_v3_pred_gaps(h->tick, t1, t0, ph->gap1, ph->gap0, &bs->g1, &bs->g0);
+    bs->g0 = ph->gap0 ? bs->g0 : 0;
+    return 0;
 }
 
 /* One part at buf[*at..len) into the slot's arrays from boid *n on. */
@@ -547,23 +599,22 @@ static int decode_part(struct proto_v3_decoder *d, const uint8_t *buf, size_t le
                                   .heading = s->heading + *n,
                                   .group = s->group + *n};
     struct part_head ph;
-    const struct proto_v3_part *b1, *b0;
+    struct dbases bs;
     int rc = read_part_head(buf, len, at, &ph);
     if (rc || (ph.kind & 3u) == PROTO_V3_PART_EMPTY)
         return rc;
-    uint32_t base = 0;
     if (ph.count > d->max_boids - *n)
         return PROTO_E_OVER_LIMIT;
-    if ((rc = part_bases(d, h, &ph, out->tx, out->ty, &b1, &b0)) != 0)
+    if ((rc = part_bases(d, h, &ph, out->tx, out->ty, &bs)) != 0)
         return rc;
-    base = b1 ? b1->count : 0;
-    if (ph.plain > pv3_plain_bound(ph.count, base, d->cells))
+    if (!bs.b1 && ph.plain > pv3_plain_bound(ph.count, d->cells))
         return PROTO_E_BAD_VALUE;
-    if ((rc = inflate_part(d, buf + *at, &ph)) != 0)
+    if (!bs.b1 && (rc = inflate_part(d, buf + *at, &ph)) != 0)
         return rc;
+    const uint8_t *body = buf + *at;
     *at += ph.packed;
     out->count = ph.count;
-    rc = unpack_part(d, &ph, h, b1, b0, out, &d->fields[k]);
+    rc = unpack_part(d, body, &ph, h, &bs, out, &d->fields[k]);
     *n += ph.count;
     return rc;
 }

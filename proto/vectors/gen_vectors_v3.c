@@ -8,8 +8,8 @@
  * boids with ids that move across tile borders, one that dies, one that is
  * born, one that changes group), as a client that looks at part of the
  * world receives it: keys, deltas on one and on two bases (equal and
- * unequal gaps), a rect that wraps around the grid, super-tiles at shift
- * 1, a sample with fields. Each frame is written as view_SEQ.bin and
+ * unequal gaps), a rect that wraps around the grid, super-tiles at shift 1, a sample with
+ * fields. Each frame is written as view_SEQ.bin and
  * described in view.json (the header and, per part, its super-tile, its
  * kind and gaps, and the decoded boids and field); invalid.json holds
  * frames a decoder must refuse after the frames named with them. Every
@@ -72,6 +72,13 @@ static const struct vframe frames[] = {
     {7, 1, 0, 1, 0, 1, 1, 0, 0}, /* shift 1: super-tiles of 2 x 2 tiles; the rect wraps */
     {8, 0, 1, 0, 0, 3, 2, 0, 0}, /* sample 1 with fields, keys */
 };
+
+/* A frame's tick: snapshots 1 or 2 ticks apart by turns (20 a second of
+ * a 30 Hz room), so the prediction's tick gaps differ from its frame gaps. */
+static uint64_t tick_of(uint32_t seq)
+{
+    return 1000u + seq + seq / 2;
+}
 
 static uint8_t group_at(const struct vboid *b, uint32_t seq)
 {
@@ -153,7 +160,7 @@ static size_t encode(struct proto_v3_encoder *e, const struct vframe *f, uint8_t
                                 .target_count = 1,
                                 .seq = f->seq,
                                 .room_boids = 11,
-                                .tick = 100ull * f->seq,
+                                .tick = tick_of(f->seq),
                                 .server_time_us = 1700000000000000ull + 50000ull * f->seq,
                                 .width = W,
                                 .height = H};
@@ -173,8 +180,15 @@ static size_t encode(struct proto_v3_encoder *e, const struct vframe *f, uint8_t
             cut(f->seq - f->gap1 - f->gap0, f->shift, f->sample, tx, ty, &b0);
             t0 = tile_of(&b0, false);
         }
-        ptrdiff_t n = proto_v3_encode_part(e, &t, f->gap1 ? &t1 : NULL, f->gap0 ? &t0 : NULL,
-                                           f->gap1, f->gap0, W, H, p, cap - (size_t)(p - buf));
+        struct proto_v3_bases bases = {.b1 = &t1,
+                                       .b0 = f->gap0 ? &t0 : NULL,
+                                       .gap1 = f->gap1,
+                                       .gap0 = f->gap0,
+                                       .tick = tick_of(f->seq),
+                                       .tick1 = tick_of(f->seq - f->gap1),
+                                       .tick0 = tick_of(f->seq - f->gap1 - f->gap0)};
+        ptrdiff_t n =
+            proto_v3_encode_part(e, &t, f->gap1 ? &bases : NULL, W, H, p, cap - (size_t)(p - buf));
         if (n < 0)
             vecjson_die("encode", proto_status_name((int)n));
         p += n;
@@ -246,7 +260,7 @@ static void part_kinds(const uint8_t *buf, size_t len, uint32_t parts, const uin
         if ((kind & 3) == 2)
             p++;
         uint32_t v[3] = {0};
-        for (int j = 0; j < 3; j++)
+        for (int j = 0; j < ((kind & 3) == 1 ? 3 : 2); j++)
             (void)pv3_get_varint(buf, len, &p, &v[j]);
         p += v[1];
     }

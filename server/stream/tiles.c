@@ -22,7 +22,8 @@
 #include <string.h>
 
 #define VIEWS    ((PROTO_V3_MAX_SHIFT + 1) * (PROTO_V3_MAX_SAMPLE + 1))
-#define VARIANTS 11 /* a key and the deltas of gaps (g1, g0), g1 + g0 <= 4 */
+#define DELTAS   10           /* the deltas of gaps (g1, g0), g1 + g0 <= 4 */
+#define VARIANTS (1 + DELTAS) /* a key, and each delta */
 
 _Static_assert(PROTO_V3_HISTORY == 4, "VARIANTS counts the gaps up to 4");
 
@@ -56,41 +57,59 @@ static uint32_t tile_of(const struct tiles_grid *g, uint16_t qx, uint16_t qy)
     return proto_v3_tile_of(qy, g->rows) * g->cols + proto_v3_tile_of(qx, g->cols);
 }
 
+/* Bits that hold every value up to v. */
+static unsigned bits_for(uint64_t v)
+{
+    unsigned n = 0;
+    while (v >> n)
+        n++;
+    return n;
+}
+
 /*
- * perm[0..n): 0..n-1 ordered by (tile[i], id[i]), stable: radix passes on
- * the id's bytes (as many as the largest id needs), then a counting pass
- * on the tile (ntiles of them). scratch holds n entries. False if the
- * count array cannot be allocated.
+ * perm[0..n): 0..n-1 ordered by (tile[i], id[i]): a radix sort of the
+ * keys tile << idbits | id, 11 bits a pass (a 250,000-boid room's keys
+ * take three passes over contiguous keys). scratch holds n entries. False
+ * if the keys cannot be allocated.
  */
 static bool sort_by_tile_id(const uint32_t *id, const uint32_t *tile, uint32_t n, uint32_t ntiles,
                             uint32_t *perm, uint32_t *scratch)
 {
-    uint32_t most = 0, count[257];
-    for (uint32_t i = 0; i < n; i++) {
-        perm[i] = i;
-        most = id[i] > most ? id[i] : most;
-    }
-    for (unsigned shift = 0; shift < 32 && (most >> shift); shift += 8) {
-        memset(count, 0, sizeof count);
-        for (uint32_t i = 0; i < n; i++)
-            count[(id[perm[i]] >> shift & 0xffu) + 1]++;
-        for (int b = 0; b < 256; b++)
-            count[b + 1] += count[b];
-        for (uint32_t i = 0; i < n; i++)
-            scratch[count[id[perm[i]] >> shift & 0xffu]++] = perm[i];
-        memcpy(perm, scratch, (size_t)n * sizeof *perm);
-    }
-    uint32_t *at = calloc((size_t)ntiles + 1, sizeof *at);
-    if (!at)
+    enum { DIGIT = 11, BUCKETS = 1 << DIGIT };
+    uint64_t *key = malloc(((size_t)n + 1) * 8), *key2 = malloc(((size_t)n + 1) * 8);
+    uint32_t *count = malloc((BUCKETS + 1) * sizeof *count);
+    if (!key || !key2 || !count) {
+        free(key), free(key2), free(count);
         return false;
+    }
+    uint32_t most = 0;
     for (uint32_t i = 0; i < n; i++)
-        at[tile[i] + 1]++;
-    for (uint32_t t = 0; t < ntiles; t++)
-        at[t + 1] += at[t];
-    for (uint32_t i = 0; i < n; i++)
-        scratch[at[tile[perm[i]]]++] = perm[i];
-    memcpy(perm, scratch, (size_t)n * sizeof *perm);
-    free(at);
+        most = id[i] > most ? id[i] : most;
+    unsigned idbits = bits_for(most), total = idbits + bits_for(ntiles);
+    for (uint32_t i = 0; i < n; i++) {
+        key[i] = (uint64_t)tile[i] << idbits | id[i];
+        perm[i] = i;
+    }
+    uint32_t *idx = perm, *idx2 = scratch;
+    for (unsigned shift = 0; shift < total; shift += DIGIT) {
+        memset(count, 0, (BUCKETS + 1) * sizeof *count);
+        for (uint32_t i = 0; i < n; i++)
+            count[(key[i] >> shift & (BUCKETS - 1)) + 1]++;
+        for (int d = 0; d < BUCKETS; d++)
+            count[d + 1] += count[d];
+        for (uint32_t i = 0; i < n; i++) {
+            uint32_t at = count[key[i] >> shift & (BUCKETS - 1)]++;
+            key2[at] = key[i];
+            idx2[at] = idx[i];
+        }
+        uint64_t *k = key;
+        key = key2, key2 = k;
+        uint32_t *x = idx;
+        idx = idx2, idx2 = x;
+    }
+    if (idx != perm)
+        memcpy(perm, idx, (size_t)n * sizeof *perm);
+    free(key), free(key2), free(count);
     return true;
 }
 
@@ -146,6 +165,7 @@ static void set_starts(struct tiles_boids *b, const uint32_t *tile, uint32_t til
 struct tilestate {
     atomic_uint refs;
     uint32_t seq;
+    uint64_t tick; /* the room's tick of this state */
     struct tiles_grid grid;
     struct tiles_boids base;
     uint32_t *widx; /* the audience of all: each entry's index in the world */
@@ -237,20 +257,33 @@ struct tilestate *tiles_state_build(const struct tiles_input *in)
     const struct tiles_grid *g = in->grid;
     uint32_t n = w->count;
     struct tilestate *s = state_new(g, in->seq, n, true);
+    if (s)
+        s->tick = w->tick;
     uint32_t *tile = malloc(((size_t)n + 1) * 4), *perm = malloc(((size_t)n + 1) * 4);
     uint32_t *scratch = malloc(((size_t)n + 1) * 4);
-    bool ok = s && tile && perm && scratch;
+    uint16_t *own = in->qx ? NULL : malloc(((size_t)n + 1) * 5);
+    bool ok = s && tile && perm && scratch && (in->qx || own);
+    const uint16_t *qx = in->qx, *qy = in->qy;
+    const uint8_t *heading = in->heading;
+    if (ok && own) { /* quantized once, here */
+        uint8_t *h = (uint8_t *)(own + 2 * ((size_t)n + 1));
+        for (uint32_t i = 0; i < n; i++) {
+            own[i] = proto_quantize_pos(w->x[i], w->width);
+            own[n + 1 + i] = proto_quantize_pos(w->y[i], w->height);
+            h[i] = proto_quantize_heading(w->vx[i], w->vy[i]);
+        }
+        qx = own, qy = own + n + 1, heading = h;
+    }
     for (uint32_t i = 0; ok && i < n; i++)
-        tile[i] = tile_of(g, proto_quantize_pos(w->x[i], w->width),
-                          proto_quantize_pos(w->y[i], w->height));
+        tile[i] = tile_of(g, qx[i], qy[i]);
     ok = ok && sort_by_tile_id(w->id, tile, n, grid_tiles(g), perm, scratch);
     for (uint32_t k = 0; ok && k < n; k++) {
         uint32_t i = perm[k];
         s->widx[k] = i;
         s->base.id[k] = w->id[i];
-        s->base.qx[k] = proto_quantize_pos(w->x[i], w->width);
-        s->base.qy[k] = proto_quantize_pos(w->y[i], w->height);
-        s->base.heading[k] = proto_quantize_heading(w->vx[i], w->vy[i]);
+        s->base.qx[k] = qx[i];
+        s->base.qy[k] = qy[i];
+        s->base.heading[k] = heading[i];
         s->base.group[k] = w->group[i];
         s->base.vx[k] = velocity_step(w->vx[i], g->vscale);
         s->base.vy[k] = velocity_step(w->vy[i], g->vscale);
@@ -263,6 +296,7 @@ struct tilestate *tiles_state_build(const struct tiles_input *in)
     free(tile);
     free(perm);
     free(scratch);
+    free(own);
     if (!ok) {
         tiles_state_release(s);
         return NULL;
@@ -285,6 +319,7 @@ struct tilestate *tiles_state_filter(const struct tilestate *all, const struct s
         tiles_state_release(s);
         return NULL;
     }
+    s->tick = all->tick;
     uint32_t m = 0, tiles = grid_tiles(&all->grid);
     for (uint32_t t = 0; t < tiles; t++) {
         for (uint32_t k = a->start[t]; k < a->start[t + 1]; k++) {
@@ -609,7 +644,8 @@ void tiles_set_sections(const struct tileset *ts, const struct proto_obstacle **
     *ntargets = ts->ntargets;
 }
 
-/* The slot of (gap1, gap0): 0 the key, then the deltas in order of gap1. */
+/* The slot of (gap1, gap0): 0 the key, then the deltas in order of
+ * gap1, then gap0. */
 static int variant_of(unsigned gap1, unsigned gap0)
 {
     if (gap1 == 0)
@@ -655,25 +691,41 @@ static struct proto_v3_tile tile_in(const struct tiles_view *v, uint32_t st, boo
                                   field && v->field ? &v->field[st] : NULL};
 }
 
-/* Encodes super-tile st of the view into slot `out`: 0 or a code. */
+/* The view of the base g snapshots back at the same shift and sample, and
+ * its tick: 0 and *out, or PROTO_E_NO_BASE (none held, or not seq - g),
+ * _INTERNAL. */
+static int base_view(const struct tileset *ts, unsigned g, const struct tiles_view *v,
+                     const struct tiles_view **out, uint64_t *tick)
+{
+    struct tilestate *s = tiles_set_base(ts, g);
+    if (!s || tiles_state_seq(s) != ts->now->seq - g)
+        return PROTO_E_NO_BASE;
+    *tick = s->tick;
+    *out = tiles_state_view(s, v->shift, v->sample);
+    return *out ? 0 : PROTO_E_INTERNAL;
+}
+
+/* Encodes super-tile st of the view into slot `out`: a key (gap1 0) or a
+ * delta. 0 or a code. */
 static int encode_slot(struct tileset *ts, const struct tiles_view *v, uint32_t st, unsigned gap1,
                        unsigned gap0, struct proto_v3_encoder *enc, struct slot *out)
 {
     struct proto_v3_tile t = tile_in(v, st, true), b1, b0;
     const struct tiles_view *v1 = NULL, *v0 = NULL;
+    struct proto_v3_bases bases = {
+        .gap1 = (uint8_t)gap1, .gap0 = (uint8_t)gap0, .tick = ts->now->tick};
+    int rc = gap1 ? base_view(ts, gap1, v, &v1, &bases.tick1) : 0;
+    if (rc == 0 && gap0)
+        rc = base_view(ts, gap1 + gap0, v, &v0, &bases.tick0);
+    if (rc)
+        return rc;
     if (gap1) {
-        struct tilestate *s1 = tiles_set_base(ts, gap1);
-        v1 = s1 ? tiles_state_view(s1, v->shift, v->sample) : NULL;
-        if (!v1)
-            return s1 ? PROTO_E_INTERNAL : PROTO_E_NO_BASE;
         b1 = tile_in(v1, st, false);
+        bases.b1 = &b1;
     }
     if (gap0) {
-        struct tilestate *s0 = tiles_set_base(ts, gap1 + gap0);
-        v0 = s0 ? tiles_state_view(s0, v->shift, v->sample) : NULL;
-        if (!v0)
-            return s0 ? PROTO_E_INTERNAL : PROTO_E_NO_BASE;
         b0 = tile_in(v0, st, false);
+        bases.b0 = &b0;
     }
     size_t cap = proto_v3_part_max_size(t.count, gap1 ? b1.count : 0, PROTO_V3_FIELD_CELLS);
     uint8_t *buf = malloc(cap);
@@ -681,8 +733,7 @@ static int encode_slot(struct tileset *ts, const struct tiles_view *v, uint32_t 
         return PROTO_E_INTERNAL;
     const struct tiles_grid *g = &ts->now->grid;
     ptrdiff_t len =
-        proto_v3_encode_part(enc, &t, gap1 ? &b1 : NULL, gap0 ? &b0 : NULL, (uint8_t)gap1,
-                             (uint8_t)gap0, g->width, g->height, buf, cap);
+        proto_v3_encode_part(enc, &t, gap1 ? &bases : NULL, g->width, g->height, buf, cap);
     if (len < 0) {
         free(buf);
         return (int)len;

@@ -78,6 +78,10 @@ struct tiles_input {
     const struct tiles_grid *grid;
     const struct sim_view *world;
     uint32_t seq;
+    /* The world's boids quantized (§4.4), in world order, when the caller
+     * has them (version 2's state of the same snapshot); NULL: quantized here. */
+    const uint16_t *qx, *qy;
+    const uint8_t *heading;
 };
 
 /*
@@ -161,10 +165,10 @@ struct tiles_part {
 /*
  * Super-tile st of the view at shift/sample as a key (gap1 0) or a delta on
  * the bases gap1 and gap1 + gap0 snapshots back (gap1 1..PROTO_V3_HISTORY,
- * gap0 0..PROTO_V3_HISTORY - gap1), encoded with enc (the calling
- * thread's) unless another thread did already. 0 and *out, or
- * PROTO_E_NO_BASE (a base the tileset does not hold), PROTO_E_INTERNAL
- * (no memory), PROTO_E_BAD_ARG (out of range).
+ * gap0 0..PROTO_V3_HISTORY - gap1); encoded with enc (the calling thread's) unless another
+ * thread did already. 0 and *out, or PROTO_E_NO_BASE (a base the tileset
+ * does not hold), PROTO_E_INTERNAL (no memory), PROTO_E_BAD_ARG (out of
+ * range).
  */
 int tiles_set_part(struct tileset *ts, unsigned shift, unsigned sample, uint32_t st, unsigned gap1,
                    unsigned gap0, struct proto_v3_encoder *enc, struct tiles_part *out);

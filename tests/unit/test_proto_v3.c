@@ -147,6 +147,13 @@ struct plan {
     bool field;
 };
 
+/* A snapshot's tick: 1 or 2 ticks apart by turns, as 20 snapshots a
+ * second of a 30 Hz room are (the prediction scales by ticks, §12.5). */
+static uint64_t tick_of(uint32_t seq)
+{
+    return seq + seq / 2;
+}
+
 static void assemble(struct proto_v3_encoder *e, struct tile now[TILES], struct tile hist[][TILES],
                      uint32_t seq, const struct plan *p, struct frame *f)
 {
@@ -160,7 +167,7 @@ static void assemble(struct proto_v3_encoder *e, struct tile now[TILES], struct 
                                 .target_count = 1,
                                 .seq = seq,
                                 .room_boids = 1234,
-                                .tick = seq * 3ull,
+                                .tick = tick_of(seq),
                                 .server_time_us = 1000ull * seq,
                                 .width = W,
                                 .height = H};
@@ -176,8 +183,15 @@ static void assemble(struct proto_v3_encoder *e, struct tile now[TILES], struct 
             b1 = view_of(&hist[p->gap1][t], false);
         if (p->gap0)
             b0 = view_of(&hist[p->gap1 + p->gap0][t], false);
-        ptrdiff_t n = proto_v3_encode_part(e, &cur, p->gap1 ? &b1 : NULL, p->gap0 ? &b0 : NULL,
-                                           p->gap1, p->gap0, W, H, f->buf + at, sizeof f->buf - at);
+        struct proto_v3_bases bases = {.b1 = &b1,
+                                       .b0 = p->gap0 ? &b0 : NULL,
+                                       .gap1 = p->gap1,
+                                       .gap0 = p->gap0,
+                                       .tick = tick_of(seq),
+                                       .tick1 = tick_of(seq - p->gap1),
+                                       .tick0 = tick_of(seq - p->gap1 - p->gap0)};
+        ptrdiff_t n = proto_v3_encode_part(e, &cur, p->gap1 ? &bases : NULL, W, H, f->buf + at,
+                                           sizeof f->buf - at);
         assert_true(n > 0);
         at += (size_t)n;
         h.frame_hash += proto_v3_tile_hash(&cur);
