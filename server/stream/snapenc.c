@@ -383,13 +383,20 @@ static struct tileset *delayed(struct snapenc *e, uint64_t seq, struct tileset *
                : NULL;
 }
 
-/* The frame's version 3 tilesets: every boid, then each team's fog. */
+/* The frame's version 3 tilesets: every boid, then each team's fog; q,
+ * when version 2 quantized this snapshot, its boids quantized. */
 static void encode_v3(struct snapenc *e, const struct snapenc_input *in, const struct sim_view *sv,
-                      const struct proto_snapshot_view *v, struct frame *f)
+                      const struct proto_snapshot_view *v, const struct proto_v2_state *q,
+                      struct frame *f)
 {
     int64_t t0 = now_ns(e);
     unsigned teams = in->teams < FOG_MAX_TEAMS ? in->teams : FOG_MAX_TEAMS;
-    struct tiles_input ti = {.grid = &e->cfg.grid, .world = sv, .seq = (uint32_t)in->seq};
+    struct tiles_input ti = {.grid = &e->cfg.grid,
+                             .world = sv,
+                             .seq = (uint32_t)in->seq,
+                             .qx = q ? q->qx : NULL,
+                             .qy = q ? q->qy : NULL,
+                             .heading = q ? q->heading : NULL};
     struct tilestate *all = tiles_state_build(&ti);
     f->v3.sets = all ? calloc(1 + teams, sizeof *f->v3.sets) : NULL;
     if (!f->v3.sets || (teams && !see(e, in, sv, teams))) {
@@ -425,7 +432,9 @@ struct frame *snapenc_encode(struct snapenc *e, const struct snapenc_input *in)
     struct frame parts = {
         .seq = in->seq, .tick = sv.tick, .time_us = in->wall_us, .pre = e->cfg.pre};
     const struct proto_v2_state *s = NULL;
-    if ((in->want & ~(1u << FRAME_V1)) && has_v2(e)) {
+    /* Version 2's kinds: every want bit below FRAME_KINDS but version 1's. */
+    uint32_t v2_want = in->want & ((1u << FRAME_KINDS) - 1u) & ~(1u << FRAME_V1);
+    if (v2_want && has_v2(e)) {
         int64_t t0 = now_ns(e);
         s = quantize(e, in, &v);
         e->stats.prepare_ns += (uint64_t)(now_ns(e) - t0);
@@ -443,7 +452,7 @@ struct frame *snapenc_encode(struct snapenc *e, const struct snapenc_input *in)
     memcpy(f, &parts, sizeof *f);
     atomic_init(&f->refs, 1);
     if (in->want & 1u << FRAME_WANT_V3 && e->cfg.grid.cols)
-        encode_v3(e, in, &sv, &v, f);
+        encode_v3(e, in, &sv, &v, s, f);
     else if (e->hist[0][0])
         drop_v3(e);
     size_t used = 0;
