@@ -41,8 +41,9 @@ help:
 	@echo "make run      install deps, build, start flockd on http://localhost:8080 (ARGS=... for flags)"
 	@echo "make check    after each change: build, format check, unit and web tests, the"
 	@echo "              integration tests that do not measure time (Release build)"
-	@echo "make test     the full gate: every test in Release, again under ASan+UBSan, the server's"
-	@echo "              threaded tests under TSan, each fuzz target briefly"
+	@echo "make test     the full gate: every test in Release, again under ASan+UBSan (without"
+	@echo "              bounds on time), the server's threaded tests under TSan, each fuzz"
+	@echo "              target briefly"
 	@echo "make release-test / asan-test / tsan-test / fuzz-test   one build's part of make test"
 	@echo "make bench    flockbench at 1k, 10k, 100k and 300k boids"
 	@echo "make bench-rooms  how many 1k-boid rooms flockd runs before ticks run late"
@@ -91,15 +92,15 @@ asan-build: deps $(ASAN_BUILD)/CMakeCache.txt
 # threads (TSAN_UNITS: the pool, the lobby, steps split over threads);
 # only what they need is built. Left out: integration_examples
 # (its clients take the same server paths as integration_flockd; it runs in
-# Release and under ASan), the timed parts of the scripts other than rooms
-# and cluster (why: at TREES below), the other unit tests (single-threaded), the browser and node
-# tests (e2e_*, web_*). The build's tests carry TSAN_OPTIONS
-# (tests/CMakeLists.txt): a race fails the test, and tests/tsan.supp holds
-# the suppressions.
+# Release and under ASan), the untimed parts of flockd, flockctl, hostile
+# and replay (why: at TREES below), the other unit tests (single-threaded),
+# the browser and node tests (e2e_*, web_*). The build's tests carry
+# TSAN_OPTIONS (tests/CMakeLists.txt): a race fails the test, and
+# tests/tsan.supp holds the suppressions.
 TSAN_UNITS := test_pool test_lobby test_stepper test_step_forked
 space := $(subst ,, )
 TSAN_SELECT = -R '^(integration_.+|$(subst $(space),|,$(TSAN_UNITS)))$$' \
-               -E '^(integration_examples(_.+)?|integration_(flockd|flockctl|hostile|replay)_timing)$$'
+               -E '^(integration_examples(_.+)?|integration_(flockd|flockctl|hostile|replay)_untimed)$$'
 
 $(TSAN_BUILD)/CMakeCache.txt:
 	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLOCKD_TSAN=ON \
@@ -137,17 +138,21 @@ phase = @echo "== $(1)"; t0=$$(date +%s); $(2) && \
         echo "== $(1): passed in $$(( $$(date +%s) - t0 )) s"
 
 # The builds whose tests run (TREE: release, asan or tsan): folder, name and
-# which of its tests. Left out, to keep `make test` within ten minutes:
+# which of its tests. Bounds on time and rates are asserted in Release
+# only: a sanitizer build runs the timing tests of the integration scripts
+# untimed (NAME_untimed, tests/CMakeLists.txt says why), beside the other
+# light tests, so its serial part is test_pool alone. Left out, to keep
+# `make test` within nine minutes:
 # - under ASan, e2e_viewer and e2e_viewer_timing (50 s alone): they drive
 #   and time the page, which ASan does not instrument; what a browser makes
 #   flockd do (static files, Chromium's WebSocket, commands, joins, a
 #   restart) runs under ASan in e2e_lobby and the integration tests;
-# - under TSan, the timed parts of integration_flockd, _flockctl, _hostile
-#   and _replay (160 s): TSan looks for races, and what those parts drive
-#   runs there in the scripts' functional parts (hostile clients, crashes
-#   and restarts included), while their timings would measure TSan's
-#   slowness; the timed parts of rooms and cluster (rooms and nodes ticking
-#   on several threads under load) and test_pool run.
+# - under TSan, the untimed parts of integration_flockd, _flockctl,
+#   _hostile and _replay (85 s, 33 s of it at once at -j3): TSan looks for
+#   races, and what those parts drive runs there in the scripts' functional
+#   parts (hostile clients, crashes and restarts included); the untimed
+#   parts of rooms, cluster and netthreads (rooms and nodes ticking on
+#   several threads under load, both service threads at full rate) run.
 TREES := release asan tsan
 dir_release := $(BUILD)
 dir_asan := $(ASAN_BUILD)
@@ -203,7 +208,9 @@ fuzz-test: fuzz-build
 #    100k-boid room for 1,000 ticks on 1, 2 and 7 threads; under ASan its
 #    small variant runs with the light tests) (none measures time: fuzzers
 #    only fuzz less, churn checks memory, while all load the machine);
-# 3. the serial tests, one at a time, build after build.
+# 3. the serial tests, one at a time, build after build: Release's timing
+#    parts, e2e_viewer and test_pool; test_pool alone in the sanitizer
+#    builds, which run the timing parts untimed with their light tests.
 # Each part prints its output when it is done, and how long it took.
 GATE_JOBS ?= 3
 test: build
