@@ -7,6 +7,7 @@ BUILD      ?= build
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
 FUZZ_BUILD ?= build-fuzz
+GCC_BUILD  ?= build-gcc
 # Seconds per fuzz target for `make fuzz`; `make test` fuzzes each for
 # FLOCKD_FUZZ_SECONDS (20 s, tests/fuzz/CMakeLists.txt), two at a time.
 FUZZ_SECONDS ?= 60
@@ -30,9 +31,9 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # clang vectorises the flocking kernel markedly better than gcc-12 (see README).
 CC_PICK = $$(command -v clang || command -v cc)
 
-.PHONY: all deps build run check test release-test asan-test tsan-test fuzz fuzz-test \
-        asan-build tsan-build fuzz-build gate-light gate-load release-light asan-light \
-        tsan-light browser-lane churn-lane fuzz-parallel \
+.PHONY: all deps build run check check-tests test release-test asan-test tsan-test fuzz \
+        fuzz-test asan-build tsan-build fuzz-build gcc-build gate-light gate-load \
+        release-light asan-light tsan-light browser-lane churn-lane fuzz-parallel \
         format format-check bench bench-rooms bench-cluster clean help
 
 all: build
@@ -40,11 +41,13 @@ all: build
 help:
 	@echo "make run      install deps, build, start flockd on http://localhost:8080 (ARGS=... for flags)"
 	@echo "make check    after each change: build, format check, unit and web tests, the"
-	@echo "              integration tests that do not measure time (Release build)"
+	@echo "              integration tests that do not measure time (Release build), and"
+	@echo "              meanwhile the whole tree built with gcc as well (make gcc-build)"
 	@echo "make test     the full gate: every test in Release, again under ASan+UBSan (without"
 	@echo "              bounds on time), the server's threaded tests under TSan, each fuzz"
 	@echo "              target briefly"
 	@echo "make release-test / asan-test / tsan-test / fuzz-test   one build's part of make test"
+	@echo "make gcc-build  every target built with gcc -O0 in $(GCC_BUILD): gcc's warnings fail it"
 	@echo "make bench    flockbench at 1k, 10k, 100k and 300k boids"
 	@echo "make bench-rooms  how many 1k-boid rooms flockd runs before ticks run late"
 	@echo "              (BENCH_ARGS=... e.g. \"--beside 100000 -- --workers 2\")"
@@ -116,6 +119,24 @@ $(FUZZ_BUILD)/CMakeCache.txt:
 fuzz-build: deps $(FUZZ_BUILD)/CMakeCache.txt
 	cmake --build $(FUZZ_BUILD) -j$(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
 
+# Every target (flockd, the tools, the tests) built with gcc, the compiler
+# the other builds do not use (CC_PICK takes clang), so that gcc's warnings
+# (-Werror, as everywhere) fail `make check` too. At -O0, the quickest:
+# about 13 s of CPU; gcc -O1 warns of a "maybe uninitialized" that is not
+# (proto_deflate.c, minimum_redundancy), -O3 takes twice as long. Its
+# output goes to
+# $(GCC_BUILD)/build.log; when it fails, its errors are shown.
+GCC_BUILD_RUN = mkdir -p $(GCC_BUILD) && \
+  { [ -f $(GCC_BUILD)/CMakeCache.txt ] || \
+    cmake -S . -B $(GCC_BUILD) -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=Debug \
+          -DCMAKE_C_FLAGS_DEBUG=-O0; } >$(GCC_BUILD)/build.log 2>&1 && \
+  cmake --build $(GCC_BUILD) -j$(JOBS) -- --no-print-directory >>$(GCC_BUILD)/build.log 2>&1 || \
+  { grep -A4 -E 'error|warning' $(GCC_BUILD)/build.log | head -n 60 || tail -n 30 $(GCC_BUILD)/build.log; \
+    echo "gcc-build: failed; all of it in $(GCC_BUILD)/build.log"; false; }
+
+gcc-build: deps
+	$(call phase,gcc build of every target ($(GCC_BUILD); -O0; a warning fails it),$(GCC_BUILD_RUN))
+
 run: build
 	$(BUILD)/server/flockd --port 8080 --web-root client/web $(ARGS)
 
@@ -170,15 +191,20 @@ serial_part = $(call part,$(1),serial tests (one at a time),-L '^serial$$')
 FUZZ_TESTS = $(call phase,fuzz targets (two at a time),cd $(FUZZ_BUILD) && $(CTEST) -j2 -L '^fuzz$$')
 
 # After each change: the Release build, the format check (quick, so first),
-# the unit and web tests, and the integration tests that do not measure
-# time. Not here: the serial tests, e2e, sanitizers, fuzzing and the
-# longest unit test, test_step_forked_heavy (make test).
+# then the unit and web tests and the integration tests that do not measure
+# time, while the gcc build (gcc-build) compiles beside them: none of those
+# tests measures time, and they leave most of the CPU to it. Not here: the
+# serial tests, e2e, sanitizers, fuzzing and the longest unit test,
+# test_step_forked_heavy (make test).
 CHECK_UNITS = cd $(BUILD) && $(CTEST) -j$(TEST_JOBS) -L '^(unit|web)$$' -E '^test_step_forked_heavy$$'
 CHECK_INTEGRATION = cd $(BUILD) && $(CTEST) -j$(TEST_JOBS) -L '^integration$$' -LE '^serial$$'
 check: build format-check
+	@$(MAKE) --no-print-directory -j2 check-tests gcc-build
+	@echo "make check: passed in $(SINCE_T0)"
+
+check-tests:
 	$(call phase,unit and web tests,$(CHECK_UNITS))
 	$(call phase,integration tests that do not measure time,$(CHECK_INTEGRATION))
-	@echo "make check: passed in $(SINCE_T0)"
 
 # One build's share of `make test`, on its own.
 release-test: build
