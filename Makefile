@@ -7,6 +7,7 @@ BUILD      ?= build
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
 FUZZ_BUILD ?= build-fuzz
+GCC_BUILD  ?= build-gcc
 # Seconds per fuzz target for `make fuzz`; `make test` fuzzes each for
 # FLOCKD_FUZZ_SECONDS (20 s, tests/fuzz/CMakeLists.txt), two at a time.
 FUZZ_SECONDS ?= 60
@@ -33,9 +34,9 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # (server/bench/README.md).
 CC_PICK = $$(command -v clang || command -v cc)
 
-.PHONY: all deps build run check test release-test asan-test tsan-test fuzz fuzz-test \
-        asan-build tsan-build fuzz-build gate-light gate-load release-light asan-light \
-        tsan-light browser-lane churn-lane fuzz-parallel \
+.PHONY: all deps build run check check-tests test release-test asan-test tsan-test fuzz \
+        fuzz-test asan-build tsan-build fuzz-build gcc-build gate-light gate-load \
+        release-light asan-light tsan-light browser-lane churn-lane fuzz-parallel \
         format format-check bench bench-rooms bench-cluster clean help
 
 all: build
@@ -43,10 +44,13 @@ all: build
 help:
 	@echo "make run      install deps, build, start flockd on http://localhost:8080 (ARGS=... for flags)"
 	@echo "make check    after each change: build, format check, unit and web tests, the"
-	@echo "              integration tests that do not measure time (Release build)"
-	@echo "make test     the full gate: every test in Release, again under ASan+UBSan, the server's"
-	@echo "              threaded tests under TSan, each fuzz target briefly"
+	@echo "              integration tests that do not measure time (Release build), and"
+	@echo "              meanwhile the whole tree built with gcc as well (make gcc-build)"
+	@echo "make test     the full gate: every test in Release, again under ASan+UBSan (without"
+	@echo "              bounds on time), the server's threaded tests under TSan, each fuzz"
+	@echo "              target briefly"
 	@echo "make release-test / asan-test / tsan-test / fuzz-test   one build's part of make test"
+	@echo "make gcc-build  every target built with gcc -O0 in $(GCC_BUILD): gcc's warnings fail it"
 	@echo "make bench    flockbench at 1k, 10k, 100k and 300k boids"
 	@echo "make bench-rooms  how many 1k-boid rooms flockd runs before ticks run late"
 	@echo "              (BENCH_ARGS=... e.g. \"--beside 100000 -- --workers 2\")"
@@ -92,17 +96,18 @@ asan-build: deps $(ASAN_BUILD)/CMakeCache.txt
 # the integration tests of the server itself (flockd, hostile, rooms,
 # churn, workers), integration_flockctl and the unit tests that start
 # threads (TSAN_UNITS: the pool, the lobby, steps split over threads);
-# only what they need is built. Left out: integration_examples
-# (its clients take the same server paths as integration_flockd; it runs in
-# Release and under ASan), the timed parts of the scripts other than rooms
-# and cluster (why: at TREES below), the other unit tests (single-threaded), the browser and node
-# tests (e2e_*, web_*). The build's tests carry TSAN_OPTIONS
-# (tests/CMakeLists.txt): a race fails the test, and tests/tsan.supp holds
-# the suppressions.
+# only what they need is built. Left out: integration_examples and the
+# client libraries' tests (pyclient, jsclient, jsexamples: their clients take
+# the same server paths as integration_flockd; they run in Release and under
+# ASan), the untimed parts of flockd, flockctl, hostile
+# and replay (why: at TREES below), the other unit tests (single-threaded),
+# the browser and node tests (e2e_*, web_*). The build's tests carry
+# TSAN_OPTIONS (tests/CMakeLists.txt): a race fails the test, and
+# tests/tsan.supp holds the suppressions.
 TSAN_UNITS := test_pool test_lobby test_stepper test_step_forked
 space := $(subst ,, )
 TSAN_SELECT = -R '^(integration_.+|$(subst $(space),|,$(TSAN_UNITS)))$$' \
-               -E '^(integration_examples(_.+)?|integration_(flockd|flockctl|hostile|replay)_timing)$$'
+               -E '^(integration_(examples|pyclient|jsclient|jsexamples)(_.+)?|integration_(flockd|flockctl|hostile|replay)_untimed)$$'
 
 $(TSAN_BUILD)/CMakeCache.txt:
 	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLOCKD_TSAN=ON \
@@ -117,6 +122,24 @@ $(FUZZ_BUILD)/CMakeCache.txt:
 
 fuzz-build: deps $(FUZZ_BUILD)/CMakeCache.txt
 	cmake --build $(FUZZ_BUILD) -j$(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
+
+# Every target (flockd, the tools, the tests) built with gcc, the compiler
+# the other builds do not use (CC_PICK takes clang), so that gcc's warnings
+# (-Werror, as everywhere) fail `make check` too. At -O0, the quickest:
+# about 13 s of CPU; gcc -O1 warns of a "maybe uninitialized" that is not
+# (proto_deflate.c, minimum_redundancy), -O3 takes twice as long. Its
+# output goes to
+# $(GCC_BUILD)/build.log; when it fails, its errors are shown.
+GCC_BUILD_RUN = mkdir -p $(GCC_BUILD) && \
+  { [ -f $(GCC_BUILD)/CMakeCache.txt ] || \
+    cmake -S . -B $(GCC_BUILD) -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=Debug \
+          -DCMAKE_C_FLAGS_DEBUG=-O0; } >$(GCC_BUILD)/build.log 2>&1 && \
+  cmake --build $(GCC_BUILD) -j$(JOBS) -- --no-print-directory >>$(GCC_BUILD)/build.log 2>&1 || \
+  { grep -A4 -E 'error|warning' $(GCC_BUILD)/build.log | head -n 60 || tail -n 30 $(GCC_BUILD)/build.log; \
+    echo "gcc-build: failed; all of it in $(GCC_BUILD)/build.log"; false; }
+
+gcc-build: deps
+	$(call phase,gcc build of every target ($(GCC_BUILD); -O0; a warning fails it),$(GCC_BUILD_RUN))
 
 run: build
 	$(BUILD)/server/flockd --port 8080 --web-root client/web $(ARGS)
@@ -140,17 +163,21 @@ phase = @echo "== $(1)"; t0=$$(date +%s); $(2) && \
         echo "== $(1): passed in $$(( $$(date +%s) - t0 )) s"
 
 # The builds whose tests run (TREE: release, asan or tsan): folder, name and
-# which of its tests. Left out, to keep `make test` within ten minutes:
+# which of its tests. Bounds on time and rates are asserted in Release
+# only: a sanitizer build runs the timing tests of the integration scripts
+# untimed (NAME_untimed, tests/CMakeLists.txt says why), beside the other
+# light tests, so its serial part is test_pool alone. Left out, to keep
+# `make test` within nine minutes:
 # - under ASan, e2e_viewer and e2e_viewer_timing (50 s alone): they drive
 #   and time the page, which ASan does not instrument; what a browser makes
 #   flockd do (static files, Chromium's WebSocket, commands, joins, a
 #   restart) runs under ASan in e2e_lobby and the integration tests;
-# - under TSan, the timed parts of integration_flockd, _flockctl, _hostile
-#   and _replay (160 s): TSan looks for races, and what those parts drive
-#   runs there in the scripts' functional parts (hostile clients, crashes
-#   and restarts included), while their timings would measure TSan's
-#   slowness; the timed parts of rooms and cluster (rooms and nodes ticking
-#   on several threads under load) and test_pool run.
+# - under TSan, the untimed parts of integration_flockd, _flockctl,
+#   _hostile and _replay (85 s, 33 s of it at once at -j3): TSan looks for
+#   races, and what those parts drive runs there in the scripts' functional
+#   parts (hostile clients, crashes and restarts included); the untimed
+#   parts of rooms, cluster and netthreads (rooms and nodes ticking on
+#   several threads under load, both service threads at full rate) run.
 TREES := release asan tsan
 dir_release := $(BUILD)
 dir_asan := $(ASAN_BUILD)
@@ -168,15 +195,20 @@ serial_part = $(call part,$(1),serial tests (one at a time),-L '^serial$$')
 FUZZ_TESTS = $(call phase,fuzz targets (two at a time),cd $(FUZZ_BUILD) && $(CTEST) -j2 -L '^fuzz$$')
 
 # After each change: the Release build, the format check (quick, so first),
-# the unit and web tests, and the integration tests that do not measure
-# time. Not here: the serial tests, e2e, sanitizers, fuzzing and the
-# longest unit test, test_step_forked_heavy (make test).
+# then the unit and web tests and the integration tests that do not measure
+# time, while the gcc build (gcc-build) compiles beside them: none of those
+# tests measures time, and they leave most of the CPU to it. Not here: the
+# serial tests, e2e, sanitizers, fuzzing and the longest unit test,
+# test_step_forked_heavy (make test).
 CHECK_UNITS = cd $(BUILD) && $(CTEST) -j$(TEST_JOBS) -L '^(unit|web)$$' -E '^test_step_forked_heavy$$'
 CHECK_INTEGRATION = cd $(BUILD) && $(CTEST) -j$(TEST_JOBS) -L '^integration$$' -LE '^serial$$'
 check: build format-check
+	@$(MAKE) --no-print-directory -j2 check-tests gcc-build
+	@echo "make check: passed in $(SINCE_T0)"
+
+check-tests:
 	$(call phase,unit and web tests,$(CHECK_UNITS))
 	$(call phase,integration tests that do not measure time,$(CHECK_INTEGRATION))
-	@echo "make check: passed in $(SINCE_T0)"
 
 # One build's share of `make test`, on its own.
 release-test: build
@@ -206,7 +238,9 @@ fuzz-test: fuzz-build
 #    100k-boid room for 1,000 ticks on 1, 2 and 7 threads; under ASan its
 #    small variant runs with the light tests) (none measures time: fuzzers
 #    only fuzz less, churn checks memory, while all load the machine);
-# 3. the serial tests, one at a time, build after build.
+# 3. the serial tests, one at a time, build after build: Release's timing
+#    parts, e2e_viewer and test_pool; test_pool alone in the sanitizer
+#    builds, which run the timing parts untimed with their light tests.
 # Each part prints its output when it is done, and how long it took.
 GATE_JOBS ?= 3
 test: build

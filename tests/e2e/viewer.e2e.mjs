@@ -261,7 +261,6 @@ async function functionalChecks(browser, consoleLog) {
     assert(t0 && t0.x === target.x && t0.y === target.y, 'group 0\'s target moved');
   });
 
-  await sleep(2500); // let the sparklines grow a little for the picture
   await check(`screenshot saved to ${screenshotPath}`, async () => {
     mkdirSync(dirname(screenshotPath), { recursive: true });
     await page.screenshot({ path: screenshotPath });

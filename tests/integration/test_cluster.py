@@ -13,7 +13,8 @@ current parameters, that joins of new rooms in quick succession spread
 over the nodes, and that garbled or hostile messages on a room's subjects
 are rejected and counted.
 
-Usage: test_cluster.py FLOCKD_BINARY FLOCKCTL_BINARY [--functional | --timing] [TEST_NAME...]
+Usage: test_cluster.py FLOCKD_BINARY FLOCKCTL_BINARY [--functional | --timing] [--untimed]
+       [TEST_NAME...]
 The last line is "N passed, N failed".
 """
 
@@ -37,6 +38,7 @@ FLOCKCTL = arg(1, "build/client/cli/flockctl")
 SUITE = Suite(timeout=180)
 test = SUITE.test
 timing = SUITE.timing
+timely = SUITE.assert_timely
 NODES = ("n1", "n2", "n3")
 
 
@@ -205,7 +207,8 @@ async def viewers_on_every_node_get_frames_at_the_snapshot_rate():
         for node, v, s in zip(nodes, viewers, start):
             ticks = [snap["tick"] for _, snap in v.snapshots[s:]]
             rate = len(ticks) / 5
-            assert rate >= 18, (node.port, rate)
+            assert rate > 0, (node.port, "no frames")
+            timely(rate >= 18, (node.port, rate))
             assert ticks == sorted(ticks) and len(set(ticks)) == len(ticks), ticks
         for v in viewers:
             await v.close()
@@ -432,7 +435,7 @@ async def kill_9_of_the_owner_moves_its_rooms_within_2_seconds():
         for v, k in zip(viewers, counts):
             await v.wait_for(lambda v=v, k=k: len(v.snapshots) > k, 5)
         first = [v.snapshots[k][0] - t_kill for v, k in zip(viewers, counts)]
-        assert max(first) <= 2.0, first
+        timely(max(first) <= 2.0, first)
         new_owner = (await settled(others, not_on=owner_id))["default"]
         assert new_owner != owner_id, new_owner
         # The viewers kept their connection and the room goes on.

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Integration tests: flockctl (client/cli) against a real flockd.
 
-Usage: test_flockctl.py FLOCKD_BINARY FLOCKCTL_BINARY [--functional | --timing] [TEST_NAME...]
+Usage: test_flockctl.py FLOCKD_BINARY FLOCKCTL_BINARY [--functional | --timing] [--untimed]
+       [TEST_NAME...]
 Each test starts its own flockd on an ephemeral loopback port and runs
 flockctl subcommands against it, checking their output and exit status:
 send (acks, refusals, stdin, timeouts), watch, record + dump (checked against
@@ -9,7 +10,7 @@ this harness's own snapshot decoder, and its csv and jsonl formats against
 the default one), load, each of them in a room joined with a role, password
 or admin token (and refused joins), and the usage errors and --help of
 every subcommand. Rates are compared with the server's configured
-snapshot rate with a tolerance that also holds for sanitizer builds. The
+snapshot rate (not in an --untimed run, as sanitizer builds make). The
 last line is "N passed, N failed".
 """
 
@@ -32,6 +33,7 @@ HZ = 20
 SUITE = Suite(timeout=120)
 test = SUITE.test
 timing = SUITE.timing
+timely = SUITE.assert_timely
 
 
 def flockctl(*args, stdin=None, timeout=60):
@@ -166,9 +168,10 @@ def watch_prints_a_line_per_second_with_rates_boids_and_polarization():
             assert 0 <= ln["polarization"] <= 1
         # The first second includes connecting; the others are steady.
         for ln in lines[1:]:
-            assert 0.75 * HZ <= ln["snapshots_per_s"] <= 1.25 * HZ, ln
+            assert ln["snapshots_per_s"] > 0 and ln["bytes_per_s"] > 0, ln
+            timely(0.75 * HZ <= ln["snapshots_per_s"] <= 1.25 * HZ, ln)
             size = 44 + 5 + 5 * 300
-            assert 0.75 * HZ * size <= ln["bytes_per_s"] <= 1.25 * HZ * size, ln
+            timely(0.75 * HZ * size <= ln["bytes_per_s"] <= 1.25 * HZ * size, ln)
         assert lines[0]["tick"] < lines[1]["tick"] < lines[2]["tick"]
 
 
@@ -180,7 +183,8 @@ def watch_takes_version_2_by_default_and_prints_bytes_per_boid():
         lines = json_lines(out)
         assert all(ln["protocol"] == 2 and ln["boids"] == 2000 for ln in lines), lines
         for ln in lines[1:]:
-            assert 0.75 * HZ <= ln["snapshots_per_s"] <= 1.25 * HZ, ln
+            assert ln["snapshots_per_s"] > 0, ln
+            timely(0.75 * HZ <= ln["snapshots_per_s"] <= 1.25 * HZ, ln)
             # Deltas: far below version 1's 5 bytes per boid (PROTOCOL.md 11).
             assert 0 < ln["bytes_per_boid"] < 3.0, ln
             assert ln["hash_mismatches"] == 0 and ln["refused"] == 0, ln
@@ -238,7 +242,8 @@ def record_then_dump_gives_every_snapshot_decoded_with_its_arrival_time():
         records = read_recording(path)
         assert records[0][1] == 2 and json.loads(records[0][2])["type"] == "welcome"
         snaps = [r for r in records if r[1] == 1]
-        assert summary["snapshots"] == len(snaps) >= 1.5 * HZ, (summary, len(snaps))
+        assert summary["snapshots"] == len(snaps) > 0, (summary, len(snaps))
+        timely(len(snaps) >= 1.5 * HZ, len(snaps))
 
         rc, out, err = flockctl("dump", path)
         assert rc == 0, (rc, err)
@@ -251,7 +256,8 @@ def record_then_dump_gives_every_snapshot_decoded_with_its_arrival_time():
         for (arrival, _, raw), s in zip(snaps, dumped):
             ref = decode_snapshot(raw)
             assert s["arrival_us"] == arrival and s["size"] == len(raw)
-            assert 0 <= arrival - s["server_time_us"] < 2_000_000
+            assert arrival >= s["server_time_us"], (arrival, s["server_time_us"])
+            timely(arrival - s["server_time_us"] < 2_000_000, (arrival, s["server_time_us"]))
             assert s["tick"] == ref["tick"] and s["epoch"] == ref["epoch"]
             assert s["boid_count"] == len(s["boids"]) == 200
             assert s["width"] == 1600 and s["height"] == 1000 and s["wrap"] is True
@@ -345,12 +351,14 @@ def load_reports_the_configured_snapshot_rate_for_every_client():
         assert s["protocol"] == 1 and s["bytes_per_boid"] > 5.0, s
         assert list(s)[:len(LOAD_KEYS)] == LOAD_KEYS, list(s)
         assert s["clients"] == 50 and s["connected"] == 50 and s["failures"] == 0, s
-        assert 0.85 * HZ <= s["client_rate_p50"] <= 1.1 * HZ, s
-        assert s["client_rate_p1"] >= 0.6 * HZ, s
-        assert 0.85 * 50 * HZ <= s["frames_per_s"] <= 1.1 * 50 * HZ, s
+        assert s["client_rate_p1"] > 0 and s["frames_per_s"] > 0 and s["mb_per_s"] > 0, s
+        timely(0.85 * HZ <= s["client_rate_p50"] <= 1.1 * HZ, s)
+        timely(s["client_rate_p1"] >= 0.6 * HZ, s)
+        timely(0.85 * 50 * HZ <= s["frames_per_s"] <= 1.1 * 50 * HZ, s)
         size = 44 + 5 + 5 * 2000
-        assert s["mb_per_s"] >= 0.8 * 50 * HZ * size / 1e6, s
-        assert 0 <= s["age_ms_p50"] <= s["age_ms_p99"] < 1000, s
+        timely(s["mb_per_s"] >= 0.8 * 50 * HZ * size / 1e6, s)
+        assert 0 <= s["age_ms_p50"] <= s["age_ms_p99"], s
+        timely(s["age_ms_p99"] < 1000, s)
         assert s["bad_frames"] == 0
 
 
@@ -361,8 +369,13 @@ def load_takes_version_2_by_default_at_the_same_rate_in_fewer_bytes():
         assert rc == 0, (rc, out, err)
         s = json.loads(out[-1])
         assert s["protocol"] == 2 and s["connected"] == 50 and s["failures"] == 0, s
-        assert 0.85 * HZ <= s["client_rate_p50"] <= 1.1 * HZ, s
-        assert s["bad_frames"] == 0 and s["key_frames"] >= 1, s
+        assert s["client_rate_p50"] > 0, s
+        timely(0.85 * HZ <= s["client_rate_p50"] <= 1.1 * HZ, s)
+        assert s["bad_frames"] == 0, s
+        # load counts only what comes in its window, after every client has
+        # connected: the clients' first frames, key frames, come in it when
+        # they come after the last connect, which is a matter of timing.
+        timely(s["key_frames"] >= 1, s)
         assert 0 < s["bytes_per_boid"] < 3.0, s
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Integration tests: a real flockd, driven by python3-websockets clients.
 
-Usage: test_flockd.py FLOCKD_BINARY [--functional | --timing] [TEST_NAME...]
+Usage: test_flockd.py FLOCKD_BINARY [--functional | --timing] [--untimed] [TEST_NAME...]
 Each test starts its own flockd on an ephemeral loopback port. The last
 line is "N passed, N failed".
 """
@@ -20,6 +20,7 @@ FLOCKD = arg(0, "build/server/flockd")
 SUITE = Suite(timeout=60)
 test = SUITE.test
 timing = SUITE.timing
+timely = SUITE.assert_timely
 
 
 def centroid_distance(snap, group, tx, ty):
@@ -57,7 +58,7 @@ async def snapshots_arrive_at_the_configured_rate_and_decode():
         n0 = len(c.snapshots)
         await asyncio.sleep(3.0)
         rate = (len(c.snapshots) - n0) / 3.0
-        assert 18.5 <= rate <= 21.5, rate
+        timely(18.5 <= rate <= 21.5, rate)
         snap = c.snapshots[-1][1]
         assert len(snap["boids"]) == 500
         assert len(snap["raw"]) == 44 + 5 + 5 * 500  # header, one group run, 5 B/boid
@@ -238,7 +239,8 @@ async def clients_that_never_read_neither_grow_memory_nor_delay_others():
         await asyncio.sleep(8)
         rate = (len(c.snapshots) - n0) / 8
         rss1 = d.rss_kib()
-        assert rate >= 0.95 * base and base > 5, (base, rate)
+        assert rate > 0, "the watcher got nothing while they were stuck"
+        timely(rate >= 0.95 * base and base > 5, (base, rate))
         # A stuck client holds at most one partly written 10 KB frame.
         assert rss1 - rss0 < 20 * 64 + 4096, (rss0, rss1)
         _, _, metrics = d.http("/metrics")
@@ -305,7 +307,8 @@ async def oversized_messages_close_with_1009_and_the_room_keeps_ticking():
         assert bad.ws.close_code == 1009, bad.ws.close_code
         n0 = len(watcher.snapshots)
         await asyncio.sleep(1)
-        assert len(watcher.snapshots) - n0 >= 18
+        assert len(watcher.snapshots) > n0, "the room stopped"
+        timely(len(watcher.snapshots) - n0 >= 18, len(watcher.snapshots) - n0)
         await watcher.close()
 
 

@@ -1,14 +1,16 @@
 #!/usr/bin/python3
 """Hostile clients against a real flockd, with a well-behaved viewer watching.
 
-Usage: test_hostile.py FLOCKD_BINARY [--functional | --timing] [TEST_NAME...]
+Usage: test_hostile.py FLOCKD_BINARY [--functional | --timing] [--untimed] [TEST_NAME...]
 Each test starts its own flockd, measures a viewer over a quiet baseline
 window, then again while one kind of abuse runs, and checks that the abuser
 gets the reply or close code proto/PROTOCOL.md gives, that the room keeps
 its tick rate, that the viewer keeps its frame rate and snapshot age, that
 memory stays bounded and that the server is healthy afterwards. Every bound
-is relative to the baseline of the same run, so slow (sanitizer) builds
-pass too. The last line is "N passed, N failed".
+on time is relative to the baseline of the same run. --untimed (what
+sanitizer builds run, beside other tests) measures no window: the attacks,
+their replies, memory and health are checked, and that the viewer is still
+served. The last line is "N passed, N failed".
 """
 
 import asyncio
@@ -27,6 +29,7 @@ FLOCKD = arg(0, "build/server/flockd")
 SUITE = Suite(timeout=120)
 test = SUITE.test
 timing = SUITE.timing
+timely = SUITE.assert_timely
 
 BOIDS = "2000"
 
@@ -268,7 +271,17 @@ class Window:
         return self
 
 
-async def baseline(viewer, seconds=2.0):
+# The windows' lengths. The viewer gets 20 frames a second: a window counts
+# them to within one, 5 % of a 1 s baseline and 2.5 % of a 2 s attack
+# window, well inside the 10 % the frame rate may drop; the tick rate is
+# read from the server's own times, exact in any window; the p99 of the
+# snapshots' age may grow 3 times or by 50 ms, far beyond what one window
+# more or less of frames moves it.
+BASELINE_SECONDS = 1.0
+ATTACK_SECONDS = 2.0
+
+
+async def baseline(viewer, seconds=BASELINE_SECONDS):
     await asyncio.sleep(0.3)  # past the first snapshots after connecting
     w = Window(viewer)
     await asyncio.sleep(seconds)
@@ -288,10 +301,13 @@ def assert_unaffected(name, base, att, ticking=True):
     assert att.p99 < max(3 * base.p99, base.p99 + 0.05), (name, base.p99, att.p99)
 
 
-async def under_attack(d, viewer, name, attack, seconds=3.0, ticking=True):
+async def under_attack(d, viewer, name, attack, seconds=ATTACK_SECONDS, ticking=True):
     """Runs `attack` (a blocking function, in a thread) while measuring the
     viewer; the window lasts at least `seconds`. Returns (result, RSS
-    growth in KiB)."""
+    growth in KiB). --untimed: no windows; the viewer must still get a
+    snapshot after the attack."""
+    if SUITE.untimed:
+        return await attacked(d, viewer, name, attack)
     base = await baseline(viewer)
     rss0 = d.rss_kib()
     w = Window(viewer)
@@ -303,6 +319,17 @@ async def under_attack(d, viewer, name, attack, seconds=3.0, ticking=True):
     growth = d.rss_kib() - rss0
     print(f"  {name}: RSS growth {growth} KiB", flush=True)
     assert_unaffected(name, base, att, ticking)
+    return result, growth
+
+
+async def attacked(d, viewer, name, attack):
+    """under_attack without its windows."""
+    await asyncio.sleep(0.3)  # past the first snapshots after connecting
+    rss0 = d.rss_kib()
+    result = await asyncio.to_thread(attack)
+    growth = d.rss_kib() - rss0
+    print(f"  {name}: RSS growth {growth} KiB", flush=True)
+    await viewer.next_snapshot(viewer.snapshots[-1][1]["tick"], timeout=10)
     return result, growth
 
 
@@ -343,7 +370,7 @@ async def binary_frames_of_every_size_get_bad_json_and_change_nothing():
 
         def attack():
             got = []
-            deadline = time.time() + 3
+            deadline = time.time() + ATTACK_SECONDS
             while time.time() < deadline:
                 got += asyncio.run_coroutine_threadsafe(send_binaries(), loop).result(10)
             return got
@@ -444,7 +471,7 @@ async def hostile_json_gets_the_error_codes_of_the_protocol_and_changes_nothing(
         rounds = []
 
         def attack():
-            deadline = time.time() + 3
+            deadline = time.time() + ATTACK_SECONDS
             while time.time() < deadline:
                 raw.send(msgs)
                 rounds.append([r["code"] for r in raw.replies(len(NESTED))])
@@ -605,8 +632,9 @@ async def a_client_flooding_past_its_rate_limit_is_refused_then_closed_with_1008
         assert len(acks) + len(limited) == len(got), [r for r in got if r not in acks + limited][:3]
         # The bucket holds `burst` commands (plus what refills meanwhile); the
         # rest is refused until the client has been refused about `burst` times.
-        assert burst <= len(acks) <= burst + rate, len(acks)
-        assert burst <= len(limited) <= 2 * burst + rate, len(limited)
+        assert burst <= len(acks) and burst <= len(limited), (len(acks), len(limited))
+        timely(len(acks) <= burst + rate and len(limited) <= 2 * burst + rate,
+               (len(acks), len(limited)))
         assert [r["id"] for r in got] == list(range(len(got))), "replies out of order"
         assert growth < RSS_BOUND_KIB, growth
         await assert_healthy(d)
@@ -618,6 +646,15 @@ def limit_hits(d, name):
     _, _, body = d.http("/metrics")
     key = 'flockd_limit_hits_total{limit="%s"} ' % name
     return int(next(l for l in body.splitlines() if l.startswith(key)).split()[1])
+
+
+def wait_for_limit_hits(d, name, count, timeout):
+    """Waits until limit NAME has been hit `count` times; fails after
+    `timeout` seconds."""
+    deadline = time.time() + timeout
+    while (hits := limit_hits(d, name)) < count:
+        assert time.time() < deadline, (name, hits, count)
+        time.sleep(0.1)
 
 
 def refused_handshake(port, origin=None):
@@ -769,13 +806,13 @@ async def a_hundred_clients_that_never_read_are_dropped_without_growing_memory()
                           b"Sec-WebSocket-Version: 13\r\n\r\n")
                 idle.append(s)
 
+        # The window spans their being stuck and dropped (--stale-timeout 2).
         _, growth = await under_attack(d, viewer, "100 clients never reading", attack, seconds=6)
         # A stuck client holds at most one partly written 10 KB snapshot and
         # its session buffers; 100 of them stay well under 16 MiB.
         assert growth < 16384, growth
-        _, _, metrics = await asyncio.to_thread(d.http, "/metrics")
-        stale = [l for l in metrics.splitlines() if l.startswith('flockd_limit_hits_total{limit="stale"}')]
-        assert stale and int(stale[0].split()[1]) >= 100, stale
+        # Dropped within the window; an --untimed run gives them 10 s more.
+        await asyncio.to_thread(wait_for_limit_hits, d, "stale", 100, 10 if SUITE.untimed else 0)
         for s in idle:
             s.close()
         await assert_healthy(d)
@@ -1151,7 +1188,10 @@ async def a_client_that_sends_commands_but_never_answers_pings_is_not_idle():
         print(f"  busy client alive {busy_s:.1f} s; silent one closed after {silent_s:.1f} s",
               flush=True)
         assert busy_s > 4.5, busy_s
-        assert silent_s < 6, silent_s  # the rule stays for connections that send nothing
+        # The rule stays for connections that send nothing: closed (before
+        # RawWS's 10 s timeout), about 2 s after their last pong was due.
+        assert silent_s < 9, silent_s
+        timely(silent_s < 6, silent_s)
         await assert_healthy(d)
 
 

@@ -4,11 +4,13 @@ server/store/README.md): a real flockd on loopback with
 --record and --checkpoint-dir, driven by python3-websockets clients, and
 `flockd --replay` on what it wrote.
 
-Usage: test_replay.py FLOCKD_BINARY [--full] [TEST_NAME...]
+Usage: test_replay.py FLOCKD_BINARY [--full] [--functional | --timing] [--untimed]
+       [TEST_NAME...]
 
 The main test drives a room with random valid commands from 3 clients,
 kills flockd with SIGKILL half way, restarts it on the same directories
-(the room must be back within 1 s, no older than one checkpoint interval),
+(the room must be back within 1 s, no older than one checkpoint interval;
+bounds an --untimed run, as sanitizer builds make, leaves out),
 drives it on, then stops it with SIGTERM, restarts it again (nothing acked
 may be lost) and replays the whole log with --verify: every recorded hash,
 the restore from the checkpoint, and the final hash must match. By default
@@ -40,6 +42,7 @@ if FULL:
 SUITE = Suite(timeout=600 if FULL else 240)
 test = SUITE.test
 timing = SUITE.timing
+timely = SUITE.assert_timely
 
 BOIDS = 10000 if FULL else 2000
 COMMANDS = 1000 if FULL else 300
@@ -224,8 +227,8 @@ async def a_room_recorded_through_a_crash_and_a_restart_replays_and_verifies():
         back = c.welcome["tick"]
         print(f"FIGURES restart after SIGKILL: welcome after {took * 1000:.0f} ms at tick "
               f"{back} (last ack {last_tick}, interval {EVERY} s)", flush=True)
-        assert took <= 1.0, took
-        assert back >= last_tick - TICK_HZ * (EVERY + 0.5), (back, last_tick)
+        timely(took <= 1.0, took)
+        timely(back >= last_tick - TICK_HZ * (EVERY + 0.5), (back, last_tick))
         assert any("restored at tick" in line for line in d.stderr), d.stderr
         await c.close()
 

@@ -3,7 +3,7 @@
 §6.1, §6.2, §6.4, §7, §10): a real flockd on loopback, python3-websockets
 clients.
 
-Usage: test_rooms.py FLOCKD_BINARY [--functional | --timing] [TEST_NAME...]
+Usage: test_rooms.py FLOCKD_BINARY [--functional | --timing] [--untimed] [TEST_NAME...]
 Each test starts its own flockd on an ephemeral loopback port. The timing
 test prints its measurements on lines starting with "FIGURES". The last
 line is "N passed, N failed".
@@ -21,6 +21,7 @@ FLOCKD = arg(0, "build/server/flockd")
 SUITE = Suite(timeout=120)
 test = SUITE.test
 timing = SUITE.timing
+timely = SUITE.assert_timely
 
 ADMIN_ONLY = ("obstacle_clear", "spawn", "despawn", "params", "pause", "resume", "step",
               "reset", "kick")
@@ -550,7 +551,9 @@ async def commands_past_the_burst_are_rate_limited_in_turn_and_abuse_closes_with
         assert [r["id"] for r in c.replies] == list(range(1, 27)), c.replies
         kinds = [r["type"] if r["type"] == "ack" else r["code"] for r in c.replies]
         assert set(kinds) <= {"ack", "rate_limited"}, kinds
-        assert kinds[:20] == ["ack"] * 20 and 20 <= kinds.count("ack") <= 22, kinds
+        assert kinds[:20] == ["ack"] * 20, kinds
+        # What refills while the 26 are read: 2 a second.
+        timely(kinds.count("ack") <= 22, kinds)
         acked = [r["obstacle"] for r in c.replies if r["type"] == "ack"]
         s = await settled(c)
         assert obstacle_ids(s) == acked, (s["obstacles"], acked)
@@ -858,8 +861,9 @@ async def timing_a_1k_room_keeps_time_beside_a_100k_room():
               f"{big_hz:.1f} ticks/s of {tick_hz:g}; "
               f"tick overruns +{(over1 or 0) - (over0 or 0):.0f} in {time.time() - t0:.1f} s",
               flush=True)
-        assert rate >= 0.9 * hz, rate
-        assert max(small) < 1000 / tick_hz, small
+        assert rate > 0, "the small room sent nothing"
+        timely(rate >= 0.9 * hz, rate)
+        timely(max(small) < 1000 / tick_hz, small)
         await c.close()
 
 
