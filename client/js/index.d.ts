@@ -243,6 +243,7 @@ export declare class Client {
   stats(args?: Record<string, never>, options?: CommandOptions): Promise<Ack & { stats: RoomStats }>;
   goto(args: { tick: number }, options?: CommandOptions): Promise<Ack>;
   join(args: JoinArgs, options?: CommandOptions): Promise<JoinAck>;
+  view(args: { x: number; y: number; w: number; h: number; px?: number; budget?: number }, options?: CommandOptions): Promise<Ack & { shift: number; sample: number; rect: number[]; boids: number; bytes: number; rate: number }>;
 }
 
 export declare function connect(url: string, options?: ClientOptions): Promise<Client>;
