@@ -47,7 +47,8 @@ static void axis_tiles(double at, double len, double margin, double size, uint32
                        uint32_t *first, uint32_t *count)
 {
     double tile = size / n;
-    int64_t a = (int64_t)floor((at - margin) / tile), b = (int64_t)floor((at + len + margin) / tile);
+    int64_t a = (int64_t)floor((at - margin) / tile),
+            b = (int64_t)floor((at + len + margin) / tile);
     if (!wrap) {
         a = a < 0 ? 0 : a;
         b = b >= (int64_t)n ? (int64_t)n - 1 : b;
