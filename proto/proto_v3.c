@@ -230,51 +230,28 @@ static void stayer_codes(struct proto_v3_encoder *e, const struct proto_v3_tile 
     }
 }
 
-/* The value of entry k of a stream: a u16 or a u8 array. */
-static uint32_t value_at(const uint16_t *w, const uint8_t *b, uint32_t k)
-{
-    return w ? w[k] : b[k];
-}
-
-/* Bits of the stream's values (those whose ctx is c, every one when ctx
- * is NULL) coded with parameter r; *n and *sum: how many, their sum. */
-static uint64_t rice_cost(const uint16_t *w, const uint8_t *b, uint32_t n, const uint8_t *ctx,
-                          unsigned c, unsigned r, uint32_t *count, uint64_t *sum)
-{
-    uint64_t bits = 0, total = 0;
-    uint32_t m = 0;
-    for (uint32_t k = 0; k < n; k++) {
-        if (ctx && ctx[k] != c)
-            continue;
-        uint32_t v = value_at(w, b, k);
-        bits += pv3_rice_bits(v, r);
-        total += v;
-        m++;
-    }
-    *count = m;
-    *sum = total;
-    return bits;
-}
-
-/* The Rice parameter (0..15) that codes the stream's values in the fewest
- * bits among those around log2 of their mean (where the best one lies for
- * the geometric spread of residuals). */
-static unsigned best_k(const uint16_t *w, const uint8_t *b, uint32_t n, const uint8_t *ctx,
-                       unsigned c)
-{
+/* A stream's values summed shifted by each Rice parameter: what coding
+ * them with parameter k costs is count (k + 1) + shifted[k] bits (an
+ * escape aside), so one pass finds the best parameter. */
+struct rice_sums {
     uint32_t count;
-    uint64_t sum;
-    uint64_t at0 = rice_cost(w, b, n, ctx, c, 0, &count, &sum);
-    unsigned k0 = 0;
-    while (k0 < PV3_RICE_K - 1 && (uint64_t)count << (k0 + 1) <= sum)
-        k0++; /* 2^(k0 + 1) <= the mean */
+    uint64_t shifted[PV3_RICE_K];
+};
+
+static inline void rice_add(struct rice_sums *r, uint32_t v)
+{
+    r->count++;
+    for (unsigned k = 0; k < PV3_RICE_K; k++)
+        r->shifted[k] += v >> k;
+}
+
+/* The parameter that codes the values summed in r in the fewest bits. */
+static unsigned rice_best(const struct rice_sums *r)
+{
     unsigned best = 0;
-    uint64_t least = at0;
-    for (unsigned r = k0 ? k0 - 1 : 1; r <= k0 + 1 && r < PV3_RICE_K; r++) {
-        uint64_t bits = r ? rice_cost(w, b, n, ctx, c, r, &count, &sum) : at0;
-        if (bits < least)
-            best = r, least = bits;
-    }
+    for (unsigned k = 1; k < PV3_RICE_K; k++)
+        if ((uint64_t)r->count * k + r->shifted[k] < (uint64_t)r->count * best + r->shifted[best])
+            best = k;
     return best;
 }
 
@@ -284,20 +261,25 @@ static size_t put_bits(struct proto_v3_encoder *e, uint32_t l, uint32_t s)
 {
     struct pv3_bits w = {.p = e->bits, .start = e->bits};
     if (l) {
-        unsigned kl = best_k(e->gaps, NULL, l, NULL, 0);
+        struct rice_sums gaps = {0};
+        for (uint32_t j = 0; j < l; j++)
+            rice_add(&gaps, e->gaps[j]);
+        unsigned kl = rice_best(&gaps);
         pv3_put_bits(&w, kl, 4);
         for (uint32_t j = 0; j < l; j++)
             pv3_put_rice(&w, e->gaps[j], kl);
     }
-    unsigned k[3][2];
-    for (unsigned c = 0; c < 2; c++) {
-        k[0][c] = best_k(e->zx, NULL, s, e->ctx, c);
-        k[1][c] = best_k(e->zy, NULL, s, e->ctx, c);
-        k[2][c] = best_k(NULL, e->zh, s, e->ctx, c);
+    struct rice_sums sums[3][2] = {{{0}}};
+    for (uint32_t i = 0; i < s; i++) {
+        unsigned c = e->ctx[i];
+        rice_add(&sums[0][c], e->zx[i]);
+        rice_add(&sums[1][c], e->zy[i]);
+        rice_add(&sums[2][c], e->zh[i]);
     }
+    unsigned k[3][2];
     for (int f = 0; f < 3; f++)
         for (unsigned c = 0; c < 2; c++)
-            pv3_put_bits(&w, k[f][c], 4);
+            pv3_put_bits(&w, k[f][c] = rice_best(&sums[f][c]), 4);
     for (uint32_t i = 0; i < s; i++) {
         unsigned c = e->ctx[i];
         pv3_put_rice(&w, e->zx[i], k[0][c]);

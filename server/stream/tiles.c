@@ -66,16 +66,36 @@ static unsigned bits_for(uint64_t v)
     return n;
 }
 
+/* One pass of a radix sort of key[0..n) by the DIGIT bits from `shift`
+ * into out (stable), with idx (if any) moved along into idx_out. */
+enum { DIGIT = 11, BUCKETS = 1 << DIGIT };
+static void radix_pass(const uint64_t *key, const uint32_t *idx, uint32_t n, unsigned shift,
+                       uint32_t *count, uint64_t *out, uint32_t *idx_out)
+{
+    memset(count, 0, (BUCKETS + 1) * sizeof *count);
+    for (uint32_t i = 0; i < n; i++)
+        count[(key[i] >> shift & (BUCKETS - 1)) + 1]++;
+    for (int d = 0; d < BUCKETS; d++)
+        count[d + 1] += count[d];
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t at = count[key[i] >> shift & (BUCKETS - 1)]++;
+        out[at] = key[i];
+        if (idx)
+            idx_out[at] = idx[i];
+    }
+}
+
 /*
  * perm[0..n): 0..n-1 ordered by (tile[i], id[i]): a radix sort of the
  * keys tile << idbits | id, 11 bits a pass (a 250,000-boid room's keys
- * take three passes over contiguous keys). scratch holds n entries. False
- * if the keys cannot be allocated.
+ * take three passes). When the key and the index fit 64 bits together
+ * (always but for ids past 2^26 in the biggest rooms) the index rides in
+ * the key's low bits and each pass moves one array; else beside it.
+ * scratch holds n entries. False if memory runs out.
  */
 static bool sort_by_tile_id(const uint32_t *id, const uint32_t *tile, uint32_t n, uint32_t ntiles,
                             uint32_t *perm, uint32_t *scratch)
 {
-    enum { DIGIT = 11, BUCKETS = 1 << DIGIT };
     uint64_t *key = malloc(((size_t)n + 1) * 8), *key2 = malloc(((size_t)n + 1) * 8);
     uint32_t *count = malloc((BUCKETS + 1) * sizeof *count);
     if (!key || !key2 || !count) {
@@ -86,28 +106,23 @@ static bool sort_by_tile_id(const uint32_t *id, const uint32_t *tile, uint32_t n
     for (uint32_t i = 0; i < n; i++)
         most = id[i] > most ? id[i] : most;
     unsigned idbits = bits_for(most), total = idbits + bits_for(ntiles);
+    unsigned low = total + bits_for(n) <= 64 ? bits_for(n) : 0; /* the index's bits in the key */
     for (uint32_t i = 0; i < n; i++) {
-        key[i] = (uint64_t)tile[i] << idbits | id[i];
+        key[i] = ((uint64_t)tile[i] << idbits | id[i]) << low | (low ? i : 0);
         perm[i] = i;
     }
-    uint32_t *idx = perm, *idx2 = scratch;
-    for (unsigned shift = 0; shift < total; shift += DIGIT) {
-        memset(count, 0, (BUCKETS + 1) * sizeof *count);
-        for (uint32_t i = 0; i < n; i++)
-            count[(key[i] >> shift & (BUCKETS - 1)) + 1]++;
-        for (int d = 0; d < BUCKETS; d++)
-            count[d + 1] += count[d];
-        for (uint32_t i = 0; i < n; i++) {
-            uint32_t at = count[key[i] >> shift & (BUCKETS - 1)]++;
-            key2[at] = key[i];
-            idx2[at] = idx[i];
-        }
+    uint32_t *idx = low ? NULL : perm, *idx2 = scratch;
+    for (unsigned shift = low; shift < low + total; shift += DIGIT) {
+        radix_pass(key, idx, n, shift, count, key2, idx2);
         uint64_t *k = key;
         key = key2, key2 = k;
         uint32_t *x = idx;
-        idx = idx2, idx2 = x;
+        idx = low ? NULL : idx2, idx2 = x;
     }
-    if (idx != perm)
+    if (low)
+        for (uint32_t k = 0; k < n; k++)
+            perm[k] = (uint32_t)(key[k] & ((1ull << low) - 1u));
+    else if (idx != perm)
         memcpy(perm, idx, (size_t)n * sizeof *perm);
     free(key), free(key2), free(count);
     return true;
@@ -245,10 +260,41 @@ uint64_t tiles_state_count_rect(const struct tilestate *s, uint32_t tx, uint32_t
     return n;
 }
 
-static int8_t velocity_step(float v, float vscale)
+/* A velocity in steps of a field's mean (1 / inv_vscale units/s each),
+ * rounded, within -127..127. */
+static int8_t velocity_step(float v, float inv_vscale)
 {
-    float q = roundf(v / vscale);
-    return (int8_t)(q > 127.0f ? 127 : q < -127.0f ? -127 : !(q == q) ? 0 : q);
+    float q = v * inv_vscale;
+    q = q > 127.0f ? 127.0f : q < -127.0f ? -127.0f : q == q ? q : 0.0f;
+    return (int8_t)(q + (q >= 0.0f ? 0.5f : -0.5f));
+}
+
+/* A boid as a tile holds it, packed so that putting the boids in tile
+ * order reads one record a boid rather than one line of each array. */
+struct rec {
+    uint32_t id;
+    uint16_t qx, qy;
+    uint8_t heading, group;
+    int8_t vx, vy;
+};
+
+/* The world's boids as records, in world order, and each one's tile. */
+static void make_recs(const struct tiles_input *in, struct rec *rec, uint32_t *tile)
+{
+    const struct sim_view *w = in->world;
+    const struct tiles_grid *g = in->grid;
+    float inv = 1.0f / g->vscale;
+    for (uint32_t i = 0; i < w->count; i++) {
+        struct rec *r = &rec[i];
+        r->id = w->id[i];
+        r->qx = in->qx ? in->qx[i] : proto_quantize_pos(w->x[i], w->width);
+        r->qy = in->qy ? in->qy[i] : proto_quantize_pos(w->y[i], w->height);
+        r->heading = in->heading ? in->heading[i] : proto_quantize_heading(w->vx[i], w->vy[i]);
+        r->group = w->group[i];
+        r->vx = velocity_step(w->vx[i], inv);
+        r->vy = velocity_step(w->vy[i], inv);
+        tile[i] = tile_of(g, r->qx, r->qy);
+    }
 }
 
 struct tilestate *tiles_state_build(const struct tiles_input *in)
@@ -257,36 +303,26 @@ struct tilestate *tiles_state_build(const struct tiles_input *in)
     const struct tiles_grid *g = in->grid;
     uint32_t n = w->count;
     struct tilestate *s = state_new(g, in->seq, n, true);
-    if (s)
-        s->tick = w->tick;
     uint32_t *tile = malloc(((size_t)n + 1) * 4), *perm = malloc(((size_t)n + 1) * 4);
     uint32_t *scratch = malloc(((size_t)n + 1) * 4);
-    uint16_t *own = in->qx ? NULL : malloc(((size_t)n + 1) * 5);
-    bool ok = s && tile && perm && scratch && (in->qx || own);
-    const uint16_t *qx = in->qx, *qy = in->qy;
-    const uint8_t *heading = in->heading;
-    if (ok && own) { /* quantized once, here */
-        uint8_t *h = (uint8_t *)(own + 2 * ((size_t)n + 1));
-        for (uint32_t i = 0; i < n; i++) {
-            own[i] = proto_quantize_pos(w->x[i], w->width);
-            own[n + 1 + i] = proto_quantize_pos(w->y[i], w->height);
-            h[i] = proto_quantize_heading(w->vx[i], w->vy[i]);
-        }
-        qx = own, qy = own + n + 1, heading = h;
+    struct rec *rec = malloc(((size_t)n + 1) * sizeof *rec);
+    bool ok = s && tile && perm && scratch && rec;
+    if (ok) {
+        s->tick = w->tick;
+        make_recs(in, rec, tile);
+        ok = sort_by_tile_id(w->id, tile, n, grid_tiles(g), perm, scratch);
     }
-    for (uint32_t i = 0; ok && i < n; i++)
-        tile[i] = tile_of(g, qx[i], qy[i]);
-    ok = ok && sort_by_tile_id(w->id, tile, n, grid_tiles(g), perm, scratch);
     for (uint32_t k = 0; ok && k < n; k++) {
         uint32_t i = perm[k];
+        const struct rec *r = &rec[i];
         s->widx[k] = i;
-        s->base.id[k] = w->id[i];
-        s->base.qx[k] = qx[i];
-        s->base.qy[k] = qy[i];
-        s->base.heading[k] = heading[i];
-        s->base.group[k] = w->group[i];
-        s->base.vx[k] = velocity_step(w->vx[i], g->vscale);
-        s->base.vy[k] = velocity_step(w->vy[i], g->vscale);
+        s->base.id[k] = r->id;
+        s->base.qx[k] = r->qx;
+        s->base.qy[k] = r->qy;
+        s->base.heading[k] = r->heading;
+        s->base.group[k] = r->group;
+        s->base.vx[k] = r->vx;
+        s->base.vy[k] = r->vy;
         scratch[k] = tile[i];
     }
     if (ok) {
@@ -296,7 +332,7 @@ struct tilestate *tiles_state_build(const struct tiles_input *in)
     free(tile);
     free(perm);
     free(scratch);
-    free(own);
+    free(rec);
     if (!ok) {
         tiles_state_release(s);
         return NULL;
