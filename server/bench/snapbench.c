@@ -61,6 +61,7 @@ struct opts {
     const char *param_name[MAX_PARAMS];
     float param_value[MAX_PARAMS];
     long views;            /* version 3 clients, 0: none */
+    long lag;              /* every other one takes every lag-th snapshot (1: all keep up) */
     double view_w, view_h; /* their views' size */
     double tile;           /* the tile grid's tiles, world units */
 };
@@ -68,6 +69,7 @@ struct opts {
 /* A version 3 client: its view and, with --verify, its decoder. */
 struct viewer {
     struct view_feed feed;
+    unsigned stride; /* takes the snapshots whose seq is a multiple of this */
     struct proto_v3_decoder *dec;
 };
 
@@ -99,6 +101,7 @@ struct bench {
     uint32_t *ids, *order, *tile_start; /* --verify: the world's boids by (tile, id) */
     int64_t tiles_cpu_ns, views_cpu_ns;
     uint64_t view_frames, view_bytes, view_keys, view_boids;
+    uint64_t lag_frames, lag_bytes; /* --lag: the lagging viewers' share of those */
 };
 
 static void usage(FILE *out)
@@ -107,7 +110,8 @@ static void usage(FILE *out)
             "usage: snapbench [--boids N] [--seconds S] [--tick-hz HZ] [--snapshot-hz HZ]\n"
             "                 [--width W --height H] [--param NAME=VALUE ...] [--deltas K]\n"
             "                 [--seed S] [--verify] [--dump FILE]\n"
-            "                 [--views N [--view W,H] [--tile T]] [--help]\n"
+            "                 [--views N [--view W,H] [--tile T] [--lag K]]\n"
+            "                 [--help]\n"
             "\n"
             "Steps a flock and encodes its snapshots as version 2 frames, as a room would.\n"
             "  --boids N         boids, scattered at the start (default 10000, 1..1000000)\n"
@@ -124,6 +128,7 @@ static void usage(FILE *out)
             "  --views N         also version 3: N clients with a random view each (0..10000)\n"
             "  --view W,H        the views' size in world units (default 1600,900)\n"
             "  --tile T          tiles of about T world units (default 400, as flockd)\n"
+            "  --lag K           every other view takes only every K-th snapshot (default 1)\n"
             "The last line is JSON: per kind and per client, frames and bytes per boid;\n"
             "encode CPU time per snapshot (all kinds together, hash included); with\n"
             "--views, version 2's and version 3's encode CPU per snapshot and their ratio,\n"
@@ -185,6 +190,8 @@ static int parse_option(struct opts *o, const char *a, const char *v)
         o->dump = v, rc = 0;
     else if (!strcmp(a, "--views") && !(rc = parse_num(v, 0, 10000, &n)))
         o->views = (long)n;
+    else if (!strcmp(a, "--lag") && !(rc = parse_num(v, 1, 100, &n)))
+        o->lag = (long)n;
     else if (!strcmp(a, "--tile") && !(rc = parse_num(v, 1, 1e6, &n)))
         o->tile = n;
     else if (!strcmp(a, "--view"))
@@ -208,7 +215,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
                        .deltas = 3,
                        .view_w = 1600,
                        .view_h = 900,
-                       .tile = 400};
+                       .tile = 400,
+                       .lag = 1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -325,6 +333,7 @@ static int make_viewers(struct bench *b)
     uint32_t parts = VIEW_RECT_MAX * VIEW_RECT_MAX;
     for (long k = 0; k < b->o.views; k++) {
         struct viewer *v = &b->viewers[k];
+        v->stride = k % 2 ? (unsigned)b->o.lag : 1;
         v->feed.req.args = (struct proto_view_args){.x = (float)(uniform(&rng) * (cfg->width - w)),
                                                     .y = (float)(uniform(&rng) * (cfg->height - h)),
                                                     .w = (float)w,
@@ -538,6 +547,8 @@ static int serve_views(struct bench *b, uint64_t seq, int64_t wall_us)
     int rc = 0;
     for (long k = 0; k < b->o.views && rc == 0; k++) {
         struct view_made made;
+        if (seq % b->viewers[k].stride)
+            continue;
         c0 = cpu_ns();
         ptrdiff_t len = view_frame(f->v3.sets[0], &b->viewers[k].feed, 0, PROTO_VIEW_BUDGET_MAX,
                                    b->o.snapshot_hz, 0, &b->scratch, &made);
@@ -551,6 +562,8 @@ static int serve_views(struct bench *b, uint64_t seq, int64_t wall_us)
         b->view_bytes += (uint64_t)len;
         b->view_keys += made.keys;
         b->view_boids += made.boids;
+        if (b->viewers[k].stride > 1)
+            b->lag_frames++, b->lag_bytes += (uint64_t)len;
         if (b->viewers[k].dec)
             rc = check_view(b, k, b->scratch.buf + b->scratch.pre, (size_t)len, seq);
     }
@@ -605,13 +618,20 @@ static void report_views(const struct bench *b, bool json)
     double boids = (double)b->view_boids / frames, kbs = bytes * b->o.snapshot_hz / 1e3;
     uint64_t parts, part_bytes;
     tiles_counters(&parts, &part_bytes);
+    double lag = b->lag_frames ? (double)b->lag_bytes / (double)b->lag_frames : 0.0;
+    double keep = (double)(b->view_bytes - b->lag_bytes) / (double)(b->view_frames - b->lag_frames);
     if (json) {
         printf(",\"views\":%ld,\"v3_encode_ms\":%.4f,\"v3_tiles_ms\":%.4f,\"v3_views_ms\":%.4f,"
                "\"v3_over_v2\":%.4f,\"view_frame_bytes\":%.1f,\"view_boids\":%.1f,"
-               "\"view_kb_per_s\":%.3f",
-               b->o.views, tiles + views, tiles, views, (tiles + views) / v2, bytes, boids, kbs);
+               "\"view_kb_per_s\":%.3f,\"keep_up_frame_bytes\":%.1f,\"lag_frame_bytes\":%.1f",
+               b->o.views, tiles + views, tiles, views, (tiles + views) / v2, bytes, boids, kbs,
+               keep, lag);
         return;
     }
+    if (b->lag_frames)
+        printf("    a frame of a view that keeps up: %.0f B; of one that takes every %ld-th "
+               "snapshot: %.0f B (%.2f x)\n",
+               keep, b->o.lag, lag, lag / keep);
     printf("  version 3, tiles of %.0f x %.0f units (%u x %u), %ld views of %g x %g:\n"
            "    encode %.3f ms CPU per snapshot: tiles %.3f, parts and splices of every view "
            "%.3f (%.2f x version 2's %.3f)\n"

@@ -43,7 +43,7 @@ struct snapenc {
     uint32_t run; /* states before held_seq in the ring with its epoch, unbroken */
     struct snapenc_stats stats;
     /* Version 3, made at the first snapshot that wants it, let go when one does not. */
-    struct tilestate *hist[1 + FOG_MAX_TEAMS][PROTO_V3_HISTORY]; /* by audience, newest first */
+    struct tilestate *hist[1 + FOG_MAX_TEAMS][TILES_KEEP]; /* by audience, newest first */
     struct fog *fog;
     uint32_t *visible;
     struct tileset **delay_ring; /* the audience of all, by seq % (delay + 1) */
@@ -318,7 +318,7 @@ static size_t frame_bound(const struct snapenc *e, const struct proto_snapshot_v
 static void drop_v3(struct snapenc *e)
 {
     for (unsigned a = 0; a <= FOG_MAX_TEAMS; a++) {
-        for (unsigned g = 0; g < PROTO_V3_HISTORY; g++) {
+        for (unsigned g = 0; g < TILES_KEEP; g++) {
             tiles_state_release(e->hist[a][g]);
             e->hist[a][g] = NULL;
         }
@@ -332,8 +332,8 @@ static void drop_v3(struct snapenc *e)
 /* Keeps s as audience a's newest state, letting go of the oldest. */
 static void keep_state(struct snapenc *e, unsigned a, struct tilestate *s)
 {
-    tiles_state_release(e->hist[a][PROTO_V3_HISTORY - 1]);
-    memmove(&e->hist[a][1], &e->hist[a][0], (PROTO_V3_HISTORY - 1) * sizeof e->hist[a][0]);
+    tiles_state_release(e->hist[a][TILES_KEEP - 1]);
+    memmove(&e->hist[a][1], &e->hist[a][0], (TILES_KEEP - 1) * sizeof e->hist[a][0]);
     e->hist[a][0] = tiles_state_ref(s);
 }
 

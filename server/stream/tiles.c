@@ -21,11 +21,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define VIEWS    ((PROTO_V3_MAX_SHIFT + 1) * (PROTO_V3_MAX_SAMPLE + 1))
-#define DELTAS   10           /* the deltas of gaps (g1, g0), g1 + g0 <= 4 */
-#define VARIANTS (1 + DELTAS) /* a key, and each delta */
-
-_Static_assert(PROTO_V3_HISTORY == 4, "VARIANTS counts the gaps up to 4");
+#define VIEWS ((PROTO_V3_MAX_SHIFT + 1) * (PROTO_V3_MAX_SAMPLE + 1))
+/* The parts a super-tile of a snapshot keeps: its key and up to
+ * VARIANTS - 1 deltas, each on the gaps its first taker asked for (clients
+ * that keep up share one or two; those that fall behind a few more). */
+#define VARIANTS 8
 
 static atomic_uint_fast64_t g_parts, g_part_bytes;
 
@@ -562,13 +562,14 @@ const struct tiles_view *tiles_state_view(struct tilestate *s, unsigned shift, u
 enum slot_state { SLOT_EMPTY, SLOT_BUSY, SLOT_READY, SLOT_FAILED };
 
 struct slot {
+    atomic_uint tag; /* 0: free; else 1 + (gap1 << 4 | gap0): the part it holds */
     atomic_int state;
     int rc; /* SLOT_FAILED: why */
     uint32_t len;
     uint8_t *bytes;
 };
 
-/* The parts of one super-tile of one view: a key and the deltas. */
+/* The parts of one super-tile of one view: v[0] the key, then deltas. */
 struct slots {
     struct slot v[VARIANTS];
 };
@@ -583,7 +584,7 @@ struct partcache {
 struct tileset {
     atomic_uint refs;
     struct tiles_meta meta;
-    struct tilestate *now, *prev[PROTO_V3_HISTORY];
+    struct tilestate *now, *prev[TILES_KEEP];
     struct proto_obstacle *obstacles;
     struct proto_target *targets;
     uint32_t nobstacles, ntargets;
@@ -610,7 +611,7 @@ struct tileset *tiles_set_create(struct tilestate *now, struct tilestate *const 
     atomic_init(&ts->refs, 1);
     ts->meta = *meta;
     ts->now = tiles_state_ref(now);
-    for (int g = 0; g < PROTO_V3_HISTORY; g++)
+    for (int g = 0; g < TILES_KEEP; g++)
         ts->prev[g] = tiles_state_ref(prev ? prev[g] : NULL);
     if (nobstacles)
         memcpy(ts->obstacles, obstacles, (size_t)nobstacles * sizeof *obstacles);
@@ -647,7 +648,7 @@ void tiles_set_release(struct tileset *ts)
     for (int k = 0; k < VIEWS; k++)
         cache_free(atomic_load_explicit(&ts->cache[k], memory_order_relaxed));
     tiles_state_release(ts->now);
-    for (int g = 0; g < PROTO_V3_HISTORY; g++)
+    for (int g = 0; g < TILES_KEEP; g++)
         tiles_state_release(ts->prev[g]);
     pthread_mutex_destroy(&ts->lock);
     free(ts->obstacles);
@@ -667,7 +668,7 @@ struct tilestate *tiles_set_state(const struct tileset *ts)
 
 struct tilestate *tiles_set_base(const struct tileset *ts, unsigned g)
 {
-    return g >= 1 && g <= PROTO_V3_HISTORY ? ts->prev[g - 1] : NULL;
+    return g >= 1 && g <= TILES_KEEP ? ts->prev[g - 1] : NULL;
 }
 
 void tiles_set_sections(const struct tileset *ts, const struct proto_obstacle **obstacles,
@@ -680,18 +681,31 @@ void tiles_set_sections(const struct tileset *ts, const struct proto_obstacle **
     *ntargets = ts->ntargets;
 }
 
-/* The slot of (gap1, gap0): 0 the key, then the deltas in order of
- * gap1, then gap0. */
-static int variant_of(unsigned gap1, unsigned gap0)
+/* Whether (gap1, gap0) names a part: a key (0, 0) or a delta whose bases
+ * the tileset keeps. */
+static bool gaps_ok(unsigned gap1, unsigned gap0)
 {
     if (gap1 == 0)
-        return gap0 == 0 ? 0 : -1;
-    if (gap1 + gap0 > PROTO_V3_HISTORY)
-        return -1;
-    int v = 1;
-    for (unsigned g = 1; g < gap1; g++)
-        v += (int)(PROTO_V3_HISTORY - g) + 1;
-    return v + (int)gap0;
+        return gap0 == 0;
+    return gap1 <= PROTO_V3_MAX_GAP && gap0 <= PROTO_V3_MAX_GAP && gap1 + gap0 <= TILES_KEEP;
+}
+
+/* The slot of slots that holds (gap1, gap0): the key's, or the delta's,
+ * claimed now if no slot holds it yet; NULL when every slot holds another
+ * delta. */
+static struct slot *slot_for(struct slots *slots, unsigned gap1, unsigned gap0)
+{
+    if (gap1 == 0)
+        return &slots->v[0];
+    unsigned want = 1u + (gap1 << 4 | gap0);
+    for (int k = 1; k < VARIANTS; k++) {
+        unsigned tag = atomic_load_explicit(&slots->v[k].tag, memory_order_acquire);
+        if (tag == 0 && atomic_compare_exchange_strong(&slots->v[k].tag, &tag, want))
+            return &slots->v[k];
+        if (tag == want)
+            return &slots->v[k];
+    }
+    return NULL;
 }
 
 /* The slots of super-tile st of view k, made if none yet. */
@@ -785,17 +799,19 @@ static int encode_slot(struct tileset *ts, const struct tiles_view *v, uint32_t 
 int tiles_set_part(struct tileset *ts, unsigned shift, unsigned sample, uint32_t st, unsigned gap1,
                    unsigned gap0, struct proto_v3_encoder *enc, struct tiles_part *out)
 {
-    int variant = variant_of(gap1, gap0);
-    const struct tiles_view *v = variant < 0 ? NULL : tiles_state_view(ts->now, shift, sample);
+    bool ok = gaps_ok(gap1, gap0);
+    const struct tiles_view *v = ok ? tiles_state_view(ts->now, shift, sample) : NULL;
     if (!v)
-        return variant < 0 ? PROTO_E_BAD_ARG : PROTO_E_INTERNAL;
+        return ok ? PROTO_E_INTERNAL : PROTO_E_BAD_ARG;
     if (st >= v->gc * v->gr)
         return PROTO_E_BAD_ARG;
     struct slots *slots =
         slots_of(ts, shift * (PROTO_V3_MAX_SAMPLE + 1) + sample, v->gc * v->gr, st);
     if (!slots)
         return PROTO_E_INTERNAL;
-    struct slot *s = &slots->v[variant];
+    struct slot *s = slot_for(slots, gap1, gap0);
+    if (!s)
+        return PROTO_E_NOSPACE;
     int state = SLOT_EMPTY;
     if (atomic_compare_exchange_strong(&s->state, &state, SLOT_BUSY)) {
         s->rc = encode_slot(ts, v, st, gap1, gap0, enc, s);

@@ -12,9 +12,10 @@
  *   views built from them). It holds nothing else, so the states a room
  *   keeps as bases stay bounded.
  * - a tileset: a snapshot as clients are served it: its tilestate, the
- *   tilestates of the PROTO_V3_HISTORY snapshots before it (the bases its
- *   deltas may name), its obstacles and targets, and the cache of its
- *   encoded parts.
+ *   tilestates of the TILES_KEEP snapshots before it (the bases its deltas
+ *   may name: a client that falls behind still holds a frame among them,
+ *   and gets a delta on it rather than a key), its obstacles and targets,
+ *   and the cache of its encoded parts.
  *
  * Never: sockets, clocks, the lobby. Threading: a tilestate is built by
  * its room's tick thread; from then on any thread may read it, build a
@@ -33,6 +34,10 @@
 
 #include "proto_snapshot.h"
 #include "proto_v3.h"
+
+/* Snapshots a tileset keeps before its own: a delta's gap1 + gap0 at most
+ * (a client holds its last PROTO_V3_HISTORY frames, however far apart). */
+#define TILES_KEEP 16
 #include "sim.h"
 
 /* A room's tile grid and what its frames share. */
@@ -131,7 +136,7 @@ struct tiles_meta {
 
 /*
  * A tileset for `now` (one reference taken on it), with prev[g - 1] the
- * tilestate of snapshot seq - g for g = 1..PROTO_V3_HISTORY (prev or an
+ * tilestate of snapshot seq - g for g = 1..TILES_KEEP (prev or an
  * entry NULL where none; references taken), its meta, and the audience's
  * obstacles and targets (copied). One reference for the caller; NULL on
  * no memory.
@@ -148,7 +153,7 @@ void tiles_set_release(struct tileset *ts);
 
 struct tilestate *tiles_set_state(const struct tileset *ts);
 
-/* The tilestate g snapshots before (1..PROTO_V3_HISTORY), or NULL. */
+/* The tilestate g snapshots before (1..TILES_KEEP), or NULL. */
 struct tilestate *tiles_set_base(const struct tileset *ts, unsigned g);
 
 void tiles_set_sections(const struct tileset *ts, const struct proto_obstacle **obstacles,
@@ -164,11 +169,12 @@ struct tiles_part {
 
 /*
  * Super-tile st of the view at shift/sample as a key (gap1 0) or a delta on
- * the bases gap1 and gap1 + gap0 snapshots back (gap1 1..PROTO_V3_HISTORY,
- * gap0 0..PROTO_V3_HISTORY - gap1); encoded with enc (the calling thread's) unless another
- * thread did already. 0 and *out, or PROTO_E_NO_BASE (a base the tileset
- * does not hold), PROTO_E_INTERNAL (no memory), PROTO_E_BAD_ARG (out of
- * range).
+ * the bases gap1 and gap1 + gap0 snapshots back (gap1 1..15, gap0 0..15,
+ * gap1 + gap0 at most TILES_KEEP); encoded with enc (the calling thread's)
+ * unless another thread did already. 0 and *out, or PROTO_E_NO_BASE (a base
+ * the tileset does not hold), PROTO_E_NOSPACE (the super-tile holds as
+ * many deltas on other gaps as it keeps: ask for another, or the key),
+ * PROTO_E_INTERNAL (no memory), PROTO_E_BAD_ARG (out of range).
  */
 int tiles_set_part(struct tileset *ts, unsigned shift, unsigned sample, uint32_t st, unsigned gap1,
                    unsigned gap0, struct proto_v3_encoder *enc, struct tiles_part *out);

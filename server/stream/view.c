@@ -159,34 +159,33 @@ static bool held(const struct view_sent *e, uint32_t sx, uint32_t sy, uint32_t g
     return (sx + gc - e->rect_x) % gc < e->rect_cols && (sy + gr - e->rect_y) % gr < e->rect_rows;
 }
 
-/* The frame the client was sent at seq with this shift and sample, holding
- * super-tile (sx, sy); NULL if none. */
-static const struct view_sent *holder(const struct view_feed *f, uint32_t seq,
-                                      const struct view_plan *p, uint32_t sx, uint32_t sy,
-                                      uint32_t gc, uint32_t gr)
+/* Whether sent frame e, at this shift and sample, holds super-tile (sx, sy). */
+static bool holds(const struct view_sent *e, const struct view_plan *p, uint32_t sx, uint32_t sy,
+                  uint32_t gc, uint32_t gr)
 {
-    for (int k = 0; k < PROTO_V3_HISTORY; k++) {
-        const struct view_sent *e = &f->sent[k];
-        if (e->used && e->seq == seq && e->shift == p->shift && e->sample == p->sample &&
-            held(e, sx, sy, gc, gr))
-            return e;
-    }
-    return NULL;
+    return e->used && e->shift == p->shift && e->sample == p->sample && held(e, sx, sy, gc, gr);
 }
 
-/* Super-tile (sx, sy)'s part for this client: a delta on the newest bases
- * it holds (two if it can), else a key. */
+/* Super-tile (sx, sy)'s part for this client: a delta on the newest frame
+ * it holds with that super-tile (and on the one before that too, if it
+ * holds it), as far back as the tileset keeps bases; else a key. A client
+ * that falls behind thus gets deltas on older bases, never keys for it. */
 static int part_for(struct tileset *ts, const struct view_feed *f, const struct view_plan *p,
                     uint32_t sx, uint32_t sy, uint32_t gc, uint32_t gr, struct view_scratch *x,
                     struct tiles_part *out, bool *key)
 {
     uint32_t seq = tiles_state_seq(tiles_set_state(ts)), st = sy * gc + sx;
     *key = false;
-    for (unsigned g1 = 1; g1 <= PROTO_V3_HISTORY; g1++) {
-        if (!holder(f, seq - g1, p, sx, sy, gc, gr))
+    for (int k = 0; k < PROTO_V3_HISTORY; k++) { /* newest first */
+        const struct view_sent *e1 = &f->sent[k];
+        uint32_t g1 = seq - e1->seq;
+        if (!holds(e1, p, sx, sy, gc, gr) || g1 < 1 || g1 > PROTO_V3_MAX_GAP)
             continue;
-        for (unsigned g0 = 1; g1 + g0 <= PROTO_V3_HISTORY; g0++) {
-            if (holder(f, seq - g1 - g0, p, sx, sy, gc, gr) &&
+        for (int j = k + 1; j < PROTO_V3_HISTORY; j++) {
+            const struct view_sent *e0 = &f->sent[j];
+            uint32_t g0 = e1->seq - e0->seq;
+            if (holds(e0, p, sx, sy, gc, gr) && g0 >= 1 && g0 <= PROTO_V3_MAX_GAP &&
+                g1 + g0 <= TILES_KEEP &&
                 tiles_set_part(ts, p->shift, p->sample, st, g1, g0, x->enc, out) == 0)
                 return 0;
         }

@@ -182,7 +182,7 @@ static void parts_decode_to_the_views_as_keys_and_deltas(void **state)
     struct sim_world *w = flock(2000);
     struct tiles_grid g;
     tiles_grid_for(1600, 1000, 300, 100, &g);
-    struct tilestate *hist[8] = {0};
+    struct tilestate *hist[TILES_KEEP + 1] = {0};
     const char *err;
     struct proto_v3_encoder *enc = proto_v3_encoder_create(100000, &err);
     struct proto_v3_decoder *dec = proto_v3_decoder_create(10000, 64, 8, 4, &err);
@@ -192,8 +192,8 @@ static void parts_decode_to_the_views_as_keys_and_deltas(void **state)
             sim_step(w);
         if (seq == 6)
             assert_int_equal(sim_spawn(w, 30, 5, 200, 200, 50), 30);
-        tiles_state_release(hist[7]);
-        memmove(hist + 1, hist, 7 * sizeof *hist);
+        tiles_state_release(hist[TILES_KEEP]);
+        memmove(hist + 1, hist, TILES_KEEP * sizeof *hist);
         hist[0] = state_of(w, &g, seq);
         struct tileset *ts = tiles_set_create(hist[0], hist + 1, &meta, NULL, 0, NULL, 0);
         unsigned sample = seq > 8 ? 1 : 0, gap1 = seq == 1 || seq == 9 ? 0 : 1;
@@ -211,7 +211,7 @@ static void parts_decode_to_the_views_as_keys_and_deltas(void **state)
         assert_memory_equal(fr->parts[0].heading, v->b.heading, v->b.count);
         tiles_set_release(ts);
     }
-    for (int k = 0; k < 8; k++)
+    for (int k = 0; k <= TILES_KEEP; k++)
         tiles_state_release(hist[k]);
     proto_v3_encoder_destroy(enc);
     proto_v3_decoder_destroy(dec);
@@ -264,7 +264,8 @@ static void a_part_asked_for_by_many_threads_is_encoded_once(void **state)
     struct proto_v3_encoder *enc = proto_v3_encoder_create(100000, &err);
     assert_int_equal(tiles_set_part(ts, 0, 0, 0, 1, 0, enc, &p), PROTO_E_NO_BASE);
     assert_int_equal(tiles_set_part(ts, 0, 0, 0, 1, 0, enc, &p), PROTO_E_NO_BASE);
-    assert_int_equal(tiles_set_part(ts, 0, 0, 0, 3, 2, enc, &p), PROTO_E_BAD_ARG);
+    assert_int_equal(tiles_set_part(ts, 0, 0, 0, 15, 2, enc, &p), PROTO_E_BAD_ARG);
+    assert_int_equal(tiles_set_part(ts, 0, 0, 0, 16, 0, enc, &p), PROTO_E_BAD_ARG);
     proto_v3_encoder_destroy(enc);
     tiles_set_release(ts);
     tiles_state_release(s);

@@ -23,7 +23,7 @@
 struct world {
     struct sim_world *sim;
     struct tiles_grid grid;
-    struct tilestate *hist[PROTO_V3_HISTORY + 1];
+    struct tilestate *hist[TILES_KEEP + 1];
     uint32_t seq;
 };
 
@@ -44,7 +44,7 @@ static void world_init(struct world *w, uint32_t boids, float width, float heigh
 
 static void world_free(struct world *w)
 {
-    for (int k = 0; k <= PROTO_V3_HISTORY; k++)
+    for (int k = 0; k <= TILES_KEEP; k++)
         tiles_state_release(w->hist[k]);
     sim_destroy(w->sim);
 }
@@ -57,8 +57,8 @@ static struct tileset *next(struct world *w)
     struct sim_view v;
     sim_view(w->sim, &v);
     struct tiles_input in = {.grid = &w->grid, .world = &v, .seq = ++w->seq};
-    tiles_state_release(w->hist[PROTO_V3_HISTORY]);
-    memmove(w->hist + 1, w->hist, PROTO_V3_HISTORY * sizeof w->hist[0]);
+    tiles_state_release(w->hist[TILES_KEEP]);
+    memmove(w->hist + 1, w->hist, TILES_KEEP * sizeof w->hist[0]);
     w->hist[0] = tiles_state_build(&in);
     assert_non_null(w->hist[0]);
     struct tiles_meta meta = {.tick = v.tick, .room_boids = v.count};
