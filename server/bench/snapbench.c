@@ -52,7 +52,7 @@
 
 struct opts {
     long boids;
-    double seconds, tick_hz, snapshot_hz;
+    double seconds, warmup, tick_hz, snapshot_hz;
     double width, height; /* 0: 1600 x 1000, grown with the boids past 10,000 */
     long seed, deltas;
     int verify;
@@ -107,7 +107,8 @@ struct bench {
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: snapbench [--boids N] [--seconds S] [--tick-hz HZ] [--snapshot-hz HZ]\n"
+            "usage: snapbench [--boids N] [--seconds S] [--warmup S] [--tick-hz HZ]\n"
+            "                 [--snapshot-hz HZ]\n"
             "                 [--width W --height H] [--param NAME=VALUE ...] [--deltas K]\n"
             "                 [--seed S] [--verify] [--dump FILE]\n"
             "                 [--views N [--view W,H] [--tile T] [--lag K]]\n"
@@ -116,6 +117,7 @@ static void usage(FILE *out)
             "Steps a flock and encodes its snapshots as version 2 frames, as a room would.\n"
             "  --boids N         boids, scattered at the start (default 10000, 1..1000000)\n"
             "  --seconds S       simulated time (default 60)\n"
+            "  --warmup S        simulated time stepped first, with no snapshot (default 0)\n"
             "  --tick-hz HZ      simulation rate (default 60)\n"
             "  --snapshot-hz HZ  snapshot rate (default 20)\n"
             "  --width, --height world size (default 1600 x 1000, scaled to keep the\n"
@@ -127,7 +129,7 @@ static void usage(FILE *out)
             "  --dump FILE       write the frames the keeping-up client gets\n"
             "  --views N         also version 3: N clients with a random view each (0..10000)\n"
             "  --view W,H        the views' size in world units (default 1600,900)\n"
-            "  --tile T          tiles of about T world units (default 400, as flockd)\n"
+            "  --tile T          tiles of about T world units (default 300, as flockd)\n"
             "  --lag K           every other view takes only every K-th snapshot (default 1)\n"
             "The last line is JSON: per kind and per client, frames and bytes per boid;\n"
             "encode CPU time per snapshot (all kinds together, hash included); with\n"
@@ -190,6 +192,8 @@ static int parse_option(struct opts *o, const char *a, const char *v)
         o->dump = v, rc = 0;
     else if (!strcmp(a, "--views") && !(rc = parse_num(v, 0, 10000, &n)))
         o->views = (long)n;
+    else if (!strcmp(a, "--warmup") && !(rc = parse_num(v, 0, 3600, &n)))
+        o->warmup = n;
     else if (!strcmp(a, "--lag") && !(rc = parse_num(v, 1, 100, &n)))
         o->lag = (long)n;
     else if (!strcmp(a, "--tile") && !(rc = parse_num(v, 1, 1e6, &n)))
@@ -215,7 +219,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
                        .deltas = 3,
                        .view_w = 1600,
                        .view_h = 900,
-                       .tile = 400,
+                       .tile = 300,
                        .lag = 1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -706,6 +710,8 @@ int main(int argc, char **argv)
     printf("snapbench: %ld boids, world %.0f x %.0f, %ld ticks at %g Hz, %g snapshots a second\n",
            b.o.boids, (double)cfg->width, (double)cfg->height, ticks, b.o.tick_hz, b.o.snapshot_hz);
     fflush(stdout);
+    for (long t = lround(b.o.warmup * b.o.tick_hz); t > 0; t--)
+        sim_step(b.w); /* the flock forms before it is measured */
     int rc = 0;
     uint64_t seq = 0;
     double phase = 0; /* the snapshots spread over the ticks, as a room spreads them */

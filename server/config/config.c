@@ -122,7 +122,7 @@ static const struct cfg_row rows[] = {
      "commands one connection may send at once"},
     {"player-obstacles", T_UINT, FIELD(player_obstacles), "8", 0, 4096, NULL, "N", 0,
      "obstacles one player (in RTS, one team) may hold"},
-    {"tile-size", T_DOUBLE, FIELD(tile_size), "400", 16, 100000, NULL, "UNITS", 0,
+    {"tile-size", T_DOUBLE, FIELD(tile_size), "300", 16, 100000, NULL, "UNITS", 0,
      "version 3 clients get the world in tiles of about this many units (at most 255 across: a "
      "bigger world's tiles grow)"},
     {"spectator-delay", T_DOUBLE, FIELD(spectator_delay), "5", 0, 60, NULL, "SECONDS", 0,

@@ -721,7 +721,7 @@ struct room *room_create(const struct room_config *cfg, const char **err)
                                         : 0};
     if (r->world) { /* the world's own size: a recording's may differ from cfg */
         const struct sim_config *w = sim_config(r->world);
-        tiles_grid_for(w->width, w->height, cfg->tile > 0.0f ? cfg->tile : 400.0f,
+        tiles_grid_for(w->width, w->height, cfg->tile > 0.0f ? cfg->tile : ROOM_TILE,
                        sim_group_params(r->world, 0)->max_speed, &ec.grid);
         r->grid = ec.grid;
     }

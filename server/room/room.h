@@ -77,6 +77,11 @@ struct room_link;
 struct persist;
 struct replay;
 
+/* Version 3's tile size when a room's config names none: about the best
+ * bytes a frame for a 1600 x 900 view (snapbench --views --tile; smaller
+ * tiles fit the view closer, each part costs ~10 bytes of its own). */
+#define ROOM_TILE 300.0f
+
 struct room_config {
     const char *name;
     enum proto_mode mode; /* rts: every group aligns and coheres with its own group only */
@@ -91,7 +96,7 @@ struct room_config {
     double rate;               /*   commands per second per connection */
     uint32_t burst;            /*   bucket size */
     uint32_t player_obstacles; /*   obstacles per owner */
-    float tile;                /* version 3: tiles of about this many world units */
+    float tile;                /* version 3: tiles of about this many world units (0: ROOM_TILE) */
     double spectator_delay;    /* version 3, rts: seconds spectators' frames lag; 0: none */
     double view_budget;        /* version 3: bytes per second a client gets until it says */
     void (*notify)(void *arg); /* called after a new frame or new replies */
