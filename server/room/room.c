@@ -281,18 +281,22 @@ static void count_encodings(struct room *r)
     r->stats = now;
 }
 
-/* Encodes the world into a new latest frame stamped with wall_us (the
- * tick wakes the service threads after). */
-static void publish(struct room *r, int64_t wall_us)
+/* Encodes the world into a new latest frame stamped with t's wall clock
+ * (the tick wakes the service threads after); a room whose steps are split
+ * cuts its tiles over the same threads. */
+static void publish(struct room *r, const struct pool_time *t)
 {
+    struct sim_fork fork = stepper_fork(t->pool, SIM_PARTS);
+    bool split = t->pool && stepper_is_split(&r->stepper);
     uint64_t seq = ++r->frame_seq;
     atomic_store_explicit(&r->published_seq, seq, memory_order_relaxed);
     struct snapenc_input in = {.world = r->world,
                                .seq = seq,
-                               .wall_us = wall_us,
+                               .wall_us = t->wall_us,
                                .paused = r->paused,
                                .want = room__wanted_kinds(r, seq),
-                               .teams = r->cfg.mode == PROTO_MODE_RTS ? r->cfg.max_teams : 0};
+                               .teams = r->cfg.mode == PROTO_MODE_RTS ? r->cfg.max_teams : 0,
+                               .fork = split ? &fork : NULL};
     struct frame *f = snapenc_encode(r->enc, &in);
     count_encodings(r);
     if (!f)
@@ -673,7 +677,7 @@ void room_tick(struct room *r, const struct pool_time *t)
     if (r->snapshot_phase >= r->cfg.tick_hz * (1.0 - 1e-9)) {
         r->snapshot_phase = fmax(0.0, r->snapshot_phase - r->cfg.tick_hz);
         room__update_info(r);
-        publish(r, t->wall_us);
+        publish(r, t);
         is_published = true; /* a client that comes takes its first want from the announcement */
     }
     offer_measure(r, stepping);

@@ -396,7 +396,8 @@ static void encode_v3(struct snapenc *e, const struct snapenc_input *in, const s
                              .seq = (uint32_t)in->seq,
                              .qx = q ? q->qx : NULL,
                              .qy = q ? q->qy : NULL,
-                             .heading = q ? q->heading : NULL};
+                             .heading = q ? q->heading : NULL,
+                             .fork = in->fork};
     struct tilestate *all = tiles_state_build(&ti);
     f->v3.sets = all ? calloc(1 + teams, sizeof *f->v3.sets) : NULL;
     if (!f->v3.sets || (teams && !see(e, in, sv, teams))) {

@@ -83,6 +83,7 @@ struct snapenc_input {
     bool paused;
     unsigned want;  /* bit k set: encode kind k if this snapshot allows it; FRAME_WANT_V3: tiles */
     unsigned teams; /* version 3 in an rts room: teams 1..teams get a fogged audience each */
+    const struct sim_fork *fork; /* threads to cut version 3's tiles over (tiles.h); may be NULL */
 };
 
 /*

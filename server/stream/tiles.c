@@ -278,43 +278,57 @@ struct rec {
     int8_t vx, vy;
 };
 
-/* The world's boids as records, in world order, and each one's tile. */
-static void make_recs(const struct tiles_input *in, struct rec *rec, uint32_t *tile)
+/* A tilestate being built: what its pieces (parts of the boids, cut
+ * alike for each phase) read and write. */
+struct build {
+    const struct tiles_input *in;
+    struct tilestate *s;
+    struct rec *rec;
+    uint32_t *tile, *perm, *sorted_tile;
+    uint32_t n;
+    unsigned parts;
+};
+
+/* Boids [from, to) of part `part` of n. */
+static void part_range(uint32_t n, unsigned part, unsigned parts, uint32_t *from, uint32_t *to)
 {
-    const struct sim_view *w = in->world;
-    const struct tiles_grid *g = in->grid;
+    *from = (uint32_t)((uint64_t)n * part / parts);
+    *to = (uint32_t)((uint64_t)n * (part + 1) / parts);
+}
+
+/* A part of the world's boids as records, in world order, and each one's tile. */
+static void recs_part(void *arg, unsigned part)
+{
+    const struct build *b = arg;
+    const struct sim_view *w = b->in->world;
+    const struct tiles_grid *g = b->in->grid;
     float inv = 1.0f / g->vscale;
-    for (uint32_t i = 0; i < w->count; i++) {
-        struct rec *r = &rec[i];
+    uint32_t from, to;
+    part_range(b->n, part, b->parts, &from, &to);
+    for (uint32_t i = from; i < to; i++) {
+        struct rec *r = &b->rec[i];
         r->id = w->id[i];
-        r->qx = in->qx ? in->qx[i] : proto_quantize_pos(w->x[i], w->width);
-        r->qy = in->qy ? in->qy[i] : proto_quantize_pos(w->y[i], w->height);
-        r->heading = in->heading ? in->heading[i] : proto_quantize_heading(w->vx[i], w->vy[i]);
+        r->qx = b->in->qx ? b->in->qx[i] : proto_quantize_pos(w->x[i], w->width);
+        r->qy = b->in->qy ? b->in->qy[i] : proto_quantize_pos(w->y[i], w->height);
+        r->heading =
+            b->in->heading ? b->in->heading[i] : proto_quantize_heading(w->vx[i], w->vy[i]);
         r->group = w->group[i];
         r->vx = velocity_step(w->vx[i], inv);
         r->vy = velocity_step(w->vy[i], inv);
-        tile[i] = tile_of(g, r->qx, r->qy);
+        b->tile[i] = tile_of(g, r->qx, r->qy);
     }
 }
 
-struct tilestate *tiles_state_build(const struct tiles_input *in)
+/* A part of the sorted boids copied from their records into the state. */
+static void gather_part(void *arg, unsigned part)
 {
-    const struct sim_view *w = in->world;
-    const struct tiles_grid *g = in->grid;
-    uint32_t n = w->count;
-    struct tilestate *s = state_new(g, in->seq, n, true);
-    uint32_t *tile = malloc(((size_t)n + 1) * 4), *perm = malloc(((size_t)n + 1) * 4);
-    uint32_t *scratch = malloc(((size_t)n + 1) * 4);
-    struct rec *rec = malloc(((size_t)n + 1) * sizeof *rec);
-    bool ok = s && tile && perm && scratch && rec;
-    if (ok) {
-        s->tick = w->tick;
-        make_recs(in, rec, tile);
-        ok = sort_by_tile_id(w->id, tile, n, grid_tiles(g), perm, scratch);
-    }
-    for (uint32_t k = 0; ok && k < n; k++) {
-        uint32_t i = perm[k];
-        const struct rec *r = &rec[i];
+    const struct build *b = arg;
+    struct tilestate *s = b->s;
+    uint32_t from, to;
+    part_range(b->n, part, b->parts, &from, &to);
+    for (uint32_t k = from; k < to; k++) {
+        uint32_t i = b->perm[k];
+        const struct rec *r = &b->rec[i];
         s->widx[k] = i;
         s->base.id[k] = r->id;
         s->base.qx[k] = r->qx;
@@ -323,21 +337,54 @@ struct tilestate *tiles_state_build(const struct tiles_input *in)
         s->base.group[k] = r->group;
         s->base.vx[k] = r->vx;
         s->base.vy[k] = r->vy;
-        scratch[k] = tile[i];
+        b->sorted_tile[k] = b->tile[i];
+    }
+}
+
+/* fn over b's parts: through the fork when there is one, else here. */
+static void run_parts(const struct sim_fork *fork, sim_part_fn *fn, struct build *b)
+{
+    if (b->parts > 1)
+        fork->run(fork->ctx, fn, b, b->parts);
+    else
+        fn(b, 0);
+}
+
+struct tilestate *tiles_state_build(const struct tiles_input *in)
+{
+    const struct sim_view *w = in->world;
+    const struct tiles_grid *g = in->grid;
+    uint32_t n = w->count;
+    struct build b = {.in = in,
+                      .s = state_new(g, in->seq, n, true),
+                      .tile = malloc(((size_t)n + 1) * 4),
+                      .perm = malloc(((size_t)n + 1) * 4),
+                      .sorted_tile = malloc(((size_t)n + 1) * 4),
+                      .rec = malloc(((size_t)n + 1) * sizeof *b.rec),
+                      .n = n,
+                      .parts = 1};
+    if (in->fork && in->fork->run && n >= TILES_FORK_MIN)
+        b.parts = in->fork->parts < SIM_PARTS ? in->fork->parts : SIM_PARTS;
+    bool ok = b.s && b.tile && b.perm && b.sorted_tile && b.rec;
+    if (ok) {
+        b.s->tick = w->tick;
+        run_parts(in->fork, recs_part, &b);
+        ok = sort_by_tile_id(w->id, b.tile, n, grid_tiles(g), b.perm, b.sorted_tile);
     }
     if (ok) {
-        set_starts(&s->base, scratch, grid_tiles(g));
-        set_sums(s);
+        run_parts(in->fork, gather_part, &b);
+        set_starts(&b.s->base, b.sorted_tile, grid_tiles(g));
+        set_sums(b.s);
     }
-    free(tile);
-    free(perm);
-    free(scratch);
-    free(rec);
+    free(b.tile);
+    free(b.perm);
+    free(b.sorted_tile);
+    free(b.rec);
     if (!ok) {
-        tiles_state_release(s);
+        tiles_state_release(b.s);
         return NULL;
     }
-    return s;
+    return b.s;
 }
 
 struct tilestate *tiles_state_filter(const struct tilestate *all, const struct sim_view *world,

@@ -87,7 +87,13 @@ struct tiles_input {
      * has them (version 2's state of the same snapshot); NULL: quantized here. */
     const uint16_t *qx, *qy;
     const uint8_t *heading;
+    /* Threads to cut the work of a big world over (a room whose steps are
+     * split); NULL: this thread alone. */
+    const struct sim_fork *fork;
 };
+
+/* Fewer boids than this are cut into tiles on one thread, whatever the fork. */
+#define TILES_FORK_MIN 20000
 
 /*
  * The tilestate of every boid of the world (the audience that sees
