@@ -4,7 +4,8 @@
 Usage:
     fanout_bench.py FLOCKD FLOCKCTL [--boids 10000] [--viewers 2000]
                     [--seconds 15] [--rounds 2] [--paused] [--cpus 0:1]
-                    [--compare protocol=1 protocol=2] [-- FLOCKD_FLAGS...]
+                    [--compare protocol=1 protocol=2] [--uws-frames F --uws-welcome W
+                    [--uws-hz 20]] [-- FLOCKD_FLAGS...]
 
 Starts one flockd (ephemeral loopback port, --boids boids, limits raised
 for the viewers) and, for each --compare case in turn, --rounds times
@@ -26,7 +27,11 @@ flockd's cores, what a delivery costs flockd alone.
 A case may set the viewers' receive buffer (rcvbuf=262144: flockctl load
 --rcvbuf), name flockd flags (flockd=--net-threads+2) or another
 build (binary=PATH, to set builds side by side): each such case then gets
-its own flockd, started before its rounds and stopped after.
+its own flockd, started before its rounds and stopped after. A case
+uws=PATH runs tests/bench/uws_pubsub (a uWebSockets broadcast server,
+built by tests/bench/uws_build.sh) instead of flockd, sending the frames
+of --uws-frames (`snapbench --dump`) with the welcome of --uws-welcome at
+--uws-hz: the yardstick of what a delivery of the same frames costs.
 The machine is shared: compare the cases of one run, not runs of
 different days.
 """
@@ -107,6 +112,28 @@ class Flockd:
             self.proc.kill()
 
 
+class Uws:
+    """tests/bench/uws_pubsub on an ephemeral loopback port."""
+
+    def __init__(self, binary, welcome, frames, hz, cpus=None):
+        self.port = free_port()
+        self.proc = subprocess.Popen([binary, str(self.port), welcome, frames, str(hz)],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                     preexec_fn=pinned(cpus))
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), 0.2).close()
+                return
+            except OSError:
+                time.sleep(0.05)
+        self.stop()
+        sys.exit(f"fanout_bench: uws_pubsub did not listen on {self.port}")
+
+    url = Flockd.url
+    stop = Flockd.stop
+
+
 def split_flockd_flags(argv):
     """The script's own arguments and the flockd flags after a "--"."""
     if "--" not in argv:
@@ -121,7 +148,10 @@ def idle_rate(d, seconds):
 
 
 def deliveries_by_thread(d):
-    """flockd_net_deliveries_total of each service thread, from /metrics."""
+    """flockd_net_deliveries_total of each service thread, from /metrics
+    (none for uws_pubsub)."""
+    if isinstance(d, Uws):
+        return []
     with urllib.request.urlopen(f"http://127.0.0.1:{d.port}/metrics", timeout=10) as f:
         text = f.read().decode()
     return [int(m.group(1)) for m in
@@ -169,6 +199,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--paused", action="store_true", help="pause the room (delivery only)")
     ap.add_argument("--compare", nargs="+", default=["protocol=1", "protocol=2"])
+    ap.add_argument("--uws-frames", help="uws cases: the frames to send (snapbench --dump)")
+    ap.add_argument("--uws-welcome", help="uws cases: the welcome to send (a flockd's JSON)")
+    ap.add_argument("--uws-hz", type=float, default=20, help="uws cases: frames per second")
     ap.add_argument("--cpus", metavar="F:L",
                     help="flockd on CPUs F, the load generator on CPUs L (e.g. 0:1)")
     argv, extra = split_flockd_flags(sys.argv[1:])
@@ -188,7 +221,7 @@ def main():
 
     cases = []
     for c in a.compare:
-        opts, flags, binary = [], [], None
+        opts, flags, binary, uws = [], [], None, None
         for part in c.split(","):
             key, _, value = part.partition("=")
             if key == "protocol":
@@ -199,9 +232,13 @@ def main():
                 flags += value.split("+")
             elif key == "binary":
                 binary = value
+            elif key == "uws":
+                uws = value
             else:
                 sys.exit(f"fanout_bench: unknown case part {part!r}")
-        cases.append((c, opts, flags, binary))
+        if uws and not (a.uws_frames and a.uws_welcome):
+            sys.exit("fanout_bench: a uws case needs --uws-frames and --uws-welcome")
+        cases.append((c, opts, flags, binary or uws and ("uws", uws)))
 
     rows = {c[0]: [] for c in cases}
     own = any(f or b for _, _, f, b in cases)  # some case needs a flockd of its own
@@ -213,10 +250,13 @@ def main():
               flush=True)
         for rnd in range(a.rounds):
             for name, opts, flags, binary in cases:
-                d = shared or Flockd(binary or a.flockd, a.boids, a.viewers, extra + flags,
-                                     own_cpus)
+                if isinstance(binary, tuple):
+                    d = Uws(binary[1], a.uws_welcome, a.uws_frames, a.uws_hz, own_cpus)
+                else:
+                    d = shared or Flockd(binary or a.flockd, a.boids, a.viewers, extra + flags,
+                                         own_cpus)
                 try:
-                    if a.paused:
+                    if a.paused and not isinstance(d, Uws):
                         subprocess.run([a.flockctl, "send", "--url", d.url, '{"cmd":"pause"}'],
                                        check=True, stdout=subprocess.DEVNULL)
                     idle = idle_rate(d, min(5.0, a.seconds))
