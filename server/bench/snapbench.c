@@ -63,6 +63,7 @@ struct opts {
     long views;            /* version 3 clients, 0: none */
     long lag;              /* every other one takes every lag-th snapshot (1: all keep up) */
     double view_w, view_h; /* their views' size */
+    long px, budget;       /* their pixels across (0: one per unit) and budget (bytes/s) */
     double tile;           /* the tile grid's tiles, world units */
 };
 
@@ -129,6 +130,8 @@ static void usage(FILE *out)
             "  --dump FILE       write the frames the keeping-up client gets\n"
             "  --views N         also version 3: N clients with a random view each (0..10000)\n"
             "  --view W,H        the views' size in world units (default 1600,900)\n"
+            "  --px P            pixels across each view is drawn at (default: one per unit)\n"
+            "  --budget B        bytes per second each view accepts (default 100000000)\n"
             "  --tile T          tiles of about T world units (default 300, as flockd)\n"
             "  --lag K           every other view takes only every K-th snapshot (default 1)\n"
             "The last line is JSON: per kind and per client, frames and bytes per boid;\n"
@@ -198,6 +201,11 @@ static int parse_option(struct opts *o, const char *a, const char *v)
         o->lag = (long)n;
     else if (!strcmp(a, "--tile") && !(rc = parse_num(v, 1, 1e6, &n)))
         o->tile = n;
+    else if (!strcmp(a, "--px") && !(rc = parse_num(v, 1, PROTO_VIEW_PX_MAX, &n)))
+        o->px = (long)n;
+    else if (!strcmp(a, "--budget") &&
+             !(rc = parse_num(v, PROTO_VIEW_BUDGET_MIN, PROTO_VIEW_BUDGET_MAX, &n)))
+        o->budget = (long)n;
     else if (!strcmp(a, "--view"))
         rc = sscanf(v, "%lf,%lf", &o->view_w, &o->view_h) == 2 && o->view_w >= 1 &&
                      o->view_h >= 1 && o->view_w <= 1e6 && o->view_h <= 1e6
@@ -217,6 +225,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
                        .snapshot_hz = 20,
                        .seed = 1,
                        .deltas = 3,
+                       .budget = PROTO_VIEW_BUDGET_MAX,
                        .view_w = 1600,
                        .view_h = 900,
                        .tile = 300,
@@ -342,7 +351,8 @@ static int make_viewers(struct bench *b)
                                                     .y = (float)(uniform(&rng) * (cfg->height - h)),
                                                     .w = (float)w,
                                                     .h = (float)h,
-                                                    .budget = PROTO_VIEW_BUDGET_MAX};
+                                                    .px = (uint32_t)b->o.px,
+                                                    .budget = (uint32_t)b->o.budget};
         if (b->o.verify && !(v->dec = proto_v3_decoder_create((uint32_t)b->o.boids, parts, 0,
                                                               PROTO_V3_FIELD_CELLS, &err))) {
             fprintf(stderr, "snapbench: %s\n", err);
@@ -554,10 +564,13 @@ static int serve_views(struct bench *b, uint64_t seq, int64_t wall_us)
         if (seq % b->viewers[k].stride)
             continue;
         c0 = cpu_ns();
-        ptrdiff_t len = view_frame(f->v3.sets[0], &b->viewers[k].feed, 0, PROTO_VIEW_BUDGET_MAX,
-                                   b->o.snapshot_hz, 0, &b->scratch, &made);
+        int64_t now = (int64_t)((double)seq * 1e9 / b->o.snapshot_hz); /* the room's clock */
+        ptrdiff_t len = view_frame(f->v3.sets[0], &b->viewers[k].feed, 0, (double)b->o.budget,
+                                   b->o.snapshot_hz, now, &b->scratch, &made);
         b->views_cpu_ns += cpu_ns() - c0;
-        if (len <= 0) {
+        if (len == 0)
+            continue; /* its budget holds it back this snapshot */
+        if (len < 0) {
             fprintf(stderr, "snapbench: view %ld: no frame (%td)\n", k, len);
             rc = PROTO_E_INTERNAL;
             break;
@@ -619,7 +632,8 @@ static void report_views(const struct bench *b, bool json)
     double n = (double)b->snapshots, frames = (double)b->view_frames;
     double v2 = (double)b->encode_cpu_ns / n / 1e6, tiles = (double)b->tiles_cpu_ns / n / 1e6;
     double views = (double)b->views_cpu_ns / n / 1e6, bytes = (double)b->view_bytes / frames;
-    double boids = (double)b->view_boids / frames, kbs = bytes * b->o.snapshot_hz / 1e3;
+    double boids = (double)b->view_boids / frames;
+    double kbs = (double)b->view_bytes / (double)b->o.views / (n / b->o.snapshot_hz) / 1e3;
     uint64_t parts, part_bytes;
     tiles_counters(&parts, &part_bytes);
     double lag = b->lag_frames ? (double)b->lag_bytes / (double)b->lag_frames : 0.0;
@@ -639,7 +653,8 @@ static void report_views(const struct bench *b, bool json)
     printf("  version 3, tiles of %.0f x %.0f units (%u x %u), %ld views of %g x %g:\n"
            "    encode %.3f ms CPU per snapshot: tiles %.3f, parts and splices of every view "
            "%.3f (%.2f x version 2's %.3f)\n"
-           "    a view's frame: %.0f B, %.0f boids, %.2f key parts; %.1f KB/s at %g Hz\n"
+           "    a view's frame: %.0f B, %.0f boids, %.2f key parts; %.1f KB/s a view (%g "
+           "snapshots/s)\n"
            "    parts encoded: %.0f per snapshot (%u super-tiles at shift 0)\n",
            (double)b->grid.width / b->grid.cols, (double)b->grid.height / b->grid.rows,
            b->grid.cols, b->grid.rows, b->o.views, b->o.view_w, b->o.view_h, tiles + views, tiles,

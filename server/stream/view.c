@@ -17,7 +17,7 @@
 
 #define DELTA_BYTES_PER_BOID 1.4
 #define PART_BYTES           6.0
-#define FIELD_BYTES_PER_CELL 2.0
+#define FIELD_BYTES_PER_CELL 3.5 /* a count (a varint) and two velocity bytes */
 #define PX_PER_BOID          4.0 /* at most one boid drawn per this many square pixels */
 
 void view_feed_restart(struct view_feed *f)
@@ -265,6 +265,26 @@ static void note_sent(struct view_feed *f, const struct proto_v3_header *h)
                                     .used = true};
 }
 
+/* Keeps the sample of the client's last frame when the plan would change
+ * it only by the noise of its estimate: a frame at another sample has no
+ * base, every part of it a key. Finer only with a fifth of the budget to
+ * spare, coarser only when the old sample is a quarter over it. */
+static void keep_sample(const struct view_feed *f, struct view_plan *p, double per_frame)
+{
+    const struct view_sent *e = &f->sent[0];
+    if (!e->used || e->shift != p->shift || e->sample == p->sample)
+        return;
+    double raw = ldexp((double)p->boids, p->sample);
+    uint32_t parts = p->rect_cols * p->rect_rows;
+    bool finer = p->sample < e->sample;
+    double at = bytes_at(raw, parts, finer ? p->sample : e->sample);
+    if (finer ? at > 0.8 * per_frame : at <= 1.25 * per_frame) {
+        p->sample = e->sample;
+        p->boids = (uint64_t)ldexp(raw, -(int)e->sample);
+        p->bytes = (uint64_t)bytes_at(raw, parts, e->sample);
+    }
+}
+
 ptrdiff_t view_frame(struct tileset *ts, struct view_feed *feed, uint8_t extra_flags, double budget,
                      double snapshot_hz, int64_t now, struct view_scratch *x,
                      struct view_made *made)
@@ -275,6 +295,8 @@ ptrdiff_t view_frame(struct tileset *ts, struct view_feed *feed, uint8_t extra_f
     const struct tiles_grid *g = tiles_state_grid(s);
     struct view_plan p;
     view_plan(s, g, 0, &feed->req, budget, snapshot_hz, &p);
+    double per_second = budget_of(&feed->req, budget);
+    keep_sample(feed, &p, per_second / snapshot_hz);
     const char *err;
     if (!x->enc && !(x->enc = proto_v3_encoder_create(4194304, &err)))
         return PROTO_E_INTERNAL;
@@ -299,11 +321,10 @@ ptrdiff_t view_frame(struct tileset *ts, struct view_feed *feed, uint8_t extra_f
     proto_v3_put_header(x->buf + x->pre, &h);
     note_sent(feed, &h);
     size_t len = used - x->pre;
-    /* Below the snapshot rate the budget paces the frames (a little early:
-     * the snapshot that comes next is taken). */
-    feed->next_ns = p.rate < snapshot_hz
-                        ? now + (int64_t)(0.95e9 * (double)len / budget_of(&feed->req, budget))
-                        : 0;
+    /* The budget paces the frames by what they weigh (the plan only
+     * estimates it); a frame is not held past the snapshot after the time
+     * its bytes take (a little early: the snapshot that comes then is taken). */
+    feed->next_ns = now + (int64_t)(0.95e9 * (double)len / per_second);
     m.boids = (uint32_t)p.boids;
     if (made)
         *made = m;
