@@ -95,7 +95,8 @@ asan-build: deps $(ASAN_BUILD)/CMakeCache.txt
 # ThreadSanitizer runs the tests that start flockd and drive its threads:
 # the integration tests of the server itself (flockd, hostile, rooms,
 # churn, workers), integration_flockctl and the unit tests that start
-# threads (TSAN_UNITS: the pool, the lobby, steps split over threads);
+# threads (TSAN_UNITS: the pool, the lobby, steps split over threads, tile parts
+# encoded by whichever thread asks first);
 # only what they need is built. Left out: integration_examples and the
 # client libraries' tests (pyclient, jsclient, jsexamples: their clients take
 # the same server paths as integration_flockd; they run in Release and under
@@ -104,7 +105,7 @@ asan-build: deps $(ASAN_BUILD)/CMakeCache.txt
 # the browser and node tests (e2e_*, web_*). The build's tests carry
 # TSAN_OPTIONS (tests/CMakeLists.txt): a race fails the test, and
 # tests/tsan.supp holds the suppressions.
-TSAN_UNITS := test_pool test_lobby test_stepper test_step_forked
+TSAN_UNITS := test_pool test_lobby test_stepper test_step_forked test_tiles
 space := $(subst ,, )
 TSAN_SELECT = -R '^(integration_.+|$(subst $(space),|,$(TSAN_UNITS)))$$' \
                -E '^(integration_(examples|pyclient|jsclient|jsexamples)(_.+)?|integration_(flockd|flockctl|hostile|replay)_untimed)$$'
