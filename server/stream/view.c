@@ -321,10 +321,11 @@ ptrdiff_t view_frame(struct tileset *ts, struct view_feed *feed, uint8_t extra_f
     proto_v3_put_header(x->buf + x->pre, &h);
     note_sent(feed, &h);
     size_t len = used - x->pre;
-    /* The budget paces the frames by what they weigh (the plan only
-     * estimates it); a frame is not held past the snapshot after the time
-     * its bytes take (a little early: the snapshot that comes then is taken). */
-    feed->next_ns = now + (int64_t)(0.95e9 * (double)len / per_second);
+    /* The budget paces a view's frames by what they weigh (the plan only
+     * estimates it): the next is not sent before the time this one's bytes
+     * take (a little early: the snapshot that comes then is taken). The
+     * whole room, as versions 1 and 2 send it, is not paced. */
+    feed->next_ns = feed->req.whole ? 0 : now + (int64_t)(0.95e9 * (double)len / per_second);
     m.boids = (uint32_t)p.boids;
     if (made)
         *made = m;
