@@ -919,11 +919,14 @@ class _Stayers:
         escape = (nz - pos) >= RICE_ESC
         escaped, after = pos + np.int32(RICE_ESC + 16), nz + np.int32(1)
         sink = np.full(64, nb + 63, dtype=np.int32)
+        starts = np.zeros(nb, dtype=np.int32)  # the part each bit belongs to
+        starts[self.offset[1:]] = 1
+        owner = np.cumsum(starts, dtype=np.int32)
+        ks = self.ks.astype(np.int32)
         nxt = [[None, None], [None, None], [None, None]]
         for f in range(3):
             for c in range(2):
-                k = np.zeros(nb, dtype=np.int32)
-                k[:-128] = np.repeat(self.ks[:, f, c].astype(np.int32), self.sizes)
+                k = ks[:, f, c][owner]
                 nxt[f][c] = np.concatenate((np.where(escape, escaped, after + k), sink))
         ends0, ends1 = (memoryview(nxt[2][c][nxt[1][c][nxt[0][c]]]) for c in range(2))
         ctx = self.ctx.tolist()
