@@ -167,7 +167,7 @@ class BothDecoders(unittest.TestCase):
         the walk; a failure must still be the first in §12.7's order)."""
         rng = random.Random(3)
         codes = set()
-        for _ in range(700):
+        for _ in range(400):
             k = rng.randrange(len(FRAMES))
             buf = bytearray(FRAMES[k])
             how = rng.random()
