@@ -490,8 +490,8 @@ async def fog_soak(seconds):
         check = await fog_game(d.url, 4, seconds, sight=150, soak=True)
     print(f"FIGURES fog soak: 4 teams of 500 units, {time.monotonic() - t0:.0f} s, "
           f"{check.checked} of the players' {check.received} frames checked: {check.leaks} leaks, "
-          f"{check.targets} enemy targets, "
-          f"{check.misses} misses, {check.lost} own units lost"
+          f"{check.targets} enemy targets, {check.misses} misses, {check.lost} own units lost; "
+          f"enemy units shown {check.seen} times, hidden {check.hidden}"
           + (f"; first: {check.first}" if check.first else ""), flush=True)
     return check
 
