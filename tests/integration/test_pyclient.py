@@ -8,7 +8,9 @@ sending) and from the server; the library's checks against what the server
 answers for the very same messages (generated from the schema, and the cases
 of proto/vectors/commands.json); snapshots of both protocol versions (the
 same positions at the same tick), estimated velocities, a refused frame that
-asks for a key frame; reconnecting after flockd is killed and restarted on
+asks for a key frame; version 3 (ids, a view's ack and its frames, the view
+sent again after a reconnect and forgotten by a join, a refused frame);
+reconnecting after flockd is killed and restarted on
 the same port (a script with no reconnect code of its own resumes: the
 timing part measures how soon) and an RTS player taking its team back;
 wss:// with a self-signed certificate; the pip install into a venv and into a
@@ -35,6 +37,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 LIBRARY = os.path.join(ROOT, "client", "python")
 sys.path.insert(0, LIBRARY)
 import flockd  # noqa: E402
+import numpy as np  # noqa: E402
 from flockd import schema  # noqa: E402
 
 FLOCKD = arg(0, "build/server/flockd")
@@ -314,21 +317,74 @@ async def snapshots_of_both_versions_show_the_same_state_and_velocities_are_esti
         await v2.close()
 
 
+async def after_a_refused_frame(c, is_delta):
+    """The first snapshot c gives after its decoder lost its bases right
+    after a delta (is_delta(snapshot)), which it must have refused, counted
+    and asked a key frame for."""
+    for _ in range(5):  # unless the server sent a key frame just then
+        await c.wait_for(is_delta, timeout=5)
+        it = c.snapshots()
+        c._decoder.forget()  # as if the bases were lost: deltas cannot decode
+        snap = await it.next(timeout=5)
+        it.close()
+        if c.refused_frames:
+            break
+    assert c.refused_frames >= 1 and c.keyframes_requested >= 1, c.refused_frames
+    return snap
+
+
 @test
 async def a_frame_the_decoder_refuses_is_counted_and_a_key_frame_asked_for():
     with Flockd(FLOCKD, "--boids", "200") as d:
         async with flockd.connect_async(d.url) as c:
-            for _ in range(5):  # unless the server sent a key frame just then
-                await c.wait_for(lambda s: s.kind == "delta", timeout=5)
-                it = c.snapshots()
-                c._decoder.forget()  # as if the bases were lost: deltas cannot decode
-                snap = await it.next(timeout=5)
-                it.close()
-                if c.refused_frames:
-                    break
-            assert c.refused_frames >= 1 and c.keyframes_requested >= 1, c.refused_frames
+            snap = await after_a_refused_frame(c, lambda s: s.kind == "delta")
             assert snap.kind == "key", snap.kind  # nothing of a refused frame came through
             await c.wait_for(lambda s: s.kind == "delta", timeout=5)
+
+
+@test
+async def version_3_snapshots_carry_ids_and_the_view_survives_a_reconnect():
+    with Flockd(FLOCKD, "--boids", "2000") as d:
+        c = await flockd.connect_async(d.url, room="views", role="admin", protocol=3)
+        stream = c.welcome.stream
+        assert c.protocol == 3 and stream.audience == "all", (c.protocol, stream)
+        snap = await c.next_snapshot(timeout=5)
+        grid = (0, 0, stream.tiles.cols, stream.tiles.rows)
+        assert (snap.version, snap.kind, snap.count, snap.rect) == (3, "view", 2000, grid)
+        assert len(set(snap.ids.tolist())) == 2000 and snap.field is None and not snap.fogged
+        ack = await c.view(x=100, y=100, w=600, h=400, px=20)
+        assert isinstance(ack, flockd.Ack) and c.view_ack is ack and ack.sample > 0, ack
+        assert len(ack.rect) == 4 and ack.rate > 0 and ack.bytes > 0, ack
+        snap = await c.wait_for(lambda s: list(s.rect) == ack.rect, timeout=5)
+        assert snap.sample == ack.sample and snap.count < 2000 and snap.field, snap
+        assert sum(int(f.count.sum()) for f in snap.field) >= snap.count
+        later = await c.next_snapshot(timeout=5)
+        known = ~np.isnan(later.vx)
+        assert known.sum() >= later.count // 2, (known.sum(), later.count)  # matched by id
+        speed = np.hypot(later.vx[known], later.vy[known])
+        assert speed.max() <= c.welcome.values.max_speed * 1.05 + 1, speed.max()
+        back = asyncio.get_running_loop().create_future()
+        c.on("reconnect", lambda ev: back.done() or back.set_result(ev))
+        c._ws.transport.abort()  # the network fails under it
+        await asyncio.wait_for(back, 10)
+        snap = await c.wait_for(lambda s: list(s.rect) == ack.rect, timeout=5)
+        assert c.view_ack is not ack and c.view_ack.rect == ack.rect, c.view_ack  # sent again
+        assert c.refused_frames == 0, c.refused_frames
+        await c.join("views2", "admin")  # another room: the whole of it again
+        assert c.view_ack is None
+        snap = await c.next_snapshot(timeout=5)
+        assert snap.rect == grid and snap.sample == 0, snap.rect
+        await c.close()
+
+
+@test
+async def a_version_3_frame_the_decoder_refuses_is_counted_and_a_key_frame_asked_for():
+    with Flockd(FLOCKD, "--boids", "500") as d:
+        async with flockd.connect_async(d.url, protocol=3) as c:
+            has_delta = lambda s: any(p.kind == "delta" for p in s.parts)  # noqa: E731
+            snap = await after_a_refused_frame(c, has_delta)
+            assert {p.kind for p in snap.parts} <= {"key", "empty"}  # the first after the ack
+            await c.wait_for(has_delta, timeout=5)
 
 
 # ---- reconnecting ----------------------------------------------------------------------

@@ -9,11 +9,13 @@
 `connect()` gives a blocking client (blocking.py), `connect_async()` the
 asyncio one (client.py); both have one method per command of the protocol
 (proto/PROTOCOL.md §5, generated from schema.json), check every command
-before sending it, decode snapshots of both versions (decode.py) into
+before sending it, decode snapshots of every version (decode.py,
+decode_v3.py) into
 Snapshot objects (snapshot.py) and reconnect by themselves. README.md
 beside this package is the guide.
 """
 
+from . import decode_v3
 from .blocking import BlockingClient, connect
 from .client import Backoff, Client, Event, Snapshots, connect_async
 from .decode import Decoder, Frame
@@ -32,5 +34,5 @@ __all__ = [
     "FlockdError", "Forbidden", "Frame", "InternalError", "Message", "NotFound", "NotJoined",
     "Obstacle", "OutOfRange", "QueueFull", "RateLimited", "Roster", "Snapshot", "SnapshotError",
     "Snapshots", "Stats", "Target", "Timeout", "TooLarge", "UnknownCommand", "Welcome",
-    "connect", "connect_async",
+    "connect", "connect_async", "decode_v3",
 ]

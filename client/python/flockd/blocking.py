@@ -120,7 +120,7 @@ add_command_methods(BlockingClient, blocking=True)
 
 def connect(url, **kwargs):
     """A connected BlockingClient (usable in `with`); keyword arguments as
-    Client's: room, role, mode, token, password, name, boids, protocol (2
-    or 1), insecure, ssl, reconnect, backoff, timeout, connect_timeout,
+    Client's: room, role, mode, token, password, name, boids, protocol (3,
+    2 or 1), insecure, ssl, reconnect, backoff, timeout, connect_timeout,
     numpy. Raises ConnectError, or the CommandError of a refused join."""
     return BlockingClient(url, **kwargs)

@@ -13,10 +13,17 @@ for its reply: an Ack, or a CommandError subclass (client_side tells who
 refused). Arguments given as None are left out (the server's default).
 
 Snapshots: every binary message is decoded (decode.Decoder, version 2 by
-default); a frame the decoder refuses is counted (`refused_frames`), a key
-frame is asked for (`keyframe`, at most every 0.5 s) and nothing of it
-reaches the caller. `snapshot` is the newest; `snapshots()` iterates over
-them, `wait_for(predicate)` waits for one that satisfies a condition.
+default, version 3 with protocol=3); a frame the decoder refuses is counted
+(`refused_frames`), a key frame is asked for (`keyframe`, at most every
+0.5 s) and nothing of it reaches the caller. `snapshot` is the newest;
+`snapshots()` iterates over them, `wait_for(predicate)` waits for one that
+satisfies a condition.
+
+Views (version 3): `view(x=, y=, w=, h=, px=, budget=)` says what part of
+the room the client looks at; its Ack (`view_ack`) carries the plan of the
+frames (shift, sample, rect, boids, bytes, rate). The client remembers the
+last view acked and sends it again after a reconnect; a join forgets it
+(another room, another world).
 
 Reconnecting: when the connection drops (the server restarted, the network
 failed) the client connects again after a jittered, capped backoff
@@ -26,7 +33,7 @@ RTS player with its rejoin token, so it gets its team back), and resumes on
 a key frame. Commands sent meanwhile wait for the connection (up to their
 timeout). A command that was waiting for its reply when the connection
 dropped is sent again if sending it twice does what sending it once does
-(RESENT_COMMANDS: ping, seek, params, pause ...); the others (spawn,
+(RESENT_COMMANDS: ping, seek, params, pause, view ...); the others (spawn,
 despawn, obstacle_add, obstacle_remove, step, reset, kick, join) raise
 ConnectionLost, since they may or may not have been applied.
 A close the server means (1008: kicked, too slow or over the rate limit;
@@ -61,7 +68,8 @@ from .snapshot import Snapshot
 
 log = logging.getLogger("flockd")
 
-SUBPROTOCOLS = {2: ["flock.v2", "flock.v1"], 1: ["flock.v1"]}
+SUBPROTOCOLS = {3: ["flock.v3", "flock.v2", "flock.v1"], 2: ["flock.v2", "flock.v1"],
+                1: ["flock.v1"]}
 # Closes the server means: not retried (PROTOCOL.md §7.2).
 FINAL_CLOSE_CODES = (1002, 1007, 1008, 1009)
 # Join refusals worth another try after the backoff.
@@ -71,7 +79,7 @@ KEYFRAME_EVERY_S = 0.5
 # connection took down with it is sent again once reconnected. The others
 # raise ConnectionLost: they may have been applied.
 RESENT_COMMANDS = frozenset(("ping", "seek", "seek_clear", "obstacle_clear", "params", "pause",
-                             "resume", "keyframe", "stats", "goto"))
+                             "resume", "keyframe", "stats", "goto", "view"))
 
 
 class Backoff:
@@ -124,7 +132,7 @@ class Client:
                  backoff=None, timeout=10.0, connect_timeout=10.0, numpy=None,
                  max_boids=1 << 22):
         if protocol not in SUBPROTOCOLS:
-            raise ValueError("protocol must be 1 or 2")
+            raise ValueError("protocol must be 1, 2 or 3")
         if (room is None) != (role is None):
             raise ValueError("room and role go together")
         self.url, self.protocol_wanted = url, protocol
@@ -153,6 +161,7 @@ class Client:
         self._prev = self._keyframe_at = None
         self._room = schema.Room()
         self.welcome = self.roster = self.availability = self.snapshot = None
+        self._view = self.view_ack = None  # the last view acked: its arguments, its Ack
         self.last_ack_tick = -1
         self.frames = self.refused_frames = self.keyframes_requested = self.reconnects = 0
 
@@ -294,6 +303,7 @@ class Client:
                 return False
             self._install(ws, welcome)
             self.reconnects += 1
+            self._view_again()
             downtime = time.monotonic() - down_at
             log.info("flockd: reconnected to %s after %.2f s", self.url, downtime)
             self._emit(Event("reconnect", attempts=attempt + 1, downtime=downtime))
@@ -362,7 +372,8 @@ class Client:
     def _take_welcome(self, m):
         self.welcome = Welcome(m)
         self._room = schema.Room.of(m)
-        self._decoder.forget()  # a new stream starts on a key frame (§11.1)
+        # A new stream starts on a key frame (§11.1, §12.7), its fields this size.
+        self._decoder.forget(_field_cells(m))
         self._prev = None
         self._stream += 1
         if "team" in m:
@@ -391,7 +402,7 @@ class Client:
 
     def _ask_keyframe(self):
         now = time.monotonic()
-        if self.protocol != 2 or (self._keyframe_at is not None and
+        if self.protocol not in (2, 3) or (self._keyframe_at is not None and
                                   now - self._keyframe_at < KEYFRAME_EVERY_S):
             return
         self._keyframe_at = now
@@ -455,7 +466,18 @@ class Client:
                 log.info("flockd: %s lost with the connection; sending it again", cmd)
         if reply["type"] == "error":
             raise command_error(reply.get("code"), reply.get("message", ""), cmd)
-        return Ack(reply, cmd)
+        ack = Ack(reply, cmd)
+        if cmd == "view":
+            self._view, self.view_ack = args, ack
+        return ack
+
+    def _view_again(self):
+        """After a reconnect: the last view acked, sent again (in the
+        background; the frames before its ack are the whole room's)."""
+        if self._view is None:
+            return
+        task = asyncio.ensure_future(self.command("view", **self._view))
+        task.add_done_callback(lambda t: t.cancelled() or t.exception())
 
     async def _send(self, cmd, args, deadline, timeout):
         """Sends one command on the current connection; its reply."""
@@ -489,6 +511,7 @@ class Client:
             fut.cancel()
             raise
         self._join = {k: v for k, v in args.items() if v is not None and k != "rejoin"}
+        self._view = self.view_ack = None  # another world: the whole room until a view
         self._took_join(ack.to_dict())
         return ack
 
@@ -536,6 +559,14 @@ def _is_welcome(m):
     return m.get("type") == "welcome"
 
 
+def _field_cells(welcome):
+    """A version 3 welcome's stream.field.cells (1..8), else None."""
+    stream = welcome.get("stream")
+    field = stream.get("field") if isinstance(stream, dict) else None
+    cells = field.get("cells") if isinstance(field, dict) else None
+    return cells if isinstance(cells, int) and 1 <= cells <= 8 else None
+
+
 class Snapshots:
     """An async iterator of a client's snapshots (Client.snapshots); also
     an async context manager that stops it."""
@@ -578,8 +609,10 @@ class Snapshots:
         return await self.next(self._timeout)
 
     def _stale(self, snap):
-        """Taken before the command acked when the iterator started (§5.5)."""
-        if self._since is None:
+        """Taken before the command acked when the iterator started (§5.5).
+        A spectator's delayed frames show no command's effect sooner than
+        the delay: they are never stale."""
+        if self._since is None or snap.delayed:
             return False
         if snap._stream != self._stream or snap.tick > self._since or \
                 (snap.tick == self._since and snap.paused):
@@ -699,7 +732,7 @@ add_command_methods(Client)
 class connect_async:
     """`c = await connect_async(url, ...)` or `async with connect_async(url,
     ...) as c`: a connected Client (its keyword arguments are Client's:
-    room, role, mode, token, password, name, boids, protocol (2 or 1),
+    room, role, mode, token, password, name, boids, protocol (3, 2 or 1),
     insecure, ssl, reconnect, backoff, timeout, connect_timeout, numpy)."""
 
     def __init__(self, url, **kwargs):

@@ -1,4 +1,5 @@
-"""Snapshot decoders, version 1 and version 2 (proto/PROTOCOL.md §4, §11).
+"""Snapshot decoders, versions 1 and 2 (proto/PROTOCOL.md §4, §11), and
+the connection's Decoder of all three versions (version 3: decode_v3.py).
 
 A connection keeps one Decoder and hands it every binary message in the
 order they arrive; `decode()` returns a Frame (the state in the wire's
@@ -6,7 +7,8 @@ terms: quantized qx, qy, heading per boid, their groups, obstacles,
 targets, the header) or raises SnapshotError with the status name of §4.6
 and §11.7. A version 2 decoder keeps the last HISTORY frames it decoded as
 the bases of later deltas; a refused frame changes nothing it holds.
-`forget()` starts a new stream (after a welcome).
+`forget()` starts a new stream (after a welcome). A version 3 frame goes
+to the decoder's V3Decoder (decode_v3.py), which keeps its own bases.
 
 With numpy (Debian's python3-numpy) the arrays are numpy arrays and a delta
 frame is reconstructed with whole-array operations: its prediction, the
@@ -58,8 +60,13 @@ class Frame:
     count; id, x, y, r; group, x, y). Header fields: version, kind ('key'
     or 'delta'), tick, server_time_us, width, height, epoch, flags, paused,
     wrap, size; version 2 adds seq, base1, base0 (None when absent), gap1,
-    gap0, packed_len, plain_len, sim_hash and state_hash. The arrays of a
-    version 2 frame are its decoder's bases: do not change them."""
+    gap0, packed_len, plain_len, sim_hash and state_hash. A version 3
+    frame (kind 'view', epoch None) has `ids` (u32) as well, runs part after
+    part, and seq, fogged, delayed, shift, sample, room_boids, cols, rows,
+    rect (x, y, cols, rows: super-tiles), frame_hash, field_cells and
+    parts (decode_v3.Part: which super-tile holds which slice, its field).
+    The arrays of a version 2 or 3 frame are its decoder's bases: do not
+    change them."""
 
     def __init__(self, **fields):
         self.__dict__.update(fields)
@@ -501,21 +508,26 @@ def _unpack_key_np(n, plain):
 # ---- the decoder ----------------------------------------------------------------------
 
 class Decoder:
-    """Decodes the snapshots of one connection, either version; keeps the
-    bases a version 2 stream needs. `max_boids` bounds what a frame may
+    """Decodes the snapshots of one connection, any version; keeps the
+    bases a version 2 or 3 stream needs. `max_boids` bounds what a frame may
     announce (over_limit beyond it). `numpy`: None uses numpy when it is
-    installed, False never, True always."""
+    installed, False never, True always. `field_cells`: a version 3
+    stream's field size (the welcome's stream.field.cells)."""
 
-    def __init__(self, max_boids=1 << 22, numpy=None):
+    def __init__(self, max_boids=1 << 22, numpy=None, field_cells=4):
         if numpy and np is None:
             raise ImportError("numpy is not installed")
+        from .decode_v3 import V3Decoder  # it builds on this module
         self.max_boids = max_boids
         self.numpy = np is not None if numpy is None else bool(numpy)
         self.held = []  # version 2 frames, newest last
+        self.v3 = V3Decoder(max_boids, self.numpy, field_cells)
 
-    def forget(self):
-        """Forgets every frame held: a new stream starts (a welcome, another room)."""
+    def forget(self, field_cells=None):
+        """Forgets every frame held: a new stream starts (a welcome, another
+        room), whose version 3 fields have field_cells cells if given."""
         self.held = []
+        self.v3.forget(field_cells)
 
     def has(self, seq):
         """True if a version 2 frame of sequence number seq is held."""
@@ -526,7 +538,13 @@ class Decoder:
         buf = bytes(buf)
         if len(buf) >= 3 and buf[2] == 1:
             return decode_v1(buf, self.numpy)
+        if len(buf) >= 3 and buf[2] == 3:
+            return self.v3.decode(buf)
         return self.decode_v2(buf)
+
+    def decode_v3(self, buf):
+        """Decodes one version 3 frame only (another version is bad_version)."""
+        return self.v3.decode(buf)
 
     def _base(self, h, seq):
         for s in reversed(self.held):

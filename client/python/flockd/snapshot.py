@@ -8,16 +8,26 @@ installed (float64, except `group`: uint8), lists otherwise:
 - `heading`: direction of flight, radians in [0, 2 pi);
 - `group`: each boid's group;
 - `vx`, `vy`: velocities in units per second, ESTIMATED from this snapshot
-  and the previous one of the same epoch (the same boids in the same
-  order): displacement over (tick - previous tick) / tick_hz, the shorter
-  way around on a wrapping world. A paused room's snapshots repeat a tick:
-  they keep the last estimate. NaN where unknown: the first snapshot of a
-  connection, of a room after a join, or of a new epoch (a spawn, a despawn
-  or a reset renumbered the boids). Positions are quantized to 1/65536 of
-  the world, so at 20 snapshots a second an estimate is within about 0.5
-  units/s on a 1600-unit world;
-- `ids`: stable boid ids when the protocol carries them; it does not yet
-  (boids are matched by index within an epoch), so None.
+  and the previous one of the same connection: displacement over (tick -
+  previous tick) / tick_hz, the shorter way around on a wrapping world, of
+  the same boid (version 3: the same id; versions 1 and 2: the same index
+  within an epoch, the same boids in the same order). A paused room's
+  snapshots repeat a tick: they keep the last estimate. NaN where unknown:
+  the first snapshot of a connection or of a room after a join, a boid the
+  previous snapshot did not hold (version 3), every boid of a new epoch (a
+  spawn, a despawn or a reset renumbered them; versions 1 and 2).
+  Positions are quantized to 1/65536 of the world, so at 20 snapshots a
+  second an estimate is within about 0.5 units/s on a 1600-unit world;
+- `ids`: each boid's id (version 3, §12.2), kept for its life in the room;
+  None in versions 1 and 2, which do not carry them.
+
+A version 3 snapshot also says what it holds (PROTOCOL.md §12): `fogged`
+(a team's view: enemies out of sight left out), `delayed` (a spectator's:
+the room `delay_s` ago), `shift`, `sample`, `rect` (the super-tiles:
+column, row, columns, rows), `room_boids` (in the whole room), `parts`
+(decode_v3.Part per super-tile: which slice of the arrays it holds) and
+`field`: at a sample above 0, one decode_v3.Field per part (boids per cell
+of every sample, their mean velocity), else None.
 
 Obstacles are `Obstacle(id, x, y, r)`, targets `Target(group, x, y)`.
 """
@@ -35,9 +45,10 @@ class Snapshot:
     """One state of the room; see the module's docstring. Also: tick, time
     (the server's clock when it was encoded, seconds since the Unix epoch),
     sim_time (tick / tick_hz, simulated seconds since the room's last
-    reset), epoch, paused, wrap, width, height, count, version (1 or 2),
-    kind ('key' or 'delta'), seq (version 2) and frame (the decoded Frame:
-    quantized qx, qy, heading bytes)."""
+    reset), epoch, paused, wrap, width, height, count, version (1, 2 or 3),
+    kind ('key' or 'delta'; 'view' in version 3), seq (versions 2 and 3),
+    the version 3 members above and frame (the decoded Frame: quantized qx,
+    qy, heading bytes)."""
 
     def __init__(self, frame, tick_hz, previous=None):
         self.frame = frame
@@ -52,8 +63,17 @@ class Snapshot:
         self.seq = getattr(frame, "seq", None)
         self.obstacles = [Obstacle(o["id"], o["x"], o["y"], o["r"]) for o in frame.obstacles]
         self.targets = [Target(t["group"], t["x"], t["y"]) for t in frame.targets]
-        self.ids = None
+        self.ids = getattr(frame, "ids", None)
         self.group = frame.group
+        v3 = frame.version == 3
+        self.fogged = frame.fogged if v3 else False
+        self.delayed = frame.delayed if v3 else False
+        self.shift, self.sample = (frame.shift, frame.sample) if v3 else (0, 0)
+        self.rect = frame.rect if v3 else None
+        self.room_boids = frame.room_boids if v3 else len(frame.group)
+        self.parts = frame.parts if v3 else None
+        self.field = [p.field for p in frame.parts if p.field is not None] \
+            if v3 and frame.sample else None
         if np is not None and isinstance(frame.qx, np.ndarray):
             self._arrays_np(frame)
         else:
@@ -84,8 +104,12 @@ class Snapshot:
         self.heading = [q * math.pi / 128 for q in f.heading]
 
     def _estimate(self, prev):
+        if self.ids is not None:
+            self._estimate_by_id(prev)
+            return
         same = (prev is not None and prev.epoch == self.epoch and prev.count == self.count
-                and prev.width == self.width and prev.height == self.height)
+                and prev.width == self.width and prev.height == self.height
+                and prev.ids is None)
         if same and prev.tick == self.tick:
             self.vx, self.vy = prev.vx, prev.vy
             return
@@ -99,6 +123,41 @@ class Snapshot:
         dt = (self.tick - prev.tick) / self.tick_hz
         self.vx = self._rate(self.x, prev.x, self.width, dt)
         self.vy = self._rate(self.y, prev.y, self.height, dt)
+
+    def _estimate_by_id(self, prev):
+        """Version 3: each boid against the same id in prev."""
+        n, lists = self.count, isinstance(self.x, list)
+        nan = [math.nan] * n if lists else np.full(n, np.nan)
+        if prev is None or prev.ids is None or (prev.width, prev.height) != (
+                self.width, self.height) or prev.tick > self.tick or not self.tick_hz:
+            self.vx, self.vy = nan, list(nan) if lists else nan.copy()
+            return
+        same_tick = prev.tick == self.tick
+        dt = (self.tick - prev.tick) / self.tick_hz
+        if lists:
+            where = {i: k for k, i in enumerate(prev.ids)}
+            self.vx, self.vy = list(nan), list(nan)
+            for k, i in enumerate(self.ids):
+                j = where.get(i)
+                if j is None:
+                    continue
+                if same_tick:
+                    self.vx[k], self.vy[k] = prev.vx[j], prev.vy[j]
+                else:
+                    self.vx[k] = self._rate([self.x[k]], [prev.x[j]], self.width, dt)[0]
+                    self.vy[k] = self._rate([self.y[k]], [prev.y[j]], self.height, dt)[0]
+            return
+        order = np.argsort(prev.ids, kind="stable")
+        sorted_ids = prev.ids[order]
+        at = np.minimum(np.searchsorted(sorted_ids, self.ids), max(len(order) - 1, 0))
+        hit = sorted_ids[at] == self.ids if len(order) else np.zeros(n, dtype=bool)
+        j = order[at[hit]]
+        self.vx, self.vy = nan, nan.copy()
+        if same_tick:
+            self.vx[hit], self.vy[hit] = prev.vx[j], prev.vy[j]
+        else:
+            self.vx[hit] = self._rate(self.x[hit], prev.x[j], self.width, dt)
+            self.vy[hit] = self._rate(self.y[hit], prev.y[j], self.height, dt)
 
     def _rate(self, now, before, size, dt):
         if isinstance(now, list):
