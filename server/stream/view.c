@@ -265,15 +265,16 @@ static void note_sent(struct view_feed *f, const struct proto_v3_header *h)
                                     .used = true};
 }
 
-/* Keeps the sample of the client's last frame when the plan would change
- * it only by the noise of its estimate: a frame at another sample has no
+/* Keeps the sample of the client's last frame, of the same rect, when the
+ * plan would change it only by the noise of its estimate: a frame at another sample has no
  * base, every part of it a key. Finer only with a fifth of the budget to
  * spare, coarser only when the old sample is a quarter over it. */
 static void keep_sample(const struct view_feed *f, struct view_plan *p, double per_frame)
 {
     const struct view_sent *e = &f->sent[0];
-    if (!e->used || e->shift != p->shift || e->sample == p->sample)
-        return;
+    if (!e->used || e->shift != p->shift || e->sample == p->sample || e->rect_x != p->rect_x ||
+        e->rect_y != p->rect_y || e->rect_cols != p->rect_cols || e->rect_rows != p->rect_rows)
+        return; /* a new view (or none before): the plan as it is */
     double raw = ldexp((double)p->boids, p->sample);
     uint32_t parts = p->rect_cols * p->rect_rows;
     bool finer = p->sample < e->sample;
