@@ -68,6 +68,9 @@ struct view_feed {
     struct view_req req;
     struct view_sent sent[PROTO_V3_HISTORY]; /* newest first */
     int64_t next_ns;                         /* the budget's next frame, not before */
+    /* On a relay: the plan last noted in its tilestate's need (tileneed.h) and when. */
+    struct view_plan noted;
+    uint32_t noted_epoch;
 };
 
 /* A new stream (a welcome, a keyframe command): every part of the next
@@ -87,6 +90,10 @@ void view_scratch_free(struct view_scratch *x);
 /* What a frame was made of, for the metrics. */
 struct view_made {
     uint32_t parts, keys, boids;
+    /* None was made: this node relays the room and does not hold the tiles
+     * of the frame's plan yet (it asked the owner for them): the client
+     * passes this snapshot over and takes a later one. */
+    bool passed;
 };
 
 /*
@@ -94,8 +101,11 @@ struct view_made {
  * needed): the plan for its request, the parts, the header (flags ORed
  * with extra_flags: PROTO_V3_FLAG_FOGGED, _DELAYED). budget and
  * snapshot_hz as view_plan(). Its length (>0) and the feed updated; 0 when
- * the budget's rate holds the client back until later (`now`); or
- * PROTO_E_INTERNAL (no memory). *made (may be NULL) says what it held.
+ * the budget's rate holds the client back until later (`now`), or when a
+ * relay's tileset does not hold the plan's tiles (made->passed); or
+ * PROTO_E_INTERNAL (no memory). *made (may be NULL) says what it held. On
+ * a relay the plan is noted in the tilestate's need (tileneed.h) once per
+ * epoch and whenever it changes, so that the relay asks for its tiles.
  */
 ptrdiff_t view_frame(struct tileset *ts, struct view_feed *feed, uint8_t extra_flags, double budget,
                      double snapshot_hz, int64_t now, struct view_scratch *x,
