@@ -3,8 +3,8 @@
  * tileneed.h).
  *
  * A layer keeps, per super-tile of its grid, the epoch it was last noted
- * at plus one (0: never). Noting a rect stamps it and its ring; taking the
- * wants reads the stamps against the epoch and moves the epoch on.
+ * at plus one (0: never). Noting a rect stamps it (and its ring); taking
+ * the wants reads the stamps against the epoch.
  */
 #include "tileneed.h"
 
@@ -102,20 +102,22 @@ static struct layer *layer_of(struct tileneed *n, unsigned audience, unsigned sh
     return stalest;
 }
 
-/* An axis of the rect with its ring: first and count, wrapped into n. */
-static void ring_axis(uint32_t first, uint32_t count, uint32_t n, uint32_t *a, uint32_t *c)
+/* An axis of the rect, with `ring` more on each side: first and count,
+ * wrapped into n. */
+static void ring_axis(uint32_t first, uint32_t count, uint32_t n, uint32_t ring, uint32_t *a,
+                      uint32_t *c)
 {
-    if (count + 2 >= n) {
+    if (count + 2 * ring >= n) {
         *a = 0;
         *c = n;
         return;
     }
-    *a = (first + n - 1) % n;
-    *c = count + 2;
+    *a = (first + n - ring) % n;
+    *c = count + 2 * ring;
 }
 
 void tileneed_note(struct tileneed *n, unsigned audience, unsigned shift, unsigned sample,
-                   uint32_t rect_x, uint32_t rect_y, uint32_t cols, uint32_t rows)
+                   uint32_t rect_x, uint32_t rect_y, uint32_t cols, uint32_t rows, bool ring)
 {
     if (shift > PROTO_V3_MAX_SHIFT || sample > PROTO_V3_MAX_SAMPLE ||
         (audience > FOG_MAX_TEAMS && audience != TILENEED_DELAYED))
@@ -126,8 +128,8 @@ void tileneed_note(struct tileneed *n, unsigned audience, unsigned shift, unsign
     struct layer *l = layer_of(n, audience, shift, sample);
     if (l && rect_x < l->gc && rect_y < l->gr && cols && rows) {
         l->last = epoch;
-        ring_axis(rect_x, cols < l->gc ? cols : l->gc, l->gc, &x0, &cx);
-        ring_axis(rect_y, rows < l->gr ? rows : l->gr, l->gr, &y0, &cy);
+        ring_axis(rect_x, cols < l->gc ? cols : l->gc, l->gc, ring, &x0, &cx);
+        ring_axis(rect_y, rows < l->gr ? rows : l->gr, l->gr, ring, &y0, &cy);
         for (uint32_t j = 0; j < cy; j++)
             for (uint32_t i = 0; i < cx; i++) {
                 uint32_t *at = &l->at[((y0 + j) % l->gr) * l->gc + (x0 + i) % l->gc];

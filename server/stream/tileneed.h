@@ -1,9 +1,10 @@
 /*
  * tileneed — what the version 3 clients of a room on a relay node look at
  * lately (server/cluster/CLUSTER.md §3.7): per audience, grid shift and
- * sample (a layer), the super-tiles their frames held, each with a ring of
- * one super-tile around it, so that a view that pans finds its next
- * super-tiles already there. A relay asks the room's owner for exactly
+ * sample (a layer), the super-tiles their frames held and, around a view
+ * that moved lately, a ring of one super-tile, so that a view that pans
+ * finds its next super-tiles already there (a still view costs only its
+ * own). A relay asks the room's owner for exactly
  * these (and lets go of what nobody looked at for a while); its tilestates
  * point at it so that each client's frame notes its plan here
  * (view_frame()).
@@ -43,12 +44,12 @@ uint32_t tileneed_epoch(const struct tileneed *n);
 
 /*
  * A client of `audience` takes super-tiles [rect_x, + cols) x [rect_y, +
- * rows) of the grid at shift and sample (wrapping around it): they and a
- * ring of one around them are wanted from now on. Out-of-range values are
- * ignored.
+ * rows) of the grid at shift and sample (wrapping around it): they (and,
+ * with `ring`, a ring of one around them) are wanted from now on.
+ * Out-of-range values are ignored.
  */
 void tileneed_note(struct tileneed *n, unsigned audience, unsigned shift, unsigned sample,
-                   uint32_t rect_x, uint32_t rect_y, uint32_t cols, uint32_t rows);
+                   uint32_t rect_x, uint32_t rect_y, uint32_t cols, uint32_t rows, bool ring);
 
 /* True once after a note that wanted a super-tile not wanted before (the
  * caller asks its owner at once instead of at its next round). */

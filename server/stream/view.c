@@ -268,7 +268,9 @@ static void note_sent(struct view_feed *f, const struct proto_v3_header *h)
 }
 
 /* On a relay (a state with a need), notes p there when the epoch moved
- * on or p changed since the feed last noted it. */
+ * on or p changed since the feed last noted it; with a ring around its
+ * rect while the view moved lately (the same shift and sample, another
+ * rect). */
 static void note_plan(struct tilestate *s, struct view_feed *feed, const struct view_plan *p)
 {
     unsigned audience;
@@ -277,12 +279,16 @@ static void note_plan(struct tilestate *s, struct view_feed *feed, const struct 
         return;
     uint32_t epoch = tileneed_epoch(need);
     const struct view_plan *n = &feed->noted;
-    if (epoch == feed->noted_epoch && n->shift == p->shift && n->sample == p->sample &&
-        n->rect_x == p->rect_x && n->rect_y == p->rect_y && n->rect_cols == p->rect_cols &&
-        n->rect_rows == p->rect_rows)
+    bool same_layer = feed->noted_epoch && n->shift == p->shift && n->sample == p->sample;
+    bool same_rect = same_layer && n->rect_x == p->rect_x && n->rect_y == p->rect_y &&
+                     n->rect_cols == p->rect_cols && n->rect_rows == p->rect_rows;
+    if (epoch == feed->noted_epoch && same_rect)
         return;
+    if (same_layer && !same_rect)
+        feed->moved_epoch = epoch;
+    bool ring = feed->moved_epoch && epoch - feed->moved_epoch < VIEW_RING_EPOCHS;
     tileneed_note(need, audience, p->shift, p->sample, p->rect_x, p->rect_y, p->rect_cols,
-                  p->rect_rows);
+                  p->rect_rows, ring);
     feed->noted = *p;
     feed->noted_epoch = epoch;
 }

@@ -68,10 +68,15 @@ struct view_feed {
     struct view_req req;
     struct view_sent sent[PROTO_V3_HISTORY]; /* newest first */
     int64_t next_ns;                         /* the budget's next frame, not before */
-    /* On a relay: the plan last noted in its tilestate's need (tileneed.h) and when. */
+    /* On a relay: the plan last noted in its tilestate's need (tileneed.h),
+     * when, and when its rect last moved (0: never). */
     struct view_plan noted;
-    uint32_t noted_epoch;
+    uint32_t noted_epoch, moved_epoch;
 };
+
+/* Epochs (steps of the relay's steward) a view that moved is noted with a
+ * ring of super-tiles around its rect (tileneed_note()). */
+#define VIEW_RING_EPOCHS 10
 
 /* A new stream (a welcome, a keyframe command): every part of the next
  * frame is a key. The request stays. */
