@@ -687,9 +687,8 @@ async def garbled_messages_on_room_subjects_are_rejected_and_counted():
         # Tiles for the relay (CLUSTER.md §3.8): garbage, and a header of
         # another grid.
         nats.publish(f"flockd.room.default.tiles.{relay_id}", os.urandom(3000))
-        nats.publish(f"flockd.room.default.tiles.{relay_id}",
-                     b"FKCT\x01\x00\xfe\xfe" + struct.pack("<QQfff", 99, 1, 1.0, 1.0, 1.0) + b"\x01" +
-                     bytes(3 + 40))
+        other_grid = b"FKCT\x01\x00\xfe\xfe" + struct.pack("<QQfff", 99, 1, 1.0, 1.0, 1.0)
+        nats.publish(f"flockd.room.default.tiles.{relay_id}", other_grid + b"\x01" + bytes(43))
         # Parameters with NaN for every value, for the relay's welcomes.
         nats.publish("flockd.room.default.params",
                      b"FKCP\x01\x00\x0d\x00\x01\x00\x00\x00" + b"\x00" + b"\xff" * 52)
@@ -816,6 +815,41 @@ async def after_the_owner_dies_version_3_clients_resume_on_a_key_frame():
         took = max(c.snapshots[k][0] for c, k in zip(clients, counts)) - t_kill
         print(f"failover: version 3 key frames {took:.2f} s after kill -9")
         for c in clients:
+            await c.close()
+
+
+@test
+async def an_rts_spectator_on_a_relay_sees_what_one_on_the_owner_sees_as_late():
+    # With an admin token, clients on loopback are viewers, not admins.
+    delay = ("--spectator-delay", "1", "--admin-token", "t0k")
+    with cluster(*V3_ROOM, *delay, count=2) as (_, nodes):
+        await settled(nodes)
+        home = nodes[0]  # a player's rts room stays on its node
+        player = await Client.connect(home.url)
+        assert (await player.join("war", "player", mode="rts", name="ann"))["type"] == "ack"
+        await settled(nodes, ("default", "war"))
+        admin = await Client.connect(home.url)
+        assert (await admin.join("war", "admin", token="t0k"))["type"] == "ack"
+        r = await admin.command("spawn", n=100, group=2, x=1000.0, y=800.0, spread=600.0)
+        assert r["type"] == "ack", r
+        await asyncio.sleep(1.2)  # its first checkpoint: the relay's copy is an rts room
+        clients = [await V3Client.connect(n.url) for n in nodes]
+        for c in clients:
+            assert (await c.join("war", "viewer"))["type"] == "ack"
+            assert c.welcome["stream"]["audience"] == "delayed", c.welcome["stream"]
+        await asyncio.sleep(1.8)  # a second of delay, then the whole room's frames on both
+        start = [len(c.snapshots) for c in clients]
+        await asyncio.sleep(1.0)
+        frames = [{f["tick"]: f for _, f in c.snapshots[s:]} for c, s in zip(clients, start)]
+        common = sorted(set(frames[0]) & set(frames[1]))
+        assert len(common) >= 10, (len(frames[0]), len(frames[1]), len(common))
+        for t in common:
+            a, b = (dict(frames[k][t]) for k in (0, 1))
+            a.pop("kinds"), b.pop("kinds")
+            assert a == b and a["flags"] & 8, (t, a, b)  # the same, delayed
+        last = frames[1][common[-1]]
+        assert any(k != "empty" for k in last["kinds"]), last  # the boids spawned
+        for c in clients + [player, admin]:
             await c.close()
 
 
