@@ -738,7 +738,8 @@ async def a_version_3_client_on_a_relay_gets_the_frames_of_one_on_the_owner():
         await asyncio.sleep(1.5)
         frames = [{f["tick"]: f for _, f in c.snapshots[s:]} for c, s in zip(clients, start)]
         common = sorted(set(frames[0]) & set(frames[1]))
-        assert len(common) >= 20, (len(frames[0]), len(frames[1]), len(common))
+        # (30 at 20 snapshots a second; fewer in a sanitizer's build.)
+        assert len(common) >= 8, (len(frames[0]), len(frames[1]), len(common))
         # The same boids at the same tick: frame_hash sums the tile hashes
         # of every boid's id, position, heading and group (PROTOCOL.md §12.7).
         for t in common:
@@ -759,8 +760,13 @@ async def a_relay_takes_from_nats_only_the_tiles_its_clients_look_at():
         relay_id = next(i for i in NODES[:2] if i != owner_id)
         relay = by_id(nodes, relay_id)
 
-        def tiles(name):
-            return relay.metric(f'flockd_cluster_tiles_{name}{{node="{relay_id}"}}')
+        def tiles(*names):
+            """The relay's tiles metrics `names`, read at once."""
+            text = relay.http("/metrics")[2]
+            values = [float(line.split()[-1]) for n in names for line in text.splitlines()
+                      if line.startswith(f'flockd_cluster_tiles_{n}{{node="{relay_id}"}}')]
+            assert len(values) == len(names), names
+            return values if len(names) > 1 else values[0]
         c = await V3Client.connect(relay.url)
         grid = c.welcome["stream"]["tiles"]
         ack = (await same_view([c], x=1000.0, y=800.0, w=800.0, h=500.0))[0]
@@ -773,10 +779,11 @@ async def a_relay_takes_from_nats_only_the_tiles_its_clients_look_at():
             await asyncio.sleep(0.05)
         assert tiles("wanted") == wanted, (tiles("wanted"), wanted)
         await asyncio.sleep(0.3)
-        msgs, parts = tiles("received_total"), tiles("parts_received_total")
+        msgs, parts = tiles("received_total", "parts_received_total")
         await asyncio.sleep(1.0)
-        msgs, parts = tiles("received_total") - msgs, tiles("parts_received_total") - parts
-        assert msgs >= 15 and parts == wanted * msgs, (msgs, parts, wanted)
+        now = tiles("received_total", "parts_received_total")
+        msgs, parts = now[0] - msgs, now[1] - parts
+        assert msgs >= 5 and parts == wanted * msgs, (msgs, parts, wanted)
         assert c.snapshots[-1][1]["rect"] == ack["rect"]
         # Its client gone, the relay asks for no tile after a second.
         await c.close()
@@ -842,7 +849,7 @@ async def an_rts_spectator_on_a_relay_sees_what_one_on_the_owner_sees_as_late():
         await asyncio.sleep(1.0)
         frames = [{f["tick"]: f for _, f in c.snapshots[s:]} for c, s in zip(clients, start)]
         common = sorted(set(frames[0]) & set(frames[1]))
-        assert len(common) >= 10, (len(frames[0]), len(frames[1]), len(common))
+        assert len(common) >= 5, (len(frames[0]), len(frames[1]), len(common))
         for t in common:
             a, b = (dict(frames[k][t]) for k in (0, 1))
             a.pop("kinds"), b.pop("kinds")
