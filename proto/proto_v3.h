@@ -220,4 +220,26 @@ void proto_v3_decoder_forget(struct proto_v3_decoder *d);
 int proto_v3_decode(struct proto_v3_decoder *d, const uint8_t *buf, size_t len,
                     const struct proto_v3_frame **out);
 
+/* ---- one part alone (the nodes of a cluster pass parts between them) ------ */
+
+/* The bases a lone part may name: base[g - 1] is its super-tile g frames
+ * back (NULL: not held) and tick[g - 1] that frame's tick, g = 1..4. */
+struct proto_v3_part_bases {
+    const struct proto_v3_part *base[PROTO_V3_HISTORY];
+    uint64_t tick[PROTO_V3_HISTORY];
+};
+
+/*
+ * Decodes the part at buf[*at..len) as proto_v3_decode() decodes each part
+ * of a frame (§12.7 step 4) whose header would be h (its tick, width and
+ * height are read), on b's bases, into the caller's arrays out->id, qx, qy,
+ * heading and group (room for the decoder's max_boids each) and *field
+ * (out->field points at it if the part has one); *at moves past the part.
+ * 0, or PROTO_E_TRUNCATED, _BAD_VALUE, _OVER_LIMIT, _NO_BASE, _BAD_BODY or
+ * _INTERNAL. The decoder's frames are neither used nor changed.
+ */
+int proto_v3_decode_part(struct proto_v3_decoder *d, const uint8_t *buf, size_t len, size_t *at,
+                         const struct proto_v3_part_bases *b, const struct proto_v3_header *h,
+                         struct proto_v3_part *out, struct proto_v3_field *field);
+
 #endif

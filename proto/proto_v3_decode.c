@@ -584,6 +584,24 @@ static int part_bases(const struct proto_v3_decoder *d, const struct proto_v3_he
     return 0;
 }
 
+/* A part's body at buf[*at..) (its head read into ph) on bases bs into
+ * out and *field; *at moves past it. */
+static int decode_body(struct proto_v3_decoder *d, const uint8_t *buf, size_t *at,
+                       const struct part_head *ph, const struct proto_v3_header *h,
+                       const struct dbases *bs, struct proto_v3_part *out,
+                       struct proto_v3_field *field)
+{
+    int rc;
+    if (!bs->b1 && ph->plain > pv3_plain_bound(ph->count, d->cells))
+        return PROTO_E_BAD_VALUE;
+    if (!bs->b1 && (rc = inflate_part(d, buf + *at, ph)) != 0)
+        return rc;
+    const uint8_t *body = buf + *at;
+    *at += ph->packed;
+    out->count = ph->count;
+    return unpack_part(d, body, ph, h, bs, out, field);
+}
+
 /* One part at buf[*at..len) into the slot's arrays from boid *n on. */
 static int decode_part(struct proto_v3_decoder *d, const uint8_t *buf, size_t len, size_t *at,
                        struct slot *s, uint32_t k, uint32_t *n)
@@ -607,16 +625,49 @@ static int decode_part(struct proto_v3_decoder *d, const uint8_t *buf, size_t le
         return PROTO_E_OVER_LIMIT;
     if ((rc = part_bases(d, h, &ph, out->tx, out->ty, &bs)) != 0)
         return rc;
-    if (!bs.b1 && ph.plain > pv3_plain_bound(ph.count, d->cells))
-        return PROTO_E_BAD_VALUE;
-    if (!bs.b1 && (rc = inflate_part(d, buf + *at, &ph)) != 0)
-        return rc;
-    const uint8_t *body = buf + *at;
-    *at += ph.packed;
-    out->count = ph.count;
-    rc = unpack_part(d, body, &ph, h, &bs, out, &d->fields[k]);
+    rc = decode_body(d, buf, at, &ph, h, &bs, out, &d->fields[k]);
     *n += ph.count;
     return rc;
+}
+
+/* A lone part's bases (proto_v3_decode_part()): NO_BASE unless b holds
+ * those its gaps name; OVER_LIMIT for a base the decoder cannot gather. */
+static int lone_bases(const struct proto_v3_decoder *d, const struct part_head *ph, uint64_t tick,
+                      const struct proto_v3_part_bases *b, struct dbases *bs)
+{
+    *bs = (struct dbases){0};
+    if ((ph->kind & 3u) != PROTO_V3_PART_DELTA)
+        return 0;
+    if ((unsigned)ph->gap1 + ph->gap0 > PROTO_V3_HISTORY)
+        return PROTO_E_NO_BASE;
+    bs->b1 = b->base[ph->gap1 - 1];
+    bs->b0 = ph->gap0 ? b->base[ph->gap1 + ph->gap0 - 1] : NULL;
+    if (!bs->b1 || (ph->gap0 && !bs->b0))
+        return PROTO_E_NO_BASE;
+    if (bs->b1->count > d->max_boids || (bs->b0 && bs->b0->count > d->max_boids))
+        return PROTO_E_OVER_LIMIT;
+    uint64_t t0 = ph->gap0 ? b->tick[ph->gap1 + ph->gap0 - 1] : 0;
+    proto_v3_pred_gaps(tick, b->tick[ph->gap1 - 1], t0, ph->gap1, ph->gap0, &bs->g1, &bs->g0);
+    bs->g0 = ph->gap0 ? bs->g0 : 0;
+    return 0;
+}
+
+int proto_v3_decode_part(struct proto_v3_decoder *d, const uint8_t *buf, size_t len, size_t *at,
+                         const struct proto_v3_part_bases *b, const struct proto_v3_header *h,
+                         struct proto_v3_part *out, struct proto_v3_field *field)
+{
+    struct part_head ph;
+    struct dbases bs;
+    out->count = 0;
+    out->field = NULL;
+    int rc = read_part_head(buf, len, at, &ph);
+    if (rc || (ph.kind & 3u) == PROTO_V3_PART_EMPTY)
+        return rc;
+    if (ph.count > d->max_boids)
+        return PROTO_E_OVER_LIMIT;
+    if ((rc = lone_bases(d, &ph, h->tick, b, &bs)) != 0)
+        return rc;
+    return decode_body(d, buf, at, &ph, h, &bs, out, field);
 }
 
 /* Obstacles and targets (§12.7 step 3); *at moves past them. */

@@ -1,7 +1,9 @@
 /*
  * proto_v3_impl.h — internals shared by proto_v3.c (encoder) and
  * proto_v3_decode.c (decoder): header offsets, varints, size bounds. Not
- * part of the codec's API.
+ * part of the codec's API; the one other file that includes it is
+ * server/cluster/tilefeed.c, whose counts section is coded with the same
+ * bit writer and reader (CLUSTER.md §3.8).
  *
  * Never: I/O, allocation, globals. Threading: reentrant.
  */

@@ -35,12 +35,15 @@ static void link_attach(void *arg, struct room *r)
     cr->room = r;
     cr->frame_ns = clock_mono_ns();
     snprintf(cr->name, sizeof cr->name, "%s", room_name(r));
+    if (cluster__tiles_attach(c, cr) < 0) /* then no version 3 client here gets its tiles */
+        fprintf(stderr, "flockd: cluster: room \"%s\": no memory for its tiles\n", cr->name);
     pthread_mutex_lock(&c->lock);
     cluster__take_fetched(c, r); /* the owner's parameters, if a join asked for them */
     if (c->nrooms < MAX_ROOMS) {
         c->rooms[c->nrooms++] = cr;
         cluster__resubscribe(c, cr); /* a relay's frames and parameters from now on */
     } else {
+        cluster__tiles_free(cr);
         free(cr);
     }
     pthread_mutex_unlock(&c->lock);
@@ -68,6 +71,7 @@ static void link_detach(void *arg, struct room *r)
     cluster__unsubscribe(&cr->wants);
     cluster__unsubscribe(&cr->params);
     cluster__unsubscribe(&cr->asks);
+    cluster__tiles_free(cr);
     if (cr->owner)
         cluster__lease_give_up(c, cr->name);
     free(cr);
@@ -244,8 +248,9 @@ static void steward_step(struct cluster *c, int64_t now)
         atomic_store(&c->reconnected, false);
     if ((is_reopen || !c->kv) && open_buckets(c) < 0)
         return;
-    cluster__leases(c, now);  /* the rooms' roles (taken, lost) */
-    cluster__follow_roles(c); /* each room's subscriptions for its role, relays' wants */
+    cluster__leases(c, now);           /* the rooms' roles (taken, lost) */
+    cluster__follow_roles(c);          /* each room's subscriptions for its role, relays' wants */
+    cluster__tiles_step(c, true, now); /* relays' views of their tiles */
     read_directory(c, 0);
     if ((double)(now - c->heartbeat_ns) >= HEARTBEAT_S * 1e9) {
         c->heartbeat_ns = now;
@@ -283,6 +288,7 @@ static void *steward_main(void *arg)
         steward_step(c, clock_mono_ns());
         for (int64_t left; go_on && (left = next - clock_mono_ns()) > 0;) {
             int64_t slice_ms = left / 1000000 < DIR_WAIT_MS ? left / 1000000 : DIR_WAIT_MS;
+            cluster__tiles_step(c, false, clock_mono_ns()); /* new views, lost bases */
             if (slice_ms < 1 || !cluster__is_connected(c) || !read_directory(c, slice_ms))
                 go_on = steward_sleep(c, slice_ms < 1 ? left : slice_ms * 1000000);
             else
@@ -385,7 +391,7 @@ struct cluster *cluster_create(const struct cluster_config *cfg, const char **er
     pthread_mutex_init(&c->pend_lock, NULL);
     pthread_mutex_init(&c->stop_lock, NULL);
     pthread_cond_init(&c->stop_cond, NULL);
-    if (nats_Open(-1) != NATS_OK || connect_nats(c, err) < 0 ||
+    if (nats_Open(-1) != NATS_OK || connect_nats(c, err) < 0 || cluster__tiles_start(c) < 0 ||
         pthread_create(&c->steward, NULL, steward_main, c) != 0) {
         if (*err == NULL)
             *err = "cannot start the cluster's thread";
@@ -416,6 +422,7 @@ void cluster_destroy(struct cluster *c)
         pthread_mutex_unlock(&c->stop_lock);
         pthread_join(c->steward, NULL);
     }
+    cluster__tiles_stop(c); /* before NATS goes: it publishes */
     cluster__unsubscribe(&c->replies);
     stop_watching(c);
     if (c->nc)
@@ -426,8 +433,10 @@ void cluster_destroy(struct cluster *c)
     natsConnection_Destroy(c->nc);
     natsOptions_Destroy(c->opts);
     nats_CloseAndWait(2000);
-    for (size_t i = 0; i < c->nrooms; i++)
-        free(c->rooms[i]); /* rooms still attached at exit */
+    for (size_t i = 0; i < c->nrooms; i++) { /* rooms still attached at exit */
+        cluster__tiles_free(c->rooms[i]);
+        free(c->rooms[i]);
+    }
     cluster__dir_free(&c->dir);
     pthread_mutex_destroy(&c->lock);
     pthread_mutex_destroy(&c->kv_lock);
@@ -481,6 +490,17 @@ void cluster_render_metrics(struct cluster *c, struct textbuf *t)
         {"messages_rejected", "messages from NATS refused as malformed or hostile", &c->n.rejected},
         {"nats_disconnects", "times the NATS connection was lost", &c->n.disconnects},
         {"nats_reconnects", "times it came back", &c->n.reconnects},
+        {"tiles_published", "version 3 tiles messages this node's rooms sent relay nodes",
+         &c->n.tiles_published},
+        {"tiles_dropped", "tiles messages not sent (NATS lost, too large, the thread behind)",
+         &c->n.tiles_dropped},
+        {"tiles_received", "tiles messages of other nodes' rooms taken", &c->n.tiles_received},
+        {"tiles_bytes_received", "bytes of the tiles messages taken", &c->n.tiles_bytes},
+        {"tiles_parts_received", "super-tiles (version 3 parts) of the tiles messages taken",
+         &c->n.tiles_parts},
+        {"tiles_stale", "tiles messages dropped for an older lease term", &c->n.tiles_stale},
+        {"tiles_restarts", "times a relay asked an owner for keys (a base it lacked)",
+         &c->n.tiles_restarts},
     };
     for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
         textbuf_printf(t,
@@ -495,9 +515,13 @@ void cluster_render_metrics(struct cluster *c, struct textbuf *t)
                    "flockd_cluster_rooms{node=\"%s\",role=\"relay\"} %u\n"
                    "# HELP flockd_cluster_nats_up 1 while connected to NATS\n"
                    "# TYPE flockd_cluster_nats_up gauge\nflockd_cluster_nats_up{node=\"%s\"} %d\n"
+                   "# HELP flockd_cluster_tiles_wanted super-tiles this node asks owners for\n"
+                   "# TYPE flockd_cluster_tiles_wanted gauge\n"
+                   "flockd_cluster_tiles_wanted{node=\"%s\"} %lld\n"
                    "# HELP flockd_cluster_nats_rtt_seconds round trip to the NATS server\n"
                    "# TYPE flockd_cluster_nats_rtt_seconds gauge\n"
                    "flockd_cluster_nats_rtt_seconds{node=\"%s\"} %.6f\n",
                    c->node, owned, c->node, relayed, c->node, cluster__is_connected(c) ? 1 : 0,
-                   c->node, (double)atomic_load(&c->n.rtt_us) / 1e6);
+                   c->node, (long long)atomic_load(&c->n.tiles_wanted), c->node,
+                   (double)atomic_load(&c->n.rtt_us) / 1e6);
 }

@@ -1,15 +1,16 @@
 /*
- * cluster_internal — what the four files of the cluster module share: the
+ * cluster_internal — what the five files of the cluster module share: the
  * private struct cluster, its rooms, the other nodes' pending commands,
  * the directory, and the functions one file calls in another (prefix
- * cluster__). Included by cluster.c, cluster_msg.c, cluster_lease.c and
- * cluster_dir.c only.
+ * cluster__). Included by cluster.c, cluster_msg.c, cluster_lease.c,
+ * cluster_tiles.c and cluster_dir.c only.
  *
  * Calls between the files run one way, and nothing calls back:
  *
- *     cluster.c        calls  cluster_msg.c, cluster_lease.c, cluster_dir.c
- *     cluster_msg.c    calls  cluster_dir.c
+ *     cluster.c        calls  cluster_msg.c, cluster_lease.c, cluster_tiles.c, cluster_dir.c
+ *     cluster_msg.c    calls  cluster_tiles.c, cluster_dir.c
  *     cluster_lease.c  calls  cluster_dir.c
+ *     cluster_tiles.c  calls  none of them
  *     cluster_dir.c    calls  none of them
  *
  *   cluster.c        the NATS connection and the steward thread, which
@@ -21,6 +22,10 @@
  *                    owner_of hooks; what the endpoints show.
  *   cluster_msg.c    the messages on NATS: frames, commands, replies,
  *                    wants, parameters.
+ *   cluster_tiles.c  version 3's tiles between the nodes (tilefeed.h): an
+ *                    owner's feeds of its relays and the thread that
+ *                    publishes them, a relay's inbox, its view messages,
+ *                    and the pairing of each relayed frame with its tiles.
  *   cluster_lease.c  the leases (a lease taken or lost changes the room's
  *                    role and nothing else: it calls no message code),
  *                    checkpoints, the heartbeat, placing a new room.
@@ -31,17 +36,20 @@
  *
  * cluster_msg.c and cluster_lease.c never call each other, and no file
  * calls cluster.c. The inline helpers at the end of this header (a room by
- * name, unsubscribing, whether NATS is up) call no file. cluster_wire.h is
- * a module of its own below all four.
+ * name, unsubscribing, whether NATS is up) call no file. cluster_wire.h
+ * and tilefeed.h are modules of their own below all five.
  *
  * Threading and locking: as cluster.h and cluster.c say. `lock` guards
  * the attached rooms and the directory, `pend_lock` the pending commands,
- * `kv_lock` the bucket handles while they are replaced.
+ * `kv_lock` the bucket handles while they are replaced; a room's tiles
+ * (struct ctiles) have a lock of their own, never taken with `lock` held,
+ * and the tiles' queue `tq_lock`.
  */
 #ifndef FLOCKD_CLUSTER_INTERNAL_H
 #define FLOCKD_CLUSTER_INTERNAL_H
 
 #include "cluster.h"
+#include "frame.h"
 #include "textbuf.h"
 
 #include <nats/nats.h>
@@ -77,6 +85,13 @@
 /* A relay without a frame this long tells its clients the room is unavailable. */
 #define OWNER_SILENT_S 2.0
 
+/* Version 3's tiles (cluster_tiles.c). */
+#define TILE_FEEDS  16  /* relay nodes an owner feeds a room's tiles, at most */
+#define TILE_FEED_S 2.0 /* a relay that has not asked for this long is fed no more */
+#define TILE_LINGER 5   /* steps a super-tile stays wanted after a client's frame held it */
+#define TILE_QUEUE  8   /* frames waiting for the tiles thread; the oldest goes */
+#define TILE_HOLD_S 0.1 /* the longest a relayed frame waits for its tiles */
+
 #define MAX_FETCHED 8   /* owners' parameters fetched for rooms about to open here */
 #define ASK_MS      250 /* how long a join waits for the owner's parameters */
 
@@ -99,6 +114,16 @@ struct croom {
     int64_t frame_ns;    /* relay: when it last accepted a frame (or became a relay) */
     bool unavailable;    /* relay: its clients were told the owner cannot be reached */
     natsSubscription *frames, *cmds, *wants, *params, *asks;
+    natsSubscription *tiles, *views; /* relay: its tiles; owner: its relays' views */
+    struct ctiles *ct;               /* version 3's tiles (cluster_tiles.c); NULL: none */
+    /* relay: a frame waiting for its tiles, or tiles waiting for their
+     * frame (cluster__tiles_frame()), and the frame the last tiles were of */
+    struct frame *held;
+    uint32_t held_boids;
+    bool held_paused;
+    int64_t held_ns;
+    struct frame_v3 ready;
+    uint64_t ready_seq, tiles_seq;
 };
 
 /* An other node's command awaiting the room's reply. */
@@ -205,7 +230,18 @@ struct cluster_counters {
     atomic_uint_fast64_t renewals, takeovers, leases_lost;
     atomic_uint_fast64_t checkpoints_stored, checkpoints_dropped, rejected;
     atomic_uint_fast64_t disconnects, reconnects;
+    atomic_uint_fast64_t tiles_published, tiles_dropped, tiles_received, tiles_stale;
+    atomic_uint_fast64_t tiles_bytes, tiles_parts, tiles_restarts;
     atomic_int_fast64_t rtt_us;
+    atomic_int_fast64_t tiles_wanted; /* super-tiles this node's relayed rooms ask for */
+};
+
+/* A job of the tiles thread: an owned room's frame to feed its relays. */
+struct tile_job {
+    struct ctiles *ct;
+    struct frame *f;
+    uint64_t term;
+    char name[PROTO_ROOM_MAX + 1];
 };
 
 struct cluster {
@@ -240,6 +276,14 @@ struct cluster {
     kvWatcher *watcher; /* the steward's: every update of a lease or heartbeat key */
     struct fetched fetched[MAX_FETCHED]; /* under lock */
     struct cluster_counters n;
+
+    /* The tiles thread (cluster_tiles.c) and its queue, under tq_lock. */
+    pthread_t tiles_thread;
+    bool tiles_started, tq_stop;
+    pthread_mutex_t tq_lock;
+    pthread_cond_t tq_cond;
+    struct tile_job tq[TILE_QUEUE];
+    size_t tq_head, tq_len;
 };
 
 #define COUNT(c, field) atomic_fetch_add_explicit(&(c)->n.field, 1, memory_order_relaxed)
@@ -310,6 +354,31 @@ void cluster__take_fetched(struct cluster *c, struct room *r);
 /* Tells the clients of each relayed room whether its owner can be reached
  * (NATS up and a frame within OWNER_SILENT_S), on a change. Steward. */
 void cluster__availability(struct cluster *c, int64_t now);
+
+/* ---- cluster_tiles.c: version 3's tiles between the nodes (calls no other file) ---- */
+
+/* A room's tiles state for cr (its room's grid): 0, or PROTO_E_INTERNAL.
+ * cluster__tiles_free() ends it (the tiles thread may hold it a while). */
+int cluster__tiles_attach(struct cluster *c, struct croom *cr);
+void cluster__tiles_free(struct croom *cr);
+/* Starts / stops the tiles thread: 0, or PROTO_E_INTERNAL. */
+int cluster__tiles_start(struct cluster *c);
+void cluster__tiles_stop(struct cluster *c);
+/* An owned room's frame (the link's frame hook, after its frame message):
+ * queued for the tiles thread when relays asked for its tiles. */
+void cluster__tiles_publish(struct cluster *c, struct croom *cr, const struct frame *f,
+                            uint64_t term);
+/* A relayed room's accepted frame: shown with its tiles, held until they
+ * come (at most TILE_HOLD_S), or shown at once (takes f). Under lock. */
+void cluster__tiles_frame(struct cluster *c, struct croom *cr, struct frame *f, uint32_t boids,
+                          bool paused);
+/* The subscriptions of cr's tiles for its role (a relay's tiles, an
+ * owner's views), and what the other role kept let go. Under lock. */
+void cluster__tiles_resubscribe(struct cluster *c, struct croom *cr);
+/* Each relayed room's view message to its owner (every step: advance
+ * true; between steps only those with news, advance false), held frames
+ * that waited too long shown. Steward. */
+void cluster__tiles_step(struct cluster *c, bool advance, int64_t now);
 
 /* ---- cluster_lease.c: leases, checkpoints, heartbeat, placing (calls cluster_dir.c) ---- */
 

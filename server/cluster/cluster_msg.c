@@ -42,6 +42,8 @@ void cluster__link_frame(void *arg, struct room *r, const struct frame *f)
     pthread_mutex_lock(&c->lock);
     struct croom *cr = cluster__find_room(c, r);
     uint64_t term = cr && cr->owner ? cr->term : 0;
+    if (term && cluster__is_connected(c))
+        cluster__tiles_publish(c, cr, f, term); /* its relays' tiles, off the tick */
     pthread_mutex_unlock(&c->lock);
     if (!term)
         return;
@@ -279,7 +281,7 @@ static void on_frame(natsConnection *nc, natsSubscription *sub, natsMsg *msg, vo
             cr->unavailable = false;
             room_relay_set_available(cr->room, true, NULL);
         }
-        room_relay_frame(cr->room, f, meta.boids, meta.paused); /* takes f */
+        cluster__tiles_frame(c, cr, f, meta.boids, meta.paused); /* takes f */
         f = NULL;
         COUNT(c, frames_relayed);
     } else if (cr && !cr->owner) {
@@ -537,6 +539,7 @@ void cluster__resubscribe(struct cluster *c, struct croom *cr)
         subscribe(c, &cr->frames, cr->name, "frame", on_frame);
         subscribe(c, &cr->params, cr->name, "params", on_params);
     }
+    cluster__tiles_resubscribe(c, cr);
 }
 
 void cluster__follow_roles(struct cluster *c)
@@ -546,7 +549,8 @@ void cluster__follow_roles(struct cluster *c)
     for (size_t i = 0; i < c->nrooms; i++) {
         struct croom *cr = c->rooms[i];
         cluster__resubscribe(c, cr);
-        unsigned kinds = cr->owner ? 0 : room_relay_wanted(cr->room);
+        /* Version 3's tiles are asked for by view messages (cluster_tiles.c). */
+        unsigned kinds = cr->owner ? 0 : room_relay_wanted(cr->room) & ((1u << FRAME_KINDS) - 1);
         char subject[SUBJECT_MAX];
         snprintf(subject, sizeof subject, "flockd.room.%s.want", cr->name);
         if (kinds && cluster_want_encode(kinds, want, sizeof want) > 0)

@@ -109,9 +109,12 @@ static int write_v3(struct session *s, struct frame *f, int64_t now, size_t *len
     room_info(r, &info);
     uint8_t flags;
     struct tileset *ts = v3_set(s, r, f, &flags);
+    struct view_made made = {0};
     ptrdiff_t n = ts ? view_frame(ts, &s->feed.v3, flags, info.view_budget, info.snapshot_hz, now,
-                                  &v3_scratch, NULL)
+                                  &v3_scratch, &made)
                      : 0;
+    if (made.passed) /* a relay without this frame's tiles yet: the next snapshot, not a retry */
+        s->feed.last_seq = f->seq;
     if (n <= 0)
         return n < 0 ? (int)n : 1;
     *len = (size_t)n;

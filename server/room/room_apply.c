@@ -286,7 +286,10 @@ static int apply_view(struct room *r, const struct proto_command *c, struct outc
         o->message = o->text;
         return PROTO_E_BAD_ARG;
     }
-    struct tilestate *s = snapenc_state(r->enc, audience_of(r, o->who));
+    /* A relay's: the owner's, as its frames brought them. */
+    unsigned audience = audience_of(r, o->who);
+    struct tilestate *s =
+        room__is_relay(r) ? room__relay_tiles(r, audience) : snapenc_state(r->enc, audience);
     struct sim_view v;
     sim_view(r->world, &v);
     struct view_req req = {.args = c->args.view};

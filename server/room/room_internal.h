@@ -241,6 +241,11 @@ bool room__relay_forward(struct room *r, const struct queued *q);
  * copied into out. Any thread. */
 bool room__relay_values(struct room *r, struct sim_params out[SIM_GROUPS]);
 
+/* A relay's newest tilestate of audience a (0: every boid, t: team t), as
+ * its latest frame brought it from the owner (a reference for the caller),
+ * or NULL. */
+struct tilestate *room__relay_tiles(struct room *r, unsigned audience);
+
 /* True if the room cannot reach its owner, with the reason into
  * reason[0..cap). Any thread. */
 bool room__relay_is_unavailable(struct room *r, char *reason, size_t cap);

@@ -179,6 +179,20 @@ void room_relay_reply(struct room *r, uint64_t client, enum room_reply_kind kind
     room__wake(r);
 }
 
+struct tilestate *room__relay_tiles(struct room *r, unsigned audience)
+{
+    struct frame *f = room_latest(r);
+    struct tileset *ts = f && audience < f->v3.count ? f->v3.sets[audience] : NULL;
+    struct tilestate *s = ts ? tiles_state_ref(tiles_set_state(ts)) : NULL;
+    frame_release(f);
+    return s;
+}
+
+void room_relay_grid(const struct room *r, struct tiles_grid *out)
+{
+    *out = r->grid;
+}
+
 void room_relay_params(struct room *r, const struct sim_params values[SIM_GROUPS])
 {
     struct room_relay *rl = r->relay;

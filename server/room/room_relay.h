@@ -116,6 +116,9 @@ bool room_relay_is_watched(struct room *r, int64_t now);
  */
 void room_relay_set_available(struct room *r, bool available, const char *reason);
 
+/* The room's version 3 tile grid (fixed for its life), into out. Any thread. */
+void room_relay_grid(const struct room *r, struct tiles_grid *out);
+
 /* Every group's parameters as welcomes show them, into out. Any thread. */
 void room_values(struct room *r, struct sim_params out[SIM_GROUPS]);
 

@@ -15,6 +15,8 @@
 
 #include "tiles.h"
 
+#include "tileneed.h"
+
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
@@ -188,6 +190,10 @@ struct tilestate {
     pthread_mutex_t lock;
     struct tiles_view *views[VIEWS];
     void *mem;
+    /* A relay's (tiles_state_given()): its views came whole, none is built. */
+    bool given;
+    struct tileneed *need;
+    unsigned audience;
 };
 
 static uint32_t grid_tiles(const struct tiles_grid *g)
@@ -217,17 +223,19 @@ static struct tilestate *state_new(const struct tiles_grid *g, uint32_t seq, uin
     return s;
 }
 
-/* The table of sums of the tiles' counts (tiles_state_count_rect()). */
-static void set_sums(struct tilestate *s)
+/* The table of sums of the tiles' counts (tiles_state_count_rect()): of
+ * counts[] (one per tile), or of the state's own boids when NULL. */
+static void set_sums(struct tilestate *s, const uint32_t *counts)
 {
     uint32_t c = s->grid.cols, r = s->grid.rows;
     uint64_t *t = s->sums;
     memset(t, 0, ((size_t)c + 1) * (r + 1) * sizeof *t);
     for (uint32_t y = 0; y < r; y++)
         for (uint32_t x = 0; x < c; x++)
-            t[(y + 1) * (c + 1) + x + 1] = tiles_state_count(s, y * c + x) +
-                                           t[y * (c + 1) + x + 1] + t[(y + 1) * (c + 1) + x] -
-                                           t[y * (c + 1) + x];
+            t[(y + 1) * (c + 1) + x + 1] =
+                (counts ? counts[y * c + x]
+                        : s->base.start[y * c + x + 1] - s->base.start[y * c + x]) +
+                t[y * (c + 1) + x + 1] + t[(y + 1) * (c + 1) + x] - t[y * (c + 1) + x];
 }
 
 /* Boids in tiles [x0, x1) x [y0, y1), none wrapping. */
@@ -374,7 +382,7 @@ struct tilestate *tiles_state_build(const struct tiles_input *in)
     if (ok) {
         run_parts(in->fork, gather_part, &b);
         set_starts(&b.s->base, b.sorted_tile, grid_tiles(g));
-        set_sums(b.s);
+        set_sums(b.s, NULL);
     }
     free(b.tile);
     free(b.perm);
@@ -413,7 +421,7 @@ struct tilestate *tiles_state_filter(const struct tilestate *all, const struct s
         }
     }
     set_starts(&s->base, tile, tiles);
-    set_sums(s);
+    set_sums(s, NULL);
     free(tile);
     return s;
 }
@@ -450,6 +458,7 @@ void tiles_state_release(struct tilestate *s)
     for (int k = 0; k < VIEWS; k++)
         view_free(s->views[k]);
     pthread_mutex_destroy(&s->lock);
+    tileneed_release(s->need);
     free(s->mem);
     free(s);
 }
@@ -466,7 +475,8 @@ const struct tiles_grid *tiles_state_grid(const struct tilestate *s)
 
 uint32_t tiles_state_count(const struct tilestate *s, uint32_t t)
 {
-    return t < grid_tiles(&s->grid) ? s->base.start[t + 1] - s->base.start[t] : 0;
+    uint32_t x = t % s->grid.cols, y = t / s->grid.cols;
+    return t < grid_tiles(&s->grid) ? (uint32_t)sum_in(s, x, y, x + 1, y + 1) : 0;
 }
 
 /* ---- views -------------------------------------------------------------------- */
@@ -597,7 +607,7 @@ const struct tiles_view *tiles_state_view(struct tilestate *s, unsigned shift, u
         return NULL;
     unsigned k = shift * (PROTO_V3_MAX_SAMPLE + 1) + sample;
     pthread_mutex_lock(&s->lock);
-    if (!s->views[k])
+    if (!s->views[k] && !s->given)
         s->views[k] = view_build(s, shift, sample);
     const struct tiles_view *v = s->views[k];
     pthread_mutex_unlock(&s->lock);
@@ -789,9 +799,9 @@ static struct proto_v3_tile tile_in(const struct tiles_view *v, uint32_t st, boo
 }
 
 /* The view of the base g snapshots back at the same shift and sample, and
- * its tick: 0 and *out, or PROTO_E_NO_BASE (none held, or not seq - g),
- * _INTERNAL. */
-static int base_view(const struct tileset *ts, unsigned g, const struct tiles_view *v,
+ * its tick: 0 and *out, or PROTO_E_NO_BASE (none held, not seq - g, or a
+ * relay's base without super-tile st), _INTERNAL. */
+static int base_view(const struct tileset *ts, unsigned g, const struct tiles_view *v, uint32_t st,
                      const struct tiles_view **out, uint64_t *tick)
 {
     struct tilestate *s = tiles_set_base(ts, g);
@@ -799,7 +809,9 @@ static int base_view(const struct tileset *ts, unsigned g, const struct tiles_vi
         return PROTO_E_NO_BASE;
     *tick = s->tick;
     *out = tiles_state_view(s, v->shift, v->sample);
-    return *out ? 0 : PROTO_E_INTERNAL;
+    if (!*out)
+        return s->given ? PROTO_E_NO_BASE : PROTO_E_INTERNAL;
+    return (*out)->held && !(*out)->held[st] ? PROTO_E_NO_BASE : 0;
 }
 
 /* Encodes super-tile st of the view into slot `out`: a key (gap1 0) or a
@@ -811,9 +823,9 @@ static int encode_slot(struct tileset *ts, const struct tiles_view *v, uint32_t 
     const struct tiles_view *v1 = NULL, *v0 = NULL;
     struct proto_v3_bases bases = {
         .gap1 = (uint8_t)gap1, .gap0 = (uint8_t)gap0, .tick = ts->now->tick};
-    int rc = gap1 ? base_view(ts, gap1, v, &v1, &bases.tick1) : 0;
+    int rc = gap1 ? base_view(ts, gap1, v, st, &v1, &bases.tick1) : 0;
     if (rc == 0 && gap0)
-        rc = base_view(ts, gap1 + gap0, v, &v0, &bases.tick0);
+        rc = base_view(ts, gap1 + gap0, v, st, &v0, &bases.tick0);
     if (rc)
         return rc;
     if (gap1) {
@@ -871,4 +883,90 @@ int tiles_set_part(struct tileset *ts, unsigned shift, unsigned sample, uint32_t
         return s->rc;
     *out = (struct tiles_part){.bytes = s->bytes, .len = s->len, .hash = v->hash[st]};
     return 0;
+}
+
+/* ---- a relay's tilestate: the owner's tiles, as much of them as came ------------ */
+
+/* The given view `in` of grid g as a view of its own (boids, hashes, held
+ * super-tiles, fields copied); NULL if memory ran out or its super-tiles'
+ * starts do not run from 0 upwards. */
+static struct tiles_view *given_view(const struct tiles_grid *g, const struct tiles_given_view *in)
+{
+    uint32_t gc = proto_v3_grid_at(g->cols, in->shift), gr = proto_v3_grid_at(g->rows, in->shift);
+    uint32_t st_count = gc * gr, n = in->start[st_count];
+    for (uint32_t st = 0; st < st_count; st++)
+        if (in->start[st + 1] < in->start[st] ||
+            (!in->held[st] && in->start[st + 1] > in->start[st]))
+            return NULL;
+    struct view_block *vb = calloc(1, sizeof *vb + (size_t)st_count * 5);
+    if (in->start[0] != 0 || !vb) {
+        free(vb);
+        return NULL;
+    }
+    struct tiles_view *v = &vb->v;
+    *v = (struct tiles_view){.shift = in->shift, .sample = in->sample, .gc = gc, .gr = gr};
+    v->hash = (uint32_t *)(void *)(vb + 1);
+    v->held = memcpy(v->hash + st_count, in->held, st_count);
+    vb->mem = malloc(boids_bytes(n, st_count));
+    if (!vb->mem || (in->sample > 0 && !(v->field = calloc(st_count, sizeof *v->field)))) {
+        view_free(v);
+        return NULL;
+    }
+    carve_boids(&v->b, vb->mem, n, st_count);
+    memcpy(v->b.id, in->id, (size_t)n * 4);
+    memcpy(v->b.qx, in->qx, (size_t)n * 2);
+    memcpy(v->b.qy, in->qy, (size_t)n * 2);
+    memcpy(v->b.heading, in->heading, n);
+    memcpy(v->b.group, in->group, n);
+    memset(v->b.vx, 0, n);
+    memset(v->b.vy, 0, n);
+    memcpy(v->b.start, in->start, ((size_t)st_count + 1) * 4);
+    if (v->field)
+        memcpy(v->field, in->field, (size_t)st_count * sizeof *v->field);
+    view_hashes(v);
+    return v;
+}
+
+struct tilestate *tiles_state_given(const struct tiles_given *in)
+{
+    struct tilestate *s = state_new(in->grid, in->seq, 0, false);
+    if (!s)
+        return NULL;
+    s->tick = in->tick;
+    s->given = true;
+    s->need = tileneed_ref(in->need);
+    s->audience = in->audience;
+    set_starts(&s->base, NULL, grid_tiles(in->grid));
+    set_sums(s, in->counts);
+    for (uint32_t k = 0; k < in->nviews; k++) {
+        const struct tiles_given_view *gv = &in->views[k];
+        unsigned at = gv->shift * (PROTO_V3_MAX_SAMPLE + 1u) + gv->sample;
+        if (gv->shift > PROTO_V3_MAX_SHIFT || gv->sample > PROTO_V3_MAX_SAMPLE || s->views[at] ||
+            !(s->views[at] = given_view(in->grid, gv))) {
+            tiles_state_release(s);
+            return NULL;
+        }
+    }
+    return s;
+}
+
+bool tiles_state_holds(const struct tilestate *s, unsigned shift, unsigned sample, uint32_t rect_x,
+                       uint32_t rect_y, uint32_t cols, uint32_t rows)
+{
+    if (!s->given)
+        return true;
+    if (shift > PROTO_V3_MAX_SHIFT || sample > PROTO_V3_MAX_SAMPLE)
+        return false;
+    const struct tiles_view *v = s->views[shift * (PROTO_V3_MAX_SAMPLE + 1) + sample];
+    for (uint32_t j = 0; v && j < rows; j++)
+        for (uint32_t i = 0; i < cols; i++)
+            if (!v->held[((rect_y + j) % v->gr) * v->gc + (rect_x + i) % v->gc])
+                return false;
+    return v != NULL;
+}
+
+struct tileneed *tiles_state_need(const struct tilestate *s, unsigned *audience)
+{
+    *audience = s->audience;
+    return s->need;
 }

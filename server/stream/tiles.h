@@ -74,6 +74,8 @@ struct tiles_view {
     struct tiles_boids b;
     uint32_t *hash;               /* gc * gr */
     struct proto_v3_field *field; /* gc * gr, or NULL at sample 0 */
+    const uint8_t *held;          /* a relay's view: gc * gr, nonzero where the super-tile
+                                   * came (tiles_state_given()); NULL: every one */
 };
 
 struct tilestate;
@@ -124,7 +126,8 @@ uint64_t tiles_state_count_rect(const struct tilestate *s, uint32_t tx, uint32_t
 
 /*
  * The view at shift and sample, built now if no thread built it yet.
- * Owned by s; NULL if memory ran out or shift/sample are out of range.
+ * Owned by s; NULL if memory ran out or shift/sample are out of range, or
+ * for a view a relay's state was not given (tiles_state_given()).
  */
 const struct tiles_view *tiles_state_view(struct tilestate *s, unsigned shift, unsigned sample);
 
@@ -187,5 +190,54 @@ int tiles_set_part(struct tileset *ts, unsigned shift, unsigned sample, uint32_t
 
 /* Parts encoded so far by this process and their bytes (for /metrics). */
 void tiles_counters(uint64_t *parts, uint64_t *bytes);
+
+/* ---- a relay's tilestate (server/cluster/CLUSTER.md §3.8) -----------------------
+ * A node that relays a room another node ticks holds, per snapshot and
+ * audience, only what the owner sent it: the views (shift, sample) its
+ * clients' frames need, with the super-tiles they look at, and every
+ * tile's count of boids (the plans weigh them). Such a state builds no
+ * view: a view it was not given is NULL, and its parts, keys and deltas,
+ * are encoded from what it holds as the owner's are. */
+
+struct tileneed;
+
+/* One view as the owner sent it: super-tile st's boids (ascending ids) at
+ * [start[st], start[st + 1]) of the arrays, only where held[st]; at a
+ * sample above 0 each held super-tile's field. */
+struct tiles_given_view {
+    uint8_t shift, sample;
+    const uint8_t *held;   /* gc * gr */
+    const uint32_t *start; /* gc * gr + 1, start[0] = 0 */
+    const uint32_t *id;
+    const uint16_t *qx, *qy;
+    const uint8_t *heading, *group;
+    const struct proto_v3_field *field; /* gc * gr (those not held ignored); NULL at sample 0 */
+};
+
+struct tiles_given {
+    const struct tiles_grid *grid;
+    uint32_t seq;
+    uint64_t tick;
+    const uint32_t *counts; /* cols * rows: the audience's boids in each tile */
+    const struct tiles_given_view *views;
+    uint32_t nviews; /* each (shift, sample) once */
+    /* Where its clients' plans are noted (view_frame()), and for whom. */
+    struct tileneed *need;
+    unsigned audience;
+};
+
+/* A relay's tilestate of in (copied; a reference on in->need taken), with
+ * one reference for the caller. NULL if memory ran out or a view is
+ * malformed (starts that go down, boids in a super-tile not held). */
+struct tilestate *tiles_state_given(const struct tiles_given *in);
+
+/* True if s holds super-tiles [rect_x, + cols) x [rect_y, + rows) (wrapping)
+ * of its view at shift and sample: always for a state of the room's own. */
+bool tiles_state_holds(const struct tilestate *s, unsigned shift, unsigned sample, uint32_t rect_x,
+                       uint32_t rect_y, uint32_t cols, uint32_t rows);
+
+/* A relay's state: where its clients' plans are noted and their audience
+ * (*audience); NULL for a state of the room's own. */
+struct tileneed *tiles_state_need(const struct tilestate *s, unsigned *audience);
 
 #endif

@@ -10,6 +10,7 @@
 #include "view.h"
 
 #include "proto_sections.h"
+#include "tileneed.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -286,18 +287,54 @@ static void keep_sample(const struct view_feed *f, struct view_plan *p, double p
     }
 }
 
+/* On a relay (a state with a need), notes p there when the epoch moved
+ * on or p changed since the feed last noted it; with a ring around its
+ * rect while the view moved lately (the same shift and sample, another
+ * rect). */
+static void note_plan(struct tilestate *s, struct view_feed *feed, const struct view_plan *p)
+{
+    unsigned audience;
+    struct tileneed *need = tiles_state_need(s, &audience);
+    if (!need)
+        return;
+    uint32_t epoch = tileneed_epoch(need);
+    const struct view_plan *n = &feed->noted;
+    bool same_layer = feed->noted_epoch && n->shift == p->shift && n->sample == p->sample;
+    bool same_rect = same_layer && n->rect_x == p->rect_x && n->rect_y == p->rect_y &&
+                     n->rect_cols == p->rect_cols && n->rect_rows == p->rect_rows;
+    if (epoch == feed->noted_epoch && same_rect)
+        return;
+    if (same_layer && !same_rect)
+        feed->moved_epoch = epoch;
+    bool ring = feed->moved_epoch && epoch - feed->moved_epoch < VIEW_RING_EPOCHS;
+    tileneed_note(need, audience, p->shift, p->sample, p->rect_x, p->rect_y, p->rect_cols,
+                  p->rect_rows, ring);
+    feed->noted = *p;
+    feed->noted_epoch = epoch;
+}
+
 ptrdiff_t view_frame(struct tileset *ts, struct view_feed *feed, uint8_t extra_flags, double budget,
                      double snapshot_hz, int64_t now, struct view_scratch *x,
                      struct view_made *made)
 {
-    if (feed->next_ns > now)
-        return 0;
     struct tilestate *s = tiles_set_state(ts);
     const struct tiles_grid *g = tiles_state_grid(s);
+    unsigned audience;
     struct view_plan p;
+    bool is_relayed = tiles_state_need(s, &audience) != NULL;
+    if (feed->next_ns > now && !is_relayed)
+        return 0;
     view_plan(s, g, 0, &feed->req, budget, snapshot_hz, &p);
     double per_second = budget_of(&feed->req, budget);
     keep_sample(feed, &p, per_second / snapshot_hz);
+    note_plan(s, feed, &p); /* a paced client's tiles stay wanted too */
+    if (feed->next_ns > now)
+        return 0;
+    if (!tiles_state_holds(s, p.shift, p.sample, p.rect_x, p.rect_y, p.rect_cols, p.rect_rows)) {
+        if (made)
+            made->passed = true;
+        return 0;
+    }
     const char *err;
     if (!x->enc && !(x->enc = proto_v3_encoder_create(4194304, &err)))
         return PROTO_E_INTERNAL;

@@ -68,7 +68,15 @@ struct view_feed {
     struct view_req req;
     struct view_sent sent[PROTO_V3_HISTORY]; /* newest first */
     int64_t next_ns;                         /* the budget's next frame, not before */
+    /* On a relay: the plan last noted in its tilestate's need (tileneed.h),
+     * when, and when its rect last moved (0: never). */
+    struct view_plan noted;
+    uint32_t noted_epoch, moved_epoch;
 };
+
+/* Epochs (steps of the relay's steward) a view that moved is noted with a
+ * ring of super-tiles around its rect (tileneed_note()). */
+#define VIEW_RING_EPOCHS 10
 
 /* A new stream (a welcome, a keyframe command): every part of the next
  * frame is a key. The request stays. */
@@ -87,6 +95,10 @@ void view_scratch_free(struct view_scratch *x);
 /* What a frame was made of, for the metrics. */
 struct view_made {
     uint32_t parts, keys, boids;
+    /* None was made: this node relays the room and does not hold the tiles
+     * of the frame's plan yet (it asked the owner for them): the client
+     * passes this snapshot over and takes a later one. */
+    bool passed;
 };
 
 /*
@@ -94,8 +106,11 @@ struct view_made {
  * needed): the plan for its request, the parts, the header (flags ORed
  * with extra_flags: PROTO_V3_FLAG_FOGGED, _DELAYED). budget and
  * snapshot_hz as view_plan(). Its length (>0) and the feed updated; 0 when
- * the budget's rate holds the client back until later (`now`); or
- * PROTO_E_INTERNAL (no memory). *made (may be NULL) says what it held.
+ * the budget's rate holds the client back until later (`now`), or when a
+ * relay's tileset does not hold the plan's tiles (made->passed); or
+ * PROTO_E_INTERNAL (no memory). *made (may be NULL) says what it held. On
+ * a relay the plan is noted in the tilestate's need (tileneed.h) once per
+ * epoch and whenever it changes, so that the relay asks for its tiles.
  */
 ptrdiff_t view_frame(struct tileset *ts, struct view_feed *feed, uint8_t extra_flags, double budget,
                      double snapshot_hz, int64_t now, struct view_scratch *x,

@@ -10,8 +10,11 @@ their connection, that restarting nats-server loses no room, that a relay
 tells its viewers when the room cannot be reached (NATS stopped, or no
 frames) and when it is back, that a relay's welcome carries the owner's
 current parameters, that joins of new rooms in quick succession spread
-over the nodes, and that garbled or hostile messages on a room's subjects
-are rejected and counted.
+over the nodes, that a version 3 client on a relay gets the frames a
+client of the owner with the same view gets (the relay taking from NATS
+only the tiles its clients look at) and resumes on a key frame after the
+owner dies, and that garbled or hostile messages on a room's subjects are
+rejected and counted.
 
 Usage: test_cluster.py FLOCKD_BINARY FLOCKCTL_BINARY [--functional | --timing] [--untimed]
        [TEST_NAME...]
@@ -30,6 +33,8 @@ import struct
 import subprocess
 import tempfile
 import time
+
+import websockets
 
 from flockd_harness import Client, Flockd, Suite, arg
 
@@ -119,13 +124,13 @@ class Node(Flockd):
 
 
 @contextlib.contextmanager
-def cluster(*extra, nats_config=""):
+def cluster(*extra, nats_config="", count=len(NODES)):
     nats = Nats(nats_config).start()
     try:
         with contextlib.ExitStack() as stack:
             nodes = [stack.enter_context(Node(FLOCKD, "--nats", nats.url, "--node-id", n,
                                               "--checkpoint-every", "1", *extra))
-                     for n in NODES]
+                     for n in NODES[:count]]
             yield nats, nodes
     finally:
         nats.stop()
@@ -166,6 +171,69 @@ async def wait_metric(node, name, at_least, timeout=5):
 
 def by_id(nodes, node_id):
     return nodes[NODES.index(node_id)]
+
+
+V3_HEADER = struct.Struct("<2sBBBBBBQQffIIBBBBBBHH2sI")  # PROTOCOL.md §12.5
+
+
+def varint(buf, at):
+    v, shift = 0, 0
+    while True:
+        b = buf[at]
+        at += 1
+        v |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            return v, at
+
+
+def v3_frame(buf):
+    """A version 3 frame's header (PROTOCOL.md §12.5) and the kind of each
+    of its parts: "empty", "key" or "delta" (their bodies are skipped)."""
+    (magic, version, kind, flags, shift, sample, _, tick, _time, _w, _h, seq, room_boids,
+     _cols, _rows, rect_cols, rect_rows, rect_x, rect_y, nobst, ntarg, _,
+     frame_hash) = V3_HEADER.unpack_from(buf, 0)
+    assert magic == b"FK" and version == 3 and kind == 1, (magic, version, kind)
+    at = V3_HEADER.size + 16 * nobst + 9 * ntarg
+    kinds = []
+    for _ in range(rect_cols * rect_rows):
+        k = buf[at] & 3
+        at += 1
+        if k == 0:
+            kinds.append("empty")
+            continue
+        at += k == 2  # the gaps
+        _, at = varint(buf, at)  # count
+        packed, at = varint(buf, at)
+        if k == 1:
+            _, at = varint(buf, at)  # plain_len
+        at += packed
+        kinds.append("key" if k == 1 else "delta")
+    assert at == len(buf), (at, len(buf))
+    return {"tick": tick, "seq": seq, "flags": flags, "shift": shift, "sample": sample,
+            "rect": [rect_x, rect_y, rect_cols, rect_rows], "room_boids": room_boids,
+            "sections": bytes(buf[V3_HEADER.size:V3_HEADER.size + 16 * nobst + 9 * ntarg]),
+            "frame_hash": frame_hash, "kinds": kinds}
+
+
+class V3Client(Client):
+    """A client of version 3 (flock.v3): `snapshots` holds (arrival, frame)
+    with each frame as v3_frame() reads it."""
+
+    def __init__(self, ws):
+        super().__init__(ws)
+        self.decode = v3_frame
+
+    @classmethod
+    async def connect(cls, url, **kw):
+        ws = await websockets.connect(url, subprotocols=["flock.v3"], max_size=None, **kw)
+        c = cls(ws)
+        await c.wait_for(lambda: c.welcome is not None, 5)
+        return c
+
+
+# A room of 8,000 boids: the world grows to 12 x 8 tiles of 400 units.
+V3_ROOM = ("--boids", "8000", "--capacity", "16384")
 
 
 @test
@@ -616,10 +684,15 @@ async def garbled_messages_on_room_subjects_are_rejected_and_counted():
             nats.publish("flockd.room.default.frame", h)
         nats.publish(f"flockd.node.{relay_id}.reply", b"FKCR\x01\x00" + b"\x00" * 50)
         nats.publish(f"flockd.room.default.want", b"FKCW\x01\x00\x00\x00\xff\xff\xff\xff")
+        # Tiles for the relay (CLUSTER.md §3.8): garbage, and a header of
+        # another grid.
+        nats.publish(f"flockd.room.default.tiles.{relay_id}", os.urandom(3000))
+        other_grid = b"FKCT\x01\x00\xfe\xfe" + struct.pack("<QQfff", 99, 1, 1.0, 1.0, 1.0)
+        nats.publish(f"flockd.room.default.tiles.{relay_id}", other_grid + b"\x01" + bytes(43))
         # Parameters with NaN for every value, for the relay's welcomes.
         nats.publish("flockd.room.default.params",
                      b"FKCP\x01\x00\x0d\x00\x01\x00\x00\x00" + b"\x00" + b"\xff" * 52)
-        await wait_metric(relay, name, before + len(hostile) + 2)
+        await wait_metric(relay, name, before + len(hostile) + 4)
         late = await Client.connect(relay.url)
         assert late.welcome["values"]["max_speed"] == 100, late.welcome["values"]
         await late.close()
@@ -630,12 +703,161 @@ async def garbled_messages_on_room_subjects_are_rejected_and_counted():
         # A good question whose answer would go to a room's subject.
         nats.publish("flockd.room.default.ask", b"FKCA\x01\x00\x00\x00",
                      reply="flockd.room.default.frame")
-        await wait_metric(by_id(nodes, owner), owner_name, owner_before + 2)
+        # A relay's view of a super-tile past the grid (CLUSTER.md §3.7).
+        nats.publish("flockd.room.default.view",
+                     b"FKCV\x01\x00\x00\x02\x04\x03\x01\x01x1\x00\x00\x00\x00\xff\xff")
+        await wait_metric(by_id(nodes, owner), owner_name, owner_before + 3)
         # The room goes on for the relay's viewer; every node still answers.
         tick = viewer.snapshots[-1][1]["tick"]
         await viewer.next_snapshot(after_tick=tick)
         await settled(nodes)
         await viewer.close()
+
+
+async def same_view(clients, **view):
+    """Sends each client the same view; returns the acks."""
+    acks = [await c.command("view", **view) for c in clients]
+    for a in acks:
+        assert a["type"] == "ack", a
+    return acks
+
+
+@test
+async def a_version_3_client_on_a_relay_gets_the_frames_of_one_on_the_owner():
+    with cluster(*V3_ROOM, count=2) as (_, nodes):
+        owner_id = (await settled(nodes))["default"]
+        owner = by_id(nodes, owner_id)
+        relay_id = next(i for i in NODES[:2] if i != owner_id)
+        relay = by_id(nodes, relay_id)
+        clients = [await V3Client.connect(n.url) for n in (owner, relay)]
+        acks = await same_view(clients, x=1000.0, y=800.0, w=1600.0, h=900.0)
+        for k in ("rect", "shift", "sample", "rate"):
+            assert acks[0][k] == acks[1][k], acks
+        await asyncio.sleep(0.5)  # the view's frames on both (the relay asked for its tiles)
+        start = [len(c.snapshots) for c in clients]
+        await asyncio.sleep(1.5)
+        frames = [{f["tick"]: f for _, f in c.snapshots[s:]} for c, s in zip(clients, start)]
+        common = sorted(set(frames[0]) & set(frames[1]))
+        # (30 at 20 snapshots a second; fewer in a sanitizer's build.)
+        assert len(common) >= 8, (len(frames[0]), len(frames[1]), len(common))
+        # The same boids at the same tick: frame_hash sums the tile hashes
+        # of every boid's id, position, heading and group (PROTOCOL.md §12.7).
+        for t in common:
+            a, b = (dict(frames[k][t]) for k in (0, 1))
+            a.pop("kinds"), b.pop("kinds")
+            assert a == b, (t, a, b)
+        assert frames[1][common[-1]]["rect"] == acks[1]["rect"]
+        assert relay.metric(f'flockd_cluster_tiles_received_total{{node="{relay_id}"}}') > 0
+        print(f"{len(common)} frames alike at the same ticks on the owner and a relay")
+        for c in clients:
+            await c.close()
+
+
+@test
+async def a_relay_takes_from_nats_only_the_tiles_its_clients_look_at():
+    with cluster(*V3_ROOM, count=2) as (_, nodes):
+        owner_id = (await settled(nodes))["default"]
+        relay_id = next(i for i in NODES[:2] if i != owner_id)
+        relay = by_id(nodes, relay_id)
+
+        def tiles(*names):
+            """The relay's tiles metrics `names`, read at once."""
+            text = relay.http("/metrics")[2]
+            values = [float(line.split()[-1]) for n in names for line in text.splitlines()
+                      if line.startswith(f'flockd_cluster_tiles_{n}{{node="{relay_id}"}}')]
+            assert len(values) == len(names), names
+            return values if len(names) > 1 else values[0]
+        c = await V3Client.connect(relay.url)
+        grid = c.welcome["stream"]["tiles"]
+        ack = (await same_view([c], x=1000.0, y=800.0, w=800.0, h=500.0))[0]
+        assert ack["shift"] == 0 and ack["sample"] == 0, ack
+        # Its rect, of the 12 x 8 (a view that does not move has no ring).
+        wanted = ack["rect"][2] * ack["rect"][3]
+        assert wanted < grid["cols"] * grid["rows"] // 6, (wanted, grid)
+        deadline = time.time() + 3  # the whole room's tiles linger a second
+        while tiles("wanted") != wanted and time.time() < deadline:
+            await asyncio.sleep(0.05)
+        assert tiles("wanted") == wanted, (tiles("wanted"), wanted)
+        await asyncio.sleep(0.3)
+        msgs, parts = tiles("received_total", "parts_received_total")
+        await asyncio.sleep(1.0)
+        now = tiles("received_total", "parts_received_total")
+        msgs, parts = now[0] - msgs, now[1] - parts
+        assert msgs >= 5 and parts == wanted * msgs, (msgs, parts, wanted)
+        assert c.snapshots[-1][1]["rect"] == ack["rect"]
+        # Its client gone, the relay asks for no tile after a second.
+        await c.close()
+        deadline = time.time() + 3
+        while tiles("wanted") and time.time() < deadline:
+            await asyncio.sleep(0.05)
+        assert tiles("wanted") == 0
+        await asyncio.sleep(0.3)
+        parts = tiles("parts_received_total")
+        await asyncio.sleep(0.5)
+        assert tiles("parts_received_total") == parts
+
+
+@test
+async def after_the_owner_dies_version_3_clients_resume_on_a_key_frame():
+    with cluster(*V3_ROOM) as (_, nodes):
+        owner_id = (await settled(nodes))["default"]
+        owner = by_id(nodes, owner_id)
+        others = [n for n in nodes if n is not owner]
+        clients = [await V3Client.connect(n.url) for n in others]
+        await same_view(clients, x=1000.0, y=800.0, w=1600.0, h=900.0)
+        await asyncio.sleep(1.5)  # a checkpoint taken; the views' frames are deltas
+        for c in clients:
+            assert "delta" in c.snapshots[-1][1]["kinds"], c.snapshots[-1][1]
+        t_kill = time.time()
+        owner.kill()
+        await asyncio.sleep(0.3)  # frames in flight at the kill are not the new owner's
+        counts = [len(c.snapshots) for c in clients]
+        for c, k in zip(clients, counts):
+            await c.wait_for(lambda c=c, k=k: len(c.snapshots) > k + 5, 5)
+            # The new owner's first frame: every part a key, none on a base
+            # of the dead owner's frames; then deltas on it again.
+            first = c.snapshots[k][1]
+            assert first["kinds"] and "delta" not in first["kinds"], first
+            assert "delta" in c.snapshots[-1][1]["kinds"], c.snapshots[-1][1]
+        took = max(c.snapshots[k][0] for c, k in zip(clients, counts)) - t_kill
+        print(f"failover: version 3 key frames {took:.2f} s after kill -9")
+        for c in clients:
+            await c.close()
+
+
+@test
+async def an_rts_spectator_on_a_relay_sees_what_one_on_the_owner_sees_as_late():
+    # With an admin token, clients on loopback are viewers, not admins.
+    delay = ("--spectator-delay", "1", "--admin-token", "t0k")
+    with cluster(*V3_ROOM, *delay, count=2) as (_, nodes):
+        await settled(nodes)
+        home = nodes[0]  # a player's rts room stays on its node
+        player = await Client.connect(home.url)
+        assert (await player.join("war", "player", mode="rts", name="ann"))["type"] == "ack"
+        await settled(nodes, ("default", "war"))
+        admin = await Client.connect(home.url)
+        assert (await admin.join("war", "admin", token="t0k"))["type"] == "ack"
+        r = await admin.command("spawn", n=100, group=2, x=1000.0, y=800.0, spread=600.0)
+        assert r["type"] == "ack", r
+        await asyncio.sleep(1.2)  # its first checkpoint: the relay's copy is an rts room
+        clients = [await V3Client.connect(n.url) for n in nodes]
+        for c in clients:
+            assert (await c.join("war", "viewer"))["type"] == "ack"
+            assert c.welcome["stream"]["audience"] == "delayed", c.welcome["stream"]
+        await asyncio.sleep(1.8)  # a second of delay, then the whole room's frames on both
+        start = [len(c.snapshots) for c in clients]
+        await asyncio.sleep(1.0)
+        frames = [{f["tick"]: f for _, f in c.snapshots[s:]} for c, s in zip(clients, start)]
+        common = sorted(set(frames[0]) & set(frames[1]))
+        assert len(common) >= 5, (len(frames[0]), len(frames[1]), len(common))
+        for t in common:
+            a, b = (dict(frames[k][t]) for k in (0, 1))
+            a.pop("kinds"), b.pop("kinds")
+            assert a == b and a["flags"] & 8, (t, a, b)  # the same, delayed
+        last = frames[1][common[-1]]
+        assert any(k != "empty" for k in last["kinds"]), last  # the boids spawned
+        for c in clients + [player, admin]:
+            await c.close()
 
 
 if __name__ == "__main__":

@@ -3,8 +3,9 @@
  * tiles of a moving flock, encoded as keys and as deltas on one and two
  * bases, with boids leaving, entering, dying and changing group, with
  * fields, spliced into frames of several parts, decode to exactly the
- * tiles they were made from; every refusal of §12.7 leaves the decoder as
- * it was; the sampling hash nests its samples.
+ * tiles they were made from, and so does each part decoded alone on its
+ * bases (proto_v3_decode_part()); every refusal of §12.7 leaves the
+ * decoder as it was; the sampling hash nests its samples.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -227,6 +228,50 @@ static void expect_equal(const struct proto_v3_frame *fr, struct tile now[TILES]
 
 #define HIST 8
 
+/* Each part of frame f decoded alone, on the tiles of hist its gaps name:
+ * the tiles now (hist[0]); a delta without its bases is NO_BASE. */
+static void expect_parts_alone(struct proto_v3_decoder *d, const struct frame *f,
+                               struct tile hist[][TILES], uint32_t seq, bool field, bool delta)
+{
+    static uint32_t id[MAXN];
+    static uint16_t qx[MAXN], qy[MAXN];
+    static uint8_t h[MAXN], g[MAXN];
+    size_t at = PROTO_V3_HEADER_SIZE + PROTO_SNAPSHOT_OBSTACLE_SIZE + PROTO_SNAPSHOT_TARGET_SIZE;
+    struct proto_v3_header head = {.tick = tick_of(seq), .width = W, .height = H};
+    if (delta && hist[0][0].n) {
+        struct proto_v3_part_bases none = {0};
+        struct proto_v3_part out = {.id = id, .qx = qx, .qy = qy, .heading = h, .group = g};
+        struct proto_v3_field fl;
+        size_t from = at;
+        assert_int_equal(proto_v3_decode_part(d, f->buf, f->len, &from, &none, &head, &out, &fl),
+                         PROTO_E_NO_BASE);
+    }
+    for (uint32_t t = 0; t < TILES; t++) {
+        struct proto_v3_part base[PROTO_V3_HISTORY];
+        struct proto_v3_part_bases b = {0};
+        for (unsigned k = 1; k <= PROTO_V3_HISTORY && k < seq; k++) {
+            const struct tile *bt = &hist[k][t];
+            base[k - 1] = (struct proto_v3_part){.count = bt->n,
+                                                 .id = bt->id,
+                                                 .qx = bt->qx,
+                                                 .qy = bt->qy,
+                                                 .heading = bt->h,
+                                                 .group = bt->g};
+            b.base[k - 1] = &base[k - 1];
+            b.tick[k - 1] = tick_of(seq - k);
+        }
+        struct proto_v3_part out = {.id = id, .qx = qx, .qy = qy, .heading = h, .group = g};
+        struct proto_v3_field fl;
+        assert_int_equal(proto_v3_decode_part(d, f->buf, f->len, &at, &b, &head, &out, &fl), 0);
+        assert_int_equal(out.count, hist[0][t].n);
+        assert_memory_equal(out.id, hist[0][t].id, out.count * 4);
+        assert_memory_equal(out.qx, hist[0][t].qx, out.count * 2);
+        assert_memory_equal(out.heading, hist[0][t].h, out.count);
+        assert_true(field ? out.field == &fl : out.field == NULL);
+    }
+    assert_int_equal(at, f->len);
+}
+
 /* Runs a flock for `frames` snapshots, each encoded by plan and decoded;
  * changes the flock (deaths, births, a change of group) as it goes. */
 static void run(const struct plan *p, int frames)
@@ -242,8 +287,10 @@ static void run(const struct plan *p, int frames)
     const char *err = NULL;
     struct proto_v3_encoder *e = proto_v3_encoder_create(MAXN, &err);
     struct proto_v3_decoder *d = proto_v3_decoder_create(MAXN, 64, 16, 4, &err);
+    struct proto_v3_decoder *alone = proto_v3_decoder_create(MAXN, 1, 0, 4, &err);
     assert_non_null(e);
     assert_non_null(d);
+    assert_non_null(alone);
     for (int seq = 1; seq <= frames; seq++) {
         memmove(hist[1], hist[0], sizeof hist[0] * (HIST - 1));
         for (uint32_t t = 0; t < TILES; t++)
@@ -257,6 +304,7 @@ static void run(const struct plan *p, int frames)
         if (rc)
             fail_msg("frame %d: %s", seq, proto_status_name(rc));
         expect_equal(fr, hist[0], p->field);
+        expect_parts_alone(alone, &f, hist, (uint32_t)seq, p->field, now.gap1 > 0);
         step(&w);
         if (seq % 5 == 0) { /* two boids die, three are born, one changes group */
             kill(&w, 3);
@@ -267,6 +315,7 @@ static void run(const struct plan *p, int frames)
     }
     proto_v3_encoder_destroy(e);
     proto_v3_decoder_destroy(d);
+    proto_v3_decoder_destroy(alone);
 }
 
 static void key_frames_decode_to_their_tiles(void **state)
