@@ -23,8 +23,9 @@ static const char *const record_flags[] = {"--url",      "--seconds", "--timeout
                                            "--insecure", JOIN_FLAGS,  VIEW_FLAGS,  NULL};
 static const char *const dump_flags[] = {"--format", NULL};
 static const char *const load_flags[] = {
-    "--url",          "--clients", "--seconds",  "--threads",  "--read-delay-ms", "--rcvbuf",
-    "--connect-rate", "--timeout", "--protocol", "--insecure", JOIN_FLAGS,        NULL};
+    "--url",          "--clients",   "--seconds",  "--threads",  "--read-delay-ms", "--rcvbuf",
+    "--connect-rate", "--timeout",   "--protocol", "--insecure", JOIN_FLAGS,        VIEW_FLAGS,
+    "--views",        "--view-size", "--decode",   NULL};
 
 /* What every command that joins says about it in its help. */
 #define JOIN_DETAILS                                                                               \
@@ -126,20 +127,44 @@ static const struct ctl_command commands[] = {
      "  key_frames (version 2 key frames received), rcvbuf (a client's receive\n"
      "  buffer as the kernel reports it when the client connects),\n"
      "  bytes_per_boid (snapshot payload bytes / (frames x boids)), room (the room\n"
-     "  measured) and join_failures (joins the server refused, also in failures).\n"
-     "Every client offers --protocol (default 2, flock.v2 before flock.v1).\n"
-     "Uses its own WebSocket client over non-blocking sockets and epoll (not\n"
-     "libwebsockets): payload is skipped in bulk, only snapshot headers are read.\n"
+     "  measured), join_failures (joins the server refused, also in failures),\n"
+     "  client_kb_per_s_p50 / _p99 / _max (kilobytes, 1000 bytes, one client read\n"
+     "  per second: median, 99th percentile, most), parts_per_frame (version 3) and\n"
+     "  boids_per_frame (the boids a frame held), decode (--decode given) and\n"
+     "  decode_failures (null without it), views (clients whose view was acked),\n"
+     "  distinct_views (how many of those views differ), view_failures (views the\n"
+     "  server refused, also in failures), view_sample_max and view_rate_min (the\n"
+     "  acks' largest sample and lowest frames per second).\n"
+     "Every client offers --protocol (default 2, flock.v2 before flock.v1; 3:\n"
+     "flock.v3 first). Uses its own WebSocket client over non-blocking sockets and\n"
+     "epoll (not libwebsockets): version 1 and 2 payload is skipped in bulk, only\n"
+     "snapshot headers are read; version 3 frames are read whole and their parts\n"
+     "walked (proto_v3_scan), a frame whose framing is wrong is a bad frame.\n"
      "Over wss:// each client makes a full TLS handshake (OpenSSL) and decrypts all\n"
      "it receives; --insecure accepts a certificate that does not verify.\n"
      "--rcvbuf sets each client's receive buffer before it connects. Left to the\n"
      "kernel, the window a client offers grows as it reads: on the server's own\n"
      "machine, clients that get the CPU late keep small windows, and a frame longer\n"
      "than half a client's largest window is sent in two TCP segments.\n"
-     "The exit status is 1 if any client failed or no snapshot arrived.\n"
+     "--decode: every client decodes every snapshot with a decoder of its own (what\n"
+     "a viewer does; costs CPU beside the server's). Once in its room a client asks\n"
+     "for a key frame (keyframe) and decodes from its first frame that decodes on;\n"
+     "decode_failures counts the frames refused after that, plus clients that got\n"
+     "frames and decoded none; after a refusal the client asks for a key frame again.\n"
+     "The exit status is 1 if any client failed, no snapshot arrived, or (with\n"
+     "--decode) a snapshot did not decode.\n"
      "\n" JOIN_DETAILS "Every client joins, as part of connecting: the measurement starts\n"
      "once all are welcomed in the room. A refused join is not tried again; the\n"
-     "first refusal is written to stderr.\n",
+     "first refusal is written to stderr.\n"
+     "\nWith --protocol 3, --view X,Y,W,H gives every client the same view; --views\n"
+     "random gives each its own: --view-size W,H (default 1600,900, cut to the\n"
+     "world) at a random place within the world its welcome names. The view is\n"
+     "part of connecting (a client counts once its ack came); a refused view is\n"
+     "not tried again and the first refusal is written to stderr (flockctl load: 3\n"
+     "view(s) refused: out_of_range: ...). --px and --budget go with either. A\n"
+     "benchmark of many viewers of a large room:\n"
+     "  flockctl load --protocol 3 --views random --budget 40000 --clients 1000 \\\n"
+     "      --seconds 20   # flockd --max-per-ip 2000 for more than 256 clients\n",
      ctl_load_run, "viewer"},
 };
 
