@@ -470,33 +470,39 @@ static void end_whole_frame(struct conn *c)
     }
 }
 
-static void on_data(void *user, int opcode, const uint8_t *p, size_t n, int last)
+/* A slice of a snapshot: kept whole, or only its header kept. */
+static void on_binary(struct conn *c, const uint8_t *p, size_t n, int last)
 {
-    struct conn *c = user;
-    if (c->closing)
-        return;
-    if (opcode == WS_OP_BINARY && whole_frames(c)) {
+    if (whole_frames(c)) {
         keep_slice(c, p, n);
         c->payload += n;
         if (last)
             end_whole_frame(c);
         return;
     }
+    size_t want = PROTO_SNAPSHOT_HEADER_SIZE - c->snap_have;
+    size_t k = n < want ? n : want;
+    if (!p || !k)
+        k = 0;
+    else
+        memcpy(c->snap + c->snap_have, p, k);
+    c->snap_have = (uint8_t)(c->snap_have + k);
+    c->payload += n;
+    if (last) {
+        if (c->welcomed) /* not the frames of a room it is leaving */
+            on_snapshot(c);
+        c->snap_have = 0;
+        c->payload = 0;
+    }
+}
+
+static void on_data(void *user, int opcode, const uint8_t *p, size_t n, int last)
+{
+    struct conn *c = user;
+    if (c->closing)
+        return;
     if (opcode == WS_OP_BINARY) {
-        size_t want = PROTO_SNAPSHOT_HEADER_SIZE - c->snap_have;
-        size_t k = n < want ? n : want;
-        if (!p || !k)
-            k = 0;
-        else
-            memcpy(c->snap + c->snap_have, p, k);
-        c->snap_have = (uint8_t)(c->snap_have + k);
-        c->payload += n;
-        if (last) {
-            if (c->welcomed) /* not the frames of a room it is leaving */
-                on_snapshot(c);
-            c->snap_have = 0;
-            c->payload = 0;
-        }
+        on_binary(c, p, n, last);
         return;
     }
     if (c->welcomed && !c->key_asked)
