@@ -11,7 +11,7 @@ GCC_BUILD  ?= build-gcc
 # Seconds per fuzz target for `make fuzz`; `make test` fuzzes each for
 # FLOCKD_FUZZ_SECONDS (20 s, tests/fuzz/CMakeLists.txt), two at a time.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := command snapshot snapshot_v2 join config store cluster
+FUZZ_TARGETS := command snapshot snapshot_v2 snapshot_v3 join config store cluster
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 # Tests that do not measure time mostly wait on the clock: run twice as
 # many at a time as there are cores.

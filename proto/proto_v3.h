@@ -242,4 +242,29 @@ int proto_v3_decode_part(struct proto_v3_decoder *d, const uint8_t *buf, size_t 
                          const struct proto_v3_part_bases *b, const struct proto_v3_header *h,
                          struct proto_v3_part *out, struct proto_v3_field *field);
 
+/*
+ * What a frame holds, read from its header and its parts' fixed fields
+ * without a body decoded (§12.5): enough to size a decoder, count a
+ * frame's parts and boids, and check its framing.
+ */
+struct proto_v3_shape {
+    uint32_t parts;                /* rect_cols * rect_rows */
+    uint32_t keys, deltas, fields; /* parts that are keys, deltas, that carry a field */
+    uint64_t boids;                /* every part's count */
+};
+
+/*
+ * Reads buf[0..len)'s header into *h and walks its sections and parts
+ * into *out, decoding nothing and holding no base: checks §12.7 steps 1,
+ * 2, the lengths of step 3, each part's fixed fields (step 4: in bounds,
+ * kind and gaps, a key's plain_len at most 1032 * packed_len) and step 5.
+ * Returns 0 or the code proto_v3_decode() would return for the first of
+ * those checks that fails (PROTO_E_TRUNCATED, _BAD_MAGIC, _BAD_VERSION,
+ * _BAD_TYPE, _BAD_VALUE, _BAD_LENGTH). A frame it refuses, the decoder
+ * refuses; one it accepts, the decoder may still refuse (bases, bodies,
+ * obstacles' values, the hash). Reentrant; no allocation.
+ */
+int proto_v3_scan(const uint8_t *buf, size_t len, struct proto_v3_header *h,
+                  struct proto_v3_shape *out);
+
 #endif

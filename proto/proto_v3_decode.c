@@ -731,3 +731,31 @@ int proto_v3_decode(struct proto_v3_decoder *d, const uint8_t *buf, size_t len,
     *out = &s->f;
     return 0;
 }
+
+/* ---- scan ------------------------------------------------------------------ */
+
+int proto_v3_scan(const uint8_t *buf, size_t len, struct proto_v3_header *h,
+                  struct proto_v3_shape *out)
+{
+    int rc = decode_header(buf, len, h);
+    if (rc)
+        return rc;
+    size_t at = PROTO_V3_HEADER_SIZE;
+    size_t sections = (size_t)h->obstacle_count * PROTO_SNAPSHOT_OBSTACLE_SIZE +
+                      (size_t)h->target_count * PROTO_SNAPSHOT_TARGET_SIZE;
+    if (len - at < sections)
+        return PROTO_E_TRUNCATED;
+    at += sections;
+    *out = (struct proto_v3_shape){.parts = (uint32_t)h->rect_cols * h->rect_rows};
+    for (uint32_t k = 0; k < out->parts; k++) {
+        struct part_head ph;
+        if ((rc = read_part_head(buf, len, &at, &ph)) != 0)
+            return rc;
+        out->keys += (ph.kind & 3u) == PROTO_V3_PART_KEY;
+        out->deltas += (ph.kind & 3u) == PROTO_V3_PART_DELTA;
+        out->fields += (ph.kind & PROTO_V3_PART_FIELD) != 0;
+        out->boids += ph.count;
+        at += ph.packed;
+    }
+    return at == len ? 0 : PROTO_E_BAD_LENGTH;
+}

@@ -9,6 +9,7 @@
 #include "ctl_args.h"
 
 #include "ctl_join.h"
+#include "ctl_view.h"
 
 #include <errno.h>
 #include <math.h>
@@ -53,8 +54,27 @@ static const struct flag flags[] = {
      "connections started per millisecond at most (staggered connects)"},
     {"--insecure", "", FLAG_SWITCH, 0, 1, NULL, F(insecure),
      "wss:// only: accept a certificate that does not verify (self-signed, other name, expired)"},
-    {"--protocol", "V", FLAG_INT, 1, 2, "2", F(protocol),
-     "snapshot version to ask for: 2 (offered before 1, which a server without it takes) or 1"},
+    {"--protocol", "V", FLAG_INT, 1, 3, "2", F(protocol),
+     "snapshot version to ask for: 3 (views; offered before 2 and 1, which a server without it "
+     "takes), 2 (offered before 1) or 1"},
+    {"--view", "X,Y,W,H", FLAG_STRING, 0, 0, NULL, F(view_rect),
+     "with --protocol 3: after the welcome, look at this part of the world (world units: "
+     "top-left corner, width and height; PROTOCOL.md 12.4) and wait for the view's ack "
+     "(default: the whole room)"},
+    {"--views", "random", FLAG_CHOICE, 0, 0, NULL, F(views),
+     "with --protocol 3: every client looks at a view of its own, of --view-size, at a random "
+     "place within the world"},
+    {"--view-size", "W,H", FLAG_STRING, 0, 0, NULL, F(view_size),
+     "the size of each client's view with --views random, world units (default "
+     "1600,900)"},
+    {"--px", "N", FLAG_INT, 1, 16384, NULL, F(px),
+     "the width in pixels the view is drawn at (the server's level of detail; default: the "
+     "view's width)"},
+    {"--budget", "B", FLAG_INT, 1000, 100000000, NULL, F(budget),
+     "bytes per second the view may take (default: the welcome's stream.budget)"},
+    {"--decode", "", FLAG_SWITCH, 0, 1, NULL, F(decode),
+     "every client decodes every snapshot (bases, bodies, hashes) and counts the refused ones "
+     "in decode_failures; costs CPU"},
     {"--room", "NAME", FLAG_STRING, 0, 0, NULL, F(room),
      "after the welcome, join this room (created if it does not exist and the server allows): "
      "1 to 32 of A-Z a-z 0-9 _ - (default: stay in default, as a connection starts)"},
@@ -248,7 +268,7 @@ int ctl_args_parse(const struct ctl_command *cmd, int argc, char **argv, struct 
     if (ctl_url_parse(a->url, &u))
         return usage_error(cmd, "--url wants ws[s]://HOST[:PORT][/PATH], not", a->url);
     char why[512];
-    if (ctl_join_settle(cmd, a, why, sizeof why)) {
+    if (ctl_join_settle(cmd, a, why, sizeof why) || ctl_view_settle(a, why, sizeof why)) {
         fprintf(stderr, "flockctl %s: %s\n", cmd->name, why);
         return try_help(cmd);
     }

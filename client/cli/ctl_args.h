@@ -38,8 +38,17 @@ struct ctl_args {
     int read_delay_ms; /* load: pause after each read */
     int rcvbuf;        /* load: SO_RCVBUF of each client, 0: the kernel's */
     int connect_batch; /* load: connections started per millisecond */
-    int protocol; /* snapshot version to ask for: 2 (falls back to 1 on servers without it) or 1 */
-    int insecure; /* wss://: accept a certificate that does not verify */
+    int protocol;      /* snapshot version to ask for: 3 or 2 (each falls back to the versions below
+                          it on servers without it) or 1 */
+    int insecure;      /* wss://: accept a certificate that does not verify */
+    int decode;        /* load: every client decodes every snapshot */
+    /* The view (ctl_view.h): the flags as given (NULL, 0: not given); once
+     * parsed, view says whether one is sent and view_args holds it (for
+     * --views random, its size). */
+    const char *view_rect, *view_size, *views;
+    int px, budget;
+    bool view, random_views;
+    float view_args[4]; /* x, y, w, h: world units */
     /* The join (ctl_join.h): each NULL unless given; once parsed, join says
      * whether one is sent, and then room and role are set. */
     const char *room, *role, *name, *token, *password;

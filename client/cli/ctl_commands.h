@@ -14,7 +14,7 @@
 int ctl_send_run(const struct ctl_args *a);   /* ctl_send.c */
 int ctl_watch_run(const struct ctl_args *a);  /* ctl_watch.c */
 int ctl_record_run(const struct ctl_args *a); /* ctl_record.c */
-int ctl_dump_run(const struct ctl_args *a);   /* ctl_record.c */
+int ctl_dump_run(const struct ctl_args *a);   /* ctl_dump.c */
 int ctl_load_run(const struct ctl_args *a);   /* ctl_load.c */
 
 #endif

@@ -142,6 +142,14 @@ static int code_of(const char *code)
     return PROTO_E_INTERNAL;
 }
 
+int ctl_refusal(const cJSON *msg, char *why, size_t cap)
+{
+    const char *code = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(msg, "code"));
+    const char *m = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(msg, "message"));
+    snprintf(why, cap, "%s: %s", code ? code : "?", m ? m : "");
+    return code_of(code);
+}
+
 int ctl_join_feed(struct ctl_join_wait *w, const char *text, size_t len, char *why, size_t cap)
 {
     cJSON *msg = cJSON_ParseWithLength(text, len);
@@ -152,10 +160,7 @@ int ctl_join_feed(struct ctl_join_wait *w, const char *text, size_t len, char *w
     } else if (w->phase == CTL_JOIN_SENT && !strcmp(type, "ack")) {
         w->phase = CTL_JOIN_ACKED;
     } else if (w->phase == CTL_JOIN_SENT && !strcmp(type, "error")) {
-        const char *code = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(msg, "code"));
-        const char *m = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(msg, "message"));
-        snprintf(why, cap, "%s: %s", code ? code : "?", m ? m : "");
-        rc = code_of(code);
+        rc = ctl_refusal(msg, why, cap);
         w->phase = CTL_JOIN_IDLE;
     } else if (w->phase == CTL_JOIN_ACKED && !strcmp(type, "welcome")) {
         w->phase = CTL_JOIN_IDLE;

@@ -60,4 +60,13 @@ struct ctl_join_wait {
  */
 int ctl_join_feed(struct ctl_join_wait *w, const char *text, size_t len, char *why, size_t cap);
 
+struct cJSON;
+
+/*
+ * The refusal an error reply msg carries (the join's, the view's): writes
+ * "CODE: MESSAGE" (the server's words) to why[0..cap) and returns the
+ * negative PROTO_E_* code its code names, PROTO_E_INTERNAL if none does.
+ */
+int ctl_refusal(const struct cJSON *msg, char *why, size_t cap);
+
 #endif

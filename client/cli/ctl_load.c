@@ -6,13 +6,17 @@
  * process at about a thousand busy viewers; this subcommand therefore speaks
  * WebSocket itself (ws_wire.h) over non-blocking sockets. A few worker
  * threads (--threads) each own a slice of the connections and one epoll
- * set. Only the first 44 bytes of a snapshot are looked at (tick, epoch,
- * server_time_us and boid count, laid out alike in both versions, and for
- * version 2 the frame kind); the rest is discarded in the kernel with
- * recv(MSG_TRUNC), one call per snapshot, so a viewer costs two small
- * system calls per frame and no copy (read_some()). Every client offers
- * flock.v2 before flock.v1 (--protocol 2) or flock.v1 alone, and checks
- * its snapshots against the version its welcome names.
+ * set. Only the first 44 bytes of a version 1 or 2 snapshot are looked at
+ * (tick, epoch, server_time_us and boid count, laid out alike in both
+ * versions, and for version 2 the frame kind); the rest is discarded in
+ * the kernel with recv(MSG_TRUNC), one call per snapshot, so a viewer
+ * costs two small system calls per frame and no copy (read_some()). A
+ * version 3 frame (a view's: a few kilobytes) is read whole and walked
+ * with proto_v3_scan() for its parts and boids; with --decode every
+ * client reads every frame whole and decodes it with a decoder of its own
+ * (ctl_snap.h). Every client offers the versions from --protocol down
+ * (flock.v3, flock.v2, flock.v1) and checks its snapshots against the
+ * version its welcome names.
  *
  * Over wss:// each connection does a full TLS handshake of its own (no
  * session resumption: what a thousand new browsers cost the server) with
@@ -31,15 +35,26 @@
  * phase (in flight and timed out like a handshake), so the measurement
  * starts only once every client is in the room. A refused join is final:
  * the client is closed and counted in failures and join_failures.
+ *
+ * With --view or --views random (ctl_view.h) each client then sends its
+ * view (random: a place of its own within the room's world) and counts as
+ * connected once the view's ack came; a refused view is final like a
+ * refused join (view_failures). With --decode a client that is in its room
+ * asks for a key frame (keyframe) and decodes from the frame after its ack
+ * on (a key frame: the frames before it may be deltas on frames it
+ * skipped); after a refused frame it asks again and decodes again from
+ * the next ack on.
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include "ctl_load.h"
+
 #include "bytes.h"
 #include "ctl_commands.h"
-#include "ctl_join.h"
 #include "proto_reply.h"
 #include "proto_snapshot.h"
 #include "proto_v2.h"
+#include "proto_v3.h"
 #include "ws_wire.h"
 
 #include <cjson/cJSON.h>
@@ -66,6 +81,8 @@
 
 #define READ_BUF      (256 * 1024)
 #define HEAD_READ     64                  /* a frame header plus a snapshot header */
+#define FRAME_KEEP    (1u << 20)          /* a frame buffer larger than this is freed after use */
+#define FRAME_MAX     (64u << 20)         /* a larger frame is a bad frame */
 #define HS_BUF        4096                /* response head of the upgrade */
 #define TEXT_MAX      PROTO_WELCOME_BYTES /* welcome text kept for parsing: the largest */
 #define MAX_PENDING   256                 /* connects and handshakes in flight, all workers */
@@ -73,77 +90,9 @@
 #define RETRY_DELAY_S 0.25
 #define SCAN_S        0.05 /* how often timeouts and retries are checked */
 #define EVENTS        512
-#define AGE_BIN_US    10
-#define AGE_BINS      (1000000 + 1) /* 0..10 s; the last bin holds anything older */
 #define PHASE_CONNECT 0
 #define PHASE_MEASURE 1
 #define PHASE_STOP    2
-
-enum conn_state { C_NEW, C_RETRY, C_CONNECTING, C_TLS, C_HANDSHAKE, C_OPEN, C_CLOSED, C_FAILED };
-
-struct worker;
-
-struct conn {
-    struct worker *w;
-    int fd;
-    SSL *ssl; /* wss:// only */
-    uint8_t state, attempts, closing, snap_have, paused;
-    uint8_t greeted;  /* the connection's first welcome came */
-    uint8_t welcomed; /* in the room it measures: the first welcome's, or the join's */
-    struct ctl_join_wait join;
-    char key[WS_KEY_LEN + 1];
-    char *buf; /* response head during the handshake, then the welcome text */
-    uint32_t buf_len;
-    uint32_t ticks_per_snapshot; /* from the welcome; 0 = unknown */
-    uint8_t version;             /* the snapshot version the welcome names */
-    uint64_t payload;            /* bytes of the snapshot being received */
-    struct ws_rx rx;
-    uint8_t snap[PROTO_SNAPSHOT_HEADER_SIZE];
-    double deadline; /* handshake timeout or retry time, monotonic s */
-    double resume_at;
-    struct conn *next_paused;
-    uint64_t frames, last_tick, skipped;
-    uint32_t last_epoch;
-    uint8_t have_tick;
-};
-
-struct load;
-
-struct worker {
-    struct load *ld;
-    pthread_t thread;
-    int ep;
-    struct conn *conns;
-    int n, next_new, pending, settled, reported;
-    int measuring;
-    uint8_t *buf;
-    uint64_t now_us; /* wall clock of the current read */
-    uint64_t rng;
-    double tokens, last_refill, last_scan;
-    struct conn *paused_head, *paused_tail;
-    uint32_t *age_bins;
-    uint64_t age_count, bytes, bad_frames;
-    uint64_t payload, boids, keys; /* measured snapshots: payload bytes, boids, v2 key frames */
-    int connected, failures, dropped, retries;
-    int join_failures; /* joins the server refused */
-    int rcvbuf;        /* SO_RCVBUF of its newest socket, as the kernel reports it */
-    char first_error[160];
-    char join_error[240]; /* the first refusal: the server's code and message */
-};
-
-struct load {
-    const struct ctl_args *a;
-    struct ctl_url url;
-    SSL_CTX *tls; /* wss:// only */
-    struct sockaddr_storage addr;
-    socklen_t addrlen;
-    atomic_int phase;
-    atomic_int workers_settled;
-    struct worker *workers;
-    int nworkers;
-    char join[CTL_JOIN_TEXT_MAX]; /* the join every client sends; join_len 0: none */
-    size_t join_len;
-};
 
 /* Keeps the first error: "what" or "what: detail", cut to fit. */
 static void note_error(struct worker *w, const char *what, const char *detail)
@@ -214,44 +163,135 @@ static void send_frame(struct conn *c, int opcode, const uint8_t *payload, size_
         note_error(c->w, "write", strerror(errno));
 }
 
-/* A snapshot of the version its welcome named: version 1 of type 1, or a
- * version 2 key or delta frame (the first 44 bytes are alike). */
-static bool is_snapshot(const struct conn *c, const uint8_t *h)
+/* True while c reads its frames whole: a version 3 client in its room,
+ * or any with --decode. */
+static bool whole_frames(const struct conn *c)
 {
-    if (c->snap_have < PROTO_SNAPSHOT_HEADER_SIZE || h[0] != 'F' || h[1] != 'K' ||
-        h[2] != c->version)
+    return c->welcomed && (c->version == PROTO_V3_VERSION || c->w->ld->a->decode);
+}
+
+/* What load reads off a snapshot. */
+struct shot {
+    uint64_t tick, sent_us, boids;
+    uint32_t epoch; /* version 3: the seq */
+    uint32_t parts; /* version 3 */
+    bool key;       /* a key frame; version 3: no delta part */
+};
+
+/* The snapshot c just read, if it is one of the version its welcome named:
+ * version 1 of type 1, a version 2 key or delta frame (their first 44
+ * bytes are alike), or a version 3 frame whose framing proto_v3_scan()
+ * accepts (tick and time at the same offsets, the seq where the others
+ * have the epoch). */
+static bool read_shot(const struct conn *c, struct shot *s)
+{
+    const uint8_t *h = whole_frames(c) ? c->frame : c->snap;
+    size_t n = whole_frames(c) ? c->frame_len : c->snap_have;
+    if ((whole_frames(c) && c->frame_cut) || n < PROTO_SNAPSHOT_HEADER_SIZE || h[0] != 'F' ||
+        h[1] != 'K' || h[2] != c->version)
         return false;
+    *s = (struct shot){.tick = bytes_le_get(h + 8, 8),
+                       .sent_us = bytes_le_get(h + 16, 8),
+                       .epoch = (uint32_t)bytes_le_get(h + 32, 4),
+                       .boids = bytes_le_get(h + 36, 4)};
+    if (c->version == PROTO_V3_VERSION) {
+        struct proto_v3_header vh;
+        struct proto_v3_shape sh;
+        if (proto_v3_scan(h, n, &vh, &sh))
+            return false;
+        s->boids = sh.boids;
+        s->parts = sh.parts;
+        s->key = sh.deltas == 0;
+        return true;
+    }
+    s->key = c->version == PROTO_V2_VERSION && h[3] == PROTO_V2_KIND_KEY;
     if (c->version == PROTO_V2_VERSION)
-        return h[3] == PROTO_V2_KIND_KEY || h[3] == PROTO_V2_KIND_DELTA;
+        return s->key || h[3] == PROTO_V2_KIND_DELTA;
     return h[3] == PROTO_SNAPSHOT_TYPE;
+}
+
+/* The id of the keyframe command --decode sends: its ack names it. */
+#define KEY_ID "key"
+
+/* --decode: asks for a key frame (PROTOCOL.md §5.4), every part of the
+ * first frame after the ack a key; c decodes nothing until then. */
+static void ask_key(struct conn *c)
+{
+    static const char ask[] = "{\"cmd\":\"keyframe\",\"id\":\"" KEY_ID "\"}";
+    send_frame(c, WS_OP_TEXT, (const uint8_t *)ask, sizeof ask - 1);
+    c->key_asked = 1;
+}
+
+/* --decode: a text message once c is in its room: the ack of its keyframe
+ * lets it decode again. */
+static void on_key_reply(struct conn *c)
+{
+    cJSON *msg = cJSON_ParseWithLength(c->buf, c->buf_len);
+    const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(msg, "type"));
+    const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(msg, "id"));
+    if (type && id && !strcmp(type, "ack") && !strcmp(id, KEY_ID))
+        c->key_asked = 0;
+    cJSON_Delete(msg);
+}
+
+/* --decode: c decodes its frame; a refusal is counted, and c asks for a
+ * key frame (versions 2 and 3: their deltas name bases) and decodes
+ * nothing until its ack. */
+static void decode_frame(struct conn *c)
+{
+    struct worker *w = c->w;
+    int rc = ctl_snap_decode(c->dec, c->frame, c->frame_len);
+    if (rc == 0) {
+        c->decoded = 1;
+        return;
+    }
+    w->decode_failures++;
+    if (!w->decode_error)
+        w->decode_error = proto_status_name(rc);
+    if (c->version != PROTO_VERSION)
+        ask_key(c);
+}
+
+/* Snapshots missed before s: from the seq (version 3), else from tick gaps
+ * within one epoch (a reset restarts the ticks). */
+static uint64_t missed_before(const struct conn *c, const struct shot *s)
+{
+    if (!c->have_tick)
+        return 0;
+    if (c->version == PROTO_V3_VERSION) {
+        uint32_t d = s->epoch - c->last_epoch;
+        return d >= 1 && d < (1u << 31) ? d - 1 : 0;
+    }
+    if (s->epoch == c->last_epoch && c->ticks_per_snapshot &&
+        s->tick > c->last_tick + c->ticks_per_snapshot)
+        return (s->tick - c->last_tick) / c->ticks_per_snapshot - 1;
+    return 0;
 }
 
 static void on_snapshot(struct conn *c)
 {
     struct worker *w = c->w;
-    const uint8_t *h = c->snap;
-    if (!is_snapshot(c, h)) {
+    struct shot s;
+    if (!read_shot(c, &s)) {
         w->bad_frames++;
         return;
     }
-    uint64_t tick = bytes_le_get(h + 8, 8), sent_us = bytes_le_get(h + 16, 8);
-    uint32_t epoch = (uint32_t)bytes_le_get(h + 32, 4);
+    if (c->dec && !c->key_asked)
+        decode_frame(c);
     if (w->measuring) {
         c->frames++;
         w->payload += c->payload;
-        w->boids += bytes_le_get(h + 36, 4);
-        w->keys += c->version == PROTO_V2_VERSION && h[3] == PROTO_V2_KIND_KEY;
-        /* Ticks only compare within one epoch; a reset restarts them. */
-        if (c->have_tick && epoch == c->last_epoch && c->ticks_per_snapshot &&
-            tick > c->last_tick + c->ticks_per_snapshot)
-            c->skipped += (tick - c->last_tick) / c->ticks_per_snapshot - 1;
-        uint64_t bin = w->now_us > sent_us ? (w->now_us - sent_us) / AGE_BIN_US : 0;
+        w->boids += s.boids;
+        w->parts += s.parts;
+        w->keys += s.key && c->version != PROTO_VERSION;
+        c->skipped += missed_before(c, &s);
+        uint64_t bin = w->now_us > s.sent_us ? (w->now_us - s.sent_us) / AGE_BIN_US : 0;
         w->age_bins[bin < AGE_BINS - 1 ? bin : AGE_BINS - 1]++;
         w->age_count++;
     }
     c->have_tick = 1;
-    c->last_tick = tick;
-    c->last_epoch = epoch;
+    c->last_tick = s.tick;
+    c->last_epoch = s.epoch;
 }
 
 /* Reads a welcome's rates and snapshot version into c; false if msg is
@@ -266,17 +306,50 @@ static bool read_welcome(struct conn *c, const cJSON *msg)
     if (tick_hz > 0 && snap_hz > 0 && tick_hz / snap_hz < 1e6)
         c->ticks_per_snapshot = (uint32_t)ceil(tick_hz / snap_hz - 1e-9);
     double version = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(msg, "protocol"));
-    c->version = version == PROTO_V2_VERSION ? PROTO_V2_VERSION : PROTO_VERSION;
+    c->version = version == PROTO_V3_VERSION   ? PROTO_V3_VERSION
+                 : version == PROTO_V2_VERSION ? PROTO_V2_VERSION
+                                               : PROTO_VERSION;
+    if (c->dec)
+        ctl_snap_welcome(c->dec, msg);
     return true;
 }
 
-/* c is in the room it measures: connected, its attempt settled. */
+/* c is in the room it measures: connected, its attempt settled. With
+ * --decode it asks for the key frame it decodes from. */
 static void settle_welcomed(struct conn *c)
 {
     c->welcomed = 1;
     c->w->connected++;
     c->w->settled++;
     c->w->pending--;
+    if (c->dec && c->version != PROTO_VERSION)
+        ask_key(c);
+}
+
+/* c is in its room (msg: the room's welcome): the view goes out, if there
+ * is one, with a new deadline; else c is settled. */
+static void in_room(struct conn *c, const cJSON *msg)
+{
+    const struct ctl_args *a = c->w->ld->a;
+    if (!a->view) {
+        settle_welcomed(c);
+        return;
+    }
+    memcpy(c->view, a->view_args, sizeof c->view);
+    if (a->random_views) {
+        const cJSON *world = cJSON_GetObjectItemCaseSensitive(msg, "world");
+        double width = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(world, "width"));
+        double height = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(world, "height"));
+        double u = (double)(next_random(c->w) >> 11) * 0x1p-53;
+        double v = (double)(next_random(c->w) >> 11) * 0x1p-53;
+        ctl_view_random(a, width > 0 ? width : 0, height > 0 ? height : 0, u, v, c->view);
+    }
+    char text[CTL_VIEW_TEXT_MAX];
+    int n = ctl_view_text(a, c->view, text, sizeof text);
+    c->view_out = 1;
+    c->deadline = ctl_mono_s() + a->timeout;
+    if (n > 0)
+        send_frame(c, WS_OP_TEXT, (const uint8_t *)text, (size_t)n);
 }
 
 /* The join goes out; the connection stays in flight until the room's
@@ -289,50 +362,138 @@ static void send_join(struct conn *c)
     send_frame(c, WS_OP_TEXT, (const uint8_t *)ld->join, ld->join_len);
 }
 
-/* The server refused the join: final, the client is closed (by feed(),
- * once the parser returns) and not tried again. */
-static void join_refused(struct conn *c, const char *why)
+/* The server refused the join or the view (*count, *first: which): final,
+ * the client is closed (by feed(), once the parser returns) and not tried
+ * again. */
+static void refused(struct conn *c, const char *what, const char *why, int *count, char *first,
+                    size_t cap)
 {
     static const uint8_t normal[2] = {0x03, 0xE8}; /* 1000 */
     struct worker *w = c->w;
-    if (!w->join_error[0])
-        snprintf(w->join_error, sizeof w->join_error, "%s", why);
-    note_error(w, "join refused", why);
+    if (!first[0])
+        snprintf(first, cap, "%s", why);
+    note_error(w, what, why);
     send_frame(c, WS_OP_CLOSE, normal, sizeof normal);
     c->state = C_FAILED;
     c->closing = 1;
-    w->join_failures++;
+    (*count)++;
     w->failures++;
     w->settled++;
     w->pending--;
 }
 
+/* The reply to c's view: its ack settles c, a refusal ends it. */
+static void on_view_reply(struct conn *c)
+{
+    struct worker *w = c->w;
+    char why[240];
+    int rc = ctl_view_feed(c->buf, c->buf_len, &c->plan, why, sizeof why);
+    c->view_out = rc == 0;
+    if (rc > 0)
+        settle_welcomed(c);
+    else if (rc < 0)
+        refused(c, "view refused", why, &w->view_failures, w->view_error, sizeof w->view_error);
+}
+
 /* A whole text message before c is in its room: the first welcome (then
- * the join goes out, if there is one), or a message of the join. */
+ * the join or the view goes out, if there is one), a message of the join,
+ * or the view's reply. */
 static void on_text(struct conn *c)
 {
+    struct worker *w = c->w;
     cJSON *msg = cJSON_ParseWithLength(c->buf, c->buf_len);
     char why[240];
-    int rc = c->greeted ? ctl_join_feed(&c->join, c->buf, c->buf_len, why, sizeof why) : 0;
-    if (!c->greeted && !read_welcome(c, msg)) {
-        note_error(c->w, "the first message was not a welcome", NULL);
+    int rc = c->greeted && !c->view_out
+                 ? ctl_join_feed(&c->join, c->buf, c->buf_len, why, sizeof why)
+                 : 0;
+    if (c->view_out) {
+        on_view_reply(c);
+    } else if (!c->greeted && !read_welcome(c, msg)) {
+        note_error(w, "the first message was not a welcome", NULL);
         c->closing = 1;
     } else if (!c->greeted) {
         c->greeted = 1;
-        if (c->w->ld->join_len)
+        if (w->ld->join_len)
             send_join(c);
         else
-            settle_welcomed(c);
+            in_room(c, msg);
     } else if (rc > 0) {
         read_welcome(c, msg);
-        settle_welcomed(c);
+        in_room(c, msg);
     } else if (rc < 0) {
-        join_refused(c, why);
+        refused(c, "join refused", why, &w->join_failures, w->join_error, sizeof w->join_error);
     }
     cJSON_Delete(msg);
     free(c->buf);
     c->buf = NULL;
     c->buf_len = 0;
+}
+
+/* Appends a slice of a frame read whole; past FRAME_MAX (or out of
+ * memory) the frame is cut, and then is no snapshot. */
+static void keep_slice(struct conn *c, const uint8_t *p, size_t n)
+{
+    if (!n || c->frame_cut)
+        return;
+    if (!p || n > FRAME_MAX - c->frame_len) {
+        c->frame_cut = 1;
+        return;
+    }
+    if (c->frame_len + n > c->frame_cap) {
+        uint32_t cap = c->frame_cap ? c->frame_cap : 4096;
+        while (cap < c->frame_len + n)
+            cap *= 2;
+        uint8_t *grown = realloc(c->frame, cap);
+        if (!grown) {
+            c->frame_cut = 1;
+            return;
+        }
+        c->frame = grown;
+        c->frame_cap = cap;
+    }
+    memcpy(c->frame + c->frame_len, p, n);
+    c->frame_len += (uint32_t)n;
+}
+
+/* A frame read whole is in: counted, then its buffer made ready for the
+ * next (and freed if a large one grew it). */
+static void end_whole_frame(struct conn *c)
+{
+    on_snapshot(c);
+    c->frame_len = 0;
+    c->frame_cut = 0;
+    c->payload = 0;
+    if (c->frame_cap > FRAME_KEEP) {
+        free(c->frame);
+        c->frame = NULL;
+        c->frame_cap = 0;
+    }
+}
+
+/* A slice of a snapshot: kept whole, or only its header kept. */
+static void on_binary(struct conn *c, const uint8_t *p, size_t n, int last)
+{
+    if (whole_frames(c)) {
+        keep_slice(c, p, n);
+        c->payload += n;
+        if (last)
+            end_whole_frame(c);
+        return;
+    }
+    size_t want = PROTO_SNAPSHOT_HEADER_SIZE - c->snap_have;
+    size_t k = n < want ? n : want;
+    if (!p || !k)
+        k = 0;
+    else
+        memcpy(c->snap + c->snap_have, p, k);
+    c->snap_have = (uint8_t)(c->snap_have + k);
+    c->payload += n;
+    if (last) {
+        if (c->welcomed) /* not the frames of a room it is leaving */
+            on_snapshot(c);
+        c->snap_have = 0;
+        c->payload = 0;
+    }
 }
 
 static void on_data(void *user, int opcode, const uint8_t *p, size_t n, int last)
@@ -341,24 +502,11 @@ static void on_data(void *user, int opcode, const uint8_t *p, size_t n, int last
     if (c->closing)
         return;
     if (opcode == WS_OP_BINARY) {
-        size_t want = PROTO_SNAPSHOT_HEADER_SIZE - c->snap_have;
-        size_t k = n < want ? n : want;
-        if (!p || !k)
-            k = 0;
-        else
-            memcpy(c->snap + c->snap_have, p, k);
-        c->snap_have = (uint8_t)(c->snap_have + k);
-        c->payload += n;
-        if (last) {
-            if (c->welcomed) /* not the frames of a room it is leaving */
-                on_snapshot(c);
-            c->snap_have = 0;
-            c->payload = 0;
-        }
+        on_binary(c, p, n, last);
         return;
     }
-    if (c->welcomed)
-        return; /* replies to nothing we sent; ignore */
+    if (c->welcomed && !c->key_asked)
+        return; /* replies to nothing we wait for; ignore */
     if (!c->buf)
         c->buf = malloc(TEXT_MAX);
     size_t room = c->buf ? TEXT_MAX - c->buf_len : 0, k = n < room ? n : room;
@@ -366,8 +514,16 @@ static void on_data(void *user, int opcode, const uint8_t *p, size_t n, int last
         memcpy(c->buf + c->buf_len, p, k);
         c->buf_len += (uint32_t)k;
     }
-    if (last)
+    if (!last)
+        return;
+    if (!c->welcomed) {
         on_text(c);
+        return;
+    }
+    on_key_reply(c);
+    free(c->buf);
+    c->buf = NULL;
+    c->buf_len = 0;
 }
 
 static void on_control(void *user, int opcode, const uint8_t *p, size_t n)
@@ -457,6 +613,8 @@ static void start_connect(struct worker *w, struct conn *c)
     c->rx = (struct ws_rx){0};
     c->snap_have = 0;
     c->payload = 0;
+    c->frame_len = 0;
+    c->frame_cut = c->view_out = c->key_asked = 0;
     w->pending++;
     c->fd = socket(ld->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (c->fd < 0) {
@@ -490,9 +648,11 @@ static void send_upgrade(struct conn *c)
     }
     ws_make_key(rnd, c->key);
     char req[1024];
-    const char *offer = c->w->ld->a->protocol >= PROTO_V2_VERSION ? PROTO_V2_SUBPROTOCOL
-                            ", " PROTO_SUBPROTOCOL
-                                                                  : PROTO_SUBPROTOCOL;
+    int protocol = c->w->ld->a->protocol;
+    const char *offer = protocol >= PROTO_V3_VERSION ? PROTO_V3_SUBPROTOCOL
+                            ", " PROTO_V2_SUBPROTOCOL ", " PROTO_SUBPROTOCOL
+                        : protocol >= PROTO_V2_VERSION ? PROTO_V2_SUBPROTOCOL ", " PROTO_SUBPROTOCOL
+                                                       : PROTO_SUBPROTOCOL;
     int n = ws_request(req, sizeof req, u->host, u->port, u->path, c->key, offer);
     c->buf = malloc(HS_BUF);
     if (n < 0 || !c->buf || conn_write(c, req, (size_t)n) != n || arm(c, EPOLL_CTL_MOD, EPOLLIN)) {
@@ -630,14 +790,16 @@ static ssize_t read_some(struct worker *w, struct conn *c, size_t *want)
         *want = skip < READ_BUF ? (size_t)skip : READ_BUF;
         r = recv(c->fd, NULL, *want, MSG_TRUNC | MSG_DONTWAIT);
     } else {
-        *want = slow || c->ssl ? READ_BUF : HEAD_READ;
+        *want = slow || c->ssl || whole_frames(c) ? READ_BUF : HEAD_READ;
         r = conn_read(c, w->buf, *want);
     }
     if (r <= 0)
         return r;
     w->now_us = ctl_wall_us();
-    if (w->measuring)
+    if (w->measuring) {
         w->bytes += (uint64_t)r;
+        c->bytes += (uint64_t)r;
+    }
     if (skip) {
         ws_rx_skip(&c->rx, (size_t)r, &rx_ops, c);
         return r;
@@ -839,6 +1001,13 @@ static void workers_free(struct load *ld)
             close(w->ep);
         free(w->buf);
         free(w->age_bins);
+        for (int k = 0; k < w->n; k++) {
+            struct conn *c = &w->conns[k];
+            free(c->frame);
+            if (c->dec)
+                ctl_snap_free(c->dec);
+            free(c->dec);
+        }
     }
     free(ld->workers);
 }
@@ -867,8 +1036,11 @@ static int workers_create(struct load *ld, struct conn *conns)
         if (w->ep < 0 || !w->buf || !w->age_bins)
             return -1;
         for (int k = 0; k < w->n; k++) {
-            w->conns[k].w = w;
-            w->conns[k].fd = -1;
+            struct conn *c = &w->conns[k];
+            c->w = w;
+            c->fd = -1;
+            if (ld->a->decode && !(c->dec = calloc(1, sizeof *c->dec)))
+                return -1;
         }
     }
     return 0;
@@ -884,130 +1056,6 @@ static void sleep_until(double t)
         struct timespec ts = {0, (long)(fmin(left, 0.05) * 1e9)};
         nanosleep(&ts, NULL);
     }
-}
-
-struct results {
-    int clients, connected, failures, dropped, retries, protocol, rcvbuf, join_failures;
-    const char *room; /* the room measured */
-    double connect_s, window_s;
-    uint64_t frames, bytes, skipped, bad_frames, age_count, payload, boids, keys;
-    double rate_p50, rate_p1, age_p50, age_p99;
-    char first_error[160];
-    char join_error[240];
-};
-
-static int compare_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
-/* Nearest-rank percentile p (0..1] over every worker's age histogram, ms. */
-static double age_percentile(const struct load *ld, uint64_t total, double p)
-{
-    if (!total)
-        return NAN;
-    uint64_t rank = (uint64_t)ceil(p * (double)total), seen = 0;
-    for (size_t b = 0; b < AGE_BINS; b++) {
-        for (int i = 0; i < ld->nworkers; i++)
-            seen += ld->workers[i].age_bins[b];
-        if (seen >= rank)
-            return (double)(b * AGE_BIN_US) / 1000.0;
-    }
-    return (double)((AGE_BINS - 1) * AGE_BIN_US) / 1000.0;
-}
-
-/* Per-client rates (frames in the window / window) of the welcomed
- * clients: p50 and p1 (the slowest percent). */
-static void rate_percentiles(const struct conn *conns, int n, struct results *r)
-{
-    double *rates = malloc((size_t)n * sizeof *rates);
-    int k = 0;
-    for (int i = 0; rates && i < n; i++)
-        if (conns[i].welcomed)
-            rates[k++] = r->window_s > 0 ? (double)conns[i].frames / r->window_s : 0;
-    if (k) {
-        qsort(rates, (size_t)k, sizeof *rates, compare_double);
-        r->rate_p50 = rates[(size_t)ceil(0.50 * k) - 1];
-        r->rate_p1 = rates[(size_t)ceil(0.01 * k) - 1];
-    }
-    free(rates);
-}
-
-static void collect(const struct load *ld, const struct conn *conns, struct results *r)
-{
-    r->clients = ld->a->clients;
-    r->room = ld->a->join ? ld->a->room : CTL_JOIN_ROOM;
-    for (int i = 0; i < ld->nworkers; i++) {
-        const struct worker *w = &ld->workers[i];
-        r->connected += w->connected;
-        r->failures += w->failures;
-        r->dropped += w->dropped;
-        r->retries += w->retries;
-        r->join_failures += w->join_failures;
-        r->bytes += w->bytes;
-        r->bad_frames += w->bad_frames;
-        r->payload += w->payload;
-        r->boids += w->boids;
-        r->keys += w->keys;
-        r->age_count += w->age_count;
-        if (w->rcvbuf > r->rcvbuf)
-            r->rcvbuf = w->rcvbuf;
-        if (!r->first_error[0] && w->first_error[0])
-            snprintf(r->first_error, sizeof r->first_error, "%s", w->first_error);
-        if (!r->join_error[0] && w->join_error[0])
-            snprintf(r->join_error, sizeof r->join_error, "%s", w->join_error);
-    }
-    for (int i = 0; i < r->clients; i++) {
-        r->frames += conns[i].frames;
-        r->skipped += conns[i].skipped;
-        if (conns[i].welcomed && !r->protocol)
-            r->protocol = conns[i].version;
-    }
-    rate_percentiles(conns, r->clients, r);
-    r->age_p50 = age_percentile(ld, r->age_count, 0.50);
-    r->age_p99 = age_percentile(ld, r->age_count, 0.99);
-}
-
-static void print_number(const char *name, double v, const char *sep)
-{
-    if (isnan(v))
-        printf("\"%s\":null%s", name, sep);
-    else
-        printf("\"%s\":%.2f%s", name, round(v * 100.0) / 100.0, sep);
-}
-
-static void report(const struct results *r)
-{
-    printf("flockctl load: %d of %d clients connected in %.2f s (%d retries, %d failed); "
-           "measured %.2f s\n",
-           r->connected, r->clients, r->connect_s, r->retries, r->failures, r->window_s);
-    if (r->first_error[0])
-        printf("flockctl load: first error: %s\n", r->first_error);
-    double span = r->window_s > 0 ? r->window_s : 1;
-    printf("{\"clients\":%d,\"connected\":%d,", r->clients, r->connected);
-    print_number("frames_per_s", (double)r->frames / span, ",");
-    print_number("mb_per_s", (double)r->bytes / span / 1e6, ",");
-    print_number("client_rate_p50", r->rate_p50, ",");
-    print_number("client_rate_p1", r->rate_p1, ",");
-    print_number("age_ms_p50", r->age_p50, ",");
-    print_number("age_ms_p99", r->age_p99, ",");
-    printf("\"skipped\":%llu,\"failures\":%d,\"dropped\":%d,\"retries\":%d,"
-           "\"bad_frames\":%llu,",
-           (unsigned long long)r->skipped, r->failures + r->dropped, r->dropped, r->retries,
-           (unsigned long long)r->bad_frames);
-    print_number("connect_s", r->connect_s, ",");
-    print_number("seconds", r->window_s, ",");
-    printf("\"protocol\":%d,\"key_frames\":%llu,\"rcvbuf\":%d,", r->protocol,
-           (unsigned long long)r->keys, r->rcvbuf);
-    if (r->boids)
-        printf("\"bytes_per_boid\":%.4f,", (double)r->payload / (double)r->boids);
-    else
-        printf("\"bytes_per_boid\":null,");
-    printf("\"room\":\"%s\",\"join_failures\":%d}\n", r->room, r->join_failures);
-    fflush(stdout);
-    if (r->join_failures)
-        fprintf(stderr, "flockctl load: %d join(s) refused: %s\n", r->join_failures, r->join_error);
 }
 
 /* The TLS settings every wss:// connection starts from: the system's
@@ -1029,7 +1077,7 @@ static SSL_CTX *tls_context(const struct ctl_args *a)
 }
 
 /* Connect phase, measurement window, stop; fills the timing fields. */
-static void run_phases(struct load *ld, struct results *r)
+static void run_phases(struct load *ld, struct load_results *r)
 {
     double start = ctl_mono_s();
     double connect_limit = start + ld->a->timeout * MAX_ATTEMPTS + 5 + ld->a->clients / 500.0;
@@ -1051,7 +1099,7 @@ static void run_phases(struct load *ld, struct results *r)
 int ctl_load_run(const struct ctl_args *a)
 {
     struct load ld = {.a = a};
-    struct results r = {0};
+    struct load_results r = {0};
     if (a->seconds <= 0) {
         fprintf(stderr, "flockctl load: --seconds S (> 0) is required\n");
         return CTL_EXIT_USAGE;
@@ -1086,12 +1134,14 @@ int ctl_load_run(const struct ctl_args *a)
     atomic_store(&ld.phase, PHASE_STOP);
     for (int i = 0; i < started; i++)
         pthread_join(ld.workers[i].thread, NULL);
-    collect(&ld, conns, &r);
-    report(&r);
+    ctl_load__collect(&ld, conns, &r);
+    ctl_load__report(&r);
     workers_free(&ld);
     free(conns);
     SSL_CTX_free(ld.tls);
-    if (started < ld.nworkers || r.join_failures || !r.connected)
-        return r.connected || r.join_failures ? CTL_EXIT_FAILED : CTL_EXIT_CONNECT;
-    return r.failures || r.dropped || !r.frames ? CTL_EXIT_FAILED : CTL_EXIT_OK;
+    bool refused = r.join_failures || r.view_failures;
+    if (started < ld.nworkers || refused || !r.connected)
+        return r.connected || refused ? CTL_EXIT_FAILED : CTL_EXIT_CONNECT;
+    return r.failures || r.dropped || !r.frames || r.decode_failures ? CTL_EXIT_FAILED
+                                                                     : CTL_EXIT_OK;
 }

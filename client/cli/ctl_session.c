@@ -18,8 +18,10 @@
 
 #include "ctl_args.h"
 #include "ctl_join.h"
+#include "ctl_view.h"
 #include "proto.h"
 #include "proto_v2.h"
+#include "proto_v3.h"
 
 #include <cjson/cJSON.h>
 #include <libwebsockets.h>
@@ -57,6 +59,11 @@ struct ctl_session {
     struct ctl_join_wait join; /* its exchange */
     int join_rc;               /* < 0: the join was refused with this code */
     char join_why[240];        /* then: the server's code and message */
+    bool view_out;             /* the view was sent and its reply has not come */
+    bool viewed;               /* its ack came: view_ack holds it */
+    struct ctl_view_ack view_ack;
+    int view_rc;        /* < 0: the view was refused with this code */
+    char view_why[240]; /* then: the server's code and message */
     unsigned char *rx;
     size_t rx_len, rx_cap;
     int rx_binary;
@@ -110,7 +117,9 @@ static void keep_welcome(struct ctl_session *s)
     s->welcome_len = s->rx_len;
     cJSON *msg = cJSON_ParseWithLength(s->welcome, s->welcome_len);
     double v = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(msg, "protocol"));
-    s->protocol = v == PROTO_V2_VERSION ? PROTO_V2_VERSION : PROTO_VERSION;
+    s->protocol = v == PROTO_V3_VERSION   ? PROTO_V3_VERSION
+                  : v == PROTO_V2_VERSION ? PROTO_V2_VERSION
+                                          : PROTO_VERSION;
     cJSON_Delete(msg);
 }
 
@@ -136,12 +145,24 @@ static bool hold(struct ctl_session *s)
     return true;
 }
 
+/* A text message while the view is out: its ack or refusal ends the wait. */
+static void await_view(struct ctl_session *s)
+{
+    int rc = ctl_view_feed((const char *)s->rx, s->rx_len, &s->view_ack, s->view_why,
+                           sizeof s->view_why);
+    s->viewed = rc > 0;
+    s->view_rc = rc < 0 ? rc : 0;
+    s->view_out = rc == 0;
+}
+
 static void deliver(struct ctl_session *s)
 {
     if (!s->rx_binary)
         s->rx[s->rx_len] = '\0'; /* rx has one spare byte */
     if (s->holding && !hold(s))
         return;
+    if (s->view_out && !s->rx_binary)
+        await_view(s);
     if (!s->welcome && !s->rx_binary)
         keep_welcome(s);
     s->fn(s->user, s->rx_binary, s->rx, s->rx_len);
@@ -242,6 +263,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 static const struct lws_protocols protocols[] = {
     {PROTO_SUBPROTOCOL, callback, 0, RX_CHUNK, 0, NULL, 0},
     {PROTO_V2_SUBPROTOCOL, callback, 0, RX_CHUNK, 0, NULL, 0},
+    {PROTO_V3_SUBPROTOCOL, callback, 0, RX_CHUNK, 0, NULL, 0},
     {NULL, NULL, 0, 0, 0, NULL, 0},
 };
 
@@ -275,8 +297,10 @@ static int start(struct ctl_session *s)
     ci.path = s->url.path;
     ci.host = s->url.host;
     ci.origin = s->url.host;
-    ci.protocol = s->protocol >= PROTO_V2_VERSION ? PROTO_V2_SUBPROTOCOL "," PROTO_SUBPROTOCOL
-                                                  : PROTO_SUBPROTOCOL;
+    ci.protocol = s->protocol >= PROTO_V3_VERSION ? PROTO_V3_SUBPROTOCOL "," PROTO_V2_SUBPROTOCOL
+                                                                         "," PROTO_SUBPROTOCOL
+                  : s->protocol >= PROTO_V2_VERSION ? PROTO_V2_SUBPROTOCOL "," PROTO_SUBPROTOCOL
+                                                    : PROTO_SUBPROTOCOL;
     ci.opaque_user_data = s;
     if (s->url.is_tls)
         ci.ssl_connection =
@@ -299,6 +323,11 @@ static bool awaits_welcome(const struct ctl_session *s)
 static bool awaits_join(const struct ctl_session *s)
 {
     return s->holding && !s->join_rc;
+}
+
+static bool awaits_view(const struct ctl_session *s)
+{
+    return s->view_out;
 }
 
 /* Services the connection while waiting(s), for up to seconds; true if
@@ -331,6 +360,24 @@ static bool join_room(struct ctl_session *s, const struct ctl_args *a)
     return false;
 }
 
+/* Sends the view and waits for its ack; true if it came, else the reason
+ * is the session's error. */
+static bool send_view(struct ctl_session *s, const struct ctl_args *a)
+{
+    char text[CTL_VIEW_TEXT_MAX];
+    int n = ctl_view_text(a, a->view_args, text, sizeof text);
+    if (n < 0 || ctl_session_send(s, text, (size_t)n)) {
+        set_error(s, "cannot send the view", NULL);
+        return false;
+    }
+    s->view_out = true;
+    if (service_while(s, awaits_view, a->timeout) && !s->view_rc)
+        return true;
+    set_error(s, s->view_rc ? "view refused" : "no answer to the view in time",
+              s->view_rc ? s->view_why : NULL);
+    return false;
+}
+
 struct ctl_session *ctl_session_open(const struct ctl_args *a, ctl_message_fn fn, void *user,
                                      struct ctl_open_error *err)
 {
@@ -354,7 +401,12 @@ struct ctl_session *ctl_session_open(const struct ctl_args *a, ctl_message_fn fn
         set_error(s, "no welcome in time from", a->url);
     if (s->welcome && s->state == ST_OPEN && s->holding && !join_room(s, a))
         err->status = CTL_EXIT_FAILED;
-    if (s->welcome && s->state == ST_OPEN && !s->holding)
+    bool in_room = s->welcome && s->state == ST_OPEN && !s->holding;
+    if (in_room && a->view && !send_view(s, a)) {
+        err->status = CTL_EXIT_FAILED;
+        in_room = false;
+    }
+    if (in_room)
         return s;
     snprintf(err->reason, sizeof err->reason, "%s", s->error[0] ? s->error : "cannot connect");
     ctl_session_close(s);
@@ -364,6 +416,11 @@ struct ctl_session *ctl_session_open(const struct ctl_args *a, ctl_message_fn fn
 int ctl_session_protocol(const struct ctl_session *s)
 {
     return s->protocol;
+}
+
+const struct ctl_view_ack *ctl_session_view(const struct ctl_session *s)
+{
+    return s->viewed ? &s->view_ack : NULL;
 }
 
 const char *ctl_session_welcome(const struct ctl_session *s, size_t *len)

@@ -1,12 +1,13 @@
 /*
  * ctl_watch.c — `flockctl watch`: one JSON line per second about the
  * snapshots that arrived in that second: the newest tick and boid count,
- * how many snapshots and bytes came and their bytes per boid, version 2
- * key frames, and the flock's polarization computed from the decoded
- * headings of the newest snapshot; since the start, snapshots refused and
- * among them version 2 hash mismatches.
+ * how many snapshots and bytes came and their bytes per boid, key frames,
+ * and the flock's polarization computed from the decoded headings of the
+ * newest snapshot; since the start, snapshots refused and among them hash
+ * mismatches. Version 3 (views) adds kilobytes per second, the newest
+ * frame's grid shift and sample, and parts and boids per frame.
  *
- * A refused version 2 frame shows nothing and asks for a key frame
+ * A refused version 2 or 3 frame shows nothing and asks for a key frame
  * (keyframe, PROTOCOL.md §5.4) once; decoding resumes at the key frame. A
  * welcome (after a join elsewhere) starts a new stream: the bases are
  * forgotten. A room that cannot be reached (a relayed room of a cluster
@@ -30,7 +31,8 @@ struct watcher {
     struct ctl_snap snap;
     int have;                      /* snap holds a decoded snapshot */
     uint64_t frames, bytes, boids; /* this second */
-    uint64_t keys;                 /* this second: version 2 key frames */
+    uint64_t keys;                 /* this second: key frames (version 3: frames without a delta) */
+    uint64_t parts;                /* this second: version 3 parts */
     uint64_t refused, mismatches;  /* whole run */
     bool awaiting_key;             /* a keyframe was asked for and no key came yet */
     double polarization;
@@ -46,6 +48,8 @@ static bool read_text(struct watcher *w, const uint8_t *data, size_t len)
     const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(msg, "type"));
     bool is_welcome = type && !strcmp(type, "welcome");
     const cJSON *available = cJSON_GetObjectItemCaseSensitive(msg, "available");
+    if (is_welcome)
+        ctl_snap_welcome(&w->snap, msg);
     if (type && (is_welcome || !strcmp(type, "availability"))) {
         bool was = w->unavailable;
         const char *reason = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(msg, "reason"));
@@ -68,15 +72,15 @@ static void print_plain(const char *s)
             putchar(*s);
 }
 
-/* A refused frame: counted; a version 2 stream restarts on a key frame. */
+/* A refused frame: counted; a version 2 or 3 stream restarts on a key frame. */
 static void refused(struct watcher *w, int rc, const uint8_t *data, size_t len)
 {
     if (!w->refused++)
         fprintf(stderr, "flockctl watch: a snapshot does not decode: %s\n", proto_status_name(rc));
     w->mismatches += rc == PROTO_E_HASH_MISMATCH;
-    bool v2 = len >= 3 && data[2] == PROTO_V2_VERSION;
+    bool bases = len >= 3 && (data[2] == PROTO_V2_VERSION || data[2] == PROTO_V3_VERSION);
     static const char ask[] = "{\"cmd\":\"keyframe\"}";
-    if (v2 && !w->awaiting_key && w->session &&
+    if (bases && !w->awaiting_key && w->session &&
         ctl_session_send(w->session, ask, sizeof ask - 1) == 0)
         w->awaiting_key = true;
 }
@@ -85,10 +89,8 @@ static void on_message(void *user, int binary, const uint8_t *data, size_t len)
 {
     struct watcher *w = user;
     if (!binary) {
-        if (read_text(w, data, len)) {
-            ctl_snap_forget(&w->snap);
+        if (read_text(w, data, len))
             w->awaiting_key = false;
-        }
         return;
     }
     int rc = ctl_snap_decode(&w->snap, data, len);
@@ -96,25 +98,45 @@ static void on_message(void *user, int binary, const uint8_t *data, size_t len)
         refused(w, rc, data, len);
         return;
     }
-    bool key = w->snap.version == PROTO_V2_VERSION && w->snap.v2.kind == PROTO_V2_KIND_KEY;
+    bool v3 = w->snap.version == PROTO_V3_VERSION;
+    bool key = v3 ? w->snap.v3_shape.deltas == 0
+                  : w->snap.version == PROTO_V2_VERSION && w->snap.v2.kind == PROTO_V2_KIND_KEY;
     w->awaiting_key = w->awaiting_key && !key;
     w->have = 1;
     w->frames++;
     w->bytes += len;
     w->boids += w->snap.s.h.boid_count;
     w->keys += key;
+    w->parts += v3 ? w->snap.v3_shape.parts : 0;
     w->polarization = ctl_snap_polarization(&w->snap.s);
+}
+
+/* Version 3's members: kB/s, the newest frame's shift and sample, parts
+ * and boids per frame that second. */
+static void print_v3(const struct watcher *w, double span)
+{
+    printf("\"kb_per_s\":%.1f,", (double)w->bytes / span / 1000.0);
+    if (w->have && w->snap.version == PROTO_V3_VERSION)
+        printf("\"shift\":%u,\"sample\":%u,", w->snap.v3h.shift, w->snap.v3h.sample);
+    else
+        printf("\"shift\":null,\"sample\":null,");
+    if (w->frames)
+        printf("\"parts_per_frame\":%.1f,\"boids_per_frame\":%.1f,",
+               (double)w->parts / (double)w->frames, (double)w->boids / (double)w->frames);
+    else
+        printf("\"parts_per_frame\":null,\"boids_per_frame\":null,");
 }
 
 static void print_line(struct watcher *w, double t, double span)
 {
     const struct proto_snapshot_header *h = &w->snap.s.h;
     int protocol = w->session ? ctl_session_protocol(w->session) : 0;
+    bool v3 = w->snap.version == PROTO_V3_VERSION;
     printf("{\"t\":%.0f,\"protocol\":%d,", t, protocol);
     if (w->have)
         printf("\"tick\":%llu,\"boids\":%u,\"obstacles\":%u,\"paused\":%s,",
-               (unsigned long long)h->tick, h->boid_count, h->obstacle_count,
-               (h->flags & PROTO_SNAPSHOT_FLAG_PAUSED) ? "true" : "false");
+               (unsigned long long)h->tick, v3 ? w->snap.v3h.room_boids : h->boid_count,
+               h->obstacle_count, (h->flags & PROTO_SNAPSHOT_FLAG_PAUSED) ? "true" : "false");
     else
         printf("\"tick\":null,\"boids\":null,\"obstacles\":null,\"paused\":null,");
     printf("\"snapshots_per_s\":%.1f,\"bytes_per_s\":%.0f,", (double)w->frames / span,
@@ -124,6 +146,8 @@ static void print_line(struct watcher *w, double t, double span)
     else
         printf("\"bytes_per_boid\":null,");
     printf("\"key_frames\":%llu,", (unsigned long long)w->keys);
+    if (protocol == PROTO_V3_VERSION)
+        print_v3(w, span);
     if (w->have)
         printf("\"polarization\":%.3f,", w->polarization);
     else
@@ -138,7 +162,7 @@ static void print_line(struct watcher *w, double t, double span)
     }
     printf("}\n");
     fflush(stdout);
-    w->frames = w->bytes = w->boids = w->keys = 0;
+    w->frames = w->bytes = w->boids = w->keys = w->parts = 0;
 }
 
 int ctl_watch_run(const struct ctl_args *a)

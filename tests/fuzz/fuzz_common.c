@@ -112,3 +112,15 @@ void fuzz_check_replies(const char *id, int code, const char *message)
              proto_status_name(proto_status_is_wire(code) ? code : PROTO_E_INTERNAL));
     check_reply("error", buf, len, prefix);
 }
+
+void fuzz_each_frame(const uint8_t *data, size_t size, void (*one)(const uint8_t *, size_t))
+{
+    while (size >= 2) {
+        size_t len = (size_t)data[0] | (size_t)data[1] << 8;
+        data += 2, size -= 2;
+        if (len > size)
+            len = size;
+        one(data, len);
+        data += len, size -= len;
+    }
+}

@@ -1,8 +1,9 @@
 /*
  * fuzz_common — what the libFuzzer targets share: the entry point
  * prototypes, an abort that says why, an independent UTF-8 decoder, the
- * limits of a default world, and the check that ack and error replies are
- * valid JSON carrying an id back byte for byte (PROTOCOL.md §5.1, §6).
+ * limits of a default world, the check that ack and error replies are
+ * valid JSON carrying an id back byte for byte (PROTOCOL.md §5.1, §6), and
+ * the split of an input into length-prefixed frames.
  *
  * A failed check prints one line to stderr and calls abort(); libFuzzer
  * reports that as a crash and saves the input. Nothing here allocates
@@ -51,5 +52,13 @@ const struct proto_limits *fuzz_limits(void);
  * "type", and echoes id exactly (null when id is "").
  */
 void fuzz_check_replies(const char *id, int code, const char *message);
+
+/*
+ * Splits an input into frames, each a u16 little-endian length and that
+ * many bytes (the last one cut short if the input ends), and hands them
+ * to one() in order: the streams of the snapshot_v2 and snapshot_v3
+ * targets.
+ */
+void fuzz_each_frame(const uint8_t *data, size_t size, void (*one)(const uint8_t *, size_t));
 
 #endif

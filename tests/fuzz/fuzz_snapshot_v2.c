@@ -184,13 +184,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     proto_v2_decoder_forget(dec);
     nheld = 0;
-    while (size >= 2) {
-        size_t len = (size_t)data[0] | (size_t)data[1] << 8;
-        data += 2, size -= 2;
-        if (len > size)
-            len = size;
-        one_frame(data, len);
-        data += len, size -= len;
-    }
+    fuzz_each_frame(data, size, one_frame);
     return 0;
 }

@@ -1,6 +1,7 @@
 #!/bin/sh
 # run.sh TARGET SECONDS [libFuzzer flags...] — fuzzes one target (command,
-# snapshot, snapshot_v2, join or config) for SECONDS, starting from its seed corpus.
+# snapshot, snapshot_v2, snapshot_v3, join, config, store or cluster) for
+# SECONDS, starting from its seed corpus.
 # `make fuzz` and the fuzz_TARGET ctest tests (20 s each) both run this, so
 # the fuzzer's command line is written here only.
 #
@@ -15,7 +16,7 @@ set -eu
 
 if [ $# -lt 2 ]; then
     echo "usage: $0 TARGET SECONDS [libFuzzer flags...]" >&2
-    echo "       TARGET: command, snapshot, snapshot_v2, join, config, store or cluster" >&2
+    echo "       TARGET: command, snapshot, snapshot_v2, snapshot_v3, join, config, store or cluster" >&2
     exit 2
 fi
 target=$1

@@ -8,8 +8,9 @@ flockctl subcommands against it, checking their output and exit status:
 send (acks, refusals, stdin, timeouts), watch, record + dump (checked against
 this harness's own snapshot decoder, and its csv and jsonl formats against
 the default one), load, each of them in a room joined with a role, password
-or admin token (and refused joins), and the usage errors and --help of
-every subcommand. Rates are compared with the server's configured
+or admin token (and refused joins), version 3 with and without a view (watch,
+record + dump against version 2's boids, load with random views, refused
+views), and the usage errors and --help of every subcommand. Rates are compared with the server's configured
 snapshot rate (not in an --untimed run, as sanitizer builds make). The
 last line is "N passed, N failed".
 """
@@ -557,6 +558,232 @@ def load_in_a_room_measures_the_full_snapshot_rate_after_every_join():
         # Every client is in the room when the window opens: none is still
         # joining (or still getting the room's first frames) while measured.
         assert 0.85 * HZ <= s["client_rate_p1"] <= s["client_rate_p50"] <= 1.1 * HZ, s
+
+
+# ---- version 3: views ----------------------------------------------------------
+
+VIEW = "100,100,800,450"  # world units, within the 2263 x 1414 world of 2000 boids
+
+
+@test
+def watch_with_protocol_3_prints_the_level_of_detail_of_the_whole_room_and_of_a_view():
+    with Flockd(FLOCKD, "--boids", "2000", "--snapshot-hz", str(HZ)) as d:
+        rc, out, err = flockctl("watch", "--url", d.url, "--protocol", "3", "--seconds", "3")
+        assert rc == 0, (rc, out, err)
+        lines = json_lines(out)
+        assert len(lines) == 3 and all(ln["protocol"] == 3 for ln in lines), lines
+        for ln in lines[1:]:  # without a view: the whole room, every tile, all its boids
+            assert ln["boids"] == 2000 and ln["boids_per_frame"] == 2000, ln
+            assert ln["shift"] == 0 and ln["sample"] == 0 and ln["parts_per_frame"] > 1, ln
+            assert ln["kb_per_s"] > 0 and ln["refused"] == 0, ln
+            assert abs(ln["kb_per_s"] * 1000 - ln["bytes_per_s"]) <= 100, ln
+        whole = lines[-1]["parts_per_frame"]
+        # A small budget for a part of the world: fewer parts, a sample of the boids.
+        rc, out, err = flockctl("watch", "--url", d.url, "--protocol", "3", "--view", VIEW,
+                                "--budget", "4000", "--px", "400", "--seconds", "3")
+        assert rc == 0, (rc, out, err)
+        lines = json_lines(out)
+        for ln in lines[1:]:
+            assert ln["boids"] == 2000 and ln["refused"] == 0 and ln["hash_mismatches"] == 0
+            assert ln["sample"] >= 1 and 0 < ln["parts_per_frame"] < whole, ln
+            assert 0 < ln["boids_per_frame"] < 2000, ln
+            assert 0 <= ln["polarization"] <= 1, ln
+
+
+@timing
+def watch_with_a_view_gets_the_snapshot_rate_in_fewer_bytes():
+    with Flockd(FLOCKD, "--boids", "2000", "--snapshot-hz", str(HZ)) as d:
+        rates = {}
+        for view in ([], ["--view", VIEW, "--budget", "4000"]):
+            rc, out, err = flockctl("watch", "--url", d.url, "--protocol", "3", "--seconds",
+                                    "4", *view)
+            assert rc == 0, (rc, out, err)
+            lines = json_lines(out)[1:]
+            for ln in lines:
+                timely(0.75 * HZ <= ln["snapshots_per_s"] <= 1.25 * HZ, ln)
+            rates[bool(view)] = sum(ln["kb_per_s"] for ln in lines) / len(lines)
+        assert rates[True] < rates[False] / 3, rates
+
+
+def record_v3(d, path, *args, seconds=2):
+    rc, out, err = flockctl("record", path, "--url", d.url, "--protocol", "3",
+                            "--seconds", seconds, *args)
+    assert rc == 0, (rc, out, err)
+    return json.loads(out[-1])
+
+
+@test
+def record_and_dump_version_3_view_frames_with_their_ids():
+    with Flockd(FLOCKD, "--boids", "2000", "--snapshot-hz", str(HZ)) as d, \
+            tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "view.rec")
+        summary = record_v3(d, path, "--view", VIEW, "--budget", "8000")
+        records = read_recording(path, 3)
+        welcome, ack = (json.loads(r[2]) for r in records[:2])
+        assert welcome["type"] == "welcome" and welcome["protocol"] == 3, welcome
+        assert ack["type"] == "ack" and ack["id"] == "view" and len(ack["rect"]) == 4, ack
+        assert summary["snapshots"] == sum(1 for r in records if r[1] == 1) >= 10, summary
+
+        rc, out, err = flockctl("dump", path)
+        assert rc == 0, (rc, err)
+        snaps = [ln for ln in json_lines(out) if ln["kind"] == "snapshot"]
+        viewed = [s for s in snaps if s["rect"] == ack["rect"] and s["shift"] == ack["shift"]]
+        assert viewed and all(s["sample"] == ack["sample"] for s in viewed), snaps[-1]
+        for s in snaps:
+            assert s["version"] == 3 and s["room_boids"] == 2000, s
+            assert s["boid_count"] == len(s["boids"]) == sum(p[2] for p in s["parts"])
+            assert len(s["parts"]) == s["rect"][2] * s["rect"][3], s["parts"]
+            assert s["key_parts"] + s["delta_parts"] <= len(s["parts"]), s
+            ids, at = [b[0] for b in s["boids"]], 0
+            for _, _, count in s["parts"]:  # a part's boids by id, ascending
+                assert ids[at:at + count] == sorted(set(ids[at:at + count])), ids
+                at += count
+        assert sum(s["delta_parts"] for s in snaps) > 0, "no delta part decoded"
+        assert any(s["fields"] for s in viewed if s["sample"] > 0), "no field"
+
+        rc, csv, err = flockctl("dump", "--format", "csv", path)
+        assert rc == 0 and csv[0] == "tick,server_time_us,arrival_us,seq,id,group,x,y,heading"
+        rows = [r.split(",") for r in csv[1:]]
+        assert [[int(r[4]), float(r[6]), float(r[7]), float(r[8]), int(r[5])] for r in rows] \
+            == [b for s in snaps for b in s["boids"]]
+        assert [int(r[3]) for r in rows] == [s["seq"] for s in snaps for _ in s["boids"]]
+        rc, jsonl, err = flockctl("dump", "--format", "jsonl", path)
+        objects = json_lines(jsonl)
+        assert rc == 0 and len(objects) == len(snaps), (rc, err)
+        for o, s in zip(objects, snaps):
+            assert (o["seq"], o["shift"], o["sample"], o["room_boids"]) == (
+                s["seq"], s["shift"], s["sample"], s["room_boids"])
+            assert [list(b) for b in zip(o["id"], o["x"], o["y"], o["heading"],
+                                         o["group"])] == s["boids"]
+
+
+@test
+def version_3_frames_hold_the_boids_version_2_sends_for_the_same_tick():
+    """Three recordings of one room at once: version 2, version 3 of the
+    whole room (the same boids) and version 3 of a view (some of them)."""
+    with Flockd(FLOCKD, "--boids", "1500", "--snapshot-hz", str(HZ)) as d, \
+            tempfile.TemporaryDirectory() as tmp:
+        runs = {"v2": ["--protocol", "2"], "whole": ["--protocol", "3"],
+                "view": ["--protocol", "3", "--view", VIEW, "--budget", "6000"]}
+        procs = {k: popen_flockctl("record", os.path.join(tmp, k), "--url", d.url,
+                                   "--seconds", "3", *v) for k, v in runs.items()}
+        boids = {}
+        for k, p in procs.items():
+            rc, out, err = finish(p)
+            assert rc == 0, (k, rc, out, err)
+            rc, out, err = flockctl("dump", os.path.join(tmp, k))
+            assert rc == 0, (k, rc, err)
+            snaps = [ln for ln in json_lines(out) if ln["kind"] == "snapshot"]
+            boids[k] = {s["tick"]: sorted(tuple(b[-4:]) for b in s["boids"]) for s in snaps}
+        common = sorted(set(boids["v2"]) & set(boids["whole"]) & set(boids["view"]))
+        assert len(common) >= HZ, {k: len(v) for k, v in boids.items()}
+        for t in common:
+            assert boids["whole"][t] == boids["v2"][t], t
+            assert 0 < len(boids["view"][t]) < len(boids["v2"][t]), t
+            assert set(boids["view"][t]) <= set(boids["v2"][t]), t
+
+
+@test
+def a_refused_view_exits_1_with_the_servers_code_and_message():
+    with Flockd(FLOCKD, "--boids", "200") as d, tempfile.TemporaryDirectory() as tmp:
+        wide = "0,0,99999,10"  # wider than the world
+        rc, out, err = flockctl("watch", "--url", d.url, "--protocol", "3", "--view", wide,
+                                "--seconds", "1")
+        assert rc == 1 and out == [], (rc, out, err)
+        assert "flockctl watch: view refused: out_of_range: " in err, err
+        rc, out, err = flockctl("record", os.path.join(tmp, "x.rec"), "--url", d.url,
+                                "--protocol", "3", "--view", wide, "--seconds", "1")
+        assert rc == 1 and "view refused: out_of_range" in err, (rc, out, err)
+        rc, out, err = flockctl("load", "--url", d.url, "--protocol", "3", "--view", wide,
+                                "--clients", "3", "--seconds", "0.5")
+        s = json.loads(out[-1])
+        assert rc == 1 and s["view_failures"] == 3 and s["failures"] == 3, (rc, s)
+        assert s["connected"] == 0 and s["views"] == 0, s
+        assert "3 view(s) refused: out_of_range: " in err, err
+
+
+@test
+def load_with_random_views_connects_every_client_with_a_distinct_view():
+    with Flockd(FLOCKD, "--boids", "2000", "--snapshot-hz", str(HZ)) as d:
+        before = d.metric("flockd_commands_accepted_total")
+        rc, out, err = flockctl("load", "--url", d.url, "--protocol", "3", "--views", "random",
+                                "--view-size", "400,300", "--budget", "20000", "--clients",
+                                "20", "--seconds", "2", "--decode")
+        assert rc == 0, (rc, out, err)
+        s = json.loads(out[-1])
+        assert s["protocol"] == 3 and s["connected"] == 20 and s["failures"] == 0, s
+        assert s["views"] == s["distinct_views"] == 20 and s["view_failures"] == 0, s
+        assert s["decode"] is True and s["decode_failures"] == 0 and s["bad_frames"] == 0, s
+        assert s["client_rate_p50"] > 0 and s["client_kb_per_s_p50"] > 0, s
+        assert s["client_kb_per_s_p50"] <= s["client_kb_per_s_p99"] <= s["client_kb_per_s_max"]
+        assert 0 < s["boids_per_frame"] < 2000 and s["parts_per_frame"] >= 1, s
+        assert s["view_rate_min"] > 0 and s["view_sample_max"] >= 0, s
+        # Every view and every client's keyframe was applied by the server.
+        assert d.metric("flockd_commands_accepted_total") - before >= 40
+
+        # One view for all: 1 distinct; the whole room without --view.
+        rc, out, err = flockctl("load", "--url", d.url, "--protocol", "3", "--view", VIEW,
+                                "--clients", "5", "--seconds", "1")
+        s = json.loads(out[-1])
+        assert rc == 0 and s["views"] == 5 and s["distinct_views"] == 1, (rc, s, err)
+        rc, out, err = flockctl("load", "--url", d.url, "--protocol", "3", "--clients", "5",
+                                "--seconds", "1")
+        s = json.loads(out[-1])
+        assert rc == 0 and s["views"] == 0 and s["boids_per_frame"] == 2000, (rc, s, err)
+        assert s["decode_failures"] is None and s["view_rate_min"] is None, s
+
+
+@timing
+def load_with_random_views_measures_the_snapshot_rate_of_every_client():
+    with Flockd(FLOCKD, "--boids", "5000", "--snapshot-hz", str(HZ)) as d:
+        rc, out, err = flockctl("load", "--url", d.url, "--protocol", "3", "--views", "random",
+                                "--view-size", "800,450", "--budget", "20000", "--clients",
+                                "100", "--seconds", "4")
+        assert rc == 0, (rc, out, err)
+        s = json.loads(out[-1])
+        assert s["connected"] == 100 and s["distinct_views"] == 100 and s["bad_frames"] == 0, s
+        timely(s["client_rate_p1"] >= 0.75 * s["view_rate_min"], s)
+        timely(s["client_rate_p50"] <= 1.1 * HZ, s)
+        timely(s["age_ms_p99"] < 1000, s)
+
+
+@test
+def view_flags_are_checked_before_connecting():
+    url = f"ws://127.0.0.1:{free_port()}/ws"
+    bad = [
+        (["watch", "--view", VIEW], "--view needs --protocol 3"),
+        (["record", "x.rec", "--protocol", "2", "--view", VIEW], "--view needs --protocol 3"),
+        (["watch", "--protocol", "3", "--view", "1,2,3"], "--view wants X,Y,W,H"),
+        (["watch", "--protocol", "3", "--view", "-1,0,10,10"], "--view wants X,Y,W,H"),
+        (["watch", "--protocol", "3", "--view", "0,0,0,10"], "--view wants X,Y,W,H"),
+        (["watch", "--protocol", "3", "--budget", "5000"], "--budget needs --view"),
+        (["watch", "--protocol", "3", "--view", VIEW, "--px", "0"], "--px wants"),
+        (["watch", "--protocol", "3", "--view", VIEW, "--budget", "999"], "--budget wants"),
+        (["watch", "--protocol", "4"], "--protocol wants"),
+        (["watch", "--protocol", "3", "--views", "random"], "unknown flag"),
+        (["load", "--protocol", "3", "--views", "all", "--seconds", "1"], "--views wants"),
+        (["load", "--protocol", "3", "--view-size", "4,4", "--seconds", "1"],
+         "--view-size needs --views random"),
+        (["load", "--protocol", "3", "--views", "random", "--view-size", "4", "--seconds", "1"],
+         "--view-size wants W,H"),
+        (["load", "--protocol", "3", "--views", "random", "--view", VIEW, "--seconds", "1"],
+         "--view and --views exclude each other"),
+        (["send", "--protocol", "3", "--view", VIEW, "{}"], "unknown flag"),
+        (["watch", "--decode"], "unknown flag"),
+    ]
+    for args, message in bad:
+        args = [args[0], "--url", url] + args[1:]
+        rc, out, err = flockctl(*args)
+        assert rc == 2 and out == [] and message in err, (args, rc, err)
+    for cmd, flags in [("watch", ["--view X,Y,W,H", "--px N", "--budget B"]),
+                       ("record", ["--view X,Y,W,H", "--px N", "--budget B"]),
+                       ("load", ["--view X,Y,W,H", "--views random", "--view-size W,H",
+                                 "--decode"])]:
+        rc, out, _ = flockctl(cmd, "--help")
+        text = "\n".join(out)
+        assert rc == 0 and all(f in text for f in flags), (cmd, flags)
+        assert "--protocol 3" in text, cmd
+        assert "view refused: out_of_range" in text or "view(s) refused: out_of_range" in text
 
 
 # ---- dump formats ---------------------------------------------------------------
