@@ -299,8 +299,6 @@ export declare function methodName(cmd: string): string;
 /** http(s) becomes ws(s); a URL without a path gets /ws. */
 export declare function socketUrl(url: string): string;
 export declare function webSocketClass(): Promise<unknown>;
-/** The subprotocols a Client offers for its `protocol` option, preferred first. */
-export declare function offerFor(protocol?: 1 | 2 | 3): string[];
 
 // ---- errors ---------------------------------------------------------------------------
 
@@ -459,6 +457,8 @@ export declare class Connection {
 export declare const OFFER: string[];
 export declare const VIEWER_BACKOFF: Readonly<Backoff>;
 export declare function backoffDelay(attempt: number, rnd?: () => number, backoff?: Backoff): number;
+/** The subprotocols to offer for a snapshot version (a Client's `protocol` option), preferred first. */
+export declare function offerFor(protocol?: 1 | 2 | 3): string[];
 /** The snapshot version of the subprotocol the server took. */
 export declare function versionOf(subprotocol: string): 1 | 2 | 3;
 

@@ -11,9 +11,9 @@
 // with; commands sent meanwhile wait for it. Owns its Connection
 // (connection.js); one Client per connection.
 
-import { Connection } from './connection.js';
-import { SUBPROTOCOL, decodeSnapshot } from './decoder.js';
-import { FrameDecoderV2, SUBPROTOCOL_V2 } from './decoder_v2.js';
+import { Connection, offerFor } from './connection.js';
+import { decodeSnapshot } from './decoder.js';
+import { FrameDecoderV2 } from './decoder_v2.js';
 import { FrameDecoderV3, SUBPROTOCOL_V3 } from './decode_v3.js';
 import { Snapshot, SnapshotQueue, deferred } from './snapshot.js';
 import { COMMANDS, validateCommand } from './validate.js';
@@ -25,13 +25,6 @@ export const CLIENT_BACKOFF = Object.freeze({ firstMs: 100, maxMs: 1000, jitter:
 // server rate limits commands, PROTOCOL.md §5.4 keyframe).
 const KEYFRAME_EVERY_MS = 500;
 const JOIN_KEYS = ['room', 'role', 'mode', 'name', 'token', 'password', 'rejoin', 'boids'];
-
-/** The subprotocols a Client offers for its `protocol` option, preferred first. */
-export function offerFor(protocol) {
-  if (protocol === 1) return [SUBPROTOCOL];
-  if (protocol === 3) return [SUBPROTOCOL_V3, SUBPROTOCOL_V2, SUBPROTOCOL];
-  return [SUBPROTOCOL_V2, SUBPROTOCOL];
-}
 
 /** A command's method name: seek_clear -> seekClear. */
 export function methodName(cmd) {

@@ -16,6 +16,13 @@ import { SUBPROTOCOL_V3 } from './decode_v3.js';
 /** The subprotocols offered by default, preferred first. */
 export const OFFER = [SUBPROTOCOL_V2, SUBPROTOCOL];
 
+/** The subprotocols to offer for snapshot version `protocol` (1, 2 or 3), preferred first: that version, then the older ones. */
+export function offerFor(protocol) {
+  if (protocol === 1) return [SUBPROTOCOL];
+  if (protocol === 3) return [SUBPROTOCOL_V3, SUBPROTOCOL_V2, SUBPROTOCOL];
+  return OFFER;
+}
+
 /** The viewer's pace: 0.5 s doubling to 8 s, each delay within ±20%. */
 export const VIEWER_BACKOFF = Object.freeze({ firstMs: 500, maxMs: 8000, jitter: 0.2 });
 

@@ -6,7 +6,7 @@
 // (decoder.js, decoder_v2.js, decode_v3.js, inflate.js).
 
 export {
-  connect, Client, CLIENT_BACKOFF, methodName, socketUrl, webSocketClass, offerFor,
+  connect, Client, CLIENT_BACKOFF, methodName, socketUrl, webSocketClass,
 } from './client.js';
 export { FlockdError, CommandError, ConnectionError } from './errors.js';
 export { Snapshot } from './snapshot.js';
@@ -14,7 +14,7 @@ export {
   validateCommand, boundValue, COMMANDS, schema,
 } from './validate.js';
 export {
-  Connection, OFFER, VIEWER_BACKOFF, backoffDelay, versionOf,
+  Connection, OFFER, VIEWER_BACKOFF, backoffDelay, versionOf, offerFor,
 } from './connection.js';
 export {
   decodeSnapshot, decodeAnySnapshot, SnapshotError, SUBPROTOCOL, PROTOCOL_VERSION,

@@ -20,40 +20,6 @@ function radians(q) {
   return out;
 }
 
-// A lookup of ids -> index, -1 for an id not there. Ids are given from 1
-// up in spawn order, so they are mostly dense: a direct table when their
-// range is at most four times their count, else open addressing. Typed
-// arrays, no object per boid.
-function idIndex(ids) {
-  let lo = Infinity;
-  let hi = -1;
-  for (let i = 0; i < ids.length; i++) {
-    if (ids[i] < lo) lo = ids[i];
-    if (ids[i] > hi) hi = ids[i];
-  }
-  if (hi < lo) return () => -1;
-  if (hi - lo < 4 * ids.length + 64) {
-    const at = new Int32Array(hi - lo + 1).fill(-1);
-    for (let i = 0; i < ids.length; i++) at[ids[i] - lo] = i;
-    return (id) => (id >= lo && id <= hi ? at[id - lo] : -1);
-  }
-  let size = 16;
-  while (size < 2 * ids.length) size *= 2;
-  const keys = new Uint32Array(size); // 0: empty (ids start at 1)
-  const at = new Int32Array(size);
-  const mask = size - 1;
-  for (let i = 0; i < ids.length; i++) {
-    let h = Math.imul(ids[i], 0x9e3779b1) & mask;
-    while (keys[h]) h = (h + 1) & mask;
-    keys[h] = ids[i];
-    at[h] = i;
-  }
-  return (id) => {
-    for (let h = Math.imul(id, 0x9e3779b1) & mask; keys[h]; h = (h + 1) & mask) if (keys[h] === id) return at[h];
-    return -1;
-  };
-}
-
 // Version 3: velocities of the boids of `s` that `prev` held too, by id.
 function velocitiesById(s, prev, tickHz, vx, vy) {
   if (!prev || !prev.ids || !(tickHz > 0)) return [vx, vy];
@@ -90,8 +56,8 @@ function velocities(s, prev, tickHz) {
   return [vx, vy];
 }
 
-// Version 3: [{group, count}] of the boids' groups, ascending.
-function groupCounts(group) {
+/** Version 3: [{group, count}] of the boids' groups, ascending. */
+export function groupCounts(group) {
   const n = new Uint32Array(256);
   for (let i = 0; i < group.length; i++) n[group[i]]++;
   const runs = [];
@@ -99,11 +65,57 @@ function groupCounts(group) {
   return runs;
 }
 
+/**
+ * Version 3: the place in world units {x, y, w, h} of super-tile (tx, ty)
+ * of decoded frame f (its shift, grid and world), as its field's cells
+ * divide it (§12.6: the super-tile's quantized start and width; one at the
+ * grid's right or bottom edge may reach past the world).
+ */
+export function superTileRect(tx, ty, f) {
+  const span = (n, size) => ((((65536 << f.shift) / n) | 0) * size) / 65536;
+  const start = (t, n, size) => ((Math.floor(((t << f.shift) * 65536) / n)) * size) / 65536;
+  return { x: start(tx, f.cols, f.width), y: start(ty, f.rows, f.height), w: span(f.cols, f.width), h: span(f.rows, f.height) };
+}
+
+/**
+ * A lookup of ids -> index, -1 for an id not there. Ids are given from 1
+ * up in spawn order, so they are mostly dense: a direct table when their
+ * range is at most four times their count, else open addressing. Typed
+ * arrays, no object per boid.
+ */
+export function idIndex(ids) {
+  let lo = Infinity;
+  let hi = -1;
+  for (let i = 0; i < ids.length; i++) {
+    if (ids[i] < lo) lo = ids[i];
+    if (ids[i] > hi) hi = ids[i];
+  }
+  if (hi < lo) return () => -1;
+  if (hi - lo < 4 * ids.length + 64) {
+    const at = new Int32Array(hi - lo + 1).fill(-1);
+    for (let i = 0; i < ids.length; i++) at[ids[i] - lo] = i;
+    return (id) => (id >= lo && id <= hi ? at[id - lo] : -1);
+  }
+  let size = 16;
+  while (size < 2 * ids.length) size *= 2;
+  const keys = new Uint32Array(size); // 0: empty (ids start at 1)
+  const at = new Int32Array(size);
+  const mask = size - 1;
+  for (let i = 0; i < ids.length; i++) {
+    let h = Math.imul(ids[i], 0x9e3779b1) & mask;
+    while (keys[h]) h = (h + 1) & mask;
+    keys[h] = ids[i];
+    at[h] = i;
+  }
+  return (id) => {
+    for (let h = Math.imul(id, 0x9e3779b1) & mask; keys[h]; h = (h + 1) & mask) if (keys[h] === id) return at[h];
+    return -1;
+  };
+}
+
 // Version 3: a part with its super-tile's place in the world and its
 // field's mean velocities in units per second (§12.6).
 function placedPart(p, f, vscale) {
-  const span = (n, size) => ((((65536 << f.shift) / n) | 0) * size) / 65536;
-  const start = (t, n, size) => ((Math.floor(((t << f.shift) * 65536) / n)) * size) / 65536;
   const field = p.field && {
     cells: p.field.cells,
     count: p.field.count,
@@ -111,8 +123,7 @@ function placedPart(p, f, vscale) {
     vy: Float32Array.from(p.field.vy, (v) => v * vscale),
   };
   return {
-    tx: p.tx, ty: p.ty, kind: p.kind, start: p.start, count: p.count, field,
-    x: start(p.tx, f.cols, f.width), y: start(p.ty, f.rows, f.height), w: span(f.cols, f.width), h: span(f.rows, f.height),
+    tx: p.tx, ty: p.ty, kind: p.kind, start: p.start, count: p.count, field, ...superTileRect(p.tx, p.ty, f),
   };
 }
 
