@@ -79,8 +79,14 @@ export function makeFlockView(src) {
         sentTimes: [...viewSender.times],
       };
     },
-    /** Version 3: the budget the page asks for and what it measured it can take (bytes per second), what lowered that last. */
-    get budget() { return { bytes: budget.budget, limit: budget.limit, why: budget.why }; },
+    /**
+     * Version 3: the budget the page asks for and what it measured it can
+     * take (bytes per second), what lowered that last, and how late the
+     * last second's frames came (ms, Playout.lateness()).
+     */
+    get budget() {
+      return { bytes: budget.budget, limit: budget.limit, why: budget.why, lateMs: playout.lateness(performance.now()) };
+    },
     /** What the last frame drew: the level of detail's sample and blend, field cells, fog. */
     get drawn() {
       return { ...app.lod, fieldCells: renderer.fieldCells, fogged: renderer.fogged, fogUnits: app.fogUnits, boids: renderer.drawn };
@@ -113,7 +119,7 @@ export function makeFlockView(src) {
     get stats() {
       return { ...snapshotStats(), rttMs: app.rttMs, framesSkipped: skips.skipped, tickMs: app.tickMs,
         flock: app.flock, decodeCount: app.decode.count, decodeMsTotal: app.decode.totalMs,
-        acks: app.acks, errors: app.errors, badSnapshots: app.badSnapshots, protocol: conn.version,
+        acks: app.acks, errors: app.errors, badSnapshots: app.badSnapshots, protocol: conn.version, framesDropped: app.framesDropped,
         wireBytes: app.wire.bytes, wireBoids: app.wire.boids, keyframesAsked: app.keyframes.asked,
         hashMismatches: app.keyframes.hashMismatches };
     },

@@ -51,6 +51,12 @@ const FOLLOW_LOST_MS = 3000; // a followed boid not seen this long is let go
 // A version 3 stream that brings no frame this long after its welcome
 // (a room a cluster's node relays has none today) is given up for version 2.
 const V3_SILENCE_MS = 2500;
+// A new version 3 stream's big frames (the whole room's: a big room's
+// take long to decode) are dropped undecoded until its first view is
+// acked, at most this long. The deltas that name them are refused
+// (no_base) and a key frame asked for, without a word on screen.
+const FIRST_VIEW_MS = 2000;
+const FIRST_VIEW_DROP_BYTES = 32768;
 
 const $ = (id) => document.getElementById(id);
 
@@ -99,6 +105,8 @@ const app = {
   fogUnits: 0, // the team's units the last frame cleared the fog around
   minimapOwn: false, // the minimap shows its own connection's frames
   v3Frames: 0, // version 3 frames since the latest welcome
+  viewPendingSince: null, // when a new stream's first view went, until its ack: its frames are the whole room's
+  framesDropped: 0, // frames dropped undecoded while the first view was pending
 };
 
 // Version 3 frames by default; ?protocol=2 or ?protocol=1 asks for that version.
@@ -173,6 +181,7 @@ function onWelcome(w, fresh) {
   viewSender.reset(); // a new stream shows the whole room until its view
   lodBlend.reset();
   app.viewAck = null;
+  app.viewPendingSince = null;
   minimap.setWorld(w.world.width, w.world.height);
   playout.clear();
   playout.delayMs = Math.max(PLAYOUT_DELAY_MS, 1500 / w.snapshot_hz);
@@ -245,12 +254,18 @@ function refused(e) {
     app.keyframes.lastAt = now;
     if (conn.send('keyframe') !== null) app.keyframes.asked++;
   }
-  if (app.badSnapshots === 1 || !deltas) toast(`snapshot refused: ${e.message}`);
+  const expected = e.code === 'no_base' && app.framesDropped > 0; // a delta on a frame dropped before the view
+  if ((app.badSnapshots === 1 || !deltas) && !expected) toast(`snapshot refused: ${e.message}`);
 }
 
 async function onSnapshot(buf, arrival) {
   const t0 = performance.now();
   if (conn.version === 3) app.v3Frames++;
+  if (conn.version === 3 && app.viewPendingSince !== null && t0 - app.viewPendingSince < FIRST_VIEW_MS
+    && buf.byteLength > FIRST_VIEW_DROP_BYTES) {
+    app.framesDropped++;
+    return;
+  }
   let s;
   try {
     s = v3 && conn.version === 3 ? await v3.decode(buf) : await decodeAnySnapshot(buf, v2);
@@ -283,6 +298,7 @@ function onReply(msg, req) {
     if (msg.code === 'forbidden' && join.args.role === 'admin' && !join.auto) lobby.askToken();
   }
   if (msg.type === 'error') {
+    if (cmd === 'view') app.viewPendingSince = null;
     app.errors++;
     app.lastError = { cmd, code: msg.code, message: msg.message };
     toast(`${cmd || 'command'} refused: ${msg.message || msg.code} (${msg.code})`);
@@ -309,6 +325,7 @@ function onReply(msg, req) {
 function viewAcked(msg) {
   const { type, id, ...ack } = msg;
   app.viewAck = ack;
+  app.viewPendingSince = null;
   const rate = Math.min(ack.rate, app.welcome.snapshot_hz);
   if (rate > 0) {
     skips.setRates(app.welcome.tick_hz, rate);
@@ -414,7 +431,7 @@ function currentView() {
 function sendView(now) {
   if (conn.version !== 3 || !conn.open || !app.welcome || session.rejoining) return;
   const v = viewSender.offer(currentView(), budget.budget, now);
-  if (v) conn.send('view', v);
+  if (v && conn.send('view', v) !== null && !app.viewAck && app.viewPendingSince === null) app.viewPendingSince = now;
 }
 
 // An rts player's frames are its team's (fogged): grey out all but the

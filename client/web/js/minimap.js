@@ -17,13 +17,16 @@ import { groupColor } from './render2d.js';
 
 export const MINIMAP_BUDGET = 6000; // bytes per second of its own connection
 const MAX_DOTS = 6000; // boids drawn at most (a stride through more)
+const DROP_BYTES = 32768; // a frame bigger than this before the view's ack is dropped undecoded
 
 /**
  * A second connection to the page's server for the minimap: joins `want`
  * ({room}) as a viewer (in `default`, where a new connection starts, it
  * needs no join and is not listed) and views the whole world at `px`
  * pixels across and MINIMAP_BUDGET bytes a second. Each decoded frame
- * goes to onFrame(frame, welcome).
+ * goes to onFrame(frame, welcome). The big frames that come before its
+ * view is acked (the whole room, every boid: a big room's) are dropped
+ * undecoded; a delta on one is refused and a key frame asked for.
  */
 export class MinimapFeed {
   constructor(url, { px, onFrame }) {
@@ -33,6 +36,7 @@ export class MinimapFeed {
     this.want = null;
     this.welcome = null;
     this.inRoom = false;
+    this.viewId = null; // the view sent, until its ack
     this.decoder = null;
     this.conn = null;
   }
@@ -48,7 +52,7 @@ export class MinimapFeed {
       this.conn = new Connection(this.url, {
         onWelcome: (w, fresh) => this.welcomed(w, fresh),
         onSnapshot: (buf) => this.frame(buf),
-        onReply: () => {},
+        onReply: (msg) => { if (msg.id === this.viewId) this.viewId = null; },
       }, [SUBPROTOCOL_V3]);
       this.conn.start();
     } else if (this.welcome && this.welcome.room !== room) {
@@ -75,11 +79,11 @@ export class MinimapFeed {
     }
     this.inRoom = true;
     const { width, height } = w.world;
-    this.conn.send('view', { x: 0, y: 0, w: width, h: height, px: this.px, budget: MINIMAP_BUDGET });
+    this.viewId = this.conn.send('view', { x: 0, y: 0, w: width, h: height, px: this.px, budget: MINIMAP_BUDGET });
   }
 
   frame(buf) {
-    if (!this.inRoom || !this.decoder) return;
+    if (!this.inRoom || !this.decoder || (this.viewId !== null && buf.byteLength > DROP_BYTES)) return;
     const w = this.welcome;
     this.decoder.decode(buf).then((f) => this.onFrame(f, w), () => {
       this.conn.send('keyframe');
