@@ -37,7 +37,7 @@ CC_PICK = $$(command -v clang || command -v cc)
 .PHONY: all deps build run check check-tests test release-test asan-test tsan-test fuzz \
         fuzz-test asan-build tsan-build fuzz-build gcc-build gate-light gate-load \
         release-light asan-light tsan-light browser-lane churn-lane fuzz-parallel \
-        format format-check bench bench-rooms bench-cluster fog-soak clean help
+        format format-check bench bench-rooms bench-cluster fog-soak bench-viewer clean help
 
 all: build
 
@@ -56,6 +56,8 @@ help:
 	@echo "              (BENCH_ARGS=... e.g. \"--beside 100000 -- --workers 2\")"
 	@echo "make bench-cluster  three nodes on NATS: relay overhead, kill -9 failover times"
 	@echo "              (BENCH_ARGS=... e.g. \"--trials 20 --boids 5000\")"
+	@echo "make bench-viewer  the viewer (version 3) in headless Chromium on 250,000 boids: fps,"
+	@echo "              KB/s and screenshots at full zoom-out and at 1:1 (BENCH_ARGS=\"--boids N\")"
 	@echo "make fog-soak  an rts room of 4 teams of 500 units for 5 minutes: counts the enemy"
 	@echo "              units a player's version 3 frames showed out of sight (BENCH_ARGS=--seconds=N)"
 	@echo "make fuzz     run each fuzz target for FUZZ_SECONDS (default 60) under ASan+UBSan"
@@ -171,8 +173,8 @@ phase = @echo "== $(1)"; t0=$$(date +%s); $(2) && \
 # untimed (NAME_untimed, tests/CMakeLists.txt says why), beside the other
 # light tests, so its serial part is test_pool alone. Left out, to keep
 # `make test` within nine minutes:
-# - under ASan, e2e_viewer and e2e_viewer_timing (50 s alone): they drive
-#   and time the page, which ASan does not instrument; what a browser makes
+# - under ASan, e2e_viewer, e2e_viewer_timing (50 s alone) and e2e_viewer3:
+#   they drive and time the page, which ASan does not instrument; what a browser makes
 #   flockd do (static files, Chromium's WebSocket, commands, joins, a
 #   restart) runs under ASan in e2e_lobby and the integration tests;
 # - under TSan, the untimed parts of integration_flockd, _flockctl,
@@ -188,7 +190,7 @@ dir_tsan := $(TSAN_BUILD)
 name_release := Release
 name_asan := ASan+UBSan
 name_tsan := TSan
-tests_asan := -E '^e2e_viewer(_timing)?$$'
+tests_asan := -E '^e2e_viewer(3|_timing)?$$'
 tests_tsan = $(TSAN_SELECT)
 # $(call part,TREE,TITLE,CTEST OPTIONS): some of TREE's tests.
 part = $(call phase,$(name_$(1)): $(2),cd $(dir_$(1)) && $(CTEST) $(3) $(tests_$(1)))
@@ -312,6 +314,13 @@ bench-cluster: build
 # units, by hand: prints the leaks it counted (exit 1 if any).
 fog-soak: build
 	/usr/bin/python3 tests/integration/test_views.py $(BUILD)/server/flockd --fog-soak $(BENCH_ARGS)
+
+# The viewer on protocol version 3 in headless Chromium, 1280 x 800, on a
+# room of 250,000 boids (30 ticks, 20 snapshots a second): frames drawn per
+# second, KB/s received, decode and draw times, the level of detail, a
+# screenshot each at full zoom-out and at 1:1 ($(BUILD)/bench-viewer-*.png).
+bench-viewer: build
+	node tests/bench/viewer_bench.mjs $(BUILD)/server/flockd $(BUILD) $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD) build-gcc build-clang

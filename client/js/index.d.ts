@@ -39,9 +39,24 @@ export interface FlockMeasures {
   measure_ms: number;
 }
 
+/** A version 3 welcome's `stream` (§12.3). */
+export interface StreamInfo {
+  tiles: { cols: number; rows: number };
+  max_shift: number;
+  max_sample: number;
+  /** A super-tile's field is cells x cells cells; vscale: units/s per step of a cell's mean velocity. */
+  field: { cells: number; vscale: number };
+  /** Bytes per second the server aims at until a view says otherwise. */
+  budget: number;
+  /** all; team: an rts player, fogged; delayed: an rts spectator. */
+  audience: 'all' | 'team' | 'delayed';
+  /** Seconds the frames lag the room (delayed audience), else 0. */
+  delay_s: number;
+}
+
 export interface Welcome {
   type: 'welcome';
-  protocol: 1 | 2;
+  protocol: 1 | 2 | 3;
   server: string;
   version: string;
   client: number;
@@ -61,6 +76,8 @@ export interface Welcome {
   available?: boolean;
   reason?: string;
   replay?: { first_tick: number; last_tick: number };
+  /** Version 3 only. */
+  stream?: StreamInfo;
 }
 
 export interface RosterEntry {
@@ -146,8 +163,8 @@ export interface ClientOptions {
   mode?: 'sandbox' | 'rts';
   /** For a room the join creates. */
   boids?: number;
-  /** 2 (the default: version 2 frames, else version 1) or 1. */
-  protocol?: 1 | 2;
+  /** 2 (the default: version 2 frames, else version 1); 3: version 3's views, else 2, else 1; or 1. */
+  protocol?: 1 | 2 | 3;
   /** For connecting and per command, ms (default 10000). */
   timeoutMs?: number;
   /** Check commands against the schema before sending them (default true). */
@@ -176,8 +193,32 @@ export interface Counters {
   dropped: number;
 }
 
+/** What a view's ack says the frames hold from the next on (§12.4). */
+export interface ViewAck extends Ack {
+  shift: number;
+  sample: number;
+  /** Super-tiles [first column, first row, columns, rows]. */
+  rect: number[];
+  boids: number;
+  bytes: number;
+  rate: number;
+}
+
+export interface ViewArgs {
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+  px?: number;
+  budget?: number;
+}
+
 export interface ClientEvents {
   welcome: Welcome;
+  /** Each view acked (one sent again after a reconnection too), with the view it answers. */
+  view: ViewAck & { view: ViewArgs };
+  /** The last view, sent again after a reconnection, was refused (the world changed): the whole room comes. */
+  viewrefused: CommandError;
   roster: Roster;
   availability: Availability;
   disconnect: { code?: number; reason?: string };
@@ -209,8 +250,12 @@ export declare class Client {
   readonly role: Role;
   readonly mode: 'sandbox' | 'rts';
   readonly team: number | null;
-  readonly protocol: 1 | 2;
+  readonly protocol: 1 | 2 | 3;
   readonly world: World;
+  /** The arguments of the latest view sent (sent again after each reconnection), or null. */
+  readonly lastView: ViewArgs | null;
+  /** The latest view's ack on this stream, or null (the whole room). */
+  readonly viewAck: ViewAck | null;
 
   on<E extends keyof ClientEvents>(event: E, fn: (value: ClientEvents[E]) => void): () => void;
   off<E extends keyof ClientEvents>(event: E, fn: (value: ClientEvents[E]) => void): void;
@@ -243,6 +288,7 @@ export declare class Client {
   stats(args?: Record<string, never>, options?: CommandOptions): Promise<Ack & { stats: RoomStats }>;
   goto(args: { tick: number }, options?: CommandOptions): Promise<Ack>;
   join(args: JoinArgs, options?: CommandOptions): Promise<JoinAck>;
+  /** Version 3 only (a local bad_arg otherwise); sent again after each reconnection. */
   view(args: { x: number; y: number; w: number; h: number; px?: number; budget?: number }, options?: CommandOptions): Promise<Ack & { shift: number; sample: number; rect: number[]; boids: number; bytes: number; rate: number }>;
 }
 
@@ -280,21 +326,43 @@ export interface Target { group: number; x: number; y: number }
 export interface Run { group: number; count: number }
 
 export interface GroupView {
-  start: number;
+  /** Versions 1 and 2: where the group starts (the arrays are views); version 3: null (copies). */
+  start: number | null;
   count: number;
   x: Float64Array;
   y: Float64Array;
   heading: Float64Array;
   vx: Float64Array;
   vy: Float64Array;
+  /** Version 3: the boids' ids; else null. */
+  ids: Uint32Array | null;
+}
+
+/** A version 3 part of a snapshot: one super-tile, placed in the world. */
+export interface SnapshotPart {
+  tx: number;
+  ty: number;
+  kind: 'empty' | 'key' | 'delta';
+  /** Its boids are [start, start + count) of the snapshot's arrays. */
+  start: number;
+  count: number;
+  /** The super-tile in world units (one at the grid's right or bottom edge may reach past the world). */
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+  /** The level of detail (sample > 0): cells x cells cells row by row, every boid the audience sees; mean velocities in units/s. */
+  field: { cells: number; count: Uint32Array; vx: Float32Array; vy: Float32Array } | null;
 }
 
 export declare class Snapshot {
-  constructor(frame: DecodedFrame, prev?: Snapshot | null, tickHz?: number);
+  constructor(frame: DecodedFrame, prev?: Snapshot | null, tickHz?: number, options?: { vscale?: number });
+  readonly version: 1 | 2 | 3;
   readonly tick: number;
   /** The server's clock when the snapshot was encoded, seconds since the Unix epoch. */
   readonly time: number;
-  readonly epoch: number;
+  /** Null in version 3. */
+  readonly epoch: number | null;
   readonly paused: boolean;
   readonly wrap: boolean;
   readonly width: number;
@@ -305,15 +373,27 @@ export declare class Snapshot {
   /** Radians in [0, 2 pi), 0 along +x, a quarter turn toward +y. */
   readonly heading: Float64Array;
   readonly group: Uint8Array;
-  /** Units per second from the previous snapshot of the same epoch; NaN where unknown. */
+  /** Units per second from the previous snapshot of the same epoch (version 3: of the same id); NaN where unknown. */
   readonly vx: Float64Array;
   readonly vy: Float64Array;
-  /** Null until the protocol carries boid ids. */
-  readonly ids: null;
+  /** Version 3: each boid's id; null before (index i is the same boid within an epoch). */
+  readonly ids: Uint32Array | null;
+  /** Per group its boids; in version 3 counts only (boids are listed by part and id). */
   readonly runs: Run[];
   readonly obstacles: Obstacle[];
   readonly targets: Target[];
   readonly frame: DecodedFrame;
+  /** Version 3: the frame is a team's (fog of war) or a spectator's (delayed). */
+  readonly fogged?: boolean;
+  readonly delayed?: boolean;
+  readonly shift?: number;
+  /** 0: every boid of the rect; s > 0: those whose id passes the sampling test, and fields. */
+  readonly sample?: number;
+  readonly seq?: number;
+  readonly roomBoids?: number;
+  /** Super-tiles of the frame. */
+  readonly rect?: { x: number; y: number; cols: number; rows: number };
+  readonly parts?: SnapshotPart[];
   of(group: number): GroupView;
 }
 
@@ -368,7 +448,7 @@ export declare class Connection {
     options?: { WebSocket?: unknown; socketOptions?: unknown; backoff?: Backoff; retryFirst?: boolean });
   readonly state: ConnectionState;
   readonly open: boolean;
-  readonly version: 1 | 2 | null;
+  readonly version: 1 | 2 | 3 | null;
   start(): void;
   stop(): void;
   send(cmd: string, args?: Record<string, unknown>): number | null;
@@ -377,12 +457,16 @@ export declare class Connection {
 export declare const OFFER: string[];
 export declare const VIEWER_BACKOFF: Readonly<Backoff>;
 export declare function backoffDelay(attempt: number, rnd?: () => number, backoff?: Backoff): number;
+/** The subprotocols to offer for a snapshot version (a Client's `protocol` option), preferred first. */
+export declare function offerFor(protocol?: 1 | 2 | 3): string[];
+/** The snapshot version of the subprotocol the server took. */
+export declare function versionOf(subprotocol: string): 1 | 2 | 3;
 
 // ---- decoders -------------------------------------------------------------------------
 
 /** What the decoders return: header fields, quantized and decoded boids, sections. */
 export interface DecodedFrame {
-  version: 1 | 2;
+  version: 1 | 2 | 3;
   type: number;
   flags: number;
   tick: number;
@@ -393,13 +477,16 @@ export interface DecodedFrame {
   wrap: boolean;
   width: number;
   height: number;
-  epoch: number;
+  /** Versions 1 and 2. */
+  epoch?: number;
   boidCount: number;
-  groupRunCount: number;
+  /** Versions 1 and 2. */
+  groupRunCount?: number;
   obstacleCount: number;
   targetCount: number;
   size: number;
-  runs: Run[];
+  /** Versions 1 and 2. */
+  runs?: Run[];
   group: Uint8Array;
   qx: Uint16Array;
   qy: Uint16Array;
@@ -419,6 +506,33 @@ export interface DecodedFrame {
   plainLen?: number;
   simHash?: string;
   stateHash?: string;
+  /** Version 3 only (FrameDecoderV3). */
+  fogged?: boolean;
+  delayed?: boolean;
+  shift?: number;
+  sample?: number;
+  roomBoids?: number;
+  cols?: number;
+  rows?: number;
+  rect?: { x: number; y: number; cols: number; rows: number };
+  frameHash?: number;
+  id?: Uint32Array;
+  parts?: FramePart[];
+}
+
+/** A version 3 frame's part: a super-tile of the rect; its boids at [start, start + count) of the frame's arrays. */
+export interface FramePart {
+  tx: number;
+  ty: number;
+  kind: 'empty' | 'key' | 'delta';
+  gap1: number;
+  gap0: number;
+  start: number;
+  count: number;
+  /** Its tile hash (§12.7). */
+  hash: number;
+  /** Mean velocities in steps of the welcome's stream.field.vscale units/s. */
+  field: { cells: number; count: Uint32Array; vx: Int8Array; vy: Int8Array } | null;
 }
 
 export declare class SnapshotError extends Error {
@@ -443,3 +557,25 @@ export declare const PROTOCOL_VERSION_V2: 2;
 export declare function parseFrameV2(buf: ArrayBuffer | ArrayBufferView): DecodedFrame & { body: Uint8Array };
 export declare function stateHashV2(qx: Uint16Array, qy: Uint16Array, heading: Uint8Array, group: Uint8Array): string;
 export declare function inflateBody(body: Uint8Array, plainLen: number): Promise<Uint8Array>;
+
+/** Version 3 (§12): keeps the last 4 frames, the bases deltas name. */
+export declare class FrameDecoderV3 {
+  /** cells: the welcome's stream.field.cells (default 4). */
+  constructor(options?: { cells?: number; maxBoids?: number });
+  decode(buf: ArrayBuffer | ArrayBufferView): Promise<DecodedFrame>;
+  forget(): void;
+}
+
+export declare const SUBPROTOCOL_V3: 'flock.v3';
+export declare const PROTOCOL_VERSION_V3: 3;
+export declare const FLAG_FOGGED: 4;
+export declare const FLAG_DELAYED: 8;
+/** §12.2: the sampling test's hash of a boid id. */
+export declare function mix(id: number): number;
+/** §12.2: whether boid `id` is in sample `s`. */
+export declare function inSample(id: number, s: number): boolean;
+/** Super-tiles across a grid of n tiles at grid shift k. */
+export declare function gridAt(n: number, shift: number): number;
+/** §12.7: the tile hash of `count` boids from `start`. */
+export declare function tileHash(id: Uint32Array, qx: Uint16Array, qy: Uint16Array, heading: Uint8Array, group: Uint8Array,
+  start: number, count: number): number;

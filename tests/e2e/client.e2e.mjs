@@ -3,9 +3,13 @@
 // --replay --serve); what the schema refuses refused before sending, with
 // the code the server gives the same command sent anyway, the command
 // vectors (proto/vectors/commands.json) included; the role table and
-// apply-time errors; snapshots of both protocol versions with velocities;
-// a frame that cannot be decoded counted, a key frame asked for, nothing
-// handed out; reconnection after flockd is killed and started again on
+// apply-time errors; snapshots of versions 1 and 2 with velocities;
+// version 3: the view acked with its members, frames that hold only the
+// rect's super-tiles and the same boids as the whole room's stream of the
+// same tick, ids stable across frames, the view sent again after a
+// reconnection, the audiences' flags of an rts room; a frame that cannot
+// be decoded counted, a key frame asked for, nothing handed out (both
+// versions); reconnection after flockd is killed and started again on
 // the same port (the room, role and RTS team joined again, a command sent
 // meanwhile answered, snapshots again); a kick ending the client; wss with
 // a self-signed certificate.
@@ -24,8 +28,9 @@ import {
   ROOT, check, assert, sleep, waitFor, finish, anyFailed, crashed, startFlockd, killServers,
 } from './harness.mjs';
 import {
-  connect, schema, validateCommand, CommandError, ConnectionError, Snapshot,
+  connect, schema, validateCommand, CommandError, ConnectionError, Snapshot, gridAt,
 } from '../../client/js/src/index.js';
+import { frame as v3Frame, deltaPart, stayBits } from '../web/v3_fixture.mjs';
 
 const [flockdBin, ...options] = process.argv.slice(2);
 const TIMING = options.includes('--timing');
@@ -255,6 +260,148 @@ async function snapshotsOfBothVersions(url) {
   });
 }
 
+// ---- version 3 ------------------------------------------------------------------------
+
+/** Whether super-tile (tx, ty) is in rect [x, y, cols, rows] of a grid of gc x gr super-tiles (it wraps). */
+function inRect(tx, ty, [x, y, cols, rows], gc, gr) {
+  return (tx - x + gc) % gc < cols && (ty - y + gr) % gr < rows;
+}
+
+/** Distance on a torus of w x h. */
+function dist(ax, ay, bx, by, w, h) {
+  const dx = Math.abs(ax - bx);
+  const dy = Math.abs(ay - by);
+  return Math.hypot(Math.min(dx, w - dx), Math.min(dy, h - dy));
+}
+
+/** The first snapshot of `c` after tick `tick`. */
+async function snapshotAfter(c, tick) {
+  for (;;) {
+    const s = await c.nextSnapshot();
+    if (s.tick > tick) return s;
+  }
+}
+
+/** "qx,qy,heading,group" of each boid of frame f at [start, end), sorted: a multiset to compare. */
+function boidKeys(f, keep = () => true) {
+  const out = [];
+  for (let i = 0; i < f.boidCount; i++) if (keep(i)) out.push(`${f.qx[i]},${f.qy[i]},${f.heading[i]},${f.group[i]}`);
+  return out.sort();
+}
+
+async function viewsOfVersion3(url) {
+  let c = null;
+  let whole = null;
+  await check('version 3: the welcome\'s stream, then the whole room at shift and sample 0 until a view', async () => {
+    c = await connect(url, { room: 'views', role: 'admin', mode: 'sandbox', boids: 3000, protocol: 3 });
+    const st = c.welcome.stream;
+    assert(c.protocol === 3 && st && st.tiles.cols >= 2 && st.field.cells >= 1 && st.audience === 'all', JSON.stringify(st));
+    const s = await c.nextSnapshot();
+    assert(s.version === 3 && s.count === 3000 && s.roomBoids === 3000 && s.shift === 0 && s.sample === 0, `${s.count} ${s.shift} ${s.sample}`);
+    assert(s.rect.cols === st.tiles.cols && s.rect.rows === st.tiles.rows, JSON.stringify(s.rect));
+    assert(new Set(s.ids).size === s.count && s.ids.every((id) => id >= 1), 'ids unique, from 1');
+    whole = await connect(url, { room: 'views', role: 'viewer', protocol: 2 });
+  });
+  if (!c || !whole) return;
+  const view = { x: 300, y: 200, w: 700, h: 450, px: 700, budget: 200000 };
+  let ack = null;
+  await check('a view is acked with its members, and the frames after it hold only the rect\'s super-tiles', async () => {
+    const event = c.once('view');
+    ack = await c.view(view);
+    for (const k of Object.keys(schema.commands.find((x) => x.name === 'view').ack)) assert(k in ack, `no ${k} in ${JSON.stringify(ack)}`);
+    assert(ack.rect.length === 4 && ack.shift === 0 && ack.sample === 0 && ack.boids > 0 && ack.bytes > 0 && ack.rate > 0, JSON.stringify(ack));
+    assert(JSON.stringify((await event).view) === JSON.stringify(view) && c.viewAck === ack, 'the view event');
+    const { cols, rows } = c.welcome.stream.tiles;
+    const gc = gridAt(cols, ack.shift);
+    const gr = gridAt(rows, ack.shift);
+    const s = await snapshotAfter(c, ack.tick);
+    assert(JSON.stringify([s.rect.x, s.rect.y, s.rect.cols, s.rect.rows]) === JSON.stringify(ack.rect), `rect ${JSON.stringify(s.rect)}`);
+    assert(s.count > 0 && s.count < 3000, `${s.count} boids`);
+    const f = s.frame;
+    for (let i = 0; i < s.count; i++) {
+      const tx = ((f.qx[i] * cols) >>> 16) >> ack.shift;
+      const ty = ((f.qy[i] * rows) >>> 16) >> ack.shift;
+      assert(inRect(tx, ty, ack.rect, gc, gr), `boid ${s.ids[i]} in super-tile (${tx}, ${ty}), outside ${ack.rect}`);
+    }
+  });
+  await check('a view frame holds the same boids as the whole room\'s stream of the same tick, in its rect', async () => {
+    const { cols, rows } = c.welcome.stream.tiles;
+    const ticks = new Map();
+    const stop = whole.on('snapshot', (s) => ticks.set(s.tick, s.frame));
+    try {
+      const s = await waitFor('a tick both streams sent', async () => {
+        const v = await c.nextSnapshot();
+        return ticks.has(v.tick) ? v : null;
+      }, 5000, 0);
+      const w = ticks.get(s.tick);
+      const inside = (i) => inRect((w.qx[i] * cols) >>> 16, (w.qy[i] * rows) >>> 16, ack.rect, cols, rows);
+      const a = boidKeys(s.frame);
+      const b = boidKeys(w, inside);
+      assert(a.length === b.length && a.every((k, i) => k === b[i]), `tick ${s.tick}: ${a.length} boids, the whole room has ${b.length} there`);
+    } finally {
+      stop();
+    }
+  });
+  await check('ids are stable across frames: a boid seen again is near where it was, its velocity known', async () => {
+    const a = await c.nextSnapshot();
+    const b = await c.nextSnapshot();
+    const at = new Map(Array.from(a.ids, (id, i) => [id, i]));
+    const dt = (b.tick - a.tick) / c.welcome.tick_hz;
+    const top = 3 * c.welcome.values.max_speed * dt + 1;
+    let shared = 0;
+    for (let i = 0; i < b.count; i++) {
+      const j = at.get(b.ids[i]);
+      if (j === undefined) continue;
+      shared++;
+      const d = dist(b.x[i], b.y[i], a.x[j], a.y[j], b.width, b.height);
+      assert(d <= top, `boid ${b.ids[i]} jumped ${d.toFixed(1)} units in ${dt} s`);
+      assert(Number.isFinite(b.vx[i]) && Math.hypot(b.vx[i], b.vy[i]) < 3 * c.welcome.values.max_speed, `boid ${b.ids[i]}: v ${b.vx[i]}`);
+    }
+    assert(shared > 0.8 * Math.min(a.count, b.count), `${shared} of ${b.count} boids seen in both frames`);
+  });
+  await check('a refused version 3 frame (no base) is counted and a key frame asked for; frames go on', async () => {
+    const bad = c.once('badframe');
+    const before = { ...c.counters };
+    c.onFrame(v3Frame({ seq: 99999, parts: [deltaPart({ count: 0, bits: stayBits([], 0) })], hash: 0 }).buffer);
+    const e = await bad;
+    assert(e.code === 'no_base' && c.counters.badFrames === before.badFrames + 1 && c.counters.keyframesAsked === before.keyframesAsked + 1,
+      `${e.code} ${JSON.stringify(c.counters)}`);
+    const s = await c.nextSnapshot();
+    assert(s.count > 0 && c.counters.badFrames === before.badFrames + 1, 'frames again');
+  });
+  await check('after a reconnection the client sends its view again: the frames hold its rect, not the whole room', async () => {
+    const again = c.once('view');
+    c.conn.ws.terminate();
+    const resent = await again;
+    assert(JSON.stringify(resent.view) === JSON.stringify(view) && JSON.stringify(resent.rect) === JSON.stringify(ack.rect),
+      `the view sent again: ${JSON.stringify(resent)}`);
+    const s = await snapshotAfter(c, resent.tick);
+    assert(s.count < 3000 && JSON.stringify([s.rect.x, s.rect.y, s.rect.cols, s.rect.rows]) === JSON.stringify(ack.rect), `${s.count} boids`);
+    assert(c.counters.reconnects === 1, JSON.stringify(c.counters));
+  });
+  await check('a whole-world view at a small budget is sampled: fewer boids, a field in every part', async () => {
+    const w = c.world;
+    const a = await c.view({ x: 0, y: 0, w: w.width, h: w.height, px: 300, budget: 4000 });
+    assert(a.sample > 0 && a.boids < 3000, JSON.stringify(a));
+    const s = await snapshotAfter(c, a.tick);
+    assert(s.sample === a.sample && s.count < 3000 && s.parts.every((p) => p.field && p.field.count.length === p.field.cells ** 2),
+      `${s.count} boids at sample ${s.sample}`);
+    const seen = s.parts.reduce((n, p) => n + p.field.count.reduce((x, y) => x + y, 0), 0);
+    assert(seen === 3000, `the fields count ${seen} boids`);
+  });
+  await Promise.all([c.close(), whole.close()]);
+  await check('an rts room: a player\'s frames are fogged, a spectator\'s delayed, by the welcome and the flags', async () => {
+    const p = await connect(url, { room: 'fog3', role: 'player', mode: 'rts', name: 'fi', protocol: 3 });
+    const v = await connect(url, { room: 'fog3', role: 'viewer', protocol: 3 });
+    assert(p.welcome.stream.audience === 'team' && v.welcome.stream.audience === 'delayed' && v.welcome.stream.delay_s > 0,
+      `${p.welcome.stream.audience} ${v.welcome.stream.audience}`);
+    const ps = await p.nextSnapshot();
+    const vs = await v.nextSnapshot({ timeoutMs: 15000 });
+    assert(ps.fogged && !ps.delayed && vs.delayed && !vs.fogged, `player ${ps.fogged}/${ps.delayed}, spectator ${vs.fogged}/${vs.delayed}`);
+    await Promise.all([p.close(), v.close()]);
+  });
+}
+
 /** Kills flockd and starts it again on the same port; resolves to {server, answeredAt}. */
 async function restart(server, args) {
   server.proc.kill('SIGKILL');
@@ -368,10 +515,12 @@ async function main() {
     await reconnects();
     finish(anyFailed() ? 1 : 0);
   }
-  const server = await startFlockd(flockdBin, ['--boids', '100', ...FAST]);
+  // A spectator's frames lag the room by --spectator-delay: 1 s, not 5.
+  const server = await startFlockd(flockdBin, ['--boids', '100', '--spectator-delay', '1', ...FAST]);
   await everyCommandIsAcked(server.url);
   await refusalsMatchTheServer(server.url);
   await snapshotsOfBothVersions(server.url);
+  await viewsOfVersion3(server.url);
   await check('connect refuses a join the server refuses, and a server that is not there', async () => {
     const e = await rejection(connect(server.url, { room: 'no spaces' }));
     assert(e instanceof CommandError && e.code === 'bad_arg' && e.local, String(e));

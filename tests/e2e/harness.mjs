@@ -162,13 +162,18 @@ export async function launchBrowser(bin, usage) {
   return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
 }
 
-/** Records the JSON commands `page` sends over its WebSocket, its periodic ping and stats left out. */
+/**
+ * Records the JSON commands `page` sends over its WebSockets, what it
+ * sends by itself left out: its periodic ping and stats, and the view a
+ * version 3 page keeps up to date as its camera or budget changes
+ * (viewer3.e2e.mjs checks those).
+ */
 export function recordCommands(page) {
   const sent = [];
   page.on('websocket', (ws) => ws.on('framesent', (f) => {
     if (typeof f.payload !== 'string') return;
     const msg = JSON.parse(f.payload);
-    if (msg.cmd !== 'ping' && msg.cmd !== 'stats') sent.push(msg);
+    if (msg.cmd !== 'ping' && msg.cmd !== 'stats' && msg.cmd !== 'view') sent.push(msg);
   }));
   return sent;
 }

@@ -327,7 +327,9 @@ async function main() {
   const browser = await launchBrowser(flockdBin, 'node lobby.e2e.mjs FLOCKD [BUILD_DIR]');
   const consoleLog = [];
   consoleLog.phase = 'main';
-  const args = ['--boids', '300', '--capacity', '4000', '--seed', '5', '--admin-token', TOKEN];
+  // Spectators of an rts room see it live (a version 3 page would see it
+  // --spectator-delay seconds late: viewer3.e2e.mjs checks that).
+  const args = ['--boids', '300', '--capacity', '4000', '--seed', '5', '--admin-token', TOKEN, '--spectator-delay', '0'];
   let server = await startFlockd(flockdBin, args);
   try {
     const player = await playerChecks(browser, server, consoleLog);

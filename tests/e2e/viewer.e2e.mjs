@@ -1,8 +1,10 @@
-// End-to-end test of the browser viewer: a real flockd on a loopback port,
-// the page it serves at / opened in headless Chromium (Debian's, driven by
-// playwright-core), and checks through the mouse, the DOM, the canvas
-// pixels and the page's read-only window.flockView. Also measures the
-// render loop at 1k and 10k boids and the snapshot decode time.
+// End-to-end test of the browser viewer on protocol version 2 (the page
+// opened with ?protocol=2; version 3's views are viewer3.e2e.mjs's): a
+// real flockd on a loopback port, the page it serves at / opened in
+// headless Chromium (Debian's, driven by playwright-core), and checks
+// through the mouse, the DOM, the canvas pixels and the page's read-only
+// window.flockView. Also measures the render loop at 1k and 10k boids and
+// the snapshot decode time.
 //
 // usage: node viewer.e2e.mjs FLOCKD [BUILD_DIR] [--functional | --timing]
 //   --functional: only the checks through the page (no frame-time bounds)
@@ -27,6 +29,8 @@ const badOption = options.find((o) => o !== '--functional' && o !== '--timing');
 const runFunctional = !options.includes('--timing');
 const runTiming = !options.includes('--functional');
 const screenshotPath = process.env.FLOCK_E2E_SCREENSHOT || join(buildDir, 'e2e-viewer.png');
+// The page as it speaks version 2 (by default it speaks version 3).
+const V2 = '?protocol=2';
 
 /** Distance on the torus (wrap) or the plane (contain). */
 function dist(ax, ay, bx, by, w, h, wrap) {
@@ -81,7 +85,7 @@ async function functionalChecks(browser, consoleLog) {
   // A small capacity so that a spawn from the page is refused (error display).
   const args = ['--boids', '1000', '--capacity', '1500', '--seed', '7'];
   let server = await startFlockd(flockdBin, args);
-  const page = await openViewer(browser, server.url, consoleLog);
+  const page = await openViewer(browser, `${server.url}${V2}`, consoleLog);
   let ok = await check('the page connects and draws every boid', async () => {
     await waitFor('the welcome and a drawn frame', () => view(page,
       () => window.flockView.connected && window.flockView.frames.drawnBoids === 1000), 8000);
@@ -364,7 +368,7 @@ const CORRUPTER = () => {
 async function recoveryChecks(browser, consoleLog) {
   const server = await startFlockd(flockdBin, ['--boids', '1000', '--seed', '3']);
   consoleLog.phase = 'corrupt';
-  const page = await openViewer(browser, server.url, consoleLog, CORRUPTER);
+  const page = await openViewer(browser, `${server.url}${V2}`, consoleLog, CORRUPTER);
   const stats = () => view(page, () => window.flockView.stats);
   try {
     await check('a refused version 2 frame is not drawn: the page asks for a key frame and carries on', async () => {
@@ -421,7 +425,7 @@ async function recoveryChecks(browser, consoleLog) {
 
 async function perfRun(browser, n, consoleLog) {
   const server = await startFlockd(flockdBin, ['--boids', String(n), '--capacity', '16384']);
-  const page = await openViewer(browser, server.url, consoleLog);
+  const page = await openViewer(browser, `${server.url}${V2}`, consoleLog);
   try {
     await waitFor(`${n} boids drawn`, () => view(page, (k) => window.flockView.frames.drawnBoids === k, n), 10000);
     await sleep(2000); // warm up the JIT and the playout clock

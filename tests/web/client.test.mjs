@@ -1,6 +1,6 @@
 // The client library's pieces that need no server: typed snapshots
-// (velocities within an epoch, the shorter way round a torus, a group's
-// boids), the URL it connects to, the reconnect schedule and the bounded
+// (velocities within an epoch or by id, the shorter way round a torus, a
+// group's boids, version 3's parts), the URL it connects to, the reconnect schedule and the bounded
 // snapshot queue of an iterator.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,7 +9,9 @@ import {
   Snapshot, socketUrl, backoffDelay, CLIENT_BACKOFF, decodeSnapshot,
 } from '../../client/js/src/index.js';
 import { SnapshotQueue } from '../../client/js/src/snapshot.js';
-import { encodeSnapshot } from './snapshot_fixture.mjs';
+import { FrameDecoderV3 } from '../../client/js/src/decode_v3.js';
+import { encodeSnapshot, readVector } from './snapshot_fixture.mjs';
+import * as v3 from './v3_fixture.mjs';
 
 const frame = (tick, boids, { epoch = 1, wrap = true } = {}) => decodeSnapshot(encodeSnapshot({
   tick, epoch, wrap, timeUs: 1700000000000000 + tick * 1000, boids,
@@ -82,4 +84,45 @@ test('an iterator\'s queue should keep the newest snapshots and count those it d
   const pending = failed.next();
   failed.end(new Error('gone'));
   await assert.rejects(pending, /gone/);
+});
+
+test('a version 3 snapshot should carry ids, velocities by id, its parts placed in the world and their fields', async () => {
+  const dec = new FrameDecoderV3();
+  const one = new Snapshot(await dec.decode(readVector('v3/view_1.bin')), null, 30, { vscale: 2 });
+  const two = new Snapshot(await dec.decode(readVector('v3/view_2.bin')), one, 30, { vscale: 2 });
+  assert.equal(two.version, 3);
+  assert.equal(two.epoch, null);
+  assert.deepEqual(Array.from(two.ids.slice(0, 3)), [1, 2, 40]);
+  // Boid 1 moved from qx 10900 to 11800 on a 1200-unit world in 2 ticks at 30 Hz.
+  const i = Array.from(two.ids).indexOf(1);
+  assert.ok(Math.abs(two.vx[i] - ((900 * 1200) / 65536) * 15) < 1e-9, `vx ${two.vx[i]}`);
+  assert.ok(one.vx.every(Number.isNaN), 'no velocity without a previous snapshot');
+  assert.deepEqual(two.rect, { x: 0, y: 0, cols: 3, rows: 2 });
+  assert.equal(two.parts.length, 6);
+  const p = two.parts[4]; // tile (1, 1) of a 3 x 2 grid on 1200 x 800
+  assert.deepEqual([p.tx, p.ty, p.x, p.y], [1, 1, (21845 * 1200) / 65536, 400]);
+  assert.ok(Math.abs(p.w - 400) < 0.1 && Math.abs(p.h - 400) < 0.1, `${p.w} x ${p.h}`);
+  assert.deepEqual(two.runs.map((r) => r.group), [0, 2, 3].filter((g) => two.group.includes(g)));
+  const g = two.of(2);
+  assert.equal(g.start, null);
+  assert.ok(g.count > 0 && g.ids.every((id) => two.group[Array.from(two.ids).indexOf(id)] === 2));
+  // Sample 1 with fields: mean velocities in units per second (steps x vscale).
+  for (const name of ['view_3.bin', 'view_5.bin', 'view_6.bin', 'view_7.bin']) await dec.decode(readVector(`v3/${name}`));
+  const eight = new Snapshot(await dec.decode(readVector('v3/view_8.bin')), two, 30, { vscale: 2 });
+  assert.equal(eight.sample, 1);
+  assert.deepEqual([eight.parts[2].field.count[0], eight.parts[2].field.vx[0], eight.parts[2].field.vy[0]], [2, 6, 4]);
+  const shared = Array.from(eight.ids).filter((id) => two.ids.includes(id));
+  assert.ok(shared.length > 0 && shared.every((id) => Number.isFinite(eight.vx[Array.from(eight.ids).indexOf(id)])), 'velocities of the boids seen before');
+});
+
+test('version 3 velocities should match boids by id however far apart their ids are', async () => {
+  const boids = (dx) => [{ id: 7, qx: 1000 + dx, qy: 50, heading: 0, group: 0 }, { id: 4000000000, qx: 2000, qy: 60 + dx, heading: 0, group: 1 }];
+  const dec = new FrameDecoderV3();
+  const at = (tick, dx) => dec.decode(v3.frame({ seq: tick, tick, parts: [v3.keyPart(boids(dx))], hash: v3.hashOf(boids(dx)) }));
+  const a = new Snapshot(await at(10, 0), null, 10);
+  const b = new Snapshot(await at(11, 65), a, 10); // 65 quanta of a 1000-unit world in 0.1 s
+  const unit = ((65 * 1000) / 65536) * 10;
+  assert.deepEqual(Array.from(b.ids), [7, 4000000000]);
+  assert.ok(Math.abs(b.vx[0] - unit) < 1e-9 && Math.abs(b.vy[0]) < 1e-9, `${b.vx[0]}, ${b.vy[0]}`);
+  assert.ok(Math.abs(b.vy[1] - unit) < 1e-9 && Math.abs(b.vx[1]) < 1e-9, `${b.vx[1]}, ${b.vy[1]}`);
 });

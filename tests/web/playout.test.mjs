@@ -1,11 +1,16 @@
 // The viewer's playout buffer: interpolation (wrap-aware, never across an
-// epoch or boid-count change) and server-time-based timing under jitter.
+// epoch or boid-count change; by id in version 3) and server-time-based
+// timing under jitter.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { decodeSnapshot } from '../../client/js/src/decoder.js';
-import { Playout, interpolate, sameBoids } from '../../client/web/js/playout.js';
+import { FrameDecoderV3 } from '../../client/js/src/decode_v3.js';
+import {
+  Playout, interpolate, sameBoids, interpolateIds,
+} from '../../client/web/js/playout.js';
 import { encodeSnapshot } from './snapshot_fixture.mjs';
+import * as v3 from './v3_fixture.mjs';
 
 const out = () => ({ x: new Float32Array(8), y: new Float32Array(8), angle: new Float32Array(8) });
 
@@ -134,4 +139,68 @@ test('playout should start over when the server clock goes back (a restarted ser
   p.push(snap([{ group: 0, x: 7, y: 7, heading: 0 }], { timeUs: 5e8 }), 400);
   assert.equal(p.snaps.length, 1);
   assert.ok(near(p.sample(401).x[0], 7));
+});
+
+// ---- version 3: boids by id ---------------------------------------------------------
+
+/** A decoded version 3 frame of `boids` [{id, qx, qy, heading, group}] (a 1000 x 1000 torus), at server time tick * 50 ms. */
+async function frame3(dec, tick, boids) {
+  return dec.decode(v3.frame({ seq: tick, tick, parts: [v3.keyPart(boids)], hash: v3.hashOf(boids) }));
+}
+
+const q = (units) => Math.round((units * 65536) / 1000); // a coordinate of the 1000-unit world, quantized
+
+test('version 3: boids should be matched by id, drawn group by group, new ones where they are', async () => {
+  const dec = new FrameDecoderV3();
+  const a = await frame3(dec, 1, [
+    { id: 1, qx: q(100), qy: q(100), heading: 0, group: 2 },
+    { id: 5, qx: q(500), qy: q(500), heading: 64, group: 0 },
+    { id: 9, qx: q(990), qy: q(10), heading: 0, group: 2 },
+  ]);
+  const b = await frame3(dec, 2, [
+    { id: 5, qx: q(520), qy: q(500), heading: 64, group: 0 },
+    { id: 7, qx: q(300), qy: q(300), heading: 0, group: 1 }, // came into view
+    { id: 9, qx: q(10), qy: q(10), heading: 0, group: 2 }, // crossed the seam
+  ]); // 1 left
+  const p = new Playout({ delayMs: 0 });
+  p.push(a, 0);
+  p.push(b, 50);
+  assert.deepEqual(Array.from(b.match), [1, -1, 2]);
+  assert.deepEqual(b.runs, [{ group: 0, count: 1 }, { group: 1, count: 1 }, { group: 2, count: 1 }]);
+  const o = { x: new Float32Array(3), y: new Float32Array(3), angle: new Float32Array(3), id: new Uint32Array(3) };
+  interpolateIds(a, b, 0.5, o);
+  assert.deepEqual(Array.from(o.id), [5, 7, 9], 'group 0, 1, 2');
+  assert.ok(near(o.x[0], 510, 0.1) && near(o.x[1], 300, 0.1), `${o.x[0]}, ${o.x[1]}`);
+  assert.ok(near(o.x[2], 0, 0.1) || near(o.x[2], 1000, 0.1), `the short way round the seam: ${o.x[2]}`);
+});
+
+test('version 3: the playout should draw the later frame\'s boids, moving from where the earlier had them', async () => {
+  const dec = new FrameDecoderV3();
+  const boid = (id, x) => ({ id, qx: q(x), qy: q(500), heading: 0, group: 0 });
+  const a = await frame3(dec, 1, [boid(3, 100), boid(4, 800)]);
+  const b = await frame3(dec, 2, [boid(3, 200)]);
+  const p = new Playout({ delayMs: 0 });
+  const ta = a.serverTimeUs / 1000;
+  p.push(a, ta);
+  p.push(b, ta + 50);
+  const f = p.sample(ta + 25);
+  assert.equal(f.shown, b);
+  assert.equal(f.count, 1);
+  assert.equal(f.id[0], 3);
+  assert.ok(near(f.x[0], 150, 0.1), `half way: ${f.x[0]}`);
+  const later = p.sample(ta + 100);
+  assert.ok(later.shown === b && near(later.x[0], 200, 0.1) && later.held, 'past the newest: held there');
+});
+
+test('lateness should be how much later than the least-delayed arrival even the last second\'s least late snapshot came', () => {
+  const p = new Playout();
+  const s = (ms) => snap([{ group: 0, x: 1, y: 1, heading: 0 }], { timeUs: ms * 1000 });
+  p.push(s(1000), 1010); // 10 ms on the way: the least
+  p.push(s(1050), 1060);
+  p.push(s(1100), 1310); // 210 ms: 200 late
+  p.push(s(1150), 1360);
+  p.push(s(1200), 1500); // 290 ms: 290 late
+  assert.equal(p.lateness(1500, 250), 200, 'the last 250 ms: 200 and 290 ms late, a queue');
+  assert.equal(p.lateness(1500), 0, 'the last second: some came at once, no queue');
+  assert.equal(new Playout().lateness(0), 0);
 });

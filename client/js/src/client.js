@@ -1,18 +1,20 @@
 // The flockd client for scripts, in browsers and in node: connect(url,
 // options) resolves to a Client that is in the room and role it was asked
 // for; one async method per command of the protocol schema (seek,
-// obstacleAdd, spawn, params, ...), each checked against the schema before
-// it is sent (validate.js) and resolving to its ack's fields or rejecting
-// with a CommandError; an async iterator of typed snapshots (snapshot.js)
-// of either protocol version; events. When the connection drops it
-// reconnects with capped, jittered backoff, joins the same room and role
-// again (an RTS player with its rejoin token) and goes on from the key
-// frame a new stream starts with; commands sent meanwhile wait for it.
-// Owns its Connection (connection.js); one Client per connection.
+// obstacleAdd, spawn, params, view, ...), each checked against the schema
+// before it is sent (validate.js) and resolving to its ack's fields or
+// rejecting with a CommandError; an async iterator of typed snapshots
+// (snapshot.js) of any protocol version; events. When the connection drops
+// it reconnects with capped, jittered backoff, joins the same room and
+// role again (an RTS player with its rejoin token), sends its last view
+// again (version 3) and goes on from the key frame a new stream starts
+// with; commands sent meanwhile wait for it. Owns its Connection
+// (connection.js); one Client per connection.
 
-import { Connection } from './connection.js';
-import { SUBPROTOCOL, decodeSnapshot } from './decoder.js';
-import { FrameDecoderV2, SUBPROTOCOL_V2 } from './decoder_v2.js';
+import { Connection, offerFor } from './connection.js';
+import { decodeSnapshot } from './decoder.js';
+import { FrameDecoderV2 } from './decoder_v2.js';
+import { FrameDecoderV3, SUBPROTOCOL_V3 } from './decode_v3.js';
 import { Snapshot, SnapshotQueue, deferred } from './snapshot.js';
 import { COMMANDS, validateCommand } from './validate.js';
 import { CommandError, ConnectionError } from './errors.js';
@@ -90,12 +92,14 @@ export class Client {
     this.opened = false;
     this.lostAt = 0;
     this.stream = 0; // counts welcomes: a frame of an older stream is dropped
-    this.decoder = new FrameDecoderV2();
+    this.decoder = null; // the stream's: FrameDecoderV2 or FrameDecoderV3, from the welcome
     this.prev = null;
     this.decoding = Promise.resolve();
     this.keyframeAt = -Infinity;
     this.closeError = null;
-    const protocols = options.protocol === 1 ? [SUBPROTOCOL] : [SUBPROTOCOL_V2, SUBPROTOCOL];
+    this.lastView = null; // the arguments of the latest view sent: sent again after a reconnection
+    this.viewAck = null; // the ack of the latest view (§12.4), or null
+    const protocols = offerFor(options.protocol);
     const socketOptions = isNode() && WebSocket !== globalThis.WebSocket
       ? { perMessageDeflate: false, ...(options.tls || {}) } : undefined;
     this.conn = new Connection(this.url, {
@@ -121,7 +125,7 @@ export class Client {
   /** RTS players: the team's group; else null. */
   get team() { return this.welcome && Number.isInteger(this.welcome.team) ? this.welcome.team : null; }
 
-  /** The snapshot version this connection speaks: 1 or 2. */
+  /** The snapshot version this connection speaks: 1, 2 or 3. */
   get protocol() { return this.welcome ? this.welcome.protocol : null; }
 
   /** The welcome's world: {width, height, edges, capacity, max_obstacles}. */
@@ -171,8 +175,9 @@ export class Client {
   onWelcome(w, fresh) {
     this.welcome = w;
     this.stream++;
-    this.decoder.forget(); // a new stream: it starts with a key frame
+    this.decoder = this.decoderFor(w); // a new stream: it starts with a key frame
     this.prev = null;
+    this.viewAck = null; // a new stream is the whole room until a view
     if (typeof w.available === 'boolean') this.available = w.available;
     else this.available = true;
     if (this.want && this.want.room === w.room) this.want.mode = w.mode;
@@ -193,7 +198,18 @@ export class Client {
     }
   }
 
-  // After a fresh welcome: join what this client wants, then it is ready.
+  // A decoder for the stream welcome `w` starts: version 3 needs the
+  // fields' size (§12.3), version 2 its bases; none for version 1.
+  decoderFor(w) {
+    if (w.protocol === 3) {
+      const cells = w.stream && w.stream.field ? w.stream.field.cells : 4;
+      return new FrameDecoderV3({ cells });
+    }
+    return w.protocol === 2 ? new FrameDecoderV2() : null;
+  }
+
+  // After a fresh welcome: join what this client wants, send its view
+  // again (a new connection sees the whole room), then it is ready.
   async enterRoom(joinArgs) {
     if (joinArgs) {
       try {
@@ -204,6 +220,7 @@ export class Client {
         return; // a lost connection: the next one tries again
       }
     }
+    if (this.lastView && this.protocol === 3) this.resendView(this.lastView);
     this.state = 'open';
     const wasLost = this.opened;
     this.opened = true;
@@ -318,8 +335,26 @@ export class Client {
     } else if (p.join) {
       this.joined(p, msg);
     } else {
-      p.resolve(ackFields(msg));
+      const ack = ackFields(msg);
+      if (p.cmd === 'view') this.viewed(p.args, ack);
+      p.resolve(ack);
     }
+  }
+
+  // A view acked: what the frames hold from now on.
+  viewed(args, ack) {
+    this.viewAck = ack;
+    this.emit('view', { ...ack, view: { ...args } });
+  }
+
+  // The last view again, on a new connection; refused (the world changed
+  // size), it is forgotten: the whole room comes.
+  resendView(args) {
+    this.request('view', args, this.options.timeoutMs).catch((e) => {
+      if (!(e instanceof CommandError) || this.lastView !== args) return;
+      this.lastView = null;
+      this.emit('viewrefused', e);
+    });
   }
 
   // An accepted join: what to join again on the next connection; the call
@@ -364,8 +399,24 @@ export class Client {
   async command(cmd, args = {}, options = {}) {
     const timeoutMs = options.timeoutMs ?? this.options.timeoutMs;
     await this.whenReady(timeoutMs);
-    if (options.validate ?? this.options.validate) validateCommand(cmd, args, this.place);
-    return cmd === 'join' ? this.joinNow(args, timeoutMs) : this.request(cmd, args, timeoutMs);
+    const validate = options.validate ?? this.options.validate;
+    if (validate) validateCommand(cmd, args, this.place);
+    if (cmd === 'join') {
+      this.lastView = null; // a new room's stream is the whole room until a view
+      return this.joinNow(args, timeoutMs);
+    }
+    if (cmd === 'view') this.viewing(args, validate);
+    return this.request(cmd, args, timeoutMs);
+  }
+
+  // A view is version 3's (§12.4), refused as the server would on another
+  // version; it is sent again after a reconnection.
+  viewing(args, validate) {
+    if (validate && this.protocol !== 3) {
+      throw new CommandError('bad_arg', `view: this connection speaks version ${this.protocol}; views are ${SUBPROTOCOL_V3}'s`,
+        { command: 'view', local: true });
+    }
+    if (this.protocol === 3) this.lastView = { ...args };
   }
 
   /** A join, whether ready or not; resolves to its ack once the room's welcome came. */
@@ -399,11 +450,12 @@ export class Client {
     if (!this.inRoom) return;
     const stream = this.stream;
     const tickHz = this.welcome ? this.welcome.tick_hz : 0;
-    const decoded = this.protocol === 2 ? this.decoder.decode(data) : Promise.resolve().then(() => decodeSnapshot(data));
+    const vscale = this.welcome && this.welcome.stream ? this.welcome.stream.field.vscale : 1;
+    const decoded = this.decoder ? this.decoder.decode(data) : Promise.resolve().then(() => decodeSnapshot(data));
     decoded.catch(() => {}); // handled in turn below
     this.decoding = this.decoding.then(() => decoded).then((frame) => {
       if (stream !== this.stream || this.state === 'closed') return;
-      const s = new Snapshot(frame, this.prev, tickHz);
+      const s = new Snapshot(frame, this.prev, tickHz, { vscale });
       this.prev = s;
       this.latest = s;
       this.counters.snapshots++;
@@ -423,7 +475,7 @@ export class Client {
     this.counters.badFrames++;
     this.emit('badframe', e);
     const now = Date.now();
-    if (this.protocol !== 2 || now - this.keyframeAt < KEYFRAME_EVERY_MS) return;
+    if (this.protocol === 1 || now - this.keyframeAt < KEYFRAME_EVERY_MS) return;
     this.keyframeAt = now;
     if (this.conn.send('keyframe') !== null) this.counters.keyframesAsked++;
   }
@@ -471,7 +523,8 @@ for (const name of COMMANDS.keys()) {
  * role asked for. `options`: room, role (default: the role the server gives
  * the connection: admin from loopback when it has no admin token, else
  * player; admin with a token), token, password, name, mode and boids (for a
- * room the join creates), protocol (2, the default, or 1), timeoutMs (per
+ * room the join creates), protocol (2, the default; 3: version 3's views
+ * when the server has them, else 2; 1), timeoutMs (per
  * command and for connecting, 10000), validate (true), snapshotBuffer (64),
  * backoff ({firstMs, maxMs, jitter}), tls (node: options for `ws`, e.g. {ca}
  * or {rejectUnauthorized: false}). Rejects with a ConnectionError when it

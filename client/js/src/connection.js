@@ -1,5 +1,6 @@
 // WebSocket session with flockd (PROTOCOL.md §1, §5, §6): connects to /ws
-// offering flock.v2 then flock.v1 (or the subprotocols it is given; the
+// offering flock.v2 then flock.v1 (or the subprotocols it is given, such as
+// flock.v3; the
 // server takes the first it speaks), hands snapshots and JSON messages to the
 // caller, numbers outgoing commands and routes each ack or error back to
 // the command it answers. When the connection drops it reconnects with
@@ -10,9 +11,17 @@
 
 import { SUBPROTOCOL } from './decoder.js';
 import { SUBPROTOCOL_V2 } from './decoder_v2.js';
+import { SUBPROTOCOL_V3 } from './decode_v3.js';
 
 /** The subprotocols offered by default, preferred first. */
 export const OFFER = [SUBPROTOCOL_V2, SUBPROTOCOL];
+
+/** The subprotocols to offer for snapshot version `protocol` (1, 2 or 3), preferred first: that version, then the older ones. */
+export function offerFor(protocol) {
+  if (protocol === 1) return [SUBPROTOCOL];
+  if (protocol === 3) return [SUBPROTOCOL_V3, SUBPROTOCOL_V2, SUBPROTOCOL];
+  return OFFER;
+}
 
 /** The viewer's pace: 0.5 s doubling to 8 s, each delay within ±20%. */
 export const VIEWER_BACKOFF = Object.freeze({ firstMs: 500, maxMs: 8000, jitter: 0.2 });
@@ -26,6 +35,12 @@ export function backoffDelay(attempt, rnd = Math.random, backoff = VIEWER_BACKOF
   const { firstMs, maxMs, jitter } = backoff;
   const base = Math.min(maxMs, firstMs * 2 ** Math.max(0, attempt - 1));
   return Math.round(base * (1 - jitter + 2 * jitter * rnd()));
+}
+
+/** The snapshot version of subprotocol `p` the server took: 3, 2, or 1 (also when it took none). */
+export function versionOf(p) {
+  if (p === SUBPROTOCOL_V3) return 3;
+  return p === SUBPROTOCOL_V2 ? 2 : 1;
 }
 
 export class Connection {
@@ -140,7 +155,7 @@ export class Connection {
     if (!msg || typeof msg !== 'object') return;
     if (msg.type === 'welcome') {
       const fresh = !this.welcomed;
-      this.version = this.ws && this.ws.protocol === SUBPROTOCOL_V2 ? 2 : 1;
+      this.version = this.ws ? versionOf(this.ws.protocol) : 1;
       this.welcomed = true;
       this.attempt = 0;
       this.everConnected = true;

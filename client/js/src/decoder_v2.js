@@ -79,7 +79,8 @@ export function stateHashV2(qx, qy, heading, group) {
   return hex(hi) + hex(lo);
 }
 
-function murmurFinal(h, len) {
+/** MurmurHash3_x86_32's finalizer of lane h over `len` bytes hashed (§11.6, §12.7). */
+export function murmurFinal(h, len) {
   h ^= len;
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);

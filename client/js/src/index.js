@@ -2,8 +2,8 @@
 // for browsers and node. connect() and the Client (client.js), the errors
 // it throws (errors.js), typed snapshots (snapshot.js), the schema's
 // validator (validate.js), the reconnecting connection the viewer runs on
-// (connection.js) and the snapshot decoders of both protocol versions
-// (decoder.js, decoder_v2.js, inflate.js).
+// (connection.js) and the snapshot decoders of every protocol version
+// (decoder.js, decoder_v2.js, decode_v3.js, inflate.js).
 
 export {
   connect, Client, CLIENT_BACKOFF, methodName, socketUrl, webSocketClass,
@@ -14,7 +14,7 @@ export {
   validateCommand, boundValue, COMMANDS, schema,
 } from './validate.js';
 export {
-  Connection, OFFER, VIEWER_BACKOFF, backoffDelay,
+  Connection, OFFER, VIEWER_BACKOFF, backoffDelay, versionOf, offerFor,
 } from './connection.js';
 export {
   decodeSnapshot, decodeAnySnapshot, SnapshotError, SUBPROTOCOL, PROTOCOL_VERSION,
@@ -22,4 +22,7 @@ export {
 export {
   FrameDecoderV2, SUBPROTOCOL_V2, PROTOCOL_VERSION_V2, parseFrameV2, stateHashV2,
 } from './decoder_v2.js';
+export {
+  FrameDecoderV3, SUBPROTOCOL_V3, PROTOCOL_VERSION_V3, FLAG_FOGGED, FLAG_DELAYED, mix, inSample, gridAt, tileHash,
+} from './decode_v3.js';
 export { inflateBody } from './inflate.js';

@@ -1,17 +1,30 @@
 // window.flockView: a read-only summary of the viewer's state for tests and
 // the browser console: connection, welcome, room and role, roster, newest
 // snapshot (copied), the boids as the last frame drew them, frame and
-// stream counters, and world <-> page coordinate conversion. Getters
-// return copies; nothing here changes the viewer.
+// stream counters, version 3's view, budget, level of detail, fog, the
+// followed boid and the minimap, and world <-> page coordinate
+// conversion. Getters return copies; nothing here changes the viewer.
+
+import { groupCounts } from '../lib/snapshot.js';
+
+// Version 3's own header fields and its parts' count and fields.
+function v3Summary(s) {
+  return {
+    version: 3, fogged: s.fogged, delayed: s.delayed, shift: s.shift, sample: s.sample, seq: s.seq, roomBoids: s.roomBoids,
+    rect: [s.rect.x, s.rect.y, s.rect.cols, s.rect.rows], parts: s.parts.length,
+    fields: s.parts.filter((p) => p.field).length,
+  };
+}
 
 function summary(s) {
   if (!s) return null;
   return {
-    tick: s.tick, epoch: s.epoch, serverTimeUs: s.serverTimeUs, paused: s.paused, wrap: s.wrap,
+    version: s.version, tick: s.tick, epoch: s.epoch, serverTimeUs: s.serverTimeUs, paused: s.paused, wrap: s.wrap,
     width: s.width, height: s.height, boidCount: s.boidCount,
-    runs: s.runs.map((r) => ({ ...r })),
+    runs: (s.runs || groupCounts(s.group)).map((r) => ({ ...r })),
     obstacles: s.obstacles.map((o) => ({ ...o })),
     targets: s.targets.map((t) => ({ ...t })),
+    ...(s.version === 3 ? v3Summary(s) : {}),
   };
 }
 
@@ -22,7 +35,10 @@ function summary(s) {
  * frameStats()}.
  */
 export function makeFlockView(src) {
-  const { app, conn, camera, canvas, renderer, playout, skips, session, roster, snapshotStats, frameStats } = src;
+  const {
+    app, conn, camera, canvas, renderer, playout, skips, session, roster, snapshotStats, frameStats,
+    budget, viewSender, minimap, minimapFeed, intro, currentView,
+  } = src;
   const clientRect = () => canvas.getBoundingClientRect();
   return Object.freeze({
     get connected() { return conn.open; },
@@ -37,12 +53,53 @@ export function makeFlockView(src) {
     /** The room's latest roster message (§6.4), or null. */
     get roster() { return roster.last ? JSON.parse(JSON.stringify(roster.last)) : null; },
     get snapshot() { return summary(app.latest); },
-    /** The newest snapshot's boids: {x, y, heading, group} as plain arrays. */
+    /** The newest snapshot's boids: {x, y, heading, group, and in version 3 id} as plain arrays. */
     boids() {
       const s = app.latest;
       if (!s) return null;
-      return { x: Array.from(s.x), y: Array.from(s.y), heading: Array.from(s.heading), group: Array.from(s.group) };
+      const out = { x: Array.from(s.x), y: Array.from(s.y), heading: Array.from(s.heading), group: Array.from(s.group) };
+      if (s.id) out.id = Array.from(s.id);
+      return out;
     },
+    /** Version 3: [x, y, angle] of the boid with id `id` as the last frame drew it, or null. */
+    drawnBoidById(id) {
+      const f = app.frame;
+      if (!f || !f.id) return null;
+      for (let i = 0; i < f.count; i++) if (f.id[i] === id) return [f.x[i], f.y[i], f.angle[i]];
+      return null;
+    },
+    /**
+     * Version 3: the latest view's ack, the view the camera shows now, the
+     * last one sent (with its budget) and when the last 32 were sent
+     * (performance.now()).
+     */
+    get view() {
+      return {
+        ack: app.viewAck ? { ...app.viewAck } : null, camera: currentView(), sent: viewSender.sent ? { ...viewSender.sent } : null,
+        sentTimes: [...viewSender.times],
+      };
+    },
+    /**
+     * Version 3: the budget the page asks for and what it measured it can
+     * take (bytes per second), what lowered that last, and how late the
+     * last second's frames came (ms, Playout.lateness()).
+     */
+    get budget() {
+      return { bytes: budget.budget, limit: budget.limit, why: budget.why, lateMs: playout.lateness(performance.now()) };
+    },
+    /** What the last frame drew: the level of detail's sample and blend, field cells, fog. */
+    get drawn() {
+      return { ...app.lod, fieldCells: renderer.fieldCells, fogged: renderer.fogged, fogUnits: app.fogUnits, boids: renderer.drawn };
+    },
+    /** The followed boid's id (version 3), or null. */
+    get followId() { return app.followId; },
+    get minimap() {
+      const r = minimap.canvas.getBoundingClientRect();
+      return { source: minimap.source, ownConnection: minimapFeed.open, drawnBoids: minimap.drawnBoids,
+        delayed: minimap.delayed, rect: [r.left, r.top, r.width, r.height] };
+    },
+    /** Whether the first visit's line is shown. */
+    get intro() { return !intro.el.hidden; },
     /** The first n boid positions the last frame drew. */
     drawnPositions(n = 16) {
       const f = app.frame;
@@ -62,7 +119,7 @@ export function makeFlockView(src) {
     get stats() {
       return { ...snapshotStats(), rttMs: app.rttMs, framesSkipped: skips.skipped, tickMs: app.tickMs,
         flock: app.flock, decodeCount: app.decode.count, decodeMsTotal: app.decode.totalMs,
-        acks: app.acks, errors: app.errors, badSnapshots: app.badSnapshots, protocol: conn.version,
+        acks: app.acks, errors: app.errors, badSnapshots: app.badSnapshots, protocol: conn.version, framesDropped: app.framesDropped,
         wireBytes: app.wire.bytes, wireBoids: app.wire.boids, keyframesAsked: app.keyframes.asked,
         hashMismatches: app.keyframes.hashMismatches };
     },

@@ -2,10 +2,18 @@
 // renderer, controls, stats panel, rooms panel and player list together,
 // enables the controls the page's role may use, and exposes a read-only
 // summary of its state as window.flockView for tests and the console.
+//
+// It speaks version 3 (PROTOCOL.md §12) when the server does: it sends
+// the view its camera shows (viewreq.js) as the camera moves, with the
+// budget it measures it can take, draws the level of detail the frames
+// come at (lod.js), a minimap of the whole room (minimap.js), the fog of
+// an rts team, and follows a boid by id. ?protocol=2 or ?protocol=1 asks
+// for an older version only; ?budget=N starts the budget at N bytes/s.
 
-import { decodeAnySnapshot, SUBPROTOCOL } from '../lib/decoder.js';
+import { decodeAnySnapshot } from '../lib/decoder.js';
 import { FrameDecoderV2 } from '../lib/decoder_v2.js';
-import { Connection, OFFER } from '../lib/connection.js';
+import { FrameDecoderV3 } from '../lib/decode_v3.js';
+import { Connection, offerFor } from '../lib/connection.js';
 import { Playout } from './playout.js';
 import { Camera } from './camera.js';
 import { Renderer2D, groupColor } from './render2d.js';
@@ -21,6 +29,12 @@ import { availabilityOf, bannerText } from './banner.js';
 import {
   RateMeter, SkipCounter, Series, drawSparkline,
 } from './stats.js';
+import {
+  viewOfCamera, ViewSender, BudgetMeter, START_BUDGET,
+} from './viewreq.js';
+import { LodBlend } from './lod.js';
+import { Minimap, MinimapFeed } from './minimap.js';
+import { Intro } from './intro.js';
 
 // Render this far behind the newest snapshot, or 1.5 snapshot periods when
 // snapshots come slower than 15 Hz, so there is a later one to move toward.
@@ -32,6 +46,17 @@ const TOAST_MS = 4000;
 // After a version 2 frame is refused, ask for a key frame at most this often
 // (the server rate limits commands too; PROTOCOL.md §11).
 const KEYFRAME_EVERY_MS = 500;
+const MINIMAP_EVERY_MS = 100;
+const FOLLOW_LOST_MS = 3000; // a followed boid not seen this long is let go
+// A version 3 stream that brings no frame this long after its welcome
+// (a room a cluster's node relays has none today) is given up for version 2.
+const V3_SILENCE_MS = 2500;
+// A new version 3 stream's big frames (the whole room's: a big room's
+// take long to decode) are dropped undecoded until its first view is
+// acked, at most this long. The deltas that name them are refused
+// (no_base) and a key frame asked for, without a word on screen.
+const FIRST_VIEW_MS = 2000;
+const FIRST_VIEW_DROP_BYTES = 32768;
 
 const $ = (id) => document.getElementById(id);
 
@@ -73,12 +98,28 @@ const app = {
   lostOnce: false,
   unavailable: null, // the reason the room's node cannot be reached now (§6.6), or null
   perm: null, // what the page's role may do here (roles.js permissions)
+  followId: null, // version 3: the id of the boid followed, or null
+  followSeenAt: 0,
+  viewAck: null, // version 3: the latest view's ack (§12.4)
+  lod: null, // what the last frame drew of the level of detail (lod.js)
+  fogUnits: 0, // the team's units the last frame cleared the fog around
+  minimapOwn: false, // the minimap shows its own connection's frames
+  v3Frames: 0, // version 3 frames since the latest welcome
+  viewPendingSince: null, // when a new stream's first view went, until its ack: its frames are the whole room's
+  framesDropped: 0, // frames dropped undecoded while the first view was pending
 };
 
-// Version 2 frames by default; ?protocol=1 asks for version 1 only.
-const offer = new URLSearchParams(location.search).get('protocol') === '1' ? [SUBPROTOCOL] : OFFER;
+// Version 3 frames by default; ?protocol=2 or ?protocol=1 asks for that version.
+const query = new URLSearchParams(location.search);
+const offer = offerFor(Number(query.get('protocol')) || 3);
 const v2 = new FrameDecoderV2();
-const conn = new Connection(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws`, {
+let v3 = null; // the version 3 stream's decoder, made at its welcome
+const startBudget = Number(query.get('budget')) || START_BUDGET;
+const budget = new BudgetMeter({ start: startBudget, max: startBudget });
+const viewSender = new ViewSender();
+const lodBlend = new LodBlend();
+const socketUrl = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws`;
+const conn = new Connection(socketUrl, {
   onWelcome,
   onSnapshot,
   onReply,
@@ -109,6 +150,18 @@ const replayBar = new ReplayBar({
   section: $('replay'), slider: $('replay-slider'), tick: $('replay-tick'), go: $('replay-goto'), range: $('replay-range'),
 }, (cmd, args) => conn.send(cmd, args));
 
+const minimap = new Minimap($('minimap'), { onJump: (x, y) => jumpTo(x, y) });
+const minimapFeed = new MinimapFeed(socketUrl, {
+  px: minimap.px,
+  onFrame: (f, w) => {
+    if (app.minimapOwn && w.room === (session.here && session.here.room)) minimap.show(f, 'own');
+  },
+});
+const intro = new Intro($('intro'), window.localStorage);
+// While the rooms panel is open the view's own controls under it step aside (viewer.css).
+new MutationObserver(() => $('stage').classList.toggle('lobby-open', !$('lobby').hidden))
+  .observe($('lobby'), { attributes: true, attributeFilter: ['hidden'] });
+
 const params = new ParamPanel($('param-list'), (name, value) => {
   const args = { [name]: value };
   if (!$('params-all').checked) args.group = app.group;
@@ -123,6 +176,13 @@ const params = new ParamPanel($('param-list'), (name, value) => {
 function onWelcome(w, fresh) {
   app.welcome = w;
   v2.forget(); // a new stream: the server starts it with a key frame
+  v3 = w.protocol === 3 ? new FrameDecoderV3({ cells: w.stream.field.cells }) : null;
+  if (v3) expectV3Frames();
+  viewSender.reset(); // a new stream shows the whole room until its view
+  lodBlend.reset();
+  app.viewAck = null;
+  app.viewPendingSince = null;
+  minimap.setWorld(w.world.width, w.world.height);
   playout.clear();
   playout.delayMs = Math.max(PLAYOUT_DELAY_MS, 1500 / w.snapshot_hz);
   skips.setRates(w.tick_hz, w.snapshot_hz);
@@ -140,14 +200,17 @@ function onWelcome(w, fresh) {
   radius.max = Math.floor(Math.min(w.world.width, w.world.height) / 4);
   if (app.radius > Number(radius.max)) setRadius(Number(radius.max));
   $('spawn-n').max = w.world.capacity;
-  $('follow-index').max = w.world.capacity - 1;
+  if (w.protocol === 3) $('follow-index').removeAttribute('max'); // ids: never used again, not below capacity
+  else $('follow-index').max = w.world.capacity - 1;
   session.welcome(w, fresh); // may send the join the address asks for
+  if (minimapFeed.open) minimapFeed.follow(session.here.room);
   replayBar.show(w.replay || null);
   roster.clear();
   lobby.setCurrent(session.here.room);
   applyRole();
   if (fresh && app.lostOnce) toast('Reconnected to flockd', 'info');
   setAvailable(availabilityOf(w));
+  sendView(performance.now()); // at once: until it is acked the whole room comes
 }
 
 function onMessage(msg) {
@@ -164,24 +227,48 @@ function setAvailable({ available, reason }) {
   updateBanner();
 }
 
-// A refused version 2 frame is not drawn: the bases it needed are gone or
-// wrong, so ask for a key frame (rate limited) and draw again from there.
+// A version 3 stream without frames (the server took flock.v3 but sends
+// none for this room: one a cluster's node relays, today) is given up for
+// version 2: the connection is closed and made again offering version 2.
+let silenceTimer = null;
+function expectV3Frames() {
+  app.v3Frames = 0;
+  clearTimeout(silenceTimer);
+  silenceTimer = setTimeout(() => {
+    if (conn.version !== 3 || app.v3Frames > 0 || !conn.open || app.unavailable) return;
+    conn.protocols = offerFor(2);
+    toast('no version 3 frames from this room: using version 2', 'info');
+    conn.ws.close(1000);
+  }, V3_SILENCE_MS);
+}
+
+// A refused version 2 or 3 frame is not drawn: the bases it needed are
+// gone or wrong, so ask for a key frame (rate limited) and draw again from
+// there.
 function refused(e) {
   app.badSnapshots++;
   if (e.code === 'hash_mismatch') app.keyframes.hashMismatches++;
   const now = performance.now();
-  if (conn.version === 2 && now - app.keyframes.lastAt >= KEYFRAME_EVERY_MS) {
+  const deltas = conn.version === 2 || conn.version === 3;
+  if (deltas && now - app.keyframes.lastAt >= KEYFRAME_EVERY_MS) {
     app.keyframes.lastAt = now;
     if (conn.send('keyframe') !== null) app.keyframes.asked++;
   }
-  if (app.badSnapshots === 1 || conn.version !== 2) toast(`snapshot refused: ${e.message}`);
+  const expected = e.code === 'no_base' && app.framesDropped > 0; // a delta on a frame dropped before the view
+  if ((app.badSnapshots === 1 || !deltas) && !expected) toast(`snapshot refused: ${e.message}`);
 }
 
 async function onSnapshot(buf, arrival) {
   const t0 = performance.now();
+  if (conn.version === 3) app.v3Frames++;
+  if (conn.version === 3 && app.viewPendingSince !== null && t0 - app.viewPendingSince < FIRST_VIEW_MS
+    && buf.byteLength > FIRST_VIEW_DROP_BYTES) {
+    app.framesDropped++;
+    return;
+  }
   let s;
   try {
-    s = await decodeAnySnapshot(buf, v2);
+    s = v3 && conn.version === 3 ? await v3.decode(buf) : await decodeAnySnapshot(buf, v2);
   } catch (e) {
     refused(e);
     return;
@@ -211,9 +298,14 @@ function onReply(msg, req) {
     if (msg.code === 'forbidden' && join.args.role === 'admin' && !join.auto) lobby.askToken();
   }
   if (msg.type === 'error') {
+    if (cmd === 'view') app.viewPendingSince = null;
     app.errors++;
     app.lastError = { cmd, code: msg.code, message: msg.message };
     toast(`${cmd || 'command'} refused: ${msg.message || msg.code} (${msg.code})`);
+    return;
+  }
+  if (cmd === 'view') {
+    viewAcked(msg);
     return;
   }
   if (cmd !== 'ping' && cmd !== 'stats') app.acks++; // acks of what the user did
@@ -225,6 +317,19 @@ function onReply(msg, req) {
     app.values.clear();
     app.values.set(0, defaults);
     params.show(groupValues(app.group));
+  }
+}
+
+// What the frames hold from now on: their rate sets what counts as a
+// skipped frame and how far behind the playout runs.
+function viewAcked(msg) {
+  const { type, id, ...ack } = msg;
+  app.viewAck = ack;
+  app.viewPendingSince = null;
+  const rate = Math.min(ack.rate, app.welcome.snapshot_hz);
+  if (rate > 0) {
+    skips.setRates(app.welcome.tick_hz, rate);
+    playout.delayMs = Math.max(PLAYOUT_DELAY_MS, 1500 / rate);
   }
 }
 
@@ -290,11 +395,19 @@ function frame() {
   const [w, h] = renderer.resize();
   camera.resize(w, h);
   const f = playout.sample(t0);
+  if (f && f.id) followById(f, t0);
   if (f && app.follow && app.highlight >= 0 && app.highlight < f.count) {
     camera.centerOn(f.x[app.highlight], f.y[app.highlight]);
   }
-  renderer.draw(f, camera, { highlight: app.highlight, selectedGroup: app.group, preview: app.preview });
+  const lod = lodBlend.update(f && f.id ? f.shown : null, t0);
+  app.lod = { sample: lod.field ? lod.field.sample : 0, fieldAlpha: lod.fieldAlpha, boidAlpha: lod.boidAlpha };
+  renderer.draw(f, camera, {
+    highlight: app.highlight, label: app.followId ?? app.highlight, selectedGroup: app.group, preview: app.preview,
+    ...lod, fog: fogOf(f),
+  });
   app.frame = f;
+  sendView(t0);
+  drawMinimap(t0);
   const fr = app.frames;
   const t1 = performance.now();
   fr.count++;
@@ -305,6 +418,90 @@ function frame() {
     fr.intervalMs += t0 - fr.lastAt;
   }
   fr.lastAt = t0;
+}
+
+// ---- version 3: the view, the fog, following by id, the minimap -----------
+
+/** The part of the world the main view shows: {x, y, w, h, px}. */
+function currentView() {
+  return viewOfCamera(camera, camera.worldW, camera.worldH);
+}
+
+// The view goes out as the camera moves, throttled, with the budget.
+function sendView(now) {
+  if (conn.version !== 3 || !conn.open || !app.welcome || session.rejoining) return;
+  const v = viewSender.offer(currentView(), budget.budget, now);
+  if (v && conn.send('view', v) !== null && !app.viewAck && app.viewPendingSince === null) app.viewPendingSince = now;
+}
+
+// An rts player's frames are its team's (fogged): grey out all but the
+// circles its units see (sight_radius, §6.1's registry, per group).
+function fogOf(f) {
+  app.fogUnits = 0;
+  const team = app.perm.team;
+  if (!f || !f.snap.fogged || app.perm.role !== 'player' || !Number.isInteger(team)) return null;
+  const r = groupValues(team).sight_radius ?? app.welcome.values.sight_radius ?? 0;
+  const units = [];
+  let i = 0;
+  for (const run of f.runs) {
+    if (run.group === team) {
+      for (let k = i; k < i + run.count; k++) units.push([f.x[k], f.y[k], r]);
+    }
+    i += run.count;
+  }
+  app.fogUnits = units.length;
+  return { units };
+}
+
+// Keeps the followed boid (by id) at the centre; lets it go after
+// FOLLOW_LOST_MS out of the frames (it left the view's sample, or died).
+function followById(f, now) {
+  if (app.followId === null) return;
+  let at = -1;
+  for (let i = 0; i < f.count; i++) {
+    if (f.id[i] === app.followId) {
+      at = i;
+      break;
+    }
+  }
+  app.highlight = at;
+  if (at >= 0) {
+    app.followSeenAt = now;
+    if (app.follow) camera.centerOn(f.x[at], f.y[at]);
+  } else if (now - app.followSeenAt > FOLLOW_LOST_MS) {
+    toast(`boid ${app.followId} is out of sight`, 'info');
+    setHighlight(-1);
+  }
+}
+
+/** Whether the main view shows all of the world. */
+function wholeWorldShown() {
+  const [x0, y0, x1, y1] = camera.visibleWorld();
+  return x0 <= 0 && y0 <= 0 && x1 >= camera.worldW && y1 >= camera.worldH;
+}
+
+// The minimap shows the page's own frames while they hold the whole room
+// (or for an rts player, whom a spectator's connection would show what
+// the fog hides), else those of its own connection, opened the first time.
+let minimapAt = -Infinity;
+function drawMinimap(now) {
+  if (now - minimapAt < MINIMAP_EVERY_MS || !app.welcome) return;
+  minimapAt = now;
+  const rtsPlayer = app.perm.role === 'player' && app.perm.mode === 'rts';
+  const own = conn.version === 3 && !rtsPlayer && !wholeWorldShown() && !app.welcome.replay;
+  app.minimapOwn = own;
+  if (own && !minimapFeed.open && session.here) minimapFeed.follow(session.here.room);
+  if (!own || minimap.source !== 'own') minimap.show(app.latest, 'page');
+  const v = currentView();
+  minimap.draw(v);
+}
+
+/** Centres the main view on world point (x, y) (a click on the minimap). */
+function jumpTo(x, y) {
+  if (camera.fitted) camera.zoomAt(camera.viewW / 2, camera.viewH / 2, 3);
+  camera.centerOn(x, y);
+  camera.fitted = false;
+  if (app.follow) setFollow(false);
 }
 
 // ---- what clicks and keys do --------------------------------------------
@@ -337,12 +534,22 @@ function nearestBoid(sx, sy, maxPx = 25) {
   return best;
 }
 
+// Alt-click or a long press: a boid to highlight; on version 3 it is
+// followed by its id.
+function pick(sx, sy) {
+  const i = nearestBoid(sx, sy);
+  if (i >= 0 && app.frame.id) {
+    followBoid(app.frame.id[i]);
+    return;
+  }
+  setHighlight(i);
+  if (i < 0) toast('no boid there', 'info');
+}
+
 function click(sx, sy, { shift, alt, secondary }) {
   const [x, y] = worldAt(sx, sy);
   if (alt) {
-    const i = nearestBoid(sx, sy);
-    setHighlight(i);
-    if (i < 0) toast('no boid there', 'info');
+    pick(sx, sy);
     return;
   }
   const hit = obstacleAt(x, y);
@@ -363,8 +570,14 @@ const KEYS = {
   ' ': () => app.perm.playback && conn.send(app.latest && app.latest.paused ? 'resume' : 'pause'),
   s: () => app.perm.playback && conn.send('step', { n: 1 }),
   f: () => camera.fit(),
+  '+': () => zoomBy(1.5),
+  '-': () => zoomBy(1 / 1.5),
   escape: () => setHighlight(-1),
 };
+
+function zoomBy(factor) {
+  camera.zoomAt(camera.viewW / 2, camera.viewH / 2, factor);
+}
 
 document.addEventListener('keydown', (e) => {
   if (e.target instanceof HTMLInputElement || e.target instanceof HTMLSelectElement || e.ctrlKey || e.metaKey || e.altKey) return;
@@ -378,8 +591,17 @@ document.addEventListener('keydown', (e) => {
 
 function setHighlight(i) {
   app.highlight = i;
+  if (i < 0) app.followId = null;
   $('follow-index').value = i;
   if (i < 0) setFollow(false);
+}
+
+/** Version 3: follows the boid with id `id` across the world. */
+function followBoid(id) {
+  app.followId = id;
+  app.followSeenAt = performance.now();
+  $('follow-index').value = id;
+  setFollow(true);
 }
 
 function setFollow(on) {
@@ -418,10 +640,20 @@ function bindControls() {
   $('params-all').addEventListener('change', () => setGroup(app.group));
   $('radius').addEventListener('input', (e) => setRadius(Number(e.target.value)));
   $('follow').addEventListener('change', (e) => {
-    if (e.target.checked && app.highlight < 0) setHighlight(0);
+    if (e.target.checked && app.highlight < 0 && app.followId === null) {
+      if (app.frame && app.frame.id && app.frame.count) followBoid(app.frame.id[0]);
+      else setHighlight(0);
+    }
     setFollow(e.target.checked);
   });
-  $('follow-index').addEventListener('change', (e) => setHighlight(Math.max(-1, Math.round(Number(e.target.value)) || 0)));
+  $('follow-index').addEventListener('change', (e) => {
+    const v = Math.max(-1, Math.round(Number(e.target.value)) || 0);
+    if (conn.version === 3 && v > 0) followBoid(v);
+    else setHighlight(v);
+  });
+  $('btn-zoom-in').addEventListener('click', () => zoomBy(1.5));
+  $('btn-zoom-out').addEventListener('click', () => zoomBy(1 / 1.5));
+  $('btn-zoom-fit').addEventListener('click', () => camera.fit());
   $('btn-rooms').addEventListener('click', () => lobby.toggle());
   lobby.setName(session.name);
   setGroup(0);
@@ -459,7 +691,12 @@ function updatePanel() {
   const s = app.latest;
   const r = snapshotStats();
   $('st-tick').textContent = s ? `${s.tick}${s.paused ? ' (paused)' : ''}` : '–';
-  $('st-boids').textContent = s ? String(s.boidCount) : '–';
+  $('st-boids').textContent = s ? `${s.boidCount}${s.roomBoids !== undefined ? ` of ${s.roomBoids}` : ''}` : '–';
+  $('st-view').textContent = s && s.version === 3 ? `shift ${s.shift}, sample ${s.sample}${s.sample ? ' (field)' : ''}` : 'whole room';
+  $('st-budget').textContent = conn.version === 3 ? `${bytes(budget.budget)} (takes ${bytes(budget.limit)})` : '–';
+  const badge = $('badge-delayed');
+  badge.hidden = !(s && s.delayed);
+  if (s && s.delayed) badge.textContent = `delayed ${fmt(app.welcome.stream.delay_s, 0)} s`;
   $('st-rate').textContent = `${fmt(r.rate)} /s`;
   $('st-bytes').textContent = bytes(r.bytesPerSec);
   $('st-ping').textContent = app.rttMs === null ? '–' : `${fmt(app.rttMs)} ms`;
@@ -480,6 +717,17 @@ function updatePanel() {
   $('btn-pause').disabled = !app.perm.playback || !conn.open || (s && s.paused);
   $('btn-resume').disabled = !app.perm.playback || !conn.open || !(s && s.paused);
   updateBanner();
+}
+
+// Once a second: what the page can take, from how it kept up.
+function measureBudget() {
+  const now = performance.now();
+  const ack = app.viewAck;
+  budget.update({
+    frames: app.frames.count, skipped: skips.skipped, workMs: app.frames.workMs, decodeMs: app.decode.totalMs,
+    bytes: app.wire.bytes, lateMs: playout.lateness(now),
+    heldBack: Boolean(ack && (ack.sample > 0 || ack.rate < app.welcome.snapshot_hz)),
+  }, now);
 }
 
 // The room's own figures, asked for with stats (§6.5) once a second: its
@@ -523,11 +771,15 @@ function plotStats(st) {
 
 window.flockView = makeFlockView({
   app, conn, camera, canvas, renderer, playout, skips, session, roster, snapshotStats, frameStats,
+  budget, viewSender, minimap, minimapFeed, intro, currentView,
 });
 bindControls();
-bindPointer(canvas, camera, { onClick: click, onHover: updatePreview, onLeave: () => { app.preview = null; } });
+bindPointer(canvas, camera, {
+  onClick: click, onHover: updatePreview, onLeave: () => { app.preview = null; }, onLongPress: pick,
+});
 conn.start();
 requestAnimationFrame(frame);
 setInterval(() => conn.send('ping'), PING_EVERY_MS);
 setInterval(pollStats, STATS_EVERY_MS);
 setInterval(updatePanel, PANEL_EVERY_MS);
+setInterval(measureBudget, 1000);

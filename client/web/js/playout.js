@@ -9,8 +9,17 @@
 // bunched arrival changes nothing and snapshots play out at the spacing the
 // server encoded them at. The render time never goes backwards.
 //
+// Version 3 snapshots (PROTOCOL.md §12) carry boid ids and need not hold
+// the same boids twice (a view moved, a boid flew into or out of it):
+// each is matched by id with the one before it when it comes in, and
+// drawn in its own boids, those also in the one before moving from where
+// they were, the others where they are; its boids are drawn group by
+// group (an order sorted by group, its runs).
+//
 // Pure: no DOM, no clock of its own (times come in as arguments), so it
 // runs under node's test runner.
+
+import { idIndex, groupCounts } from '../lib/snapshot.js';
 
 const OFFSET_WINDOW_MS = 10000; // how far back the offset minimum looks
 const OFFSET_SLEW = 0.02; // at most 20 ms of offset change per second of playout
@@ -30,46 +39,100 @@ export function sameBoids(a, b) {
  * the same boids as `a` (sameBoids).
  */
 export function interpolate(a, b, t, out) {
-  const n = a.boidCount;
+  const step = lerper(a, b, t, out);
+  for (let i = 0; i < a.boidCount; i++) step(i, i, i);
+}
+
+// step(n, j, i): boid j of `a` moved t of the way toward boid i of `b`,
+// into out at n. A step longer than half a torus went the other way
+// round, and is folded back into the world; the heading turns the shorter
+// way. (The arrays in locals: this runs per boid per drawn frame.)
+function lerper(a, b, t, out) {
   const { x: ax, y: ay, heading: ah } = a;
   const { x: bx, y: by, heading: bh } = b;
+  const { x: ox, y: oy, angle: oa } = out;
   const w = a.width;
   const h = a.height;
-  const hw = w / 2;
-  const hh = h / 2;
   const wrap = a.wrap;
   const k = Math.PI / 128;
-  for (let i = 0; i < n; i++) {
-    let dx = bx[i] - ax[i];
-    let dy = by[i] - ay[i];
+  return (n, j, i) => {
+    let dx = bx[i] - ax[j];
+    let dy = by[i] - ay[j];
     if (wrap) {
-      if (dx > hw) dx -= w;
-      else if (dx < -hw) dx += w;
-      if (dy > hh) dy -= h;
-      else if (dy < -hh) dy += h;
+      if (dx > w / 2) dx -= w;
+      else if (dx < -w / 2) dx += w;
+      if (dy > h / 2) dy -= h;
+      else if (dy < -h / 2) dy += h;
     }
-    let x = ax[i] + dx * t;
-    let y = ay[i] + dy * t;
+    let x = ax[j] + dx * t;
+    let y = ay[j] + dy * t;
     if (wrap) {
       if (x < 0) x += w;
       else if (x >= w) x -= w;
       if (y < 0) y += h;
       else if (y >= h) y -= h;
     }
-    out.x[i] = x;
-    out.y[i] = y;
-    const dh = ((bh[i] - ah[i] + 384) & 255) - 128;
-    out.angle[i] = (ah[i] + dh * t) * k;
+    ox[n] = x;
+    oy[n] = y;
+    const dh = ((bh[i] - ah[j] + 384) & 255) - 128;
+    oa[n] = (ah[j] + dh * t) * k;
+  };
+}
+
+/** Copies the boids of `s` into `out` as they are (version 3: in its group order, with ids). */
+export function copyBoids(s, out) {
+  const k = Math.PI / 128;
+  const order = s.order || null;
+  for (let n = 0; n < s.boidCount; n++) {
+    const i = order ? order[n] : n;
+    out.x[n] = s.x[i];
+    out.y[n] = s.y[i];
+    out.angle[n] = s.heading[i] * k;
+    if (order) out.id[n] = s.id[i];
   }
 }
 
-/** Copies the boids of `s` into `out` as they are. */
-export function copyBoids(s, out) {
+/**
+ * Version 3: readies snapshot `s` for drawing after `prev` (the one before
+ * it, or null): s.runs (per group), s.order (its boids' indices group by
+ * group), s.match (per boid the index of the same id in prev, or -1) and
+ * s.matchTo (prev).
+ */
+export function prepareV3(s, prev) {
+  if (!s.runs) s.runs = groupCounts(s.group);
+  const start = new Int32Array(257);
+  for (const r of s.runs) start[r.group + 1] = r.count;
+  for (let g = 0; g < 256; g++) start[g + 1] += start[g];
+  const order = new Int32Array(s.boidCount);
+  for (let i = 0; i < s.boidCount; i++) order[start[s.group[i]]++] = i;
+  s.order = order;
+  s.match = new Int32Array(s.boidCount).fill(-1);
+  s.matchTo = prev && prev.id ? prev : null;
+  if (!s.matchTo) return;
+  const find = idIndex(prev.id);
+  for (let i = 0; i < s.boidCount; i++) s.match[i] = find(s.id[i]);
+}
+
+/**
+ * Version 3: the boids of `b` (prepareV3 after `a`) in its group order,
+ * those also in `a` moved `t` (0..1) of the way from there, into `out`
+ * (x, y, angle, id). A torus as interpolate().
+ */
+export function interpolateIds(a, b, t, out) {
   const k = Math.PI / 128;
-  for (let i = 0; i < s.boidCount; i++) {
-    out.x[i] = s.x[i];
-    out.y[i] = s.y[i];
-    out.angle[i] = s.heading[i] * k;
+  const step = lerper(a, b, t, out);
+  const { order, match } = b;
+  for (let n = 0; n < b.boidCount; n++) {
+    const i = order[n];
+    const j = match[i];
+    out.id[n] = b.id[i];
+    if (j >= 0) {
+      step(n, j, i);
+    } else {
+      out.x[n] = b.x[i];
+      out.y[n] = b.y[i];
+      out.angle[n] = b.heading[i] * k;
+    }
   }
 }
 
@@ -77,7 +140,7 @@ export class Playout {
   constructor({ delayMs = 100, maxSnapshots = 64 } = {}) {
     this.delayMs = delayMs;
     this.maxSnapshots = maxSnapshots;
-    this.out = { x: new Float32Array(0), y: new Float32Array(0), angle: new Float32Array(0) };
+    this.out = { x: new Float32Array(0), y: new Float32Array(0), angle: new Float32Array(0), id: new Uint32Array(0) };
     this.clear();
   }
 
@@ -104,6 +167,7 @@ export class Playout {
       if (serverMs === newestMs) return; // nothing to interpolate over
       if (serverMs < newestMs) this.clear(); // the server's clock went back: start over
     }
+    if (snap.version === 3) prepareV3(snap, newest);
     this.snaps.push(snap);
     if (this.snaps.length > this.maxSnapshots) this.snaps.shift();
     this.samples.push([arrivalMs, arrivalMs - serverMs]);
@@ -140,10 +204,12 @@ export class Playout {
 
   /**
    * The boids to draw at local time nowMs. Returns null before any snapshot,
-   * else {snap, count, x, y, angle, from, to, t, held}: `snap` is the
-   * snapshot whose obstacles, targets and groups to show; x, y, angle hold
-   * `count` boids (valid until the next call). Interpolates only between
-   * snapshots with the same boids (sameBoids); otherwise shows the earlier
+   * else {snap, runs, count, x, y, angle, id, from, to, shown, t, held}:
+   * `snap` is the snapshot whose obstacles and targets to show; x, y, angle
+   * (and in version 3 id) hold `count` boids group by group as `runs` says
+   * (valid until the next call); `shown` (version 3) the snapshot whose
+   * boids they are. Interpolates only between snapshots with the same
+   * boids (sameBoids), or in version 3 by id; otherwise shows the earlier
    * one unchanged until the render time reaches the later one.
    */
   sample(nowMs) {
@@ -153,9 +219,10 @@ export class Playout {
     const a = this.snaps[0];
     const b = this.snaps.length > 1 ? this.snaps[1] : null;
     const ta = a.serverTimeUs / 1000;
+    if (a.version === 3) return this.sampleV3(a, b, render);
     this.ensure(a.boidCount);
-    const res = { snap: a, count: a.boidCount, x: this.out.x, y: this.out.y, angle: this.out.angle,
-      from: a, to: b, t: 0, held: false };
+    const res = { snap: a, runs: a.runs, count: a.boidCount, x: this.out.x, y: this.out.y, angle: this.out.angle,
+      id: null, from: a, to: b, t: 0, held: false };
     if (!b) {
       res.held = render > ta;
       if (res.held) this.holds++;
@@ -173,6 +240,44 @@ export class Playout {
     return res;
   }
 
+  // Version 3: b's boids, moving from a's where a had them.
+  sampleV3(a, b, render) {
+    const ta = a.serverTimeUs / 1000;
+    const joined = b && b.matchTo === a;
+    const s = joined ? b : a;
+    this.ensure(s.boidCount);
+    const { out } = this;
+    const res = { snap: a, runs: s.runs, count: s.boidCount, x: out.x, y: out.y, angle: out.angle, id: out.id,
+      from: a, to: b, shown: s, t: 0, held: false };
+    if (!joined) {
+      res.held = !b && render > ta;
+      if (res.held) this.holds++;
+      copyBoids(a, out);
+      return res;
+    }
+    const tb = b.serverTimeUs / 1000;
+    res.t = Math.min(1, Math.max(0, (render - ta) / (tb - ta)));
+    interpolateIds(a, b, res.t, out);
+    return res;
+  }
+
+  /**
+   * How late (ms) even the least late snapshot of the last second came,
+   * beyond the least-delayed arrival of the window: a queue that stands on
+   * the way (a link that cannot carry the stream). A server that sends
+   * unevenly (its room ticks late) delays some frames, not all: its frames
+   * are not late by this measure.
+   */
+  lateness(nowMs, spanMs = 1000) {
+    let least = Infinity;
+    for (const s of this.samples) least = Math.min(least, s[1]);
+    let recent = Infinity;
+    for (let k = this.samples.length - 1; k >= 0 && this.samples[k][0] >= nowMs - spanMs; k--) {
+      recent = Math.min(recent, this.samples[k][1] - least);
+    }
+    return Number.isFinite(recent) ? recent : 0;
+  }
+
   /** How far (ms) the render time is behind the newest snapshot. */
   lagMs(nowMs) {
     const n = this.newest;
@@ -182,6 +287,6 @@ export class Playout {
   ensure(n) {
     if (this.out.x.length >= n) return;
     const cap = Math.max(n, this.out.x.length * 2, 1024);
-    this.out = { x: new Float32Array(cap), y: new Float32Array(cap), angle: new Float32Array(cap) };
+    this.out = { x: new Float32Array(cap), y: new Float32Array(cap), angle: new Float32Array(cap), id: new Uint32Array(cap) };
   }
 }

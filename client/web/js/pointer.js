@@ -1,14 +1,22 @@
-// Pointer gestures on the canvas: a drag pans the camera, the wheel zooms
-// about the cursor, and a press that did not move is a click handed to
-// onClick(sx, sy, {shift, alt, secondary}) in canvas CSS pixels. Hover
-// positions go to onHover(sx, sy, shiftKey), leaving to onLeave(). Decides
-// nothing about what a click means.
+// Pointer gestures on the canvas: a drag pans the camera, the wheel and a
+// two-finger pinch zoom about the cursor (the pinch's middle), a press that
+// did not move is a click handed to onClick(sx, sy, {shift, alt,
+// secondary}) in canvas CSS pixels, and a touch held still for
+// LONG_PRESS_MS (a touch screen has no alt key) goes to onLongPress(sx,
+// sy) instead.
+// Hover positions go to onHover(sx, sy, shiftKey), leaving to onLeave().
+// Decides nothing about what a click means.
 
 const CLICK_SLOP_PX = 4; // a press that moves further is a drag
 const WHEEL_ZOOM = 0.0015; // zoom factor exp(-deltaY * WHEEL_ZOOM) per pixel of wheel
+const LONG_PRESS_MS = 550;
 
-export function bindPointer(canvas, camera, { onClick, onHover, onLeave }) {
+export function bindPointer(canvas, camera, {
+  onClick, onHover, onLeave, onLongPress = null,
+}) {
   let press = null;
+  const touches = new Map(); // pointerId -> [sx, sy], while two fingers pinch
+  let pinch = null; // {dist}
 
   const canvasPoint = (e) => {
     const r = canvas.getBoundingClientRect();
@@ -16,20 +24,47 @@ export function bindPointer(canvas, camera, { onClick, onHover, onLeave }) {
   };
 
   const endPress = () => {
+    if (press) clearTimeout(press.timer);
     press = null;
     canvas.classList.remove('panning');
+  };
+
+  const pinchSpan = () => {
+    const [a, b] = [...touches.values()];
+    return { dist: Math.hypot(a[0] - b[0], a[1] - b[1]), mx: (a[0] + b[0]) / 2, my: (a[1] + b[1]) / 2 };
   };
 
   canvas.addEventListener('pointerdown', (e) => {
     if (e.button !== 0 && e.button !== 2) return;
     canvas.setPointerCapture(e.pointerId);
     const [sx, sy] = canvasPoint(e);
-    press = { id: e.pointerId, sx, sy, lastX: sx, lastY: sy, moved: false, button: e.button };
+    if (e.pointerType === 'touch') touches.set(e.pointerId, [sx, sy]);
+    if (touches.size === 2) { // a second finger: a pinch, not a click or a drag
+      endPress();
+      pinch = pinchSpan();
+      return;
+    }
+    press = { id: e.pointerId, sx, sy, lastX: sx, lastY: sy, moved: false, button: e.button, long: false, timer: null };
+    if (onLongPress && e.button === 0 && e.pointerType !== 'mouse') {
+      const p = press;
+      p.timer = setTimeout(() => {
+        if (press !== p || p.moved) return;
+        p.long = true;
+        onLongPress(p.sx, p.sy);
+      }, LONG_PRESS_MS);
+    }
   });
 
   canvas.addEventListener('pointermove', (e) => {
     const [sx, sy] = canvasPoint(e);
     onHover(sx, sy, e.shiftKey);
+    if (touches.has(e.pointerId)) touches.set(e.pointerId, [sx, sy]);
+    if (pinch && touches.size === 2) {
+      const now = pinchSpan();
+      if (pinch.dist > 0 && now.dist > 0) camera.zoomAt(now.mx, now.my, now.dist / pinch.dist);
+      pinch = now;
+      return;
+    }
     if (!press || press.id !== e.pointerId) return;
     if (!press.moved && Math.hypot(sx - press.sx, sy - press.sy) > CLICK_SLOP_PX) {
       press.moved = true;
@@ -40,14 +75,23 @@ export function bindPointer(canvas, camera, { onClick, onHover, onLeave }) {
     press.lastY = sy;
   });
 
+  const lift = (e) => {
+    touches.delete(e.pointerId);
+    if (touches.size < 2) pinch = null;
+  };
+
   canvas.addEventListener('pointerup', (e) => {
+    lift(e);
     if (!press || press.id !== e.pointerId) return;
     const p = press;
     endPress();
-    if (!p.moved) onClick(p.sx, p.sy, { shift: e.shiftKey, alt: e.altKey, secondary: p.button === 2 });
+    if (!p.moved && !p.long) onClick(p.sx, p.sy, { shift: e.shiftKey, alt: e.altKey, secondary: p.button === 2 });
   });
 
-  canvas.addEventListener('pointercancel', endPress);
+  canvas.addEventListener('pointercancel', (e) => {
+    lift(e);
+    endPress();
+  });
   canvas.addEventListener('pointerleave', onLeave);
   canvas.addEventListener('contextmenu', (e) => e.preventDefault());
 

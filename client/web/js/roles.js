@@ -84,7 +84,7 @@ export function clickCommand(perm, { hit, place, x, y, group, radius }) {
   return { cmd: 'seek', args: { group: steeredGroup(perm, group), x, y } };
 }
 
-const VIEW_HINT = 'alt-click: follow a boid · drag: pan · wheel: zoom · F: fit';
+const VIEW_HINT = 'alt-click or long-press: follow a boid · drag: pan · wheel or pinch: zoom · F: fit';
 
 /** The line of help under the canvas for `perm`. */
 export function hintFor(perm) {
