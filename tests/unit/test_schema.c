@@ -7,7 +7,8 @@
  * the schema's; strings are held to their lengths and characters and
  * enums to their values; an unknown member is bad_arg; the server's role
  * table (roles_check) allows exactly what each command's "who" says; the
- * error codes are the wire's. A command added to the parser and not to
+ * error codes are the wire's; the versions and subprotocols are the ones
+ * the server speaks, newest first. A command added to the parser and not to
  * the schema, or the other way round, fails here.
  */
 #include <stdarg.h>
@@ -17,6 +18,8 @@
 #include <cmocka.h>
 
 #include "proto_command.h"
+#include "proto_v2.h"
+#include "proto_v3.h"
 #include "roles.h"
 
 #include <cjson/cJSON.h>
@@ -421,6 +424,33 @@ static void the_error_codes_are_the_wires(void **state)
     }
 }
 
+/* The schema's versions and subprotocols are the server's, the
+ * subprotocols newest first (the order a client offers them in). */
+static void the_versions_and_subprotocols_are_the_servers(void **state)
+{
+    (void)state;
+    static const struct {
+        int version;
+        const char *name;
+    } spoken[] = {{PROTO_V3_VERSION, PROTO_V3_SUBPROTOCOL},
+                  {PROTO_V2_VERSION, PROTO_V2_SUBPROTOCOL},
+                  {PROTO_VERSION, PROTO_SUBPROTOCOL}};
+    const int n = (int)(sizeof spoken / sizeof spoken[0]);
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(g_schema, "protocol");
+    const cJSON *versions = cJSON_GetObjectItemCaseSensitive(p, "versions");
+    const cJSON *subs = cJSON_GetObjectItemCaseSensitive(p, "subprotocols");
+    assert_int_equal(cJSON_GetArraySize(versions), n);
+    assert_int_equal(cJSON_GetArraySize(subs), n);
+    for (int i = 0; i < n; i++) {
+        const cJSON *v = cJSON_GetArrayItem(versions, n - 1 - i);
+        assert_true(cJSON_IsNumber(v));
+        assert_int_equal(v->valueint, spoken[i].version);
+        const cJSON *s = cJSON_GetArrayItem(subs, i);
+        assert_true(cJSON_IsString(s));
+        assert_string_equal(s->valuestring, spoken[i].name);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -433,6 +463,7 @@ int main(void)
         cmocka_unit_test(defaults_the_parser_fills_in_are_the_schemas),
         cmocka_unit_test(the_servers_role_table_allows_what_each_commands_who_says),
         cmocka_unit_test(the_error_codes_are_the_wires),
+        cmocka_unit_test(the_versions_and_subprotocols_are_the_servers),
     };
     return cmocka_run_group_tests(tests, load_schema, free_schema);
 }

@@ -6,9 +6,11 @@ export default {
  "protocol": {
   "versions": [
    1,
-   2
+   2,
+   3
   ],
   "subprotocols": [
+   "flock.v3",
    "flock.v2",
    "flock.v1"
   ],
