@@ -156,6 +156,24 @@ static void stop_watching(struct cluster *c)
     }
 }
 
+/* Watches the directory (the rooms' bucket) anew, the watcher replaying
+ * every lease first: 0, or PROTO_E_INTERNAL if NATS refused (under load
+ * the consumer's creation can time out; tried again at the next step). */
+static int watch_directory(struct cluster *c)
+{
+    stop_watching(c);
+    kvWatcher *w = NULL;
+    if (kvStore_WatchAll(&w, c->kv, NULL) != NATS_OK) {
+        kvWatcher_Destroy(w);
+        return PROTO_E_INTERNAL;
+    }
+    c->watcher = w;
+    pthread_mutex_lock(&c->lock);
+    cluster__dir_clear(&c->dir);
+    pthread_mutex_unlock(&c->lock);
+    return 0;
+}
+
 /* Opens (creating if need be) both buckets and watches the first anew: 0,
  * or PROTO_E_INTERNAL if NATS refused (tried again at the next step). */
 static int open_buckets(struct cluster *c)
@@ -185,13 +203,7 @@ static int open_buckets(struct cluster *c)
     c->kv = kv;
     c->ckpt = ck;
     pthread_mutex_unlock(&c->kv_lock);
-    /* The directory anew: the watcher replays every lease first. */
-    stop_watching(c);
-    kvStore_WatchAll(&c->watcher, kv, NULL);
-    pthread_mutex_lock(&c->lock);
-    cluster__dir_clear(&c->dir);
-    pthread_mutex_unlock(&c->lock);
-    return 0;
+    return watch_directory(c);
 }
 
 /* One update of the watcher into the directory; a room placed here is
@@ -247,6 +259,8 @@ static void steward_step(struct cluster *c, int64_t now)
     if (is_reopen)
         atomic_store(&c->reconnected, false);
     if ((is_reopen || !c->kv) && open_buckets(c) < 0)
+        return;
+    if (!c->watcher && watch_directory(c) < 0)
         return;
     cluster__leases(c, now);           /* the rooms' roles (taken, lost) */
     cluster__follow_roles(c);          /* each room's subscriptions for its role, relays' wants */
