@@ -17,12 +17,13 @@ JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 # many at a time as there are cores.
 TEST_JOBS  ?= $(shell echo $$(( $(JOBS) * 2 )))
 
-# Debian packages the build, the tests and the tools need.
+# Debian packages the build, the tests and the tools need (gdb: a test
+# that finds flockd hung at SIGTERM reports where its threads were).
 DEB_PACKAGES := build-essential cmake pkg-config clang clang-format \
                 libwebsockets-dev libwebsockets-evlib-ev libev-dev \
                 libcjson-dev libcmocka-dev zlib1g-dev libssl-dev \
                 python3 python3-websockets nodejs chromium libclang-rt-14-dev openssl \
-                nats-server libnats-dev python3-numpy python3-pip python3-venv libmurmurhash2
+                nats-server libnats-dev python3-numpy python3-pip python3-venv libmurmurhash2 gdb
 
 # npm packages, pinned by their lock files: the browser tests' (tests/e2e),
 # the client library's (client/js: ws) and the examples' (client/examples,

@@ -476,6 +476,11 @@ bool room__apply_command(struct room *r, const struct queued *q, struct room_app
     struct sim_view v;
     sim_view(r->world, &v);
     out->tick = v.tick; /* the tick the command takes effect at */
+    if (room__is_relay(r)) { /* a join or a view: at the owner's latest tick seen here */
+        struct frame *f = room_latest(r);
+        out->tick = f ? f->tick : out->tick;
+        frame_release(f);
+    }
     as_applied(r, q, &out->cmd);
     const struct proto_command *c = &out->cmd;
     int rc = (unsigned)c->kind < PROTO_CMD_COUNT ? taken_here(r, c->kind, &o) : PROTO_E_INTERNAL;

@@ -12,13 +12,20 @@
  * JSON scalar or none, and it encodes back to the same bytes; a reply is
  * one JSON object for a client other than 0, and encodes back; a want
  * names only kinds that exist; parameters are valid for the registry
- * (and encode back to the same bytes).
+ * (and encode back to the same bytes); a relay's view message names a
+ * node and encodes back to a message that decodes alike; an owner's
+ * tiles message, taken by a fresh relay inbox of the grid
+ * tests/unit/test_tilefeed.c writes its seeds with (3200 x 2000 units,
+ * tiles of 400), yields tilesets of that grid or asks for keys.
  */
 #include "fuzz_common.h"
 
 #include "cluster_wire.h"
 #include "params.h"
 #include "proto_json.h"
+#include "tilefeed.h"
+#include "tileneed.h"
+#include "tiles.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +113,45 @@ static void check_params(const uint8_t *data, size_t size)
     (void)cluster_ask_decode(data, size);
 }
 
+static void check_tile_want(const uint8_t *data, size_t size)
+{
+    struct tilefeed_want w, again;
+    if (tilefeed_want_decode(data, size, &w) < 0)
+        return;
+    if (!w.node[0] || strlen(w.node) > PROTO_NODE_MAX || !w.cols || !w.rows)
+        fuzz_fail("an accepted view message names no node or an empty grid");
+    uint8_t *buf = NULL, *buf2 = NULL;
+    int n = tilefeed_want_encode(&w, &buf);
+    if (n > 0) {
+        if (tilefeed_want_decode(buf, (size_t)n, &again) < 0)
+            fuzz_fail("an accepted view message encodes to one that is refused");
+        int n2 = tilefeed_want_encode(&again, &buf2);
+        if (n2 != n || memcmp(buf, buf2, (size_t)n) != 0)
+            fuzz_fail("a view message encoded again differs");
+        tilefeed_want_free(&again);
+    }
+    free(buf);
+    free(buf2);
+    tilefeed_want_free(&w);
+}
+
+static void check_tiles(const uint8_t *data, size_t size)
+{
+    struct tiles_grid g;
+    tiles_grid_for(3200, 2000, 400, 100, &g);
+    struct tileneed *need = tileneed_create(g.cols, g.rows);
+    struct tileinbox *in = need ? tileinbox_create(&g, need) : NULL;
+    struct tileinbox_out out;
+    if (in && tileinbox_take(in, data, size, &out) == 0) {
+        for (uint32_t k = 0; k < out.v3.count; k++)
+            if (!out.v3.sets[k])
+                fuzz_fail("an accepted tiles message holds an empty tileset");
+        tileinbox_out_free(&out);
+    }
+    tileinbox_destroy(in);
+    tileneed_release(need);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     check_frame(data, size);
@@ -113,5 +159,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_reply(data, size);
     check_want(data, size);
     check_params(data, size);
+    check_tile_want(data, size);
+    check_tiles(data, size);
     return 0;
 }

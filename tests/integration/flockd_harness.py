@@ -15,6 +15,7 @@ import asyncio
 import json
 import os
 import re
+import shutil
 import signal
 import ssl
 import struct
@@ -90,6 +91,21 @@ def sanitizer_of(binary):
     return None
 
 
+
+def stacks_of(pid):
+    """Every thread's stack of a hung process, by gdb when it is installed
+    (else a line saying so), for the report of a flockd that did not stop."""
+    gdb = shutil.which("gdb")
+    if not gdb:
+        return "(no gdb here to show where its threads were)\n"
+    try:
+        out = subprocess.run([gdb, "-p", str(pid), "-batch", "-nx", "-ex", "thread apply all bt"],
+                             capture_output=True, text=True, timeout=60).stdout
+    except (subprocess.SubprocessError, OSError) as e:
+        return f"(gdb could not show its threads: {e})\n"
+    return "its threads when it was stopped:\n" + "\n".join(
+        ln for ln in out.splitlines() if ln.startswith(("Thread", "#"))) + "\n"
+
 class Flockd:
     """A flockd process with its own port; use as a context manager.
     `env` adds variables to the process's environment. Its output is read
@@ -155,20 +171,20 @@ class Flockd:
         return None
 
     def __exit__(self, exc_type, exc, tb):
-        hung = False
+        hung = ""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
                 self.proc.wait(timeout=self.stop_timeout)
             except subprocess.TimeoutExpired:
-                hung = True
+                hung = stacks_of(self.proc.pid)
                 self.proc.kill()
                 self.proc.wait()
         self._join_drains()
         problem = self.shutdown_problem()
         if hung:
             problem = f"flockd did not stop within {self.stop_timeout} s of SIGTERM\n" + (
-                problem or "")
+                problem or "") + hung
         if problem and exc_type is None:
             raise AssertionError(problem)
         if problem:  # the test failed already: show why flockd did too

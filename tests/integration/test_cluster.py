@@ -733,6 +733,8 @@ async def a_version_3_client_on_a_relay_gets_the_frames_of_one_on_the_owner():
         acks = await same_view(clients, x=1000.0, y=800.0, w=1600.0, h=900.0)
         for k in ("rect", "shift", "sample", "rate"):
             assert acks[0][k] == acks[1][k], acks
+        # The relay's ack names the owner's tick it saw last, not its own idle world's.
+        assert acks[1]["tick"] > 0 and abs(acks[1]["tick"] - acks[0]["tick"]) < 60, acks
         await asyncio.sleep(0.5)  # the view's frames on both (the relay asked for its tiles)
         start = [len(c.snapshots) for c in clients]
         await asyncio.sleep(1.5)

@@ -18,6 +18,7 @@
 #include "tilefeed.h"
 #include "view.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -337,6 +338,21 @@ static void a_lost_message_or_a_new_owner_restarts_on_keys(void **state)
     owner_free(&o);
 }
 
+/* With FLOCKD_FUZZ_SEEDS=DIR, a message into DIR/name: seeds for
+ * tests/fuzz/fuzz_cluster.c, whose inbox has this test's grid. */
+static void write_seed(const char *name, const uint8_t *buf, size_t len)
+{
+    const char *dir = getenv("FLOCKD_FUZZ_SEEDS");
+    if (!dir)
+        return;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(buf, 1, len, f), len);
+    assert_int_equal(fclose(f), 0);
+}
+
 static void malformed_messages_are_refused(void **state)
 {
     (void)state;
@@ -351,6 +367,7 @@ static void malformed_messages_are_refused(void **state)
     assert_true(len > TILEFEED_HEADER);
     uint8_t *copy = malloc((size_t)len);
     memcpy(copy, r.buf, (size_t)len);
+    write_seed("tiles-3200x2000", copy, (size_t)len);
     struct tileinbox_out out;
     /* Truncations and bytes changed (each in the headers, then some of
      * the parts'): refused, or (a byte no check covers, such as a time
@@ -382,6 +399,7 @@ static void malformed_messages_are_refused(void **state)
     uint8_t *buf;
     int n = tilefeed_want_encode(&want, &buf);
     assert_true(n > 0);
+    write_seed("want-8x5", buf, (size_t)n);
     assert_int_equal(tilefeed_want_decode(buf, (size_t)n, &got), 0);
     tilefeed_want_free(&got);
     for (int k = 0; k < n; k++)
