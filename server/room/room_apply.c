@@ -475,7 +475,7 @@ bool room__apply_command(struct room *r, const struct queued *q, struct room_app
                         .text = ""};
     struct sim_view v;
     sim_view(r->world, &v);
-    out->tick = v.tick; /* the tick the command takes effect at */
+    out->tick = v.tick;      /* the tick the command takes effect at */
     if (room__is_relay(r)) { /* a join or a view: at the owner's latest tick seen here */
         struct frame *f = room_latest(r);
         out->tick = f ? f->tick : out->tick;

@@ -25,9 +25,12 @@ first case's.
 flockd's cores, what a delivery costs flockd alone.
 
 A case may set the viewers' receive buffer (rcvbuf=262144: flockctl load
---rcvbuf), name flockd flags (flockd=--net-threads+2) or another
-build (binary=PATH, to set builds side by side): each such case then gets
-its own flockd, started before its rounds and stopped after. A case
+--rcvbuf), give each version 3 viewer a view of its own (views=random:
+flockctl load --views random), name flockd flags (flockd=--net-threads+2,
+or boids=250000 for a room of another size) or another build
+(binary=PATH, to set builds side by side): each case with flockd flags or
+a build gets its own flockd, started before its rounds and stopped after
+(its flags after the common ones: the later --boids wins). A case
 uws=PATH runs tests/bench/uws_pubsub (a uWebSockets broadcast server,
 built by tests/bench/uws_build.sh) instead of flockd, sending the frames
 of --uws-frames (`snapbench --dump`) with the welcome of --uws-welcome at
@@ -226,6 +229,10 @@ def main():
             key, _, value = part.partition("=")
             if key == "protocol":
                 opts += ["--protocol", value]
+            elif key == "views":
+                opts += ["--views", value]
+            elif key == "boids":
+                flags += ["--boids", value]
             elif key == "rcvbuf":
                 opts += ["--rcvbuf", value]
             elif key == "flockd":
