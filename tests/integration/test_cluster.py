@@ -117,7 +117,7 @@ class Node(Flockd):
     def kill(self):
         self.killed = True
         self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(5)
+        self.proc.wait(30)  # a sanitizer's process on a loaded machine takes seconds to go
 
     def shutdown_problem(self):
         return None if self.killed else super().shutdown_problem()
