@@ -74,14 +74,26 @@ static void axis_supers(uint32_t first, uint32_t count, uint32_t n, unsigned k, 
         *sfirst = 0;
 }
 
-/* The frame's bytes at sample s for this many boids and parts. */
-static double bytes_at(double boids, uint32_t parts, unsigned s)
+/* The bytes of a frame at sample s but its boids'. */
+static double fixed_bytes(uint32_t parts, unsigned s)
 {
     double field =
         s ? (double)parts * PROTO_V3_FIELD_CELLS * PROTO_V3_FIELD_CELLS * FIELD_BYTES_PER_CELL
           : 0.0;
-    return PROTO_V3_HEADER_SIZE + parts * PART_BYTES +
-           ldexp(boids, -(int)s) * DELTA_BYTES_PER_BOID + field;
+    return PROTO_V3_HEADER_SIZE + parts * PART_BYTES + field;
+}
+
+/* A delta's bytes per boid for the request: what its frames weighed, or
+ * the estimate. */
+static double boid_bytes(const struct view_req *req)
+{
+    return req->boid_bytes > 0 ? req->boid_bytes : DELTA_BYTES_PER_BOID;
+}
+
+/* The frame's bytes at sample s for this many boids and parts. */
+static double bytes_at(const struct view_req *req, double boids, uint32_t parts, unsigned s)
+{
+    return fixed_bytes(parts, s) + ldexp(boids, -(int)s) * boid_bytes(req);
 }
 
 /* Boids in the super-tile rect of p (its tiles at shift 0). */
@@ -100,16 +112,17 @@ static uint64_t boids_in(const struct tilestate *s, const struct tiles_grid *g, 
 /* The smallest sample at which p's frame fits per_frame bytes and draws
  * at most a boid per PX_PER_BOID square pixels into p->sample: true, or
  * false (and the largest sample) if none fits. */
-static bool plan_sample(const struct tiles_grid *g, const struct proto_view_args *a,
-                        struct view_plan *p, double pixels, double per_frame)
+static bool plan_sample(const struct tiles_grid *g, const struct view_req *req, struct view_plan *p,
+                        double pixels, double per_frame)
 {
+    const struct proto_view_args *a = &req->args;
     double tile_area = (double)g->width / g->cols * g->height / g->rows;
     double rect_area = tile_area * p->rect_cols * p->rect_rows * ldexp(1.0, 2 * p->shift);
     double in_view = (double)p->boids * fmin(1.0, (double)a->w * a->h / rect_area);
     uint32_t parts = p->rect_cols * p->rect_rows;
     for (unsigned s = 0; s <= PROTO_V3_MAX_SAMPLE; s++) {
         p->sample = (uint8_t)s;
-        if (bytes_at((double)p->boids, parts, s) <= per_frame &&
+        if (bytes_at(req, (double)p->boids, parts, s) <= per_frame &&
             ldexp(in_view, -(int)s) <= pixels / PX_PER_BOID)
             return true;
     }
@@ -122,7 +135,7 @@ void view_plan(const struct tilestate *s, const struct tiles_grid *g, uint64_t n
     *out = (struct view_plan){.rect_cols = g->cols, .rect_rows = g->rows, .rate = snapshot_hz};
     if (req->whole) {
         out->boids = boids_in(s, g, n, out);
-        out->bytes = (uint64_t)bytes_at((double)out->boids, (uint32_t)g->cols * g->rows, 0);
+        out->bytes = (uint64_t)bytes_at(req, (double)out->boids, (uint32_t)g->cols * g->rows, 0);
         return;
     }
     const struct proto_view_args *a = &req->args;
@@ -143,10 +156,10 @@ void view_plan(const struct tilestate *s, const struct tiles_grid *g, uint64_t n
         if (out->rect_cols > VIEW_RECT_MAX || out->rect_rows > VIEW_RECT_MAX)
             continue;
         out->boids = boids_in(s, g, n, out);
-        if (plan_sample(g, a, out, pixels, per_frame) || k == PROTO_V3_MAX_SHIFT)
+        if (plan_sample(g, req, out, pixels, per_frame) || k == PROTO_V3_MAX_SHIFT)
             break;
     }
-    double bytes = bytes_at((double)out->boids, out->rect_cols * out->rect_rows, out->sample);
+    double bytes = bytes_at(req, (double)out->boids, out->rect_cols * out->rect_rows, out->sample);
     out->bytes = (uint64_t)bytes;
     out->boids = (uint64_t)ldexp((double)out->boids, -(int)out->sample);
     out->rate = fmin(snapshot_hz, budget_of(req, budget) / bytes);
@@ -269,7 +282,8 @@ static void note_sent(struct view_feed *f, const struct proto_v3_header *h)
 /* Keeps the sample of the client's last frame, of the same rect, when the
  * plan would change it only by the noise of its estimate: a frame at another sample has no
  * base, every part of it a key. Finer only with a fifth of the budget to
- * spare, coarser only when the old sample is a quarter over it. */
+ * spare; coarser as soon as the old sample does not fit (the budget is a
+ * cap: the pacing would drop frames instead). */
 static void keep_sample(const struct view_feed *f, struct view_plan *p, double per_frame)
 {
     const struct view_sent *e = &f->sent[0];
@@ -279,12 +293,22 @@ static void keep_sample(const struct view_feed *f, struct view_plan *p, double p
     double raw = ldexp((double)p->boids, p->sample);
     uint32_t parts = p->rect_cols * p->rect_rows;
     bool finer = p->sample < e->sample;
-    double at = bytes_at(raw, parts, finer ? p->sample : e->sample);
-    if (finer ? at > 0.8 * per_frame : at <= 1.25 * per_frame) {
+    double at = bytes_at(&f->req, raw, parts, finer ? p->sample : e->sample);
+    if (finer ? at > 0.8 * per_frame : at <= per_frame) {
         p->sample = e->sample;
         p->boids = (uint64_t)ldexp(raw, -(int)e->sample);
-        p->bytes = (uint64_t)bytes_at(raw, parts, e->sample);
+        p->bytes = (uint64_t)bytes_at(&f->req, raw, parts, e->sample);
     }
+}
+
+/* A frame of deltas at sample 0 whose boids took `bytes` for `boids`:
+ * into the request's bytes per boid (a moving mean over about 8 frames,
+ * within 0.5..8). Frames with a field are not counted: the field's own
+ * estimate is off by more than their few boids weigh. */
+static void note_boid_bytes(struct view_req *req, double bytes, double boids)
+{
+    double b = fmin(8.0, fmax(0.5, bytes / boids));
+    req->boid_bytes = req->boid_bytes > 0 ? req->boid_bytes + (b - req->boid_bytes) / 8.0 : b;
 }
 
 /* On a relay (a state with a need), notes p there when the epoch moved
@@ -364,6 +388,8 @@ ptrdiff_t view_frame(struct tileset *ts, struct view_feed *feed, uint8_t extra_f
      * take (a little early: the snapshot that comes then is taken). The
      * whole room, as versions 1 and 2 send it, is not paced. */
     feed->next_ns = feed->req.whole ? 0 : now + (int64_t)(0.95e9 * (double)len / per_second);
+    if (!feed->req.whole && !m.keys && !p.sample && p.boids) /* no field: its boids alone */
+        note_boid_bytes(&feed->req, (double)len - fixed_bytes(m.parts, 0), (double)p.boids);
     m.boids = (uint32_t)p.boids;
     if (made)
         *made = m;

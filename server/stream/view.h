@@ -27,6 +27,10 @@
 struct view_req {
     bool whole;
     struct proto_view_args args; /* when !whole */
+    /* A delta's bytes per boid as this view's frames weighed (0: the
+     * plan's own estimate, as in the view's ack): its frames' plans are
+     * fitted by it. */
+    double boid_bytes;
 };
 
 /* What its frames hold (PROTOCOL.md §12.4's ack). */
