@@ -9,7 +9,7 @@ TSAN_BUILD ?= build-tsan
 FUZZ_BUILD ?= build-fuzz
 GCC_BUILD  ?= build-gcc
 # Seconds per fuzz target for `make fuzz`; `make test` fuzzes each for
-# FLOCKD_FUZZ_SECONDS (20 s, tests/fuzz/CMakeLists.txt), two at a time.
+# FLOCKD_FUZZ_SECONDS (15 s, tests/fuzz/CMakeLists.txt), two at a time.
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := command snapshot snapshot_v2 snapshot_v3 join config store cluster
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
@@ -241,7 +241,7 @@ fuzz-test: fuzz-build
 #    heavy browser test (e2e_lobby) of Release then ASan;
 # 2. the fuzz targets, two at a time, beside the churn tests of every build
 #    and the Release build's heavy unit test (test_step_forked_heavy: a
-#    100k-boid room for 1,000 ticks on 1, 2 and 7 threads; under ASan its
+#    100k-boid room for 600 ticks on 1, 2 and 7 threads; under ASan its
 #    small variant runs with the light tests) (none measures time: fuzzers
 #    only fuzz less, churn checks memory, while all load the machine);
 # 3. the serial tests, one at a time, build after build: Release's timing

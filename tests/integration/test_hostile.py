@@ -1183,8 +1183,8 @@ async def a_client_that_sends_commands_but_never_answers_pings_is_not_idle():
             ws.close()
             return time.time() - t0, code
 
-        busy_s = await asyncio.to_thread(busy)
-        silent_s, _ = await asyncio.to_thread(silent)
+        busy_s, (silent_s, _) = await asyncio.gather(asyncio.to_thread(busy),
+                                                     asyncio.to_thread(silent))
         print(f"  busy client alive {busy_s:.1f} s; silent one closed after {silent_s:.1f} s",
               flush=True)
         assert busy_s > 4.5, busy_s
