@@ -93,7 +93,7 @@ class Flockd:
                 "--max-clients", str(viewers + 64), "--max-per-ip", str(viewers + 64)] + extra
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                      text=True, preexec_fn=pinned(cpus))
-        deadline = time.time() + 10
+        deadline = time.time() + 60  # a room of a million boids takes a while to fill
         while time.time() < deadline:
             try:
                 socket.create_connection(("127.0.0.1", self.port), 0.2).close()
