@@ -104,9 +104,21 @@ int measure_offer(struct measure *m, struct measure_client *c, const struct floc
     return 1;
 }
 
+/* The measuring thread at the idle scheduling class (true) or the normal
+ * one. Best effort. */
+static void set_idle(pthread_t thread, bool idle)
+{
+    struct sched_param sp = {.sched_priority = 0};
+    (void)pthread_setschedparam(thread, idle ? SCHED_IDLE : SCHED_OTHER, &sp);
+}
+
 void measure_forget(struct measure *m, struct measure_client *c)
 {
     pthread_mutex_lock(&m->lock);
+    /* Waited for at the normal class: at the idle one, a busy machine
+     * could starve the measure (and a room's close) for minutes. */
+    if (m->pending == c && m->busy)
+        set_idle(m->thread, false);
     while (m->pending == c && m->busy)
         pthread_cond_wait(&m->idle, &m->lock);
     if (m->pending == c)
@@ -156,9 +168,6 @@ static void release_big(struct measure *m)
 static void *run(void *arg)
 {
     struct measure *m = arg;
-    /* Best effort: a measure should only take time nothing else wants. */
-    struct sched_param sp = {.sched_priority = 0};
-    (void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
     pthread_mutex_lock(&m->lock);
     for (;;) {
         while (!m->stop && !m->pending)
@@ -168,6 +177,9 @@ static void *run(void *arg)
         struct measure_client *c = m->pending;
         uint64_t tick = m->tick;
         m->busy = true;
+        /* A measure should only take time nothing else wants (until a
+         * close waits for it: measure_forget()). */
+        set_idle(pthread_self(), true);
         pthread_mutex_unlock(&m->lock);
 
         struct flockstats_result res;

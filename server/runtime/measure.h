@@ -9,7 +9,10 @@
  * copy the offer is declined and the room offers again at its next tick.
  * The thread measures the copy and hands the result to the offering
  * client's callback. It runs at the idle scheduling class (SCHED_IDLE), so
- * on a busy machine it only takes time the tick and network threads leave.
+ * on a busy machine it only takes time the tick and network threads leave;
+ * a client that forgets it while it measures (a room closing) lifts it to
+ * the normal class for the rest of that measure, so as not to wait on it
+ * for as long as the machine stays busy.
  *
  * The copy costs the tick 16 bytes per boid of memcpy (about 0.2 ms for
  * 100,000 boids, a little more when its buffer is allocated again); the

@@ -811,13 +811,20 @@ async def after_the_owner_dies_version_3_clients_resume_on_a_key_frame():
         for c in clients:
             assert "delta" in c.snapshots[-1][1]["kinds"], c.snapshots[-1][1]
         t_kill = time.time()
+        before = [len(c.snapshots) for c in clients]
         owner.kill()
-        await asyncio.sleep(0.3)  # frames in flight at the kill are not the new owner's
-        counts = [len(c.snapshots) for c in clients]
-        for c, k in zip(clients, counts):
-            await c.wait_for(lambda c=c, k=k: len(c.snapshots) > k + 5, 5)
-            # The new owner's first frame: every part a key, none on a base
-            # of the dead owner's frames; then deltas on it again.
+        counts = []
+        for c, b in zip(clients, before):
+            await c.wait_for(lambda c=c, b=b: len(c.snapshots) > b + 8 and
+                             c.snapshots[-1][0] > t_kill + 1.0, 10)
+            # The new owner's first frame is the one after the failover's
+            # gap, the longest pause in the frames since the kill (frames in
+            # flight at the kill, the dead owner's, may come first): every
+            # part a key, none on a base of the dead owner's frames; then
+            # deltas on it again.
+            at = [t for t, _ in c.snapshots]
+            k = max(range(b, len(at)), key=lambda i: at[i] - at[i - 1])
+            counts.append(k)
             first = c.snapshots[k][1]
             assert first["kinds"] and "delta" not in first["kinds"], first
             assert "delta" in c.snapshots[-1][1]["kinds"], c.snapshots[-1][1]
