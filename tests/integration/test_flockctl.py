@@ -557,7 +557,8 @@ def load_in_a_room_measures_the_full_snapshot_rate_after_every_join():
         assert s["connected"] == 100 and s["join_failures"] == 0 and s["room"] == "arena", s
         # Every client is in the room when the window opens: none is still
         # joining (or still getting the room's first frames) while measured.
-        assert 0.85 * HZ <= s["client_rate_p1"] <= s["client_rate_p50"] <= 1.1 * HZ, s
+        assert s["client_rate_p1"] <= s["client_rate_p50"] <= 1.1 * HZ, s
+        timely(s["client_rate_p1"] >= 0.85 * HZ, s)
 
 
 # ---- version 3: views ----------------------------------------------------------
