@@ -241,7 +241,7 @@ fuzz-test: fuzz-build
 #    heavy browser test (e2e_lobby) of Release then ASan;
 # 2. the fuzz targets, two at a time, beside the churn tests of every build
 #    and the Release build's heavy unit test (test_step_forked_heavy: a
-#    100k-boid room for 600 ticks on 1, 2 and 7 threads; under ASan its
+#    100k-boid room for 400 ticks on 1, 2 and 7 threads; under ASan its
 #    small variant runs with the light tests) (none measures time: fuzzers
 #    only fuzz less, churn checks memory, while all load the machine);
 # 3. the serial tests, one at a time, build after build: Release's timing

@@ -148,11 +148,11 @@ static void forked_steps_equal_sim_step_with_fewer_boids_than_pieces(void **stat
     assert_same_end(130, 1, 30, ways, WAYS);
 }
 
-static void heavy_a_100k_room_after_600_ticks_is_the_same_on_1_2_and_7_threads(void **state)
+static void heavy_a_100k_room_after_400_ticks_is_the_same_on_1_2_and_7_threads(void **state)
 {
     (void)state;
     const struct stepping three[] = {{1, 1}, {2, 2}, {7, 7}};
-    assert_same_end(100000, 0, 600, three, 3);
+    assert_same_end(100000, 0, 400, three, 3);
 }
 
 int main(void)
@@ -161,7 +161,7 @@ int main(void)
         cmocka_unit_test(forked_steps_equal_sim_step_in_a_torus),
         cmocka_unit_test(forked_steps_equal_sim_step_with_walls_targets_and_obstacles),
         cmocka_unit_test(forked_steps_equal_sim_step_with_fewer_boids_than_pieces),
-        cmocka_unit_test(heavy_a_100k_room_after_600_ticks_is_the_same_on_1_2_and_7_threads),
+        cmocka_unit_test(heavy_a_100k_room_after_400_ticks_is_the_same_on_1_2_and_7_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
