@@ -677,12 +677,13 @@ def version_3_frames_hold_the_boids_version_2_sends_for_the_same_tick():
             rc, out, err = flockctl("dump", os.path.join(tmp, k))
             assert rc == 0, (k, rc, err)
             lines = json_lines(out)
-            # The view holds from its ack's tick on; frames of ticks before
-            # it (encoded before the view came) are of the whole room.
+            # The view holds from the frame after its ack on; frames of its
+            # tick and before (encoded before the view came) are of the
+            # whole room.
             since = max([ln["message"]["tick"] for ln in lines if ln["kind"] == "text" and
                          ln["message"].get("type") == "ack" and "shift" in ln["message"]] or [0])
             assert (since > 0) == (k == "view"), (k, since)
-            snaps = [ln for ln in lines if ln["kind"] == "snapshot" and ln["tick"] >= since]
+            snaps = [ln for ln in lines if ln["kind"] == "snapshot" and ln["tick"] > since]
             boids[k] = {s["tick"]: sorted(tuple(b[-4:]) for b in s["boids"]) for s in snaps}
         common = sorted(set(boids["v2"]) & set(boids["whole"]) & set(boids["view"]))
         assert len(common) >= HZ, {k: len(v) for k, v in boids.items()}
