@@ -65,6 +65,18 @@ def free_port():
         return s.getsockname()[1]
 
 
+def listening(port, seconds):
+    """Whether a server listens on the loopback port within `seconds`."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.2).close()
+            return True
+        except OSError:
+            time.sleep(0.05)
+    return False
+
+
 def cpu_list(text):
     """The CPUs of a list such as 0, 0-3 or 0,2."""
     cpus = set()
@@ -93,15 +105,9 @@ class Flockd:
                 "--max-clients", str(viewers + 64), "--max-per-ip", str(viewers + 64)] + extra
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                      text=True, preexec_fn=pinned(cpus))
-        deadline = time.time() + 60  # a room of a million boids takes a while to fill
-        while time.time() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), 0.2).close()
-                return
-            except OSError:
-                time.sleep(0.05)
-        self.stop()
-        sys.exit(f"fanout_bench: flockd did not listen on {self.port}")
+        if not listening(self.port, 60):  # a room of a million boids takes a while to fill
+            self.stop()
+            sys.exit(f"fanout_bench: flockd did not listen on {self.port}")
 
     @property
     def url(self):
@@ -123,15 +129,9 @@ class Uws:
         self.proc = subprocess.Popen([binary, str(self.port), welcome, frames, str(hz)],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                      preexec_fn=pinned(cpus))
-        deadline = time.time() + 10
-        while time.time() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), 0.2).close()
-                return
-            except OSError:
-                time.sleep(0.05)
-        self.stop()
-        sys.exit(f"fanout_bench: uws_pubsub did not listen on {self.port}")
+        if not listening(self.port, 10):
+            self.stop()
+            sys.exit(f"fanout_bench: uws_pubsub did not listen on {self.port}")
 
     url = Flockd.url
     stop = Flockd.stop

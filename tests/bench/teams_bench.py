@@ -21,10 +21,8 @@ per T, then one JSON line. Every player drains its frames.
 import argparse
 import asyncio
 import json
-import os
 import random
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -32,20 +30,7 @@ import urllib.request
 
 import websockets
 
-TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def cpu_s(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS
-
+from fanout_bench import cpu_s, free_port, listening
 
 def metrics(port):
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as f:
@@ -102,15 +87,8 @@ async def run(flockd, teams, units, seconds, sight):
                              "--max-teams", str(max(teams, 1))],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.time() + 10
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), 0.2).close()
-                break
-            except OSError:
-                if time.time() > deadline:
-                    sys.exit("teams_bench: flockd did not listen")
-                time.sleep(0.05)
+        if not listening(port, 10):
+            sys.exit("teams_bench: flockd did not listen")
         url = f"ws://127.0.0.1:{port}/ws"
         admin = Member()
         await admin.open(url, "admin", "admin")
