@@ -730,6 +730,8 @@ async def a_version_3_client_on_a_relay_gets_the_frames_of_one_on_the_owner():
         relay_id = next(i for i in NODES[:2] if i != owner_id)
         relay = by_id(nodes, relay_id)
         clients = [await V3Client.connect(n.url) for n in (owner, relay)]
+        for c in clients:  # the relay has relayed a frame (before one its ack says tick 0)
+            await c.next_snapshot(timeout=10)
         acks = await same_view(clients, x=1000.0, y=800.0, w=1600.0, h=900.0)
         for k in ("rect", "shift", "sample", "rate"):
             assert acks[0][k] == acks[1][k], acks
