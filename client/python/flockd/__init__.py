@@ -15,7 +15,7 @@ Snapshot objects (snapshot.py) and reconnect by themselves. README.md
 beside this package is the guide.
 """
 
-from . import decode_v3
+from . import decode_v3, squads
 from .blocking import BlockingClient, connect
 from .client import Backoff, Client, Event, Snapshots, connect_async
 from .decode import Decoder, Frame
@@ -23,7 +23,7 @@ from .errors import (BadArgument, BadJson, BadRoom, Capacity, CommandError, Conn
                      ConnectionLost, FlockdError, Forbidden, InternalError, NotFound, NotJoined,
                      OutOfRange, QueueFull, RateLimited, SnapshotError, Timeout, TooLarge,
                      UnknownCommand)
-from .messages import Ack, Availability, Message, Roster, Stats, Welcome
+from .messages import Ack, Availability, Message, Roster, Squads, Stats, Welcome
 from .snapshot import Obstacle, Snapshot, Target
 
 __version__ = "0.1.0"
@@ -33,6 +33,6 @@ __all__ = [
     "Capacity", "Client", "CommandError", "ConnectError", "ConnectionLost", "Decoder", "Event",
     "FlockdError", "Forbidden", "Frame", "InternalError", "Message", "NotFound", "NotJoined",
     "Obstacle", "OutOfRange", "QueueFull", "RateLimited", "Roster", "Snapshot", "SnapshotError",
-    "Snapshots", "Stats", "Target", "Timeout", "TooLarge", "UnknownCommand", "Welcome",
-    "connect", "connect_async", "decode_v3",
+    "Snapshots", "Squads", "Stats", "Target", "Timeout", "TooLarge", "UnknownCommand", "Welcome",
+    "connect", "connect_async", "decode_v3", "squads",
 ]

@@ -41,7 +41,14 @@ A close the server means (1008: kicked, too slow or over the rate limit;
 server refuses other than rate_limited, queue_full or internal. Then the
 client is closed for good: commands raise ConnectionLost, iterators too.
 `on("disconnect", fn)` and `on("reconnect", fn)` watch it (also "welcome",
-"roster", "availability", "refused").
+"roster", "availability", "squads", "refused").
+
+Squads (§13): `select`, `order` and `formation` are written by hand (their
+arguments are arrays and booleans; squads.py checks them) and return the
+Ack (squad, units). The latest `squads` message of each team is
+`squads[team]` (a Squads message; a player gets its own team's, an admin
+every team's); `squad(n)` is one squad's entry, `wait_squads(predicate)`
+waits for a squads message that satisfies a condition.
 
 Threading: one event loop; nothing here is thread-safe (the blocking
 wrapper in blocking.py runs a client in a thread of its own).
@@ -59,11 +66,11 @@ import time
 
 import websockets
 
-from . import schema
+from . import schema, squads as squadlib
 from .decode import Decoder
 from .errors import (CommandError, ConnectError, ConnectionLost, InternalError, QueueFull,
                      RateLimited, SnapshotError, Timeout, command_error)
-from .messages import Ack, Availability, Roster, Welcome
+from .messages import Ack, Availability, Roster, Squads, Welcome
 from .snapshot import Snapshot
 
 log = logging.getLogger("flockd")
@@ -162,6 +169,8 @@ class Client:
         self._room = schema.Room()
         self.welcome = self.roster = self.availability = self.snapshot = None
         self._view = self.view_ack = None  # the last view acked: its arguments, its Ack
+        self.squads = {}  # team -> its latest Squads message (§13.5), in this room
+        self._squads_waiters = []
         self.last_ack_tick = -1
         self.frames = self.refused_frames = self.keyframes_requested = self.reconnects = 0
 
@@ -368,8 +377,29 @@ class Client:
         elif kind == "availability":
             self.availability = Availability(m)
             self._emit(Event("availability", message=self.availability))
+        elif kind == "squads" and isinstance(m.get("team"), int):
+            self._take_squads(Squads(m))
+
+    def _take_squads(self, msg):
+        self.squads[msg.team] = msg
+        waiters, self._squads_waiters = self._squads_waiters, []
+        for w in waiters:
+            fut, predicate = w
+            if fut.done():
+                continue
+            try:
+                if predicate(msg):
+                    fut.set_result(msg)
+                    continue
+            except Exception as e:  # the caller's predicate: its error is the caller's
+                fut.set_exception(e)
+                continue
+            self._squads_waiters.append(w)
+        self._emit(Event("squads", message=msg))
 
     def _take_welcome(self, m):
+        if self.welcome is None or self.welcome.get("room") != m.get("room"):
+            self.squads = {}  # another room: its squads are still to come
         self.welcome = Welcome(m)
         self._room = schema.Room.of(m)
         # A new stream starts on a key frame (§11.1, §12.7), its fields this size.
@@ -514,6 +544,56 @@ class Client:
         self._view = self.view_ack = None  # another world: the whole room until a view
         self._took_join(ack.to_dict())
         return ack
+
+    # ---- squads (§13) -------------------------------------------------------------------
+
+    async def select(self, *, rect=None, ids=None, all=None, squads=None, squad=None, team=None,
+                     timeout=None):
+        """Puts units of the team into squad `squad` (0..32; None: the
+        lowest-numbered squad with no units; 0: out of their squads): those
+        in `rect` [x, y, w, h], with boid `ids` (1..256), `all=True` (every
+        unit of the team) or of `squads` (1..32 squad numbers): exactly one.
+        `team`: the team an admin addresses. Returns the Ack (squad, units)."""
+        args = squadlib.select_args(rect, ids, all, squads, squad, team)
+        return await self.command("select", timeout=timeout, **args)
+
+    async def order(self, squad, do, *, to=None, queue=None, squad_of=None, unit=None,
+                    team=None, timeout=None):
+        """Gives squad `squad` an order (§13.2): do 'move' (to: points, or
+        one point; queue=True appends them), 'patrol' (to), 'follow'
+        (squad_of, or unit: a boid id), 'hold' or 'stop'. Returns the Ack."""
+        args = squadlib.order_args(squad, do, to, queue, squad_of, unit, team)
+        return await self.command("order", timeout=timeout, **args)
+
+    async def formation(self, squad, shape, *, spacing=None, team=None, timeout=None):
+        """Sets squad `squad`'s formation (§13.3): shape 'none', 'line',
+        'column', 'wedge' or 'box'; spacing 1..200 world units (None: 1.25 x
+        the group's separation_radius). Returns the Ack."""
+        args = squadlib.formation_args(squad, shape, spacing, team)
+        return await self.command("formation", timeout=timeout, **args)
+
+    def squad(self, n, team=None):
+        """Squad n's entry in the latest squads message of `team` (default:
+        the client's own), or None (no message yet, or the squad has no
+        units)."""
+        msg = self.squads.get(self.team if team is None else team)
+        return msg.entry(n) if msg is not None else None
+
+    async def wait_squads(self, predicate, timeout=30.0, team=None):
+        """The first squads message of `team` (default: the client's own;
+        the latest one first) for which predicate(message) is true;
+        Timeout after `timeout` seconds."""
+        team = self.team if team is None else team
+        latest = self.squads.get(team)
+        if latest is not None and predicate(latest):
+            return latest
+        fut = asyncio.get_running_loop().create_future()
+        self._squads_waiters.append((fut, lambda m: m.team == team and predicate(m)))
+        try:
+            return await asyncio.wait_for(fut, timeout)
+        except asyncio.TimeoutError:
+            raise Timeout(f"no squads message of team {team} met the condition within "
+                          f"{timeout} s (last: {self.squads.get(team)!r})") from None
 
     # ---- snapshots ---------------------------------------------------------------------
 
@@ -719,10 +799,15 @@ def command_method(spec, blocking=False):
     return method
 
 
+# Commands whose methods are written by hand.
+HAND_WRITTEN = frozenset(("join", "select", "order", "formation"))
+
+
 def add_command_methods(cls, blocking=False):
-    """One method per command of the schema on cls (join is written by hand)."""
+    """One method per command of the schema on cls (HAND_WRITTEN's are
+    written by hand)."""
     for spec in schema.SCHEMA["commands"]:
-        if spec["name"] != "join":
+        if spec["name"] not in HAND_WRITTEN:
             setattr(cls, spec["name"], command_method(spec, blocking))
 
 

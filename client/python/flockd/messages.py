@@ -118,4 +118,21 @@ class Ack(Message):
         object.__setattr__(self, "command", command)
 
 
-_CLASSES = {"welcome": Welcome, "roster": Roster, "stats": Stats, "availability": Availability}
+class Squads(Message):
+    """A team's squads (§13.5): tick, team, and squads, one entry per squad
+    with units: squad, units, do (none, move, patrol, follow, hold, stop),
+    to (the waypoints ahead), squad_of or unit (follow), formation,
+    spacing, anchor, facing. `entry(n)` is squad n's entry, or None;
+    flockd.squads.entry_slots(entry) places its formation's slots."""
+
+    kind = "squads"
+
+    def entry(self, squad):
+        for e in self._data.get("squads", ()):
+            if e.get("squad") == squad:
+                return Message(e)
+        return None
+
+
+_CLASSES = {"welcome": Welcome, "roster": Roster, "stats": Stats, "availability": Availability,
+            "squads": Squads}
