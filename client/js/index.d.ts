@@ -115,6 +115,42 @@ export interface RoomStats {
 
 export type Role = 'viewer' | 'player' | 'admin';
 
+// ---- squads (§13) -----------------------------------------------------------------
+
+export type FormationShape = 'none' | 'line' | 'column' | 'wedge' | 'box';
+export type SquadOrder = 'none' | 'move' | 'patrol' | 'follow' | 'hold' | 'stop';
+export type Point = [number, number];
+
+/** One squad of a squads message (§13.5). */
+export interface SquadEntry {
+  squad: number;
+  units: number;
+  do: SquadOrder;
+  /** The waypoints still ahead (patrol: the whole round, next first). */
+  to?: Point[];
+  squad_of?: number;
+  unit?: number;
+  formation: FormationShape;
+  spacing: number;
+  /** The middle of the front row (none: the squad's centre). */
+  anchor: Point;
+  /** Radians, atan2(dy, dx). */
+  facing: number;
+}
+
+/** A team's squads (§13.5): to its players and to admins. */
+export interface SquadsMessage {
+  type: 'squads';
+  tick: number;
+  team: number;
+  squads: SquadEntry[];
+}
+
+export interface SelectAck extends Ack {
+  squad: number;
+  units: number;
+}
+
 // ---- commands (proto/schema.json) -------------------------------------------------
 
 /** Every ack carries the tick at which the command was applied. */
@@ -221,6 +257,7 @@ export interface ClientEvents {
   viewrefused: CommandError;
   roster: Roster;
   availability: Availability;
+  squads: SquadsMessage;
   disconnect: { code?: number; reason?: string };
   reconnect: { welcome: Welcome; downMs: number };
   snapshot: Snapshot;
@@ -256,6 +293,8 @@ export declare class Client {
   readonly lastView: ViewArgs | null;
   /** The latest view's ack on this stream, or null (the whole room). */
   readonly viewAck: ViewAck | null;
+  /** Team -> its latest squads message in this room (§13.5). */
+  readonly squads: Map<number, SquadsMessage>;
 
   on<E extends keyof ClientEvents>(event: E, fn: (value: ClientEvents[E]) => void): () => void;
   off<E extends keyof ClientEvents>(event: E, fn: (value: ClientEvents[E]) => void): void;
@@ -267,6 +306,10 @@ export declare class Client {
   /** Any command by name, checked against the schema. */
   command(cmd: string, args?: Record<string, unknown>, options?: CommandOptions): Promise<Ack & Record<string, unknown>>;
   whenReady(timeoutMs?: number): Promise<void>;
+  /** Squad n's entry in the latest squads message of `team` (default: this player's), or null. */
+  squad(n: number, team?: number | null): SquadEntry | null;
+  /** The first squads message of `team` (the latest first) that satisfies predicate. */
+  waitSquads(predicate: (msg: SquadsMessage) => boolean, options?: { timeoutMs?: number; team?: number | null }): Promise<SquadsMessage>;
   close(): Promise<void>;
 
   // One method per command of the schema:
@@ -288,6 +331,11 @@ export declare class Client {
   stats(args?: Record<string, never>, options?: CommandOptions): Promise<Ack & { stats: RoomStats }>;
   goto(args: { tick: number }, options?: CommandOptions): Promise<Ack>;
   join(args: JoinArgs, options?: CommandOptions): Promise<JoinAck>;
+  /** Exactly one of rect [x, y, w, h], ids, all: true, squads; into `squad` (default: the lowest free). */
+  select(args: { rect?: number[]; ids?: number[]; all?: boolean; squads?: number[]; squad?: number; team?: number }, options?: CommandOptions): Promise<SelectAck>;
+  /** `to` may be one point [x, y]. */
+  order(args: { squad: number; do: 'move' | 'patrol' | 'follow' | 'hold' | 'stop'; to?: Point | Point[]; queue?: boolean; squad_of?: number; unit?: number; team?: number }, options?: CommandOptions): Promise<Ack & { squad: number }>;
+  formation(args: { squad: number; shape: FormationShape; spacing?: number; team?: number }, options?: CommandOptions): Promise<Ack & { squad: number }>;
   /** Version 3 only (a local bad_arg otherwise); sent again after each reconnection. */
   view(args: { x: number; y: number; w: number; h: number; px?: number; budget?: number }, options?: CommandOptions): Promise<Ack & { shift: number; sample: number; rect: number[]; boids: number; bytes: number; rate: number }>;
 }
@@ -579,3 +627,14 @@ export declare function gridAt(n: number, shift: number): number;
 /** §12.7: the tile hash of `count` boids from `start`. */
 export declare function tileHash(id: Uint32Array, qx: Uint16Array, qy: Uint16Array, heading: Uint8Array, group: Uint8Array,
   start: number, count: number): number;
+
+// ---- squads' formation slots (src/squads.js, §13.3) -----------------------------------
+
+export declare const SHAPES: readonly FormationShape[];
+export declare const ORDERS: readonly ('move' | 'patrol' | 'follow' | 'hold' | 'stop')[];
+/** [a, b] per slot: a across the facing, b back from the front row, in spacings. */
+export declare function slotOffsets(shape: FormationShape, n: number): Point[];
+export declare function slots(shape: FormationShape, n: number, anchor: Point, facing: number, spacing: number): Point[];
+export declare function entrySlots(entry: SquadEntry): Point[];
+/** The share of the slots with a point within tolerance, each point for one slot. */
+export declare function slotFit(slots: Point[], points: Point[], tolerance: number): number;

@@ -8,8 +8,10 @@
 // it reconnects with capped, jittered backoff, joins the same room and
 // role again (an RTS player with its rejoin token), sends its last view
 // again (version 3) and goes on from the key frame a new stream starts
-// with; commands sent meanwhile wait for it. Owns its Connection
-// (connection.js); one Client per connection.
+// with; commands sent meanwhile wait for it. Squads (§13): select, order
+// and formation (checked by squads.js), the latest `squads` message of
+// each team (`squads`, the 'squads' event, squad(n), waitSquads()). Owns
+// its Connection (connection.js); one Client per connection.
 
 import { Connection, offerFor } from './connection.js';
 import { decodeSnapshot } from './decoder.js';
@@ -17,6 +19,7 @@ import { FrameDecoderV2 } from './decoder_v2.js';
 import { FrameDecoderV3, SUBPROTOCOL_V3 } from './decode_v3.js';
 import { Snapshot, SnapshotQueue, deferred } from './snapshot.js';
 import { COMMANDS, validateCommand } from './validate.js';
+import { HAND_CHECKED, pointList } from './squads.js';
 import { CommandError, ConnectionError } from './errors.js';
 
 /** A script's pace: 0.1 s doubling to 1 s, ±20%: back within about a second of the server. */
@@ -99,6 +102,7 @@ export class Client {
     this.closeError = null;
     this.lastView = null; // the arguments of the latest view sent: sent again after a reconnection
     this.viewAck = null; // the ack of the latest view (§12.4), or null
+    this.squads = new Map(); // team -> its latest squads message (§13.5) in this room
     const protocols = offerFor(options.protocol);
     const socketOptions = isNode() && WebSocket !== globalThis.WebSocket
       ? { perMessageDeflate: false, ...(options.tls || {}) } : undefined;
@@ -173,6 +177,7 @@ export class Client {
   }
 
   onWelcome(w, fresh) {
+    if (!this.welcome || this.welcome.room !== w.room) this.squads = new Map(); // another room's are to come
     this.welcome = w;
     this.stream++;
     this.decoder = this.decoderFor(w); // a new stream: it starts with a key frame
@@ -317,6 +322,9 @@ export class Client {
     if (msg.type === 'roster') {
       this.roster = msg;
       this.emit('roster', msg);
+    } else if (msg.type === 'squads' && Number.isInteger(msg.team)) {
+      this.squads.set(msg.team, msg);
+      this.emit('squads', msg);
     } else if (msg.type === 'availability') {
       if (msg.room === this.room) this.available = msg.available;
       this.emit('availability', msg);
@@ -442,6 +450,47 @@ export class Client {
     });
   }
 
+  // ---- squads (§13) ------------------------------------------------------------------
+
+  /** Squad n's entry in the latest squads message of `team` (default: this player's), or null. */
+  squad(n, team = this.team) {
+    const msg = this.squads.get(team);
+    return (msg && msg.squads.find((e) => e.squad === n)) || null;
+  }
+
+  /**
+   * The first squads message of `team` (default: this player's; the
+   * latest one first) for which predicate(message) is true; rejects with a
+   * ConnectionError 'timeout' after timeoutMs.
+   */
+  waitSquads(predicate, { timeoutMs = this.options.timeoutMs, team = this.team } = {}) {
+    const latest = this.squads.get(team);
+    if (latest && predicate(latest)) return Promise.resolve(latest);
+    return new Promise((resolve, reject) => {
+      let stop = null;
+      const timer = setTimeout(() => {
+        stop();
+        const last = this.squads.get(team);
+        reject(new ConnectionError('timeout', `no squads message of team ${team} met the condition within ${timeoutMs} ms (last at tick ${last ? last.tick : 'none'})`));
+      }, timeoutMs);
+      stop = this.on('squads', (msg) => {
+        let ok;
+        try {
+          ok = msg.team === team && predicate(msg);
+        } catch (e) {
+          stop();
+          clearTimeout(timer);
+          reject(e);
+          return;
+        }
+        if (!ok) return;
+        stop();
+        clearTimeout(timer);
+        resolve(msg);
+      });
+    });
+  }
+
   // ---- snapshots ---------------------------------------------------------------------
 
   onFrame(data) {
@@ -511,11 +560,18 @@ export class Client {
 }
 
 // One method per command of the schema: c.seek({group, x, y}), c.obstacleAdd(...), ...
-for (const name of COMMANDS.keys()) {
+// and §13's: c.select({rect}), c.order({squad, do, to}), c.formation({squad, shape}).
+for (const name of new Set([...COMMANDS.keys(), ...HAND_CHECKED.keys()])) {
   Client.prototype[methodName(name)] = function send(args = {}, options = {}) {
     return this.command(name, args, options);
   };
 }
+
+// An order's `to` may be one point [x, y].
+Client.prototype.order = function order(args = {}, options = {}) {
+  const to = args.to === undefined ? undefined : pointList(args.to);
+  return this.command('order', to === undefined ? args : { ...args, to }, options);
+};
 
 /**
  * Connects to flockd at `url` (a ws, wss, http or https URL; one without a

@@ -2,8 +2,9 @@
 // for browsers and node. connect() and the Client (client.js), the errors
 // it throws (errors.js), typed snapshots (snapshot.js), the schema's
 // validator (validate.js), the reconnecting connection the viewer runs on
-// (connection.js) and the snapshot decoders of every protocol version
-// (decoder.js, decoder_v2.js, decode_v3.js, inflate.js).
+// (connection.js), the snapshot decoders of every protocol version
+// (decoder.js, decoder_v2.js, decode_v3.js, inflate.js) and the squads'
+// checks and formation slots (squads.js).
 
 export {
   connect, Client, CLIENT_BACKOFF, methodName, socketUrl, webSocketClass,
@@ -26,3 +27,6 @@ export {
   FrameDecoderV3, SUBPROTOCOL_V3, PROTOCOL_VERSION_V3, FLAG_FOGGED, FLAG_DELAYED, mix, inSample, gridAt, tileHash,
 } from './decode_v3.js';
 export { inflateBody } from './inflate.js';
+export {
+  slots, slotOffsets, entrySlots, slotFit, SHAPES, ORDERS,
+} from './squads.js';

@@ -1,0 +1,178 @@
+// The client library's squads (PROTOCOL.md §13, client/js/src/squads.js):
+// §13.3's slot layouts worked out by hand for each shape, turned and
+// moved; how much of a formation a set of units fills; the checks select,
+// order and formation pass before sending; and, over a stand-in WebSocket,
+// what the methods send, that they resolve to the ack or reject with the
+// server's refusal, and that squads messages are kept per team, emitted
+// and wake waitSquads. (Against the real server: tests/e2e/squads.e2e.mjs.)
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+
+import {
+  connect, slots, slotOffsets, entrySlots, slotFit, validateCommand, CommandError,
+} from '../../client/js/src/index.js';
+
+const PLAYER = { world: { width: 1600, height: 1000, capacity: 16384 }, role: 'player', mode: 'rts', team: 2 };
+const ADMIN = { ...PLAYER, role: 'admin', team: null };
+const VIEWER = { ...PLAYER, role: 'viewer', team: null };
+
+function near(got, want) {
+  assert.equal(got.length, want.length);
+  got.forEach(([x, y], i) => {
+    assert.ok(Math.abs(x - want[i][0]) < 1e-9 && Math.abs(y - want[i][1]) < 1e-9, `slot ${i}: [${x}, ${y}] not [${want[i]}]`);
+  });
+}
+
+test('each shape should lay its slots out as §13.3 says', () => {
+  assert.deepEqual(slotOffsets('line', 4), [[-1.5, 0], [-0.5, 0], [0.5, 0], [1.5, 0]]);
+  assert.deepEqual(slotOffsets('column', 3), [[0, 0], [0, 1], [0, 2]]);
+  assert.deepEqual(slotOffsets('box', 7), [[-1, 0], [0, 0], [1, 0], [-1, 1], [0, 1], [1, 1], [0, 2]]);
+  assert.deepEqual(slotOffsets('wedge', 6), [[0, 0], [-1, 1], [0, 1], [1, 1], [-0.5, 2], [0.5, 2]]);
+  assert.deepEqual(slotOffsets('none', 5), []);
+  assert.throws(() => slotOffsets('circle', 3), RangeError);
+  for (const shape of ['line', 'column', 'wedge', 'box']) {
+    for (const n of [1, 2, 10, 37, 200]) {
+      const offs = slotOffsets(shape, n);
+      assert.equal(new Set(offs.map(String)).size, n, `${shape} of ${n}: one slot a unit, none twice`);
+    }
+  }
+});
+
+test('slots should face the heading with the anchor in the front row', () => {
+  near(slots('column', 3, [100, 50], 0, 10), [[100, 50], [90, 50], [80, 50]]);
+  near(slots('line', 3, [100, 50], Math.PI / 2, 10), [[110, 50], [100, 50], [90, 50]]);
+  near(slots('wedge', 4, [0, 0], Math.PI / 2, 2), [[0, 0], [2, -2], [0, -2], [-2, -2]]);
+  const e = { squad: 1, units: 3, do: 'move', formation: 'line', spacing: 12.5, anchor: [612.5, 480], facing: 0 };
+  near(entrySlots(e), [[612.5, 467.5], [612.5, 480], [612.5, 492.5]]);
+  assert.deepEqual(entrySlots({ ...e, formation: 'none' }), []);
+});
+
+test('slotFit should count each unit for one slot, the closest pairs first', () => {
+  const s = slots('box', 9, [200, 200], 0.7, 10);
+  assert.equal(slotFit(s, s, 1), 1);
+  assert.equal(slotFit([[0, 0], [1, 0], [2, 0], [3, 0]], [[0.5, 0]], 0.6), 0.25);
+  assert.equal(slotFit(s, s.map(([x, y]) => [x + 6, y]), 5), 0);
+  assert.equal(slotFit([[0, 0], [2, 0]], [[0.9, 0], [2.2, 0]], 1), 1);
+  assert.equal(slotFit([], [], 1), 1);
+});
+
+function refused(code, cmd, args, place = PLAYER) {
+  assert.throws(() => validateCommand(cmd, args, place), (e) => e instanceof CommandError && e.code === code && e.local,
+    `${cmd} ${JSON.stringify(args)} should be ${code}`);
+}
+
+test('select should take exactly one selection within its bounds', () => {
+  validateCommand('select', { rect: [10, 20, 30, 40], squad: 2 }, PLAYER);
+  validateCommand('select', { all: true }, PLAYER);
+  validateCommand('select', { squads: [0, 32], squad: 1 }, PLAYER);
+  refused('bad_arg', 'select', { squad: 2 });
+  refused('bad_arg', 'select', { all: true, ids: [1] });
+  refused('bad_arg', 'select', { all: false });
+  refused('out_of_range', 'select', { ids: Array.from({ length: 257 }, (_, i) => i + 1) });
+  refused('out_of_range', 'select', { ids: [] });
+  refused('out_of_range', 'select', { ids: [0] });
+  refused('out_of_range', 'select', { all: true, squad: 33 });
+  refused('bad_arg', 'select', { rect: [0, 0, 0, 5] });
+  refused('out_of_range', 'select', { rect: [-1, 0, 5, 5] });
+  refused('bad_arg', 'select', { rect: [0, 0, 5] });
+});
+
+test('order should take the arguments of its kind, points in the world', () => {
+  validateCommand('order', { squad: 2, do: 'move', to: [[800, 500], [900, 600]], queue: true }, PLAYER);
+  validateCommand('order', { squad: 2, do: 'follow', unit: 4711 }, PLAYER);
+  validateCommand('order', { squad: 2, do: 'patrol', to: Array.from({ length: 15 }, () => [1, 1]) }, PLAYER);
+  refused('out_of_range', 'order', { squad: 2, do: 'patrol', to: Array.from({ length: 16 }, () => [1, 1]) });
+  refused('out_of_range', 'order', { squad: 2, do: 'move', to: Array.from({ length: 17 }, () => [1, 1]) });
+  refused('out_of_range', 'order', { squad: 2, do: 'move', to: [[1600.5, 1]] });
+  refused('bad_arg', 'order', { squad: 2, do: 'hold', to: [[1, 1]] });
+  refused('bad_arg', 'order', { squad: 2, do: 'follow' });
+  refused('bad_arg', 'order', { squad: 2, do: 'follow', squad_of: 1, unit: 3 });
+  refused('bad_arg', 'order', { squad: 2, do: 'charge' });
+  refused('out_of_range', 'order', { squad: 0, do: 'stop' });
+});
+
+test('formation should take a shape and a spacing of 1..200', () => {
+  validateCommand('formation', { squad: 2, shape: 'wedge', spacing: 14 }, PLAYER);
+  refused('bad_arg', 'formation', { squad: 2, shape: 'circle' });
+  refused('out_of_range', 'formation', { squad: 2, shape: 'line', spacing: 0.5 });
+  refused('bad_arg', 'formation', { squad: 2, shape: 'line', size: 3 });
+});
+
+test('a viewer should send none of them, an admin name the team, a player only its own', () => {
+  refused('forbidden', 'select', { all: true }, VIEWER);
+  refused('bad_arg', 'order', { squad: 1, do: 'stop' }, ADMIN);
+  validateCommand('order', { squad: 1, do: 'stop', team: 3 }, ADMIN);
+  refused('forbidden', 'select', { all: true, team: 3 }, PLAYER);
+});
+
+// A WebSocket that welcomes a player of team 2 and answers as `answer` says.
+function standIn(answer, sent) {
+  return class StandIn {
+    constructor() {
+      this.protocol = 'flock.v2';
+      this.readyState = 1;
+      setTimeout(() => this.deliver({
+        type: 'welcome', protocol: 2, room: 'war', mode: 'rts', role: 'player', team: 2, tick: 1, tick_hz: 60, snapshot_hz: 20,
+        world: { width: 1600, height: 1000, edges: 'wrap', capacity: 16384, max_obstacles: 64 }, limits: { max_message: 4096 }, params: [], values: {},
+      }), 0);
+    }
+
+    deliver(msg) { this.onmessage({ data: JSON.stringify(msg) }); }
+
+    send(text) {
+      const m = JSON.parse(text);
+      sent.push(m);
+      setTimeout(() => answer(m).forEach((r) => this.deliver(r)), 0);
+    }
+
+    close(code = 1000) {
+      this.readyState = 3;
+      setTimeout(() => this.onclose({ code }), 0);
+    }
+
+    addEventListener() {}
+  };
+}
+
+const squadsMsg = (tick, entry) => ({ type: 'squads', tick, team: 2, squads: [entry] });
+
+function answer(m) {
+  if (m.cmd === 'select' && m.ids && m.ids[0] === 999) return [{ type: 'error', id: m.id, code: 'not_found', message: 'select: no live boid 999' }];
+  if (m.cmd === 'select') {
+    return [{ type: 'ack', id: m.id, tick: 10, squad: 2, units: 37 },
+      squadsMsg(10, { squad: 2, units: 37, do: 'none', formation: 'none', spacing: 12.5, anchor: [100, 100], facing: 0 })];
+  }
+  if (m.cmd === 'formation') {
+    return [{ type: 'ack', id: m.id, tick: 11, squad: m.squad },
+      squadsMsg(11, { squad: m.squad, units: 37, do: 'none', formation: m.shape, spacing: m.spacing ?? 12.5, anchor: [100, 100], facing: 0 })];
+  }
+  return [{ type: 'ack', id: m.id, tick: 12, squad: m.squad }];
+}
+
+test('the methods should send their command and resolve to the ack or reject with the refusal', async () => {
+  const sent = [];
+  const c = await connect('ws://stand.in', { WebSocket: standIn(answer, sent), timeoutMs: 2000 });
+  const seen = [];
+  c.on('squads', (msg) => seen.push(msg.tick));
+  assert.deepEqual(await c.select({ rect: [10, 20, 300, 200] }), { tick: 10, squad: 2, units: 37 });
+  assert.equal((await c.formation({ squad: 2, shape: 'wedge', spacing: 14 })).squad, 2);
+  await c.order({ squad: 2, do: 'move', to: [800, 500], queue: true });
+  await c.order({ squad: 2, do: 'follow', squad_of: 3 });
+  await assert.rejects(c.select({ ids: [999] }), (e) => e.code === 'not_found' && !e.local);
+  await assert.rejects(c.select({}), (e) => e.code === 'bad_arg' && e.local);
+  const msg = await c.waitSquads((m) => m.tick === 11, { timeoutMs: 1000 });
+  assert.equal(c.squads.get(2), msg);
+  assert.equal(c.squad(2).formation, 'wedge');
+  assert.equal(c.squad(2).spacing, 14);
+  assert.equal(c.squad(3), null);
+  assert.deepEqual(seen, [10, 11]);
+  await assert.rejects(c.waitSquads((m) => m.tick > 100, { timeoutMs: 100 }), (e) => e.code === 'timeout');
+  await c.close();
+  assert.deepEqual(sent.filter((m) => m.cmd !== 'ping').map(({ id, ...m }) => m), [
+    { cmd: 'select', rect: [10, 20, 300, 200] },
+    { cmd: 'formation', squad: 2, shape: 'wedge', spacing: 14 },
+    { cmd: 'order', squad: 2, do: 'move', to: [[800, 500]], queue: true },
+    { cmd: 'order', squad: 2, do: 'follow', squad_of: 3 },
+    { cmd: 'select', ids: [999] },
+  ]);
+});
