@@ -2,7 +2,7 @@
 // the browser console: connection, welcome, room and role, roster, newest
 // snapshot (copied), the boids as the last frame drew them, frame and
 // stream counters, version 3's view, budget, level of detail, fog, the
-// followed boid and the minimap, and world <-> page coordinate
+// followed boid and the minimap, an rts player's squads, and world <-> page coordinate
 // conversion. Getters return copies; nothing here changes the viewer.
 
 import { groupCounts } from '../lib/snapshot.js';
@@ -37,12 +37,22 @@ function summary(s) {
 export function makeFlockView(src) {
   const {
     app, conn, camera, canvas, renderer, playout, skips, session, roster, snapshotStats, frameStats,
-    budget, viewSender, minimap, minimapFeed, intro, currentView,
+    budget, viewSender, minimap, minimapFeed, intro, currentView, squadUi,
   } = src;
   const clientRect = () => canvas.getBoundingClientRect();
   return Object.freeze({
     get connected() { return conn.open; },
     get connection() { return conn.state; },
+    /**
+     * An rts player's squads (§13): {active, team, selected, patrolArmed,
+     * latest: the team's latest squads message or null, rows: the panel's}.
+     */
+    get squads() {
+      return {
+        active: squadUi.active, team: squadUi.team, selected: squadUi.selected, patrolArmed: squadUi.patrolArmed,
+        latest: squadUi.msg ? JSON.parse(JSON.stringify(squadUi.msg)) : null, rows: squadUi.rows(),
+      };
+    },
     get welcome() { return app.welcome ? JSON.parse(JSON.stringify(app.welcome)) : null; },
     /** {room, mode, role, team, client, rejoining}, or null before the first welcome. */
     get room() { return session.here ? { ...session.here, rejoining: session.rejoining } : null; },

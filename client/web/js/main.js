@@ -9,6 +9,10 @@
 // come at (lod.js), a minimap of the whole room (minimap.js), the fog of
 // an rts team, and follows a boid by id. ?protocol=2 or ?protocol=1 asks
 // for an older version only; ?budget=N starts the budget at N bytes/s.
+//
+// An rts player commands its team's squads (§13, squadui.js): a dragged
+// box selects, a right-click moves, keys set formations and orders; the
+// squads panel lists them and their waypoints and slots are drawn.
 
 import { decodeAnySnapshot } from '../lib/decoder.js';
 import { FrameDecoderV2 } from '../lib/decoder_v2.js';
@@ -35,6 +39,7 @@ import {
 import { LodBlend } from './lod.js';
 import { Minimap, MinimapFeed } from './minimap.js';
 import { Intro } from './intro.js';
+import { SquadControl } from './squadui.js';
 
 // Render this far behind the newest snapshot, or 1.5 snapshot periods when
 // snapshots come slower than 15 Hz, so there is a later one to move toward.
@@ -107,7 +112,10 @@ const app = {
   v3Frames: 0, // version 3 frames since the latest welcome
   viewPendingSince: null, // when a new stream's first view went, until its ack: its frames are the whole room's
   framesDropped: 0, // frames dropped undecoded while the first view was pending
+  squadBox: null, // the selection box being dragged, [sx0, sy0, sx1, sy1] in CSS px, or null
+  squadsOf: null, // 'room:team' of the squads kept, so a reconnection keeps them
 };
+const squadUi = new SquadControl();
 
 // Version 3 frames by default; ?protocol=2 or ?protocol=1 asks for that version.
 const query = new URLSearchParams(location.search);
@@ -217,6 +225,7 @@ function onMessage(msg) {
   if (msg.type === 'roster' && session.here && msg.room === session.here.room) {
     roster.show(msg, session.here.client);
   }
+  if (msg.type === 'squads' && squadUi.take(msg)) showSquads();
   const state = session.here ? availabilityOf(msg, session.here.room) : undefined;
   if (state) setAvailable(state);
 }
@@ -308,6 +317,10 @@ function onReply(msg, req) {
     viewAcked(msg);
     return;
   }
+  if (cmd === 'select' || cmd === 'order' || cmd === 'formation') {
+    squadUi.acked(cmd, msg);
+    showSquads();
+  }
   if (cmd !== 'ping' && cmd !== 'stats') app.acks++; // acks of what the user did
   if (cmd === 'ping') app.rttMs = performance.now() - req.sentAt;
   if (cmd === 'stats' && msg.stats) plotStats(msg.stats);
@@ -358,6 +371,7 @@ function applyRole() {
   if (perm.seek === 'team') setGroup(perm.team);
   if (!perm.obstacles) app.preview = null;
   $('hint').textContent = hintFor(perm);
+  squadsFor(perm);
   const h = session.here;
   const where = $('where');
   if (!h) return;
@@ -366,6 +380,79 @@ function applyRole() {
   const team = h.role === 'player' && h.team !== null ? ` · team ${h.team}` : '';
   const joining = session.rejoining ? ` · joining ${session.pending.args.room}…` : '';
   where.replaceChildren(room, ` · ${h.mode} · ${h.role}${team}${joining}`);
+}
+
+// ---- squads (§13) --------------------------------------------------------
+
+// Squads are an rts player's (its own team's); another room or team
+// starts afresh, a reconnection to the same keeps what it knew.
+function squadsFor(perm) {
+  const team = perm.role === 'player' && perm.mode === 'rts' && !perm.replay && Number.isInteger(perm.team) ? perm.team : null;
+  const key = team === null || !session.here ? null : `${session.here.room}:${team}`;
+  if (key !== app.squadsOf) {
+    app.squadsOf = key;
+    squadUi.reset(key === null ? null : team);
+    app.squadBox = null;
+  }
+  $('squads').hidden = !squadUi.active;
+  showSquads();
+}
+
+/** Fills the squads panel from the team's latest squads message. */
+function showSquads() {
+  if (!squadUi.active) return;
+  const items = squadUi.rows().map((r) => {
+    const li = document.createElement('li');
+    li.dataset.squad = String(r.squad);
+    li.className = r.selected ? 'selected' : '';
+    const cell = (cls, text) => {
+      const span = document.createElement('span');
+      span.className = cls;
+      span.textContent = text;
+      return span;
+    };
+    li.append(cell('name', `#${r.squad}`), cell('order', r.order), cell('units', `${r.units} units`), cell('formation', r.formation));
+    li.addEventListener('click', () => {
+      squadUi.select(r.squad);
+      showSquads();
+    });
+    return li;
+  });
+  $('squads-list').replaceChildren(...items);
+  $('squads-selected').textContent = squadUi.selected === null ? '' : `squad ${squadUi.selected} selected`;
+}
+
+/** Sends a command squadUi made (or nothing for null). */
+function sendSquad(c) {
+  if (!c) return;
+  if (conn.send(c.cmd, c.args) === null) toast('not connected to flockd');
+}
+
+// A box dragged on the canvas (CSS px): its units into a new squad.
+function boxSelected(sx0, sy0, sx1, sy1) {
+  const [x0, y0] = camera.screenToWorld(sx0, sy0);
+  const [x1, y1] = camera.screenToWorld(sx1, sy1);
+  sendSquad(squadUi.boxSelect(x0, y0, x1, y1, camera.worldW, camera.worldH));
+}
+
+// A click of an rts player with a squad selected (or P pressed): true if
+// it was the squad's. A right-click moves the squad (shift: queued), a
+// left click patrols after P, else clears the selection.
+function squadClick(x, y, { shift, secondary }) {
+  if (!squadUi.active || (squadUi.selected === null && !squadUi.patrolArmed)) return false;
+  if (secondary) sendSquad(squadUi.pointOrder(x, y, shift));
+  else if (shift) return false; // an obstacle, as before
+  else sendSquad(squadUi.groundClick(x, y));
+  showSquads();
+  return true;
+}
+
+function squadKey(k) {
+  const r = squadUi.key(k);
+  if (!r) return false;
+  if (r.cmd) sendSquad(r);
+  else toast(r.arm ? `patrol: click where squad ${squadUi.selected} patrols to` : 'patrol cancelled', 'info');
+  return true;
 }
 
 function groupValues(g) {
@@ -404,6 +491,7 @@ function frame() {
   renderer.draw(f, camera, {
     highlight: app.highlight, label: app.followId ?? app.highlight, selectedGroup: app.group, preview: app.preview,
     ...lod, fog: fogOf(f),
+    squads: squadUi.active ? squadUi.overlay() : null, squadColor: groupColor(app.perm.team ?? 0), box: app.squadBox,
   });
   app.frame = f;
   sendView(t0);
@@ -553,6 +641,7 @@ function click(sx, sy, { shift, alt, secondary }) {
     return;
   }
   const hit = obstacleAt(x, y);
+  if (!hit && squadClick(x, y, { shift, secondary })) return;
   const c = clickCommand(app.perm, { hit, place: shift || secondary, x, y, group: app.group, radius: app.radius });
   if (c) conn.send(c.cmd, c.args);
 }
@@ -581,7 +670,12 @@ function zoomBy(factor) {
 
 document.addEventListener('keydown', (e) => {
   if (e.target instanceof HTMLInputElement || e.target instanceof HTMLSelectElement || e.ctrlKey || e.metaKey || e.altKey) return;
-  const action = KEYS[e.key.toLowerCase()];
+  const key = e.key.toLowerCase();
+  if (squadKey(key)) {
+    e.preventDefault();
+    return;
+  }
+  const action = KEYS[key];
   if (!action) return;
   e.preventDefault(); // a focused button would take space as a click too
   action();
@@ -771,11 +865,17 @@ function plotStats(st) {
 
 window.flockView = makeFlockView({
   app, conn, camera, canvas, renderer, playout, skips, session, roster, snapshotStats, frameStats,
-  budget, viewSender, minimap, minimapFeed, intro, currentView,
+  budget, viewSender, minimap, minimapFeed, intro, currentView, squadUi,
 });
 bindControls();
 bindPointer(canvas, camera, {
-  onClick: click, onHover: updatePreview, onLeave: () => { app.preview = null; }, onLongPress: pick,
+  onClick: click,
+  onHover: updatePreview,
+  onLeave: () => { app.preview = null; },
+  onLongPress: pick,
+  boxSelect: () => squadUi.active,
+  onBox: boxSelected,
+  onBoxMove: (box) => { app.squadBox = box; },
 });
 conn.start();
 requestAnimationFrame(frame);

@@ -5,14 +5,17 @@
 // LONG_PRESS_MS (a touch screen has no alt key) goes to onLongPress(sx,
 // sy) instead.
 // Hover positions go to onHover(sx, sy, shiftKey), leaving to onLeave().
-// Decides nothing about what a click means.
+// While boxSelect() says so (an rts player's page), a left mouse drag
+// draws a box instead of panning: onBoxMove([sx0, sy0, sx1, sy1]) as it
+// grows, onBoxMove(null) and onBox(sx0, sy0, sx1, sy1, {shift}) when it is
+// let go; a right drag pans then. Decides nothing about what a click means.
 
 const CLICK_SLOP_PX = 4; // a press that moves further is a drag
 const WHEEL_ZOOM = 0.0015; // zoom factor exp(-deltaY * WHEEL_ZOOM) per pixel of wheel
 const LONG_PRESS_MS = 550;
 
 export function bindPointer(canvas, camera, {
-  onClick, onHover, onLeave, onLongPress = null,
+  onClick, onHover, onLeave, onLongPress = null, boxSelect = () => false, onBox = () => {}, onBoxMove = () => {},
 }) {
   let press = null;
   const touches = new Map(); // pointerId -> [sx, sy], while two fingers pinch
@@ -44,7 +47,8 @@ export function bindPointer(canvas, camera, {
       pinch = pinchSpan();
       return;
     }
-    press = { id: e.pointerId, sx, sy, lastX: sx, lastY: sy, moved: false, button: e.button, long: false, timer: null };
+    const box = e.button === 0 && e.pointerType === 'mouse' && boxSelect();
+    press = { id: e.pointerId, sx, sy, lastX: sx, lastY: sy, moved: false, button: e.button, long: false, timer: null, box };
     if (onLongPress && e.button === 0 && e.pointerType !== 'mouse') {
       const p = press;
       p.timer = setTimeout(() => {
@@ -68,9 +72,10 @@ export function bindPointer(canvas, camera, {
     if (!press || press.id !== e.pointerId) return;
     if (!press.moved && Math.hypot(sx - press.sx, sy - press.sy) > CLICK_SLOP_PX) {
       press.moved = true;
-      canvas.classList.add('panning');
+      if (!press.box) canvas.classList.add('panning');
     }
-    if (press.moved) camera.panBy(sx - press.lastX, sy - press.lastY);
+    if (press.moved && press.box) onBoxMove([press.sx, press.sy, sx, sy]);
+    else if (press.moved) camera.panBy(sx - press.lastX, sy - press.lastY);
     press.lastX = sx;
     press.lastY = sy;
   });
@@ -85,11 +90,17 @@ export function bindPointer(canvas, camera, {
     if (!press || press.id !== e.pointerId) return;
     const p = press;
     endPress();
+    if (p.moved && p.box) {
+      const [sx, sy] = canvasPoint(e);
+      onBoxMove(null);
+      onBox(p.sx, p.sy, sx, sy, { shift: e.shiftKey });
+    }
     if (!p.moved && !p.long) onClick(p.sx, p.sy, { shift: e.shiftKey, alt: e.altKey, secondary: p.button === 2 });
   });
 
   canvas.addEventListener('pointercancel', (e) => {
     lift(e);
+    if (press && press.box) onBoxMove(null);
     endPress();
   });
   canvas.addEventListener('pointerleave', onLeave);

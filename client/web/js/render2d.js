@@ -56,7 +56,10 @@ export class Renderer2D {
    * `ui` {highlight: boid index or -1, label: what to call it (its index
    * or id), selectedGroup, preview: {x, y, r} or null, field: a version 3
    * frame whose field to draw or null, fieldAlpha, boidAlpha (0..1), fog:
-   * {units: [[x, y, r], ...]} to grey out all but those circles, or null}.
+   * {units: [[x, y, r], ...]} to grey out all but those circles, or null,
+   * squads: an rts player's squads to draw (squadui.js overlay(): anchor,
+   * waypoints, slots) or null, squadColor, box: [sx0, sy0, sx1, sy1], the
+   * selection box being dragged (CSS px), or null}.
    */
   draw(frame, cam, ui) {
     const { ctx, dpr } = this;
@@ -82,6 +85,53 @@ export class Renderer2D {
       this.drawHighlight(cam, frame.x[ui.highlight], frame.y[ui.highlight], ui.label ?? ui.highlight);
     }
     if (ui.preview) this.drawPreview(cam, ui.preview);
+    if (ui.squads) this.drawSquads(cam, ui.squads, ui.squadColor || '#ffffff');
+    if (ui.box) this.drawBox(ui.box);
+  }
+
+  // Each squad's formation slots (small rings) and the path ahead of it:
+  // from its anchor through its waypoints (dashed), each waypoint marked.
+  // The selected squad's in yellow, the others in the team's colour.
+  drawSquads(cam, squads, color) {
+    const { ctx } = this;
+    for (const q of squads) {
+      const c = q.selected ? '#ffd60a' : color;
+      const r = Math.max(2, Math.min(6, 2.5 * cam.scale));
+      ctx.beginPath();
+      for (const [x, y] of q.slots) {
+        const [sx, sy] = cam.worldToScreen(x, y);
+        ctx.moveTo(sx + r, sy);
+        ctx.arc(sx, sy, r, 0, 2 * Math.PI);
+      }
+      ctx.lineWidth = 1;
+      ctx.strokeStyle = c;
+      ctx.stroke();
+      const [ax, ay] = cam.worldToScreen(q.anchor[0], q.anchor[1]);
+      if (q.to.length) {
+        ctx.beginPath();
+        ctx.moveTo(ax, ay);
+        for (const [x, y] of q.to) ctx.lineTo(...cam.worldToScreen(x, y));
+        ctx.setLineDash([6, 5]);
+        this.haloStroke(c);
+        ctx.setLineDash([]);
+        ctx.beginPath();
+        for (const [x, y] of q.to) {
+          const [sx, sy] = cam.worldToScreen(x, y);
+          ctx.rect(sx - 4, sy - 4, 8, 8);
+        }
+        this.haloStroke(c);
+      }
+      this.label(`squad ${q.squad}`, ax + 8, ay - 8, c);
+    }
+  }
+
+  drawBox([x0, y0, x1, y1]) {
+    const { ctx } = this;
+    ctx.fillStyle = 'rgba(255, 214, 10, 0.12)';
+    ctx.fillRect(Math.min(x0, x1), Math.min(y0, y1), Math.abs(x1 - x0), Math.abs(y1 - y0));
+    ctx.lineWidth = 1;
+    ctx.strokeStyle = '#ffd60a';
+    ctx.strokeRect(Math.min(x0, x1) + 0.5, Math.min(y0, y1) + 0.5, Math.abs(x1 - x0), Math.abs(y1 - y0));
   }
 
   /**

@@ -97,6 +97,11 @@ export function hintFor(perm) {
       `click an obstacle: remove it · ${VIEW_HINT} · space: pause/resume · S: step`;
   }
   if (perm.seek === 'none') return `viewing only · ${VIEW_HINT}`;
-  const seek = perm.seek === 'team' ? `click: seek target of your team (group ${perm.team})` : 'click: seek target of the group';
-  return `${seek} · shift-click or right-click: obstacle · click your obstacle: remove it · ${VIEW_HINT}`;
+  if (perm.seek === 'team') {
+    return `drag: select units into a squad · right-click: move the squad there (shift: queue a waypoint) · `
+      + '1 line, 2 column, 3 wedge, 4 box, 0 none · S: stop · H: hold · P then click: patrol · '
+      + `click: clear the selection, or with none the seek target of your team (group ${perm.team}) · `
+      + `shift-click: obstacle · right-drag: pan · ${VIEW_HINT.replace(' · drag: pan', '')}`;
+  }
+  return `click: seek target of the group · shift-click or right-click: obstacle · click your obstacle: remove it · ${VIEW_HINT}`;
 }
