@@ -637,4 +637,4 @@ export declare function slotOffsets(shape: FormationShape, n: number): Point[];
 export declare function slots(shape: FormationShape, n: number, anchor: Point, facing: number, spacing: number): Point[];
 export declare function entrySlots(entry: SquadEntry): Point[];
 /** The share of the slots with a point within tolerance, each point for one slot. */
-export declare function slotFit(slots: Point[], points: Point[], tolerance: number): number;
+export declare function slotFit(slots: Point[], points: Point[], tolerance: number, wrap?: [number, number] | null): number;

@@ -109,6 +109,11 @@ class SlotFit(unittest.TestCase):
         self.assertEqual(squads.slot_fit(s, [(x + 6, y) for x, y in s], 5.0), 0.0)
         self.assertEqual(squads.slot_fit(s, [(x + 4, y) for x, y in s], 5.0), 1.0)
 
+    def test_a_wrapping_world_measures_the_shorter_way_round(self):
+        self.assertEqual(squads.slot_fit([(1, 500)], [(1599, 500)], 3), 0.0)
+        self.assertEqual(squads.slot_fit([(1, 500)], [(1599, 500)], 3, wrap=(1600, 1000)), 1.0)
+        self.assertEqual(squads.slot_fit([(800, 2)], [(800, 999)], 3, wrap=(1600, 1000)), 1.0)
+
     def test_the_closest_pairs_are_taken_first(self):
         # Unit A is near both slots, B only near the second: the closest
         # pairs first give A the first slot and B the second.

@@ -54,6 +54,8 @@ test('slotFit should count each unit for one slot, the closest pairs first', () 
   assert.equal(slotFit(s, s.map(([x, y]) => [x + 6, y]), 5), 0);
   assert.equal(slotFit([[0, 0], [2, 0]], [[0.9, 0], [2.2, 0]], 1), 1);
   assert.equal(slotFit([], [], 1), 1);
+  assert.equal(slotFit([[1, 500]], [[1599, 500]], 3), 0, 'no wrap: far apart');
+  assert.equal(slotFit([[1, 500]], [[1599, 500]], 3, [1600, 1000]), 1, 'across the seam of a wrapping world');
 });
 
 function refused(code, cmd, args, place = PLAYER) {

@@ -188,18 +188,28 @@ export function entrySlots(e) {
   return slots(e.formation, e.units, e.anchor, e.facing, e.spacing);
 }
 
+// |d| the shorter way round an axis of `size` (0: no wrap).
+function gap(d, size) {
+  const a = Math.abs(d);
+  if (!size) return a;
+  const m = a % size;
+  return Math.min(m, size - m);
+}
+
 /**
  * The share (0..1) of `slotList` that has a point of `points` within
  * `tolerance`, each point taken for one slot at most, closest pairs first.
- * 1 when there are no slots.
+ * 1 when there are no slots. `wrap`: [width, height] of a wrapping world,
+ * whose distances are the shorter way round.
  */
-export function slotFit(slotList, points, tolerance) {
+export function slotFit(slotList, points, tolerance, wrap = null) {
   if (slotList.length === 0) return 1;
+  const [w, h] = wrap || [0, 0];
   const pairs = [];
   const t2 = tolerance * tolerance;
   slotList.forEach(([sx, sy], si) => {
     points.forEach(([px, py], pi) => {
-      const d2 = (sx - px) ** 2 + (sy - py) ** 2;
+      const d2 = gap(sx - px, w) ** 2 + gap(sy - py, h) ** 2;
       if (d2 <= t2) pairs.push([d2, si, pi]);
     });
   });

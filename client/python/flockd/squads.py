@@ -263,17 +263,25 @@ def entry_slots(entry):
     return slots(get("formation"), get("units"), get("anchor"), get("facing"), get("spacing"))
 
 
-def slot_fit(slot_list, points, tolerance):
+def _gap(d, size):
+    """|d| the shorter way round an axis of `size` (None: no wrap)."""
+    d = abs(d)
+    return d if size is None else min(d % size, size - d % size)
+
+
+def slot_fit(slot_list, points, tolerance, wrap=None):
     """The share (0..1) of the slots that have a unit of `points` within
     `tolerance` of them, each unit taken for one slot at most (the closest
-    pairs first). 1.0 for no slots."""
+    pairs first). 1.0 for no slots. `wrap`: (width, height) of a wrapping
+    world, whose distances are the shorter way round."""
     if not slot_list:
         return 1.0
+    w, h = wrap if wrap else (None, None)
     pairs = []
     t2 = tolerance * tolerance
     for si, (sx, sy) in enumerate(slot_list):
         for pi, (px, py) in enumerate(points):
-            d2 = (sx - px) ** 2 + (sy - py) ** 2
+            d2 = _gap(sx - px, w) ** 2 + _gap(sy - py, h) ** 2
             if d2 <= t2:
                 pairs.append((d2, si, pi))
     pairs.sort()
