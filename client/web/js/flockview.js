@@ -97,9 +97,12 @@ export function makeFlockView(src) {
     get budget() {
       return { bytes: budget.budget, limit: budget.limit, why: budget.why, lateMs: playout.lateness(performance.now()) };
     },
-    /** What the last frame drew: the level of detail's sample and blend, field cells, fog. */
+    /** What the last frame drew: the level of detail's sample and blend, field cells, fog, squads' slots and waypoints, the box dragged. */
     get drawn() {
-      return { ...app.lod, fieldCells: renderer.fieldCells, fogged: renderer.fogged, fogUnits: app.fogUnits, boids: renderer.drawn };
+      return {
+        ...app.lod, fieldCells: renderer.fieldCells, fogged: renderer.fogged, fogUnits: app.fogUnits, boids: renderer.drawn,
+        squadSlots: renderer.squadSlots, squadWaypoints: renderer.squadWaypoints, box: app.squadBox ? [...app.squadBox] : null,
+      };
     },
     /** The followed boid's id (version 3), or null. */
     get followId() { return app.followId; },

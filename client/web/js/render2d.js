@@ -34,6 +34,8 @@ export class Renderer2D {
     this.fogged = false; // whether the last frame drew the fog of war
     this.densityRef = 0; // the field's reference density, smoothed across frames
     this.fogCanvas = null;
+    this.squadSlots = 0; // formation slots drawn by the last frame
+    this.squadWaypoints = 0; // squads' waypoints drawn by the last frame
   }
 
   /** Matches the backing store to the canvas's CSS size; returns [w, h] in CSS px. */
@@ -69,6 +71,8 @@ export class Renderer2D {
     this.drawn = 0;
     this.fieldCells = 0;
     this.fogged = false;
+    this.squadSlots = 0;
+    this.squadWaypoints = 0;
     if (!frame) return;
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     const s = frame.snap;
@@ -95,6 +99,8 @@ export class Renderer2D {
   drawSquads(cam, squads, color) {
     const { ctx } = this;
     for (const q of squads) {
+      this.squadSlots += q.slots.length;
+      this.squadWaypoints += q.to.length;
       const c = q.selected ? '#ffd60a' : color;
       const r = Math.max(2, Math.min(6, 2.5 * cam.scale));
       ctx.beginPath();
