@@ -7,7 +7,8 @@
 // shift+right-click queues a waypoint, and the panel shows the order; 3
 // sets a wedge, whose slots are drawn with the waypoints; S stops it, P
 // then a click patrols; a click on the ground clears the selection. The
-// library's player of another team sees none of it; a viewer's page has
+// library's player of another team sees none of it and commands its own
+// squads (select by id, formation, order, its squads message); a viewer's page has
 // no squads panel and its drag still pans.
 //
 // usage: node squads.e2e.mjs FLOCKD [BUILD_DIR]
@@ -141,6 +142,28 @@ async function playerChecks(browser, server, consoleLog) {
       await sleep(200);
       assert(sent.filter((m) => m.cmd === 'seek').length === seeks, 'the click that cleared the selection also sent a seek');
       assert(!(await panelRows(page)).some((r) => r.text.includes('selected')), 'no row marked');
+    });
+    await check('the library\'s player selects by id, sets a formation, orders and sees its squads message', async () => {
+      const snap = await waitFor('its units', () => other.latest && other.latest.ids && other.latest, 4000);
+      const mine = [];
+      const theirs = [];
+      for (let i = 0; i < snap.count; i++) (snap.group[i] === other.team ? mine : theirs).push(snap.ids[i]);
+      const ack = await other.select({ ids: mine.slice(0, 10), squad: 7 });
+      assert(ack.squad === 7 && ack.units === 10, JSON.stringify(ack));
+      assert((await other.formation({ squad: 7, shape: 'column', spacing: 20 })).squad === 7, 'formation ack');
+      await other.order({ squad: 7, do: 'move', to: [w.width / 2, w.height / 2] });
+      const msg = await other.waitSquads((m) => {
+        const e = m.squads.find((q) => q.squad === 7);
+        return e && e.do === 'move' && e.formation === 'column';
+      }, { timeoutMs: 4000 });
+      const e = other.squad(7);
+      assert(msg.team === other.team && e.units === 10 && e.spacing === 20, JSON.stringify(e));
+      if (theirs.length) {
+        const err = await other.select({ ids: [theirs[0]] }).then(() => null, (x) => x);
+        assert(err && err.code === 'forbidden' && !err.local, `another team's unit: ${err}`);
+      }
+      const local = await other.select({ all: true, ids: [1] }).then(() => null, (x) => x);
+      assert(local && local.code === 'bad_arg' && local.local, `two selections: ${local}`);
     });
     await check('the other team\'s player gets no squads message of this team, and this page none of the other\'s', async () => {
       assert(squadsIn.length > 0 && squadsIn.every((m) => m.team === me.team), JSON.stringify(squadsIn.map((m) => m.team)));
