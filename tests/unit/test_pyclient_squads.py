@@ -304,6 +304,7 @@ class AgainstAStandIn(unittest.TestCase):
                     with self.assertRaises(flockd.Timeout) as cm:
                         await c.wait_squads(lambda m: m.tick > 100, timeout=0.3)
                     self.assertIn("tick", str(cm.exception))
+                    self.assertEqual(c._squads_waiters, [], "the waiter that timed out is gone")
         self.run_async(go())
 
     def test_the_blocking_client_has_the_squads_methods(self):

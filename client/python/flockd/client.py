@@ -588,12 +588,16 @@ class Client:
         if latest is not None and predicate(latest):
             return latest
         fut = asyncio.get_running_loop().create_future()
-        self._squads_waiters.append((fut, lambda m: m.team == team and predicate(m)))
+        waiter = (fut, lambda m: m.team == team and predicate(m))
+        self._squads_waiters.append(waiter)
         try:
             return await asyncio.wait_for(fut, timeout)
         except asyncio.TimeoutError:
             raise Timeout(f"no squads message of team {team} met the condition within "
                           f"{timeout} s (last: {self.squads.get(team)!r})") from None
+        finally:
+            if waiter in self._squads_waiters:
+                self._squads_waiters.remove(waiter)
 
     # ---- snapshots ---------------------------------------------------------------------
 
