@@ -414,6 +414,165 @@ static int parse_view(struct ctx *c, struct proto_command *out)
     return rc;
 }
 
+/* ---- squads (PROTOCOL.md §13) ------------------------------------------- */
+
+static const char *const order_names[PROTO_ORDER_COUNT] = {NULL,     "move", "patrol",
+                                                           "follow", "hold", "stop"};
+static const char *const shape_names[PROTO_SHAPE_COUNT] = {"none", "line", "column", "wedge",
+                                                           "box"};
+
+const char *proto_order_name(int order)
+{
+    return order > 0 && order < PROTO_ORDER_COUNT ? order_names[order] : NULL;
+}
+
+const char *proto_shape_name(int shape)
+{
+    return shape >= 0 && shape < PROTO_SHAPE_COUNT ? shape_names[shape] : NULL;
+}
+
+/* Reads array `name` of min..max elements; *out NULL if absent and optional. */
+static int read_array(struct ctx *c, const char *name, int required, int min, int max,
+                      const cJSON **out)
+{
+    const cJSON *f = field(c, name);
+    *out = NULL;
+    if (!f)
+        return required ? fail(c, PROTO_E_BAD_ARG, "missing field '%s'", name) : 0;
+    if (!cJSON_IsArray(f))
+        return fail(c, PROTO_E_BAD_ARG, "field '%s' must be an array", name);
+    int n = cJSON_GetArraySize(f);
+    if (n < min || n > max)
+        return fail(c, PROTO_E_OUT_OF_RANGE, "field '%s' must hold %d to %d elements", name, min,
+                    max);
+    *out = f;
+    return 0;
+}
+
+/* The optional team (an admin's) and the squad, lo..32 (-1 if absent and optional). */
+static int read_team_squad(struct ctx *c, int squad_lo, int squad_required, int *team, int *squad)
+{
+    *team = -1;
+    *squad = -1;
+    int rc = read_int(c, "team", 0, 0.0, GROUP_MAX, team);
+    return rc ? rc : read_int(c, "squad", squad_required, squad_lo, PROTO_SQUADS, squad);
+}
+
+/* The selection's rect: [x, y, w, h], x and y in the world, w and h > 0. */
+static int read_rect(struct ctx *c, const cJSON *a, float rect[4])
+{
+    double hi[4] = {c->lim->width, c->lim->height, 1e7, 1e7};
+    for (int k = 0; k < 4; k++) {
+        double v;
+        int rc = check_num(c, cJSON_GetArrayItem(a, k), "rect", 0.0, hi[k], 0, &v);
+        if (rc)
+            return rc;
+        rect[k] = (float)v;
+    }
+    if (rect[2] <= 0.0f || rect[3] <= 0.0f)
+        return fail(c, PROTO_E_OUT_OF_RANGE, "field 'rect' must have a width and height above 0");
+    return 0;
+}
+
+static int parse_select(struct ctx *c, struct proto_command *out)
+{
+    struct proto_select_args *a = &out->args.select;
+    int rc = read_team_squad(c, 0, 0, &a->team, &a->squad);
+    const cJSON *rect = NULL, *ids = NULL, *squads = NULL, *all = field(c, "all");
+    if (!rc)
+        rc = read_array(c, "rect", 0, 4, 4, &rect);
+    if (!rc)
+        rc = read_array(c, "ids", 0, 1, PROTO_SELECT_MAX, &ids);
+    if (!rc)
+        rc = read_array(c, "squads", 0, 1, PROTO_SQUADS + 1, &squads);
+    if (rc)
+        return rc;
+    if (all && !cJSON_IsTrue(all))
+        return fail(c, PROTO_E_BAD_ARG, "field 'all' must be true");
+    if (!!rect + !!ids + !!squads + !!all != 1)
+        return fail(c, PROTO_E_BAD_ARG, "exactly one of 'rect', 'ids', 'all' or 'squads'");
+    if (rect) {
+        a->by = PROTO_SELECT_RECT;
+        return read_rect(c, rect, a->rect);
+    }
+    a->by = ids ? PROTO_SELECT_IDS : squads ? PROTO_SELECT_SQUADS : PROTO_SELECT_ALL;
+    const cJSON *e, *list = ids ? ids : squads;
+    cJSON_ArrayForEach(e, list)
+    {
+        double v;
+        rc = ids ? check_num(c, e, "ids", 1.0, UINT32_TOP, 1, &v)
+                 : check_num(c, e, "squads", 0.0, PROTO_SQUADS, 1, &v);
+        if (rc)
+            return rc;
+        if (ids)
+            a->ids[a->n++] = (uint32_t)v;
+        else
+            a->squads |= 1ull << (int)v;
+    }
+    return 0;
+}
+
+/* Waypoints: 1..max points [x, y] in the world. */
+static int read_waypoints(struct ctx *c, int max, struct proto_order_args *a)
+{
+    const cJSON *to, *p;
+    int rc = read_array(c, "to", 1, 1, max, &to);
+    if (rc)
+        return rc;
+    cJSON_ArrayForEach(p, to)
+    {
+        double x, y;
+        if (!cJSON_IsArray(p) || cJSON_GetArraySize(p) != 2)
+            return fail(c, PROTO_E_BAD_ARG, "field 'to' must hold points [x, y]");
+        rc = check_num(c, cJSON_GetArrayItem(p, 0), "to", 0.0, c->lim->width, 0, &x);
+        if (!rc)
+            rc = check_num(c, cJSON_GetArrayItem(p, 1), "to", 0.0, c->lim->height, 0, &y);
+        if (rc)
+            return rc;
+        a->way[a->nway][0] = (float)x;
+        a->way[a->nway++][1] = (float)y;
+    }
+    return 0;
+}
+
+/* move, patrol, follow, hold, stop: each command's fields are its own
+ * (the command table), so hold takes no waypoints. */
+static int parse_order(struct ctx *c, struct proto_command *out)
+{
+    struct proto_order_args *a = &out->args.order;
+    a->order = proto_cmd_order(out->kind);
+    int rc = read_team_squad(c, 1, 1, &a->team, &a->squad);
+    if (rc)
+        return rc;
+    if (a->order == PROTO_ORDER_MOVE || a->order == PROTO_ORDER_PATROL)
+        rc = read_waypoints(c, a->order == PROTO_ORDER_MOVE ? PROTO_WAYPOINTS : PROTO_WAYPOINTS - 1,
+                            a);
+    const cJSON *queue = field(c, "queue");
+    if (!rc && queue && !cJSON_IsBool(queue))
+        return fail(c, PROTO_E_BAD_ARG, "field 'queue' must be true or false");
+    a->queue = queue && cJSON_IsTrue(queue);
+    if (!rc && a->order == PROTO_ORDER_FOLLOW) {
+        rc = read_int(c, "squad_of", 0, 1.0, PROTO_SQUADS, &a->squad_of);
+        if (!rc)
+            rc = read_u32(c, "unit", 0, 1.0, UINT32_TOP, &a->unit);
+        if (!rc && (a->squad_of != 0) == (a->unit != 0))
+            return fail(c, PROTO_E_BAD_ARG, "exactly one of 'squad_of' or 'unit'");
+    }
+    return rc;
+}
+
+static int parse_formation(struct ctx *c, struct proto_command *out)
+{
+    struct proto_formation_args *a = &out->args.formation;
+    int rc = read_team_squad(c, 1, 1, &a->team, &a->squad);
+    if (!rc)
+        rc = read_enum(c, "shape", 1, shape_names, PROTO_SHAPE_COUNT,
+                       "none, line, column, wedge, box", &a->shape);
+    if (!rc)
+        rc = read_float(c, "spacing", 0, 1.0, 200.0, &a->spacing);
+    return rc;
+}
+
 /* ---- per-command formatters --------------------------------------------- */
 
 static void format_none(struct proto_json_writer *w, const struct proto_command *cmd)
@@ -529,6 +688,71 @@ static void format_view(struct proto_json_writer *w, const struct proto_command 
         proto_json_member_i64(w, "budget", a->budget);
 }
 
+static void format_team_squad(struct proto_json_writer *w, int team, int squad)
+{
+    if (team >= 0)
+        proto_json_member_i64(w, "team", team);
+    if (squad >= 0)
+        proto_json_member_i64(w, "squad", squad);
+}
+
+static void format_select(struct proto_json_writer *w, const struct proto_command *cmd)
+{
+    const struct proto_select_args *a = &cmd->args.select;
+    format_team_squad(w, a->team, a->squad);
+    if (a->by == PROTO_SELECT_ALL) {
+        proto_json_key(w, "all");
+        proto_json_bool(w, 1);
+        return;
+    }
+    proto_json_key(w, a->by == PROTO_SELECT_RECT  ? "rect"
+                      : a->by == PROTO_SELECT_IDS ? "ids"
+                                                  : "squads");
+    proto_json_open(w, '[');
+    for (int k = 0; a->by == PROTO_SELECT_RECT && k < 4; k++)
+        proto_json_float(w, a->rect[k]);
+    for (uint32_t k = 0; a->by == PROTO_SELECT_IDS && k < a->n; k++)
+        proto_json_u64(w, a->ids[k]);
+    for (int k = 0; a->by == PROTO_SELECT_SQUADS && k <= PROTO_SQUADS; k++)
+        if (a->squads >> k & 1u)
+            proto_json_i64(w, k);
+    proto_json_close(w, ']');
+}
+
+static void format_order(struct proto_json_writer *w, const struct proto_command *cmd)
+{
+    const struct proto_order_args *a = &cmd->args.order;
+    format_team_squad(w, a->team, a->squad);
+    if (a->nway) {
+        proto_json_key(w, "to");
+        proto_json_open(w, '[');
+        for (uint32_t k = 0; k < a->nway; k++) {
+            proto_json_open(w, '[');
+            proto_json_float(w, a->way[k][0]);
+            proto_json_float(w, a->way[k][1]);
+            proto_json_close(w, ']');
+        }
+        proto_json_close(w, ']');
+    }
+    if (a->queue) {
+        proto_json_key(w, "queue");
+        proto_json_bool(w, 1);
+    }
+    if (a->squad_of)
+        proto_json_member_i64(w, "squad_of", a->squad_of);
+    if (a->unit)
+        proto_json_member_u64(w, "unit", a->unit);
+}
+
+static void format_formation(struct proto_json_writer *w, const struct proto_command *cmd)
+{
+    const struct proto_formation_args *a = &cmd->args.formation;
+    format_team_squad(w, a->team, a->squad);
+    proto_json_member_str(w, "shape", proto_shape_name(a->shape));
+    if (a->spacing > 0.0f)
+        proto_json_member_float(w, "spacing", a->spacing);
+}
+
 /* ---- the command table -------------------------------------------------- */
 
 static const char *const no_fields[] = {NULL};
@@ -545,6 +769,12 @@ static const char *const join_fields[] = {"room",     "role",   "mode",  "name",
 static const char *const kick_fields[] = {"client", NULL};
 static const char *const goto_fields[] = {"tick", NULL};
 static const char *const view_fields[] = {"x", "y", "w", "h", "px", "budget", NULL};
+static const char *const select_fields[] = {"team", "squad", "rect", "ids", "all", "squads", NULL};
+static const char *const move_fields[] = {"team", "squad", "to", "queue", NULL};
+static const char *const patrol_fields[] = {"team", "squad", "to", NULL};
+static const char *const follow_fields[] = {"team", "squad", "squad_of", "unit", NULL};
+static const char *const squad_fields[] = {"team", "squad", NULL};
+static const char *const formation_fields[] = {"team", "squad", "shape", "spacing", NULL};
 
 static const struct cmd_entry commands[] = {
     [PROTO_CMD_PING] = {"ping", no_fields, 0, parse_none, format_none},
@@ -568,6 +798,13 @@ static const struct cmd_entry commands[] = {
     [PROTO_CMD_GOTO] = {"goto", goto_fields, 0, parse_goto, format_goto},
     [PROTO_CMD_STATS] = {"stats", no_fields, 0, parse_none, format_none},
     [PROTO_CMD_VIEW] = {"view", view_fields, 0, parse_view, format_view},
+    [PROTO_CMD_SELECT] = {"select", select_fields, 0, parse_select, format_select},
+    [PROTO_CMD_MOVE] = {"move", move_fields, 0, parse_order, format_order},
+    [PROTO_CMD_PATROL] = {"patrol", patrol_fields, 0, parse_order, format_order},
+    [PROTO_CMD_FOLLOW] = {"follow", follow_fields, 0, parse_order, format_order},
+    [PROTO_CMD_HOLD] = {"hold", squad_fields, 0, parse_order, format_order},
+    [PROTO_CMD_STOP] = {"stop", squad_fields, 0, parse_order, format_order},
+    [PROTO_CMD_FORMATION] = {"formation", formation_fields, 0, parse_formation, format_formation},
 };
 
 _Static_assert(sizeof commands / sizeof commands[0] == PROTO_CMD_COUNT,
@@ -677,6 +914,17 @@ static int find_command(struct ctx *c, const struct cmd_entry **e)
     return fail(c, PROTO_E_UNKNOWN_CMD, "unknown command '%s'", show(cmd->valuestring, shown));
 }
 
+/* The fields that hold arrays (the squads' commands, PROTOCOL.md §13);
+ * their parsers check each element. */
+static int is_array_field(const char *name)
+{
+    static const char *const arrays[] = {"rect", "ids", "squads", "to"};
+    for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++)
+        if (strcmp(arrays[k], name) == 0)
+            return 1;
+    return 0;
+}
+
 static int field_allowed(const struct cmd_entry *e, const char *name)
 {
     if (strcmp(name, "cmd") == 0 || strcmp(name, "id") == 0)
@@ -687,7 +935,8 @@ static int field_allowed(const struct cmd_entry *e, const char *name)
     return e->open_params && sim_param_find(name) != NULL;
 }
 
-/* Only this command's fields, each once, each a scalar. Every member before
+/* Only this command's fields, each once, each a scalar (or an array where
+ * is_array_field() says). Every member before
  * m is a known field, so the duplicate scan is short. */
 static int check_fields(struct ctx *c, const struct cmd_entry *e)
 {
@@ -699,7 +948,7 @@ static int check_fields(struct ctx *c, const struct cmd_entry *e)
         for (const cJSON *p = c->root->child; p != m; p = p->next)
             if (strcmp(p->string, m->string) == 0)
                 return fail(c, PROTO_E_BAD_ARG, "duplicate field '%s'", m->string);
-        if (cJSON_IsArray(m) || cJSON_IsObject(m))
+        if (cJSON_IsObject(m) || (cJSON_IsArray(m) && !is_array_field(m->string)))
             return fail(c, PROTO_E_BAD_ARG, "field '%s' must not be an object or array", m->string);
     }
     return 0;

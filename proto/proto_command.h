@@ -70,6 +70,13 @@ enum proto_cmd {
     PROTO_CMD_GOTO,
     PROTO_CMD_STATS,
     PROTO_CMD_VIEW,
+    PROTO_CMD_SELECT,
+    PROTO_CMD_MOVE, /* the squads' orders: move .. stop, in enum proto_order's order */
+    PROTO_CMD_PATROL,
+    PROTO_CMD_FOLLOW,
+    PROTO_CMD_HOLD,
+    PROTO_CMD_STOP,
+    PROTO_CMD_FORMATION,
     PROTO_CMD_COUNT
 };
 
@@ -82,6 +89,73 @@ enum proto_mode { PROTO_MODE_ANY, PROTO_MODE_SANDBOX, PROTO_MODE_RTS }; /* ANY: 
 /* The wire names of roles and modes ("viewer", "rts"); "" if out of range or ANY. */
 const char *proto_role_name(enum proto_role role);
 const char *proto_mode_name(enum proto_mode mode);
+
+/* Squads (PROTOCOL.md §13). */
+#define PROTO_SQUADS     32  /* squads of a team: 1..32 */
+#define PROTO_SELECT_MAX 256 /* ids one select may name */
+#define PROTO_WAYPOINTS  16  /* waypoints of a squad */
+
+enum proto_select_by { PROTO_SELECT_RECT, PROTO_SELECT_IDS, PROTO_SELECT_ALL, PROTO_SELECT_SQUADS };
+
+struct proto_select_args {
+    int team;  /* 0..255; -1: not given (a player's own team) */
+    int squad; /* 0..32; -1: not given (the lowest with no units) */
+    enum proto_select_by by;
+    float rect[4]; /* RECT: x, y, w, h */
+    uint32_t n;    /* IDS: how many */
+    uint32_t ids[PROTO_SELECT_MAX];
+    uint64_t squads; /* SQUADS: bit s for squad s */
+};
+
+/* Orders, numbered as the core's enum sim_order. */
+enum proto_order {
+    PROTO_ORDER_MOVE = 1,
+    PROTO_ORDER_PATROL,
+    PROTO_ORDER_FOLLOW,
+    PROTO_ORDER_HOLD,
+    PROTO_ORDER_STOP,
+    PROTO_ORDER_COUNT
+};
+
+/* Formations, numbered as the core's enum sim_shape. */
+enum proto_shape {
+    PROTO_SHAPE_NONE,
+    PROTO_SHAPE_LINE,
+    PROTO_SHAPE_COLUMN,
+    PROTO_SHAPE_WEDGE,
+    PROTO_SHAPE_BOX,
+    PROTO_SHAPE_COUNT
+};
+
+/* The order a command gives (PROTO_CMD_MOVE..STOP), or 0 for another. */
+static inline int proto_cmd_order(enum proto_cmd kind)
+{
+    return kind >= PROTO_CMD_MOVE && kind <= PROTO_CMD_STOP
+               ? PROTO_ORDER_MOVE + (int)(kind - PROTO_CMD_MOVE)
+               : 0;
+}
+
+/* The wire names ("patrol", "wedge"); NULL out of range. */
+const char *proto_order_name(int order);
+const char *proto_shape_name(int shape);
+
+struct proto_order_args {
+    int team;  /* 0..255; -1: not given */
+    int squad; /* 1..32 */
+    int order; /* enum proto_order: which of move .. stop the command is */
+    uint32_t nway;
+    float way[PROTO_WAYPOINTS][2];
+    int queue;     /* move: after the current waypoints */
+    int squad_of;  /* follow: a squad, or 0 */
+    uint32_t unit; /* follow: a boid's id, or 0 */
+};
+
+struct proto_formation_args {
+    int team;      /* 0..255; -1: not given */
+    int squad;     /* 1..32 */
+    int shape;     /* enum proto_shape */
+    float spacing; /* 1..200; 0: not given */
+};
 
 struct proto_seek_args {
     int group; /* 0..255 */
@@ -181,6 +255,9 @@ struct proto_command {
         struct proto_kick_args kick;
         struct proto_goto_args go;
         struct proto_view_args view;
+        struct proto_select_args select;
+        struct proto_order_args order;
+        struct proto_formation_args formation;
     } args; /* ping, obstacle_clear, pause, resume, keyframe, stats: none */
 };
 

@@ -24,11 +24,13 @@ PROTOCOL = os.path.join(HERE, "PROTOCOL.md")
 # The client libraries' copies: path from the top, and how each is written.
 COPIES = [("client/js/src/schema.js", "js"), ("client/python/flockd/schema.json", "json")]
 
-ARG_TYPES = {"int", "number", "string", "enum"}
+ARG_TYPES = {"int", "number", "string", "enum", "bool", "array", "rect"}
 ARG_KEYS = {"name", "type", "min", "max", "required", "default", "doc", "min_len",
-            "max_len", "chars", "values", "secret"}
+            "max_len", "chars", "values", "secret", "items", "min_items", "max_items"}
+# An array's items: whole numbers or numbers in [min, max], or points [x, y] in the world.
+ITEM_TYPES = {"int", "number", "point"}
 CMD_KEYS = {"name", "summary", "who", "who_note", "team_arg", "args", "registry", "ack",
-            "errors"}
+            "errors", "one_of"}
 BOUND = re.compile(r"^[WHC0-9(),/*. minax]+$")
 
 
@@ -59,6 +61,8 @@ def check_shape(s):
             raise SchemaError("%s: argument names repeat or take cmd/id" % where)
         if c.get("team_arg") and c["team_arg"] not in args:
             raise SchemaError("%s: team_arg names no argument" % where)
+        if set(c.get("one_of", [])) - set(args):
+            raise SchemaError("%s: one_of names no argument" % where)
         for a in c["args"]:
             check_arg(where, a)
         for code in c["errors"]:
@@ -74,7 +78,10 @@ def check_arg(where, a):
     where = "%s, argument %s" % (where, a.get("name"))
     if set(a) - ARG_KEYS or a.get("type") not in ARG_TYPES:
         raise SchemaError("%s: unknown keys or type" % where)
-    if a["type"] in ("int", "number"):
+    if a["type"] == "array" and (a.get("items") not in ITEM_TYPES or "min_items" not in a or
+                                 "max_items" not in a):
+        raise SchemaError("%s: an array needs items int|number|point, min_items, max_items" % where)
+    if a["type"] in ("int", "number") or a.get("items") in ("int", "number"):
         for k in ("min", "max", "default"):
             v = a.get(k)
             if k != "default" and v is None:
@@ -83,6 +90,8 @@ def check_arg(where, a):
                 raise SchemaError("%s: %s %r is not a bound expression" % (where, k, v))
     if a["type"] == "string" and ("max_len" not in a or a.get("chars") not in ("room", "printable")):
         raise SchemaError("%s: strings need max_len and chars room|printable" % where)
+    if a["type"] == "bool" and a.get("values") not in (None, [True], [False]):
+        raise SchemaError("%s: a bool's values: [true] or [false]" % where)
     if a["type"] == "enum" and not a.get("values"):
         raise SchemaError("%s: an enum needs values" % where)
     if a.get("required") and "default" in a:
@@ -102,6 +111,14 @@ def md_arg(a):
         text = "%s %s %s..%s" % (name, t, md_num(a["min"]), md_num(a["max"]))
     elif t == "enum":
         text = "%s one of %s" % (name, ", ".join("`%s`" % v for v in a["values"]))
+    elif t == "bool":
+        text = "%s %s" % (name, " or ".join("`%s`" % str(v).lower() for v in a.get("values", [True, False])))
+    elif t == "rect":
+        text = "%s `[x, y, w, h]`" % name
+    elif t == "array":
+        items = ("points `[x, y]`" if a["items"] == "point" else "%ss %s..%s" % (
+            a["items"], md_num(a["min"]), md_num(a["max"])))
+        text = "%s %s..%s %s" % (name, a["min_items"], a["max_items"], items)
     else:
         chars = "`[A-Za-z0-9_-]`" if a["chars"] == "room" else "printable"
         text = "%s string %s..%s bytes, %s" % (name, a.get("min_len", 0), a["max_len"], chars)
@@ -116,6 +133,8 @@ def md_arg(a):
 
 def md_command_row(c):
     args = [md_arg(a) for a in c["args"]]
+    if c.get("one_of"):
+        args.append("exactly one of %s" % ", ".join("`%s`" % n for n in c["one_of"]))
     if c.get("registry"):
         args.append("then one or more `NAME: VALUE` from the parameter registry")
     ack = []

@@ -338,6 +338,14 @@ export declare class Client {
   formation(args: { squad: number; shape: FormationShape; spacing?: number; team?: number }, options?: CommandOptions): Promise<Ack & { squad: number }>;
   /** Version 3 only (a local bad_arg otherwise); sent again after each reconnection. */
   view(args: { x: number; y: number; w: number; h: number; px?: number; budget?: number }, options?: CommandOptions): Promise<Ack & { shift: number; sample: number; rect: number[]; boids: number; bytes: number; rate: number }>;
+  /** Squads (PROTOCOL.md §13): exactly one of rect, ids, all or squads. */
+  select(args?: { team?: number; squad?: number; rect?: [number, number, number, number]; ids?: number[]; all?: true; squads?: number[] }, options?: CommandOptions): Promise<Ack & { squad: number; units: number }>;
+  move(args: { team?: number; squad: number; to: [number, number][]; queue?: boolean }, options?: CommandOptions): Promise<Ack & { squad: number }>;
+  patrol(args: { team?: number; squad: number; to: [number, number][] }, options?: CommandOptions): Promise<Ack & { squad: number }>;
+  follow(args: { team?: number; squad: number; squad_of?: number; unit?: number }, options?: CommandOptions): Promise<Ack & { squad: number }>;
+  hold(args: { team?: number; squad: number }, options?: CommandOptions): Promise<Ack & { squad: number }>;
+  stop(args: { team?: number; squad: number }, options?: CommandOptions): Promise<Ack & { squad: number }>;
+  formation(args: { team?: number; squad: number; shape: 'none' | 'line' | 'column' | 'wedge' | 'box'; spacing?: number }, options?: CommandOptions): Promise<Ack & { squad: number }>;
 }
 
 export declare function connect(url: string, options?: ClientOptions): Promise<Client>;

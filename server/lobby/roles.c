@@ -25,7 +25,7 @@ enum senders {
  * row; one left out would be for admins only (ADMINS is 0). */
 static const struct permission {
     enum senders senders;
-    size_t group; /* players: where the group it steers is; 0: none */
+    size_t group; /* players: where the group it steers is (-1 there: its own); 0: none */
 } permissions[PROTO_CMD_COUNT] = {
     [PROTO_CMD_PING] = {ANYONE, 0},
     [PROTO_CMD_JOIN] = {ANYONE, 0},
@@ -46,6 +46,13 @@ static const struct permission {
     [PROTO_CMD_RESET] = {ADMINS, 0},
     [PROTO_CMD_KICK] = {ADMINS, 0},
     [PROTO_CMD_GOTO] = {ADMINS, 0},
+    [PROTO_CMD_SELECT] = {PLAYERS, GROUP(select.team)},
+    [PROTO_CMD_MOVE] = {PLAYERS, GROUP(order.team)},
+    [PROTO_CMD_PATROL] = {PLAYERS, GROUP(order.team)},
+    [PROTO_CMD_FOLLOW] = {PLAYERS, GROUP(order.team)},
+    [PROTO_CMD_HOLD] = {PLAYERS, GROUP(order.team)},
+    [PROTO_CMD_STOP] = {PLAYERS, GROUP(order.team)},
+    [PROTO_CMD_FORMATION] = {PLAYERS, GROUP(formation.team)},
 };
 
 int roles_check(enum proto_role role, int team, const struct proto_command *cmd, const char **why)
@@ -63,7 +70,8 @@ int roles_check(enum proto_role role, int team, const struct proto_command *cmd,
         *why = "only admins may change the whole room";
         return PROTO_E_FORBIDDEN;
     }
-    if (team > 0 && p.group && *(const int *)((const char *)cmd + p.group) != team) {
+    int group = p.group ? *(const int *)((const char *)cmd + p.group) : team;
+    if (team > 0 && group != team && group >= 0) {
         *why = "players steer only their own team's group";
         return PROTO_E_FORBIDDEN;
     }

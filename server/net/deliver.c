@@ -346,6 +346,27 @@ static void send_availability(struct sessions *ss, struct lobby_room *lr)
         tell_availability(ss, m->session, lr, a);
 }
 
+static void send_text(void *ctx, const char *text, size_t len)
+{
+    session_send(ctx, text, len);
+}
+
+/* New `squads` messages of lr to the members of this thread fed by it:
+ * a player its team's, an admin every team's (PROTOCOL.md §13.5). Under
+ * the lobby's lock (members' roles and teams). */
+static void send_squads(struct sessions *ss, struct lobby_room *lr)
+{
+    struct room *r = lobby_room_room(lr);
+    for (struct lobby_member *m = lobby_room_members(lr, ss->cfg.thread); m; m = m->next) {
+        struct session *s = m->session;
+        bool is_admin = m->role == PROTO_ROLE_ADMIN;
+        if (s->feed.room != lr || (!is_admin && m->team < 0))
+            continue;
+        s->feed.squads_seen =
+            room_squads_send(r, s->feed.squads_seen, is_admin ? -1 : m->team, send_text, s);
+    }
+}
+
 /* The new roster of lr to every member of this thread fed by it. */
 static void send_rosters(struct sessions *ss, struct lobby_room *lr)
 {
@@ -401,12 +422,17 @@ void deliver_rooms(struct sessions *ss, struct lobby *l, int64_t now)
     }
     bool is_locked = false;
     for (size_t i = 0; i < n; i++) {
-        if (!lobby_room_take_roster_change(mine[i], t))
+        bool roster = lobby_room_take_roster_change(mine[i], t);
+        bool squads = room_take_squads_news(lobby_room_room(mine[i]), t);
+        if (!roster && !squads)
             continue;
         if (!is_locked)
             lobby_lock(l);
         is_locked = true;
-        send_rosters(ss, mine[i]);
+        if (roster)
+            send_rosters(ss, mine[i]);
+        if (squads)
+            send_squads(ss, mine[i]);
     }
     if (is_locked)
         lobby_unlock(l);

@@ -4,6 +4,8 @@
  */
 #include "apply.h"
 
+#include <string.h>
+
 typedef int64_t (*apply_fn)(struct sim_world *w, enum proto_mode mode,
                             const struct proto_command *c);
 
@@ -86,6 +88,54 @@ static int64_t reset(struct sim_world *w, enum proto_mode mode, const struct pro
     return rc;
 }
 
+/* ---- squads: the team is resolved (the room's as_applied) ---------------- */
+
+/* Returns the squad the units went into. */
+static int64_t select_units(struct sim_world *w, enum proto_mode mode,
+                            const struct proto_command *c)
+{
+    (void)mode;
+    const struct proto_select_args *a = &c->args.select;
+    struct sim_selection sel = {.by = (enum sim_select_by)a->by,
+                                .x = a->rect[0],
+                                .y = a->rect[1],
+                                .w = a->rect[2],
+                                .h = a->rect[3],
+                                .ids = a->ids,
+                                .n = a->n,
+                                .squads = a->squads};
+    return sim_select(w, a->team, a->squad, &sel);
+}
+
+static int64_t order(struct sim_world *w, enum proto_mode mode, const struct proto_command *c)
+{
+    (void)mode;
+    const struct proto_order_args *a = &c->args.order;
+    struct sim_order_args o = {.order = (enum sim_order)a->order,
+                               .nway = a->nway,
+                               .queue = a->queue,
+                               .follow_squad = a->squad_of,
+                               .follow_unit = a->unit};
+    _Static_assert(sizeof o.way == sizeof a->way, "waypoints of the wire and the core");
+    memcpy(o.way, a->way, sizeof o.way);
+    return sim_order(w, a->team, a->squad, &o);
+}
+
+static int64_t formation(struct sim_world *w, enum proto_mode mode, const struct proto_command *c)
+{
+    (void)mode;
+    const struct proto_formation_args *a = &c->args.formation;
+    return sim_formation(w, a->team, a->squad, (enum sim_shape)a->shape, a->spacing);
+}
+
+_Static_assert((int)PROTO_ORDER_STOP == (int)SIM_ORDER_STOP &&
+                   (int)PROTO_ORDER_MOVE == (int)SIM_ORDER_MOVE &&
+                   (int)PROTO_SHAPE_BOX == (int)SIM_SHAPE_BOX &&
+                   (int)PROTO_SELECT_SQUADS == (int)SIM_SELECT_SQUADS &&
+                   PROTO_SQUADS == SIM_SQUADS && PROTO_WAYPOINTS == SIM_WAYPOINTS &&
+                   PROTO_SELECT_MAX == SIM_SELECT_MAX,
+               "the wire's squads are the core's");
+
 static const apply_fn appliers[PROTO_CMD_COUNT] = {
     [PROTO_CMD_SEEK] = seek,
     [PROTO_CMD_SEEK_CLEAR] = seek_clear,
@@ -96,6 +146,13 @@ static const apply_fn appliers[PROTO_CMD_COUNT] = {
     [PROTO_CMD_DESPAWN] = despawn,
     [PROTO_CMD_PARAMS] = params,
     [PROTO_CMD_RESET] = reset,
+    [PROTO_CMD_SELECT] = select_units,
+    [PROTO_CMD_MOVE] = order,
+    [PROTO_CMD_PATROL] = order,
+    [PROTO_CMD_FOLLOW] = order,
+    [PROTO_CMD_HOLD] = order,
+    [PROTO_CMD_STOP] = order,
+    [PROTO_CMD_FORMATION] = formation,
 };
 
 int64_t apply_command(struct sim_world *w, enum proto_mode mode, const struct proto_command *cmd)

@@ -672,6 +672,7 @@ void room_tick(struct room *r, const struct pool_time *t)
             r->steps_pending--;
     }
     room__record_tick(r, stepping, t->now_ns);
+    room__squads_after_step(r, t->now_ns);
     bool is_published = false;
     r->snapshot_phase += r->cfg.snapshot_hz;
     if (r->snapshot_phase >= r->cfg.tick_hz * (1.0 - 1e-9)) {
@@ -806,6 +807,7 @@ void room_destroy(struct room *r)
     if (!r)
         return;
     room__relay_destroy(r);
+    room__squads_destroy(r);
     if (r->cfg.measure)
         measure_forget(r->cfg.measure, &r->measurer);
     struct room_reply *rep = r->replies;

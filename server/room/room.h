@@ -256,6 +256,16 @@ int room_welcome(struct room *r, const struct room_actor *who, char *buf, size_t
  * room_availability() says what it is now). Any thread. */
 bool room_take_availability_news(struct room *r, unsigned thread);
 
+/* The teams' `squads` messages (PROTOCOL.md §13.5). True once per service
+ * thread after new ones were written. */
+bool room_take_squads_news(struct room *r, unsigned thread);
+
+typedef void room_text_fn(void *ctx, const char *text, size_t len);
+
+/* Calls send() with each message written after board version `since`
+ * (0: all) of team `team` (-1: every team's); returns the version now. */
+uint64_t room_squads_send(struct room *r, uint64_t since, int team, room_text_fn *send, void *ctx);
+
 /* The count of changes of r's availability so far (read it before
  * writing a welcome: a later count means news for its client). Any
  * thread. */

@@ -31,6 +31,7 @@ struct outcome {
     int64_t obstacle;             /* obstacle_add: the new id */
     int64_t count;                /* spawn/despawn: boids added or removed; -1: none */
     int64_t until;                /* step: the tick the steps end at; -1: none */
+    int squad;                    /* select, order, formation: the squad; -1: none */
     const char *message;          /* refusal text, if more specific than the code */
     char hash[17];                /* ping: the tick's sim_hash, 16 hex digits; "": none */
     struct view_plan plan;        /* view: what the client's frames will hold */
@@ -215,6 +216,52 @@ static int apply_reset(struct room *r, const struct proto_command *c, struct out
     return rc;
 }
 
+/* select, order, formation: an rts player's own team, or the one an admin names. */
+static int apply_squads(struct room *r, const struct proto_command *c, struct outcome *o)
+{
+    const int *team = c->kind == PROTO_CMD_SELECT ? &c->args.select.team
+                      : proto_cmd_order(c->kind)  ? &c->args.order.team
+                                                  : &c->args.formation.team;
+    if (*team < 0) {
+        snprintf(o->text, sizeof o->text, "%s: name the team ('team')", proto_cmd_name(c->kind));
+        o->message = o->text;
+        return PROTO_E_BAD_ARG;
+    }
+    int64_t rc = apply_command(r->world, r->cfg.mode, c);
+    if (rc == SIM_EOTHER || rc == SIM_EEMPTY) {
+        snprintf(o->text, sizeof o->text,
+                 rc == SIM_EOTHER ? "select: a unit of another team than %d"
+                                  : "select: no unit of team %d in the selection",
+                 *team);
+        o->message = o->text;
+        return rc == SIM_EOTHER ? PROTO_E_FORBIDDEN : PROTO_E_BAD_ARG;
+    }
+    if (rc == SIM_ENOENT && c->kind != PROTO_CMD_SELECT) {
+        int squad = proto_cmd_order(c->kind) ? c->args.order.squad : c->args.formation.squad;
+        snprintf(o->text, sizeof o->text, "%s: squad %d of team %d has no units%s",
+                 proto_cmd_name(c->kind), squad, *team,
+                 c->kind == PROTO_CMD_FOLLOW ? ", or what it would follow is gone" : "");
+        o->message = o->text;
+    } else if (rc == SIM_ENOENT) {
+        o->message = "select: an id of no live boid";
+    } else if (rc == SIM_ECAPACITY) {
+        o->message = "select: every squad of the team has units; merge or empty one first";
+    } else if (rc == SIM_ERANGE) {
+        o->message = proto_cmd_order(c->kind) ? "more waypoints than a squad holds (16)"
+                                              : "a rectangle or point outside the world";
+    }
+    if (rc < 0)
+        return room_status_from_sim((int)rc);
+    int squad = c->kind == PROTO_CMD_SELECT ? (int)rc
+                : proto_cmd_order(c->kind)  ? c->args.order.squad
+                                            : c->args.formation.squad;
+    o->squad = squad;
+    const struct sim_squad *sq = sim_squad(r->world, *team, squad);
+    if (c->kind == PROTO_CMD_SELECT)
+        o->count = sq ? sq->units : 0;
+    return 0;
+}
+
 /* The lobby accepted the join; the room acks it (apply_command) and sends
  * its welcome right after, which starts the client's stream. */
 static int apply_join(struct room *r, const struct proto_command *c, struct outcome *o)
@@ -325,6 +372,13 @@ static const struct handler {
     [PROTO_CMD_GOTO] = {.fn = apply_goto, .rooms = RECORDING, .moves_boids = true},
     [PROTO_CMD_STATS] = {.fn = apply_stats, .rooms = EVERY},
     [PROTO_CMD_VIEW] = {.fn = apply_view, .rooms = EVERY, .ack = ROOM_REPLY_VIEW},
+    [PROTO_CMD_SELECT] = {.fn = apply_squads, .rooms = LIVE},
+    [PROTO_CMD_MOVE] = {.fn = apply_squads, .rooms = LIVE},
+    [PROTO_CMD_PATROL] = {.fn = apply_squads, .rooms = LIVE},
+    [PROTO_CMD_FOLLOW] = {.fn = apply_squads, .rooms = LIVE},
+    [PROTO_CMD_HOLD] = {.fn = apply_squads, .rooms = LIVE},
+    [PROTO_CMD_STOP] = {.fn = apply_squads, .rooms = LIVE},
+    [PROTO_CMD_FORMATION] = {.fn = apply_squads, .rooms = LIVE},
 };
 
 /* 0 if r (live, or playing a recording) takes a command of this kind;
@@ -359,8 +413,11 @@ static size_t reply_ack(char *buf, size_t cap, const struct proto_command *c, ui
         extra[n++] = (struct proto_ack_field){"hash", 0, o->hash};
     if (c->kind == PROTO_CMD_OBSTACLE_ADD)
         extra[n++] = (struct proto_ack_field){"obstacle", o->obstacle, NULL};
+    if (o->squad >= 0)
+        extra[n++] = (struct proto_ack_field){"squad", o->squad, NULL};
     if (o->count >= 0)
-        extra[n++] = (struct proto_ack_field){"count", o->count, NULL};
+        extra[n++] = (struct proto_ack_field){c->kind == PROTO_CMD_SELECT ? "units" : "count",
+                                              o->count, NULL};
     if (o->until >= 0)
         extra[n++] = (struct proto_ack_field){"until", o->until, NULL};
     if (c->kind == PROTO_CMD_JOIN) {
@@ -406,6 +463,12 @@ static size_t reply_stats(struct room *r, char *buf, size_t cap, const char *id,
 static void as_applied(const struct room *r, const struct queued *q, struct proto_command *out)
 {
     *out = q->cmd;
+    int *team = out->kind == PROTO_CMD_SELECT      ? &out->args.select.team
+                : proto_cmd_order(out->kind)       ? &out->args.order.team
+                : out->kind == PROTO_CMD_FORMATION ? &out->args.formation.team
+                                                   : NULL;
+    if (team && *team < 0) /* a player's own team (an admin names one) */
+        *team = q->who.team;
     if (out->kind != PROTO_CMD_RESET)
         return;
     struct proto_reset_args *a = &out->args.reset;
@@ -470,6 +533,7 @@ bool room__apply_command(struct room *r, const struct queued *q, struct room_app
                         .obstacle = 0,
                         .count = -1,
                         .until = -1,
+                        .squad = -1,
                         .message = NULL,
                         .hash = "",
                         .text = ""};

@@ -78,8 +78,9 @@ struct room {
     /* A bit per service thread that has not yet taken the frame or replies
      * published since (room_take_dirty); news.h. */
     _Atomic uint64_t dirty;
-    struct room_relay *relay; /* room_relay.c's; NULL: not of a cluster */
-    struct room_store *store; /* room_persist.c's; NULL: neither log nor checkpoints */
+    struct room_relay *relay;   /* room_relay.c's; NULL: not of a cluster */
+    struct room_squads *squads; /* room_squads.c's; NULL: no squad yet */
+    struct room_store *store;   /* room_persist.c's; NULL: neither log nor checkpoints */
 
     /* Tick-thread state. */
     struct stepper stepper; /* one tick thread or several for the step */
@@ -249,5 +250,11 @@ struct tilestate *room__relay_tiles(struct room *r, unsigned audience);
 /* True if the room cannot reach its owner, with the reason into
  * reason[0..cap). Any thread. */
 bool room__relay_is_unavailable(struct room *r, char *reason, size_t cap);
+
+/* ---- room_squads.c ----------------------------------------------------------------- */
+
+/* After a step (the room thread): writes the teams' squads messages due. */
+void room__squads_after_step(struct room *r, int64_t now);
+void room__squads_destroy(struct room *r);
 
 #endif

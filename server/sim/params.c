@@ -68,6 +68,18 @@ static const struct sim_param_desc registry[] = {
      "In an rts room a team's clients see other teams' units this near one of the team's (fog "
      "of war); the flocking rules do not use it.",
      0},
+    {"w_flee", P(w_flee), 0.0f, 0.0f, 10.0f, "",
+     "Weight of fleeing: steer away from the centre of other groups' boids within flee_radius "
+     "(not a squad that holds).",
+     0},
+    {"flee_radius", P(flee_radius), 60.0f, 0.0f, 200.0f, "units",
+     "Radius within which other groups' boids make a boid flee.", 0},
+    {"w_pursue", P(w_pursue), 0.0f, 0.0f, 10.0f, "",
+     "Weight of pursuit: steer to the nearest other group's boid within pursue_radius (a boid "
+     "with no order or stopped).",
+     0},
+    {"pursue_radius", P(pursue_radius), 60.0f, 0.0f, 200.0f, "units",
+     "Radius within which a boid pursues other groups' boids.", 0},
 };
 
 #undef P

@@ -30,6 +30,10 @@ struct sim_params {
     float arrive_radius;  /* seek slows down linearly inside this radius */
     float own_group_only; /* 1: flock only with the same group; 0: with all */
     float sight_radius;   /* an rts unit sees other teams' units this near, units */
+    float w_flee;         /* steer away from other groups' units within flee_radius */
+    float flee_radius;    /* units */
+    float w_pursue;       /* steer to the nearest other group's unit within pursue_radius */
+    float pursue_radius;  /* units */
 };
 
 struct sim_param_desc {

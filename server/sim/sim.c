@@ -13,6 +13,7 @@
 #include "sim.h"
 
 #include "grid.h"
+#include "squad.h"
 #include "rng.h"
 #include "sim_internal.h"
 
@@ -86,12 +87,10 @@ struct sim_world {
 
     /* Cell-sorted scratch, rebuilt at the start of each step. sx's memory
      * is also the grid's per-boid cells, which are read last by the
-     * counting sort, before sx is written. Groups as floats (sgf) are
-     * written only for a step that scans a block in place, not gathered:
-     * one whose fullest cell could overfill a gather, or without a grid. */
-    float *sx, *sy, *sux, *suy, *sgf;
+     * counting sort, before sx is written. skey is each slot's kin key as
+     * a float (kin_key()): the neighbour scan compares it in its lanes. */
+    float *sx, *sy, *sux, *suy, *skey;
     uint8_t *sg;
-    int has_sgf; /* this step wrote sgf */
     struct grid grid;
     float grid_cell; /* min cell size the grid was laid out for */
 
@@ -108,6 +107,18 @@ struct sim_world {
 
     struct sim_target targets[SIM_GROUPS];
     struct sim_params params[SIM_GROUPS];
+
+    /* Squads (squad.h): each boid's squad and slot, boid order; the
+     * records; and the step's scratch. */
+    uint8_t *squad;
+    uint32_t *slot;
+    struct sim_squad (*squads)[SIM_SQUADS + 1];
+    struct squad_acc (*squad_acc)[SIM_SQUADS + 1];
+    struct squad_key *squad_keys;
+    uint32_t squad_news[SIM_GROUPS];
+    uint32_t squads_live;
+    uint64_t squads_used[SIM_GROUPS / 64];
+    int pulls; /* groups flee or pursue this step: the steering looks around */
 };
 
 const char *sim_strerror(int err)
@@ -125,6 +136,10 @@ const char *sim_strerror(int err)
         return "no such obstacle";
     case SIM_ENOMEM:
         return "out of memory";
+    case SIM_EOTHER:
+        return "a unit of another group";
+    case SIM_EEMPTY:
+        return "nothing selected";
     default:
         return "unknown error";
     }
@@ -196,7 +211,10 @@ struct sim_world *sim_create(const struct sim_config *cfg, const char **err)
     size_t f = (n * sizeof(float) + 15) & ~(size_t)15;
     size_t fs = f + SIM_CHUNK * sizeof(float); /* sorted arrays: slack for copy_chunks */
     size_t b = (n + 15) & ~(size_t)15;
-    size_t total = ((sizeof(struct sim_world) + 15) & ~(size_t)15) + 7 * f + 5 * fs + 2 * b + 16 +
+    size_t squads =
+        SIM_GROUPS * (SIM_SQUADS + 1) * (sizeof(struct sim_squad) + sizeof(struct squad_acc));
+    size_t total = ((sizeof(struct sim_world) + 15) & ~(size_t)15) + 8 * f + 5 * fs + 3 * b + 16 +
+                   squads + 32 + n * sizeof(struct squad_key) + 16 +
                    ((cfg->max_obstacles * sizeof(struct sim_obstacle) + 15) & ~(size_t)15) +
                    ((grid_bytes(cfg->capacity, (uint32_t)cells) + 15) & ~(size_t)15) +
                    SIM_PARTS * ((sizeof(struct lane) + 15) & ~(size_t)15);
@@ -222,9 +240,14 @@ struct sim_world *sim_create(const struct sim_config *cfg, const char **err)
     w->sy = carve(&cur, fs);
     w->sux = carve(&cur, fs);
     w->suy = carve(&cur, fs);
-    w->sgf = carve(&cur, fs);
-    w->sg = carve(&cur, b + SIM_CHUNK); /* slack for float_chunks */
+    w->skey = carve(&cur, fs);
+    w->sg = carve(&cur, b);
     w->group = carve(&cur, b);
+    w->squad = carve(&cur, b);
+    w->slot = carve(&cur, f);
+    w->squads = carve(&cur, SIM_GROUPS * sizeof *w->squads);
+    w->squad_acc = carve(&cur, SIM_GROUPS * sizeof *w->squad_acc);
+    w->squad_keys = carve(&cur, n * sizeof(struct squad_key));
     w->id = carve(&cur, f); /* 4 bytes a boid, as a float */
     w->obstacles = carve(&cur, cfg->max_obstacles * sizeof(struct sim_obstacle));
     w->lanes = carve(&cur, SIM_PARTS * sizeof(struct lane));
@@ -247,6 +270,34 @@ const struct sim_config *sim_config(const struct sim_world *w)
     return &w->cfg;
 }
 
+/* What squad.c sees of w. A const world's is only read (squad_pull). */
+static struct squad_world squads_of(const struct sim_world *w)
+{
+    struct sim_world *m = (struct sim_world *)w;
+    return (struct squad_world){
+        .count = w->count,
+        .width = w->cfg.width,
+        .height = w->cfg.height,
+        .dt = w->cfg.dt,
+        .wrap = w->cfg.edges == SIM_EDGES_WRAP,
+        .x = w->x,
+        .y = w->y,
+        .vx = w->vx,
+        .vy = w->vy,
+        .group = w->group,
+        .id = w->id,
+        .squad = w->squad,
+        .slot = w->slot,
+        .params = w->params,
+        .sq = w->squads,
+        .news = m->squad_news,
+        .live = &m->squads_live,
+        .used = m->squads_used,
+        .keys = w->squad_keys,
+        .acc = w->squad_acc,
+    };
+}
+
 void sim_reset(struct sim_world *w, uint64_t seed)
 {
     w->count = 0;
@@ -261,6 +312,8 @@ void sim_reset(struct sim_world *w, uint64_t seed)
     memset(w->targets, 0, sizeof w->targets);
     for (int g = 0; g < SIM_GROUPS; g++)
         sim_params_default(&w->params[g]);
+    struct squad_world sw = squads_of(w);
+    squad_reset(&sw);
 }
 
 static int valid_group(int group)
@@ -303,6 +356,8 @@ static void open_gap(struct sim_world *w, uint32_t at, uint32_t n)
     }
     memmove(w->group + at + n, w->group + at, tail);
     memmove(w->id + at + n, w->id + at, tail * sizeof(uint32_t));
+    memmove(w->squad + at + n, w->squad + at, tail);
+    memmove(w->slot + at + n, w->slot + at, tail * sizeof(uint32_t));
     w->count += n;
 }
 
@@ -349,6 +404,8 @@ static int spawn_in(struct sim_world *w, uint32_t n, int group, const struct spa
         w->vx[i] = speed * cosf(h);
         w->vy[i] = speed * sinf(h);
         w->group[i] = (uint8_t)group;
+        w->squad[i] = 0;
+        w->slot[i] = 0;
         w->id[i] = w->next_id++; /* wraps to 0 after the last: ids_left() then refuses */
         if (w->cfg.keep_forces)
             w->fx[i] = w->fy[i] = 0.0f;
@@ -415,6 +472,8 @@ int sim_despawn(struct sim_world *w, uint32_t n, int group)
         w->vy[out] = w->vy[i];
         w->group[out] = w->group[i];
         w->id[out] = w->id[i];
+        w->squad[out] = w->squad[i];
+        w->slot[out] = w->slot[i];
         if (w->cfg.keep_forces) {
             w->fx[out] = w->fx[i];
             w->fy[out] = w->fy[i];
@@ -530,15 +589,15 @@ struct probe {
     float cos_sq;     /* c*|c| with c = cos(fov/2); -1 sees everything */
     float per2, sep2; /* squared radii */
     float inv_sep2;   /* 1 / sep2, 0 without separation */
-    uint8_t group;
-    int own_only;
+    float key;        /* its kin key (kin_key()) */
+    int own_only;     /* flocks only with its own key */
 };
 
 /* Candidate neighbours in structure-of-arrays form: positions, unit
- * headings and groups. Either the world's sorted arrays or a gather buffer. */
+ * headings and kin keys. Either the world's sorted arrays or a gather buffer. */
 struct cands {
     const float *x, *y, *ux, *uy;
-    const float *g; /* group ids as floats: compares stay in the float lanes */
+    const float *key; /* kin keys as floats: compares stay in the float lanes */
 };
 
 /* Accumulates candidates [a, b), their positions shifted by (ox, oy).
@@ -548,12 +607,12 @@ static inline void scan(const struct cands *c, const struct probe *p, uint32_t a
 {
     const float *restrict sx = c->x, *restrict sy = c->y;
     const float *restrict ux = c->ux, *restrict uy = c->uy;
-    const float *restrict sg = c->g;
+    const float *restrict key = c->key;
     float sep_x = 0, sep_y = 0, ali_x = 0, ali_y = 0, coh_x = 0, coh_y = 0, n_all = 0;
     float bx = ox - p->px, by = oy - p->py;
     float hx = p->hx, hy = p->hy, cos_sq = p->cos_sq, per2 = p->per2, sep2 = p->sep2;
     float inv_sep2 = p->inv_sep2;
-    float any_group = p->own_only ? 0.0f : 1.0f, group = (float)p->group;
+    float any_group = p->own_only ? 0.0f : 1.0f, own = p->key;
     /* Reassociating these sums is fine: the order is fixed per build, so
      * results stay deterministic; it lets the loop run in SIMD lanes. */
 #pragma omp simd reduction(+ : sep_x, sep_y, ali_x, ali_y, coh_x, coh_y, n_all)
@@ -567,13 +626,13 @@ static inline void scan(const struct cands *c, const struct probe *p, uint32_t a
         float dx = sx[j] + bx, dy = sy[j] + by;
         float d2 = dx * dx + dy * dy;
         float dot = hx * dx + hy * dy;
-        /* Alignment and cohesion follow the boids in view (of the own
-         * group only, with own_group_only); separation keeps clear of
-         * every boid all around: blind behind, it would push a boid back
-         * from those ahead and never forward from those behind, which
-         * brakes a crowd. */
+        /* Alignment and cohesion follow the boids in view: of its own key
+         * (group or squad) only with own_group_only or in a squad, else
+         * every boid in no squad; separation keeps clear of every boid
+         * all around: blind behind, it would push a boid back from those
+         * ahead and never forward from those behind, which brakes a crowd. */
         int seen = (d2 > 0.0f) & (dot * fabsf(dot) >= cos_sq * d2);
-        int kin = (any_group + (sg[j] == group ? 1.0f : 0.0f)) > 0.0f;
+        int kin = (key[j] == own) | ((any_group > 0.0f) & (key[j] >= 0.0f));
         float in_p = (seen & kin & (d2 < per2)) ? 1.0f : 0.0f;
         float in_s = ((d2 > 0.0f) & (d2 < sep2)) ? 1.0f : 0.0f;
         /* 1/d - d/r_s along the unit offset, over r_s: grows like 1/d up
@@ -617,7 +676,7 @@ static inline void world_offset(const struct sim_world *w, float *dx, float *dy)
 
 static struct cands sorted_cands(const struct sim_world *w)
 {
-    return (struct cands){w->sx, w->sy, w->sux, w->suy, w->sgf};
+    return (struct cands){w->sx, w->sy, w->sux, w->suy, w->skey};
 }
 
 /* Reference path: every other boid, minimal image on a torus. */
@@ -694,17 +753,6 @@ static inline void copy_chunks(float *restrict dst, const float *restrict src, u
     }
 }
 
-/* As copy_chunks(), from bytes to floats: up to SIM_CHUNK - 1 bytes past
- * src's end are read (the sorted groups carry that much slack). */
-static inline void float_chunks(float *restrict dst, const uint8_t *restrict src, uint32_t len)
-{
-    for (uint32_t j = 0; j < len; j += SIM_CHUNK) {
-        for (uint32_t q = 0; q < SIM_CHUNK; q++)
-            dst[j + q] = (float)src[j + q];
-        __asm__("" : : "r"(dst + j));
-    }
-}
-
 /* Copies a block's candidates, shifted, into one contiguous gather buffer
  * so each boid of the cell scans them in a single SIMD loop, and points *c
  * at them. Returns the number gathered, or SIM_ECAPACITY if they do not
@@ -729,7 +777,7 @@ gather_block(const struct sim_world *w, const struct block *bl, struct gather *g
         copy_chunks(gy + n, w->sy + a, len);
         copy_chunks(gux + n, w->sux + a, len);
         copy_chunks(guy + n, w->suy + a, len);
-        float_chunks(gg + n, w->sg + a, len);
+        copy_chunks(gg + n, w->skey + a, len);
         if (bl->ox[r] != 0.0f || bl->oy[r] != 0.0f) /* only across the torus seam */
             for (uint32_t j = n; j < n + len; j++) {
                 gx[j] += bl->ox[r];
@@ -839,11 +887,21 @@ static void steer_avoid(const struct sim_world *w, const struct sim_params *pp, 
         steer_toward(dvx, dvy, vx, vy, pp->max_force, pp->w_avoid, fx, fy);
 }
 
+/* The radius within which a group's boids look for other groups' (flee,
+ * pursue); 0 if they do not. */
+static float pull_radius(const struct sim_params *pp)
+{
+    return fmaxf(pp->w_flee > 0.0f ? pp->flee_radius : 0.0f,
+                 pp->w_pursue > 0.0f ? pp->pursue_radius : 0.0f);
+}
+
 static float max_radius(const struct sim_world *w)
 {
     float r = 1.0f;
-    for (int g = 0; g < SIM_GROUPS; g++)
-        r = fmaxf(r, fmaxf(w->params[g].perception, w->params[g].separation_radius));
+    for (int g = 0; g < SIM_GROUPS; g++) {
+        const struct sim_params *pp = &w->params[g];
+        r = fmaxf(r, fmaxf(fmaxf(pp->perception, pp->separation_radius), pull_radius(pp)));
+    }
     return r;
 }
 
@@ -867,14 +925,26 @@ static void prepare_groups(struct sim_world *w)
         w->ksep[k] = pp->w_separation * pp->max_force * pp->separation_radius;
         w->kcoh[k] = pp->w_cohesion * pp->max_force / pp->perception; /* perception >= 1 */
     }
-    int targets = 0;
-    for (int k = 0; k < SIM_GROUPS; k++)
+    int targets = 0, pulls = 0;
+    for (int k = 0; k < SIM_GROUPS; k++) {
         targets |= w->targets[k].active;
-    w->extras = targets || w->obstacle_count > 0 || w->cfg.edges != SIM_EDGES_WRAP;
+        pulls |= pull_radius(&w->params[k]) > 0.0f;
+    }
+    w->pulls = pulls;
+    w->extras = targets || pulls || w->squads_live || w->obstacle_count > 0 ||
+                w->cfg.edges != SIM_EDGES_WRAP;
+}
+
+/* A boid's kin key: its group, or in a squad -(64 x group + squad), so
+ * a scan tells squads apart and any squad from none by one compare. Exact
+ * in a float. */
+static inline float kin_key(uint8_t group, uint8_t squad)
+{
+    return squad ? -(float)(64 * group + squad) : (float)group;
 }
 
 /* Copies sorted slots [begin, end) of the grid's order into the scratch
- * arrays the neighbour scan reads: position, unit heading, group. */
+ * arrays the neighbour scan reads: position, unit heading, group, kin key. */
 static void prepare_slots(struct sim_world *w, uint32_t begin, uint32_t end)
 {
     const uint32_t *order = w->grid.order;
@@ -898,8 +968,7 @@ static void prepare_slots(struct sim_world *w, uint32_t begin, uint32_t end)
         w->sux[k] = ux * inv;
         w->suy[k] = uy * inv;
         w->sg[k] = w->group[i];
-        if (w->has_sgf)
-            w->sgf[k] = (float)w->group[i];
+        w->skey[k] = kin_key(w->group[i], w->squad[i]);
     }
 }
 
@@ -914,6 +983,7 @@ static void probe_init(const struct sim_world *w, uint32_t k, struct probe *p)
 {
     uint8_t g = w->sg[k];
     const struct sim_params *pp = &w->params[g];
+    float key = w->skey[k];
     int blind = w->sux[k] == 0.0f && w->suy[k] == 0.0f;
     *p = (struct probe){
         .px = w->sx[k],
@@ -926,8 +996,8 @@ static void probe_init(const struct sim_world *w, uint32_t k, struct probe *p)
         .inv_sep2 = pp->separation_radius > 0.0f
                         ? 1.0f / (pp->separation_radius * pp->separation_radius)
                         : 0.0f,
-        .group = g,
-        .own_only = pp->own_group_only != 0.0f,
+        .key = key,
+        .own_only = pp->own_group_only != 0.0f || key < 0.0f,
     };
 }
 
@@ -1074,33 +1144,160 @@ SIM_HOT static void flock_forces(const struct sim_world *w, struct lane *ln, uin
     }
 }
 
+/* What a boid sees of other groups' boids within its group's pull radius. */
+struct others {
+    float sum_x, sum_y; /* offsets of those within flee_radius, summed */
+    uint32_t near;      /* how many */
+    float best;         /* squared distance of the nearest within pursue_radius; INFINITY: none */
+    float to_x, to_y;   /* the offset to it */
+};
+
+/* Looks at the candidates [a, b) shifted by (ox, oy) for slot k's others. */
+static void look_at(const struct sim_world *w, uint32_t k, const struct sim_params *pp, uint32_t a,
+                    uint32_t b, float ox, float oy, struct others *o)
+{
+    float flee2 = pp->w_flee > 0.0f ? pp->flee_radius * pp->flee_radius : 0.0f;
+    float pursue2 = pp->w_pursue > 0.0f ? pp->pursue_radius * pp->pursue_radius : 0.0f;
+    int brute = !grid_usable(w);
+    for (uint32_t j = a; j < b; j++) {
+        if (w->sg[j] == w->sg[k])
+            continue;
+        float dx = w->sx[j] + ox - w->sx[k], dy = w->sy[j] + oy - w->sy[k];
+        if (brute)
+            world_offset(w, &dx, &dy);
+        float d2 = dx * dx + dy * dy;
+        if (d2 < flee2)
+            o->sum_x += dx, o->sum_y += dy, o->near++;
+        if (d2 < pursue2 && d2 < o->best)
+            o->best = d2, o->to_x = dx, o->to_y = dy;
+    }
+}
+
+/* Slot k's others: in its 3 x 3 block of cells (the grid's cells are at
+ * least every pull radius wide), or among every boid without a grid. */
+static void others_of(const struct sim_world *w, uint32_t k, const struct sim_params *pp,
+                      struct others *o)
+{
+    *o = (struct others){.best = INFINITY};
+    if (!grid_usable(w)) {
+        look_at(w, k, pp, 0, w->count, 0.0f, 0.0f, o);
+        return;
+    }
+    struct block bl;
+    block_of(w, grid_cell_of(&w->grid, w->sx[k], w->sy[k]), &bl);
+    for (uint32_t r = 0; r < bl.n; r++)
+        look_at(w, k, pp, bl.a[r], bl.b[r], bl.ox[r], bl.oy[r], o);
+}
+
+/* Flee and pursuit of slot k (PROTOCOL.md §13.4), into (*fx, *fy) and (*px, *py). */
+static void pull_forces(const struct sim_world *w, uint32_t k, const struct sim_params *pp,
+                        const struct squad_pull *q, const struct slot *s, float *fx, float *fy,
+                        float *px, float *py)
+{
+    if (!w->pulls || pull_radius(pp) <= 0.0f || !(q->may_flee || q->may_pursue))
+        return;
+    struct others o;
+    others_of(w, k, pp, &o);
+    if (q->may_flee && o.near > 0) {
+        float dx = -o.sum_x, dy = -o.sum_y;
+        set_length(&dx, &dy, pp->max_speed);
+        steer_toward(dx, dy, s->vx, s->vy, pp->max_force, pp->w_flee, fx, fy);
+    }
+    if (q->may_pursue && o.best < INFINITY) {
+        float dx = o.to_x, dy = o.to_y;
+        set_length(&dx, &dy, pp->max_speed);
+        steer_toward(dx, dy, s->vx, s->vy, pp->max_force, pp->w_pursue, px, py);
+    }
+}
+
+#define DETOUR_AHEAD 150.0f /* units: how far ahead a unit looks for obstacles on its way */
+
+/*
+ * A unit whose straight way from (px, py) to (gx, gy) runs into an
+ * obstacle (its radius plus `margin`) within DETOUR_AHEAD turns its
+ * velocity (*vx, *vy) along the nearest such obstacle's tangent, on the
+ * side of its goal, and so goes round rather than pressing against it.
+ */
+static void detour(const struct sim_world *w, float px, float py, float gx, float gy, float margin,
+                   float *vx, float *vy)
+{
+    float dx = gx - px, dy = gy - py;
+    world_offset(w, &dx, &dy);
+    float dl2 = dx * dx + dy * dy, best = INFINITY, bx = 0.0f, by = 0.0f;
+    if (dl2 <= 0.0f)
+        return;
+    for (uint32_t k = 0; k < w->obstacle_count; k++) {
+        const struct sim_obstacle *o = &w->obstacles[k];
+        float cx = o->x - px, cy = o->y - py;
+        world_offset(w, &cx, &cy);
+        float t = fminf(fmaxf((cx * dx + cy * dy) / dl2, 0.0f), 1.0f);
+        float ex = cx - t * dx, ey = cy - t * dy, lim = o->r + margin, c2 = cx * cx + cy * cy;
+        if (t <= 0.0f || ex * ex + ey * ey >= lim * lim || c2 >= best)
+            continue;
+        if (sqrtf(c2) - o->r > DETOUR_AHEAD)
+            continue;
+        best = c2, bx = cx, by = cy;
+    }
+    if (best == INFINITY)
+        return;
+    float tx = -by, ty = bx; /* the tangent on the goal's side */
+    if (tx * dx + ty * dy < 0.0f)
+        tx = -tx, ty = -ty;
+    set_length(&tx, &ty, sqrtf(*vx * *vx + *vy * *vy));
+    *vx = tx, *vy = ty;
+}
+
 /*
  * Steering of the lane's slice, sorted slots [begin, end), when the world
- * has targets, obstacles or walls, in priority order: avoidance,
- * separation (up to its share of max_force), seek, alignment, cohesion. A
- * group with a target flies at the pace seek sets: alignment only turns
- * its boids, keeping their own speed. Inside the arrive radius cohesion
- * stops and the target gathers the group: cohesion toward the neighbours
- * in view, all ahead, would keep a settled group walking.
+ * has targets, obstacles, walls, squads or pulls, in priority order:
+ * avoidance, separation (up to its share of max_force), flee, the seek of
+ * its target or squad (or its slot), pursuit, alignment, cohesion. A boid
+ * with a target flies at the pace seek sets: alignment only turns it,
+ * keeping its own speed. Inside the arrive radius cohesion stops and the
+ * target gathers the group: cohesion toward the neighbours in view, all
+ * ahead, would keep a settled group walking. A unit in a formation flies
+ * to its slot and neither aligns nor coheres. The group's target moves
+ * only its units in no squad.
  */
 static void extra_forces(const struct sim_world *w, struct lane *ln, uint32_t begin, uint32_t end)
 {
+    struct squad_world sw = squads_of(w);
     for (uint32_t k = begin; k < end; k++) {
         uint8_t g = w->sg[k];
         const struct sim_params *pp = &w->params[g];
         struct slot s = slot_at(w, ln, k, k - begin);
+        float px = w->sx[k], py = w->sy[k];
+        struct squad_pull q = {.kind = SQUAD_FREE, .may_pursue = 1, .may_flee = 1};
+        if (w->squads_live)
+            q = squad_pull(&sw, w->grid.order[k], px, py);
+        struct sim_target goal = {.active = 1, .x = q.x, .y = q.y};
+        const struct sim_target *t = q.kind == SQUAD_SEEK                           ? &goal
+                                     : q.kind == SQUAD_FREE && w->targets[g].active ? &w->targets[g]
+                                                                                    : NULL;
         struct rules r;
         float own = sqrtf(s.vx * s.vx + s.vy * s.vy);
         struct gains c = gains_of(w, g);
-        flock_rules(&c, w->targets[g].active ? own : w->vmax[g], &s, &r);
-        float px = w->sx[k], py = w->sy[k], ax = 0.0f, ay = 0.0f, tx = 0.0f, ty = 0.0f;
+        flock_rules(&c, t ? own : w->vmax[g], &s, &r);
+        float ax = 0.0f, ay = 0.0f, tx = 0.0f, ty = 0.0f, ex = 0.0f, ey = 0.0f, hx = 0.0f,
+              hy = 0.0f;
         steer_avoid(w, pp, px, py, s.vx, s.vy, &ax, &ay);
-        if (w->targets[g].active && steer_seek(w, pp, &w->targets[g], px, py, s.vx, s.vy, &tx, &ty))
+        if (t && steer_seek(w, pp, t, px, py, s.vx, s.vy, &tx, &ty))
             r.cx = r.cy = 0.0f;
+        if (q.kind == SQUAD_SLOT && w->obstacle_count > 0)
+            detour(w, px, py, q.to_x, q.to_y, pp->separation_radius, &q.x, &q.y);
+        if (q.kind == SQUAD_SLOT) { /* reaches the velocity asked in SQUAD_REACT seconds */
+            tx = (q.x - s.vx) * (pp->w_seek / SQUAD_REACT);
+            ty = (q.y - s.vy) * (pp->w_seek / SQUAD_REACT);
+            truncate2(&tx, &ty, pp->max_force);
+            r.ax = r.ay = r.cx = r.cy = 0.0f;
+        }
+        pull_forces(w, k, pp, &q, &s, &ex, &ey, &hx, &hy);
         float budget = pp->max_force, fx = 0.0f, fy = 0.0f;
         allot(ax, ay, budget, &budget, &fx, &fy);
         allot(r.sx, r.sy, SIM_SEPARATION_SHARE * pp->max_force, &budget, &fx, &fy);
+        allot(ex, ey, budget, &budget, &fx, &fy);
         allot(tx, ty, budget, &budget, &fx, &fy);
+        allot(hx, hy, budget, &budget, &fx, &fy);
         allot(r.ax, r.ay, budget, &budget, &fx, &fy);
         allot(r.cx, r.cy, budget, &budget, &fx, &fy);
         ln->fx[k - begin] = fx;
@@ -1273,6 +1470,7 @@ SIM_HOT static void integrate_slice(struct sim_world *w, struct lane *ln, uint32
     const float *restrict vmax = w->vmax, *restrict vmin = w->vmin;
     const uint8_t *restrict g = w->sg;
     const uint32_t *restrict order = w->grid.order;
+    const uint8_t *restrict squad = w->squads_live ? w->squad : NULL;
     const int wrap = w->cfg.edges == SIM_EDGES_WRAP;
     uint64_t seen = 0;
     /* Not in vectors: the vectoriser would take hi / sqrtf() as an
@@ -1284,6 +1482,7 @@ SIM_HOT static void integrate_slice(struct sim_world *w, struct lane *ln, uint32
         uint32_t j = k - begin, i = order[k];
         float ux = ovx[j] + fx[j] * dt, uy = ovy[j] + fy[j] * dt;
         float s = sqrtf(ux * ux + uy * uy), hi = vmax[g[k]], lo = vmin[g[k]];
+        lo = squad && squad[i] ? 0.0f : lo; /* a squad's units may stand still */
         /* hi / s above the top speed, lo / s below the least, else 1, as
          * one division without branches: a flock cruises about its top
          * speed, some boids a hair above it and some below, and branching
@@ -1474,13 +1673,12 @@ void sim_step_forked(struct sim_world *w, const struct sim_fork *f)
     if (f && f->parts > 1)
         j.parts = f->parts < SIM_PARTS ? f->parts : SIM_PARTS;
     prepare_groups(w);
+    struct squad_world sw = squads_of(w);
+    squad_step(&sw);
     for (unsigned p = 0; p < SIM_PARTS; p++)
         w->lanes[p].neighbours = 0;
     run_phase(f, phase_cells, &j);
     grid_sort(&w->grid, w->count);
-    /* A block is at most 3 x 3 cells: if none can overfill a gather,
-     * every scan reads gathers, whose groups come from sg. */
-    w->has_sgf = !grid_usable(w) || 9 * (uint64_t)w->grid.most > SIM_GATHER_MAX - SIM_GATHER_PAD;
     run_phase(f, phase_slots, &j);
     run_phase(f, phase_steer, &j);
     w->neighbours = 0;
@@ -1494,6 +1692,45 @@ void sim_step_forked(struct sim_world *w, const struct sim_fork *f)
 void sim_step(struct sim_world *w)
 {
     sim_step_forked(w, NULL);
+}
+
+/* ---- squads ------------------------------------------------------------- */
+
+int sim_select(struct sim_world *w, int group, int squad, const struct sim_selection *sel)
+{
+    struct squad_world sw = squads_of(w);
+    return squad_select(&sw, group, squad, sel);
+}
+
+int sim_order(struct sim_world *w, int group, int squad, const struct sim_order_args *o)
+{
+    struct squad_world sw = squads_of(w);
+    return o ? squad_order(&sw, group, squad, o) : SIM_EINVAL;
+}
+
+int sim_formation(struct sim_world *w, int group, int squad, enum sim_shape shape, float spacing)
+{
+    struct squad_world sw = squads_of(w);
+    return squad_formation(&sw, group, squad, shape, spacing);
+}
+
+const struct sim_squad *sim_squad(const struct sim_world *w, int group, int squad)
+{
+    if (!valid_group(group) || squad < 1 || squad > SIM_SQUADS)
+        return NULL;
+    return &w->squads[group][squad];
+}
+
+uint32_t sim_squad_news(const struct sim_world *w, int group)
+{
+    return valid_group(group) ? w->squad_news[group] : 0;
+}
+
+int sim_boid_squad(const struct sim_world *w, uint32_t i, uint32_t *slot)
+{
+    if (slot)
+        *slot = i < w->count ? w->slot[i] : 0;
+    return i < w->count ? w->squad[i] : 0;
 }
 
 /* ---- views, hash, stats ------------------------------------------------- */
@@ -1566,6 +1803,17 @@ uint64_t sim_hash(const struct sim_world *w)
     }
     h = hash_words(h, w->params, sizeof w->params);
     h = hash_words(h, &w->rng, sizeof w->rng);
+    /* Squads once a squad has had units since the reset (a world without
+     * them hashes as it always has). The records have no padding. */
+    for (int g = 0; g < SIM_GROUPS; g++)
+        if (w->squads_used[g / 64] >> (g % 64) & 1u) {
+            h = hash_words(h, &g, sizeof g);
+            h = hash_words(h, w->squads[g], sizeof w->squads[g]);
+        }
+    if (w->squads_used[0] | w->squads_used[1] | w->squads_used[2] | w->squads_used[3]) {
+        h = hash_words(h, w->squad, n);
+        h = hash_words(h, w->slot, n * sizeof(uint32_t));
+    }
     return h;
 }
 

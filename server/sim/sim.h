@@ -36,6 +36,8 @@ enum sim_error {
     SIM_ECAPACITY = -3, /* a fixed capacity would be exceeded */
     SIM_ENOENT = -4,    /* no such obstacle id */
     SIM_ENOMEM = -5,    /* allocation failed (only sim_create) */
+    SIM_EOTHER = -6,    /* a unit of another group than the one named */
+    SIM_EEMPTY = -7,    /* a selection that holds no unit */
 };
 
 /* Returns a static, human-readable string for a SIM_E* code. */
@@ -244,5 +246,114 @@ struct sim_stats {
 };
 
 void sim_stats(const struct sim_world *w, struct sim_stats *out);
+
+/* ---- squads, orders and formations (PROTOCOL.md §13) ---------------------
+ *
+ * Each group's boids (a team's units) can be put in squads 1..SIM_SQUADS;
+ * squad 0 is the group's units in none. A squad's units flock only among
+ * themselves, keep to a formation's slots when it has one, and carry out
+ * the squad's order: its waypoints, a squad or unit it follows, or a
+ * place it holds. Orders advance in the serial start of a step, so they
+ * are as deterministic as the rest.
+ */
+#define SIM_SQUADS     32  /* squads per group: 1..32 */
+#define SIM_WAYPOINTS  16  /* waypoints a squad holds */
+#define SIM_SELECT_MAX 256 /* ids one selection may name */
+
+enum sim_order {
+    SIM_ORDER_NONE,   /* flocks where it is */
+    SIM_ORDER_MOVE,   /* through its waypoints, stops at the last */
+    SIM_ORDER_PATROL, /* through its waypoints, round and round */
+    SIM_ORDER_FOLLOW, /* behind a squad of its group or a unit */
+    SIM_ORDER_HOLD,   /* stays, does not pursue */
+    SIM_ORDER_STOP,   /* stays */
+    SIM_ORDER_COUNT
+};
+
+enum sim_shape {
+    SIM_SHAPE_NONE,
+    SIM_SHAPE_LINE,
+    SIM_SHAPE_COLUMN,
+    SIM_SHAPE_WEDGE,
+    SIM_SHAPE_BOX,
+    SIM_SHAPE_COUNT
+};
+
+/* One squad, as sim_squad() shows it. */
+struct sim_squad {
+    uint32_t units;
+    uint8_t order; /* enum sim_order */
+    uint8_t shape; /* enum sim_shape */
+    uint8_t nway;  /* waypoints held */
+    uint8_t next;  /* the one it heads for */
+    float way[SIM_WAYPOINTS][2];
+    float spacing; /* between slots, units */
+    float ax, ay; /* the anchor: the middle of the formation's front row; without one, the centre */
+    float facing; /* radians */
+    float avx, avy; /* the anchor's velocity, units/s */
+    float cx, cy;   /* the units' centre at the last step */
+    float err;      /* the units' mean distance from their slots at the last step */
+    float gx, gy;   /* where the anchor (or, without a formation, the squad) heads or stays */
+    uint16_t follow_squad; /* SIM_ORDER_FOLLOW: a squad of the group, or 0 */
+    uint16_t follow_group; /* and the followed unit's group */
+    uint32_t follow_unit;  /* SIM_ORDER_FOLLOW: a unit's id, or 0 */
+    uint32_t flags;        /* squad.c's own */
+};
+
+/* What a selection takes of a group's units. */
+enum sim_select_by { SIM_SELECT_RECT, SIM_SELECT_IDS, SIM_SELECT_ALL, SIM_SELECT_SQUADS };
+
+struct sim_selection {
+    enum sim_select_by by;
+    float x, y, w, h;    /* RECT: [x, x + w) x [y, y + h), cut at the world's edges */
+    const uint32_t *ids; /* IDS: 1..SIM_SELECT_MAX of them */
+    uint32_t n;
+    uint64_t squads; /* SQUADS: bit s for squad s, 0..SIM_SQUADS */
+};
+
+/*
+ * Moves the group's selected units into `squad` (0..SIM_SQUADS; -1: the
+ * lowest-numbered squad with no units). Returns the squad's number, or
+ * SIM_EINVAL (bad group or squad), SIM_ERANGE (a rectangle outside the
+ * world or not finite), SIM_ENOENT (an id of no live boid), SIM_EOTHER (an
+ * id of another group's unit), SIM_EEMPTY (no unit selected),
+ * SIM_ECAPACITY (no squad free): then nothing changed.
+ */
+int sim_select(struct sim_world *w, int group, int squad, const struct sim_selection *sel);
+
+struct sim_order_args {
+    enum sim_order order;
+    uint32_t nway; /* MOVE, PATROL: 1..SIM_WAYPOINTS points in the world */
+    float way[SIM_WAYPOINTS][2];
+    int queue;            /* MOVE: after the current waypoints */
+    int follow_squad;     /* FOLLOW: a squad of the group, 1..SIM_SQUADS, or 0 */
+    uint32_t follow_unit; /* FOLLOW: a live boid's id, or 0 */
+};
+
+/*
+ * Gives squad 1..SIM_SQUADS of the group an order. Returns 0, or
+ * SIM_EINVAL (bad group, squad or order), SIM_ENOENT (a squad with no
+ * units, a squad or unit to follow that does not exist), SIM_ERANGE (a
+ * waypoint outside the world, too many waypoints).
+ */
+int sim_order(struct sim_world *w, int group, int squad, const struct sim_order_args *o);
+
+/* Sets a squad's formation; spacing 0 takes 1.25 x the group's
+ * separation_radius, else [1, 200]. Errors as sim_order. */
+int sim_formation(struct sim_world *w, int group, int squad, enum sim_shape shape, float spacing);
+
+/* Squad 1..SIM_SQUADS of a group (units 0: none); NULL out of range. */
+const struct sim_squad *sim_squad(const struct sim_world *w, int group, int squad);
+
+/* Counts the changes to a group's squads a team hears of: commands, a
+ * waypoint reached, an order finished, a squad ended. */
+uint32_t sim_squad_news(const struct sim_world *w, int group);
+
+/* Boid i's squad (0: none) and slot in it; 0 for i out of range. */
+int sim_boid_squad(const struct sim_world *w, uint32_t i, uint32_t *slot);
+
+/* Slot i of n in a formation, as (a, b): across and back, in spacings
+ * (PROTOCOL.md §13.3). */
+void sim_slot_offset(enum sim_shape shape, uint32_t n, uint32_t i, float *a, float *b);
 
 #endif

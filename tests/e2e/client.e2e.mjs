@@ -54,6 +54,10 @@ function validArgs(c, { obstacle, client }) {
     obstacle_remove: { obstacle }, obstacle_clear: {}, spawn: { n: 10, group: 2, x: 100, y: 100 },
     despawn: { n: 5, group: 2 }, params: { group: 2, w_alignment: 2 }, pause: {}, step: { n: 2 }, resume: {},
     reset: { seed: 7, boids: 50 }, kick: { client }, keyframe: {}, stats: {}, join: { room: 'acks', role: 'admin' },
+    // Squads of group 0 (the reset's boids): an admin names the team.
+    select: { team: 0, all: true, squad: 1 }, move: { team: 0, squad: 1, to: [[800, 500]], queue: true },
+    patrol: { team: 0, squad: 1, to: [[100, 100], [200, 100]] }, follow: { team: 0, squad: 1, squad_of: 2 },
+    hold: { team: 0, squad: 1 }, stop: { team: 0, squad: 1 }, formation: { team: 0, squad: 1, shape: 'wedge' },
   }[c];
 }
 
@@ -64,6 +68,7 @@ async function everyCommandIsAcked(url) {
     const ids = { client: other.welcome.client, obstacle: null };
     for (const cmd of schema.commands.map((x) => x.name).filter((x) => x !== 'goto' && x !== 'view')) {
       const method = cmd.replace(/_([a-z])/g, (_, l) => l.toUpperCase());
+      if (cmd === 'follow') await c.select({ team: 0, rect: [800, 0, 800, 1000], squad: 2 }); // what it follows
       const ack = await c[method](validArgs(cmd, ids));
       assert(Number.isInteger(ack.tick) && !('type' in ack) && !('id' in ack), `${cmd}: ${JSON.stringify(ack)}`);
       for (const [k, spec] of Object.entries(schema.commands.find((x) => x.name === cmd).ack)) {

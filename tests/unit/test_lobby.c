@@ -155,8 +155,9 @@ static void the_permission_matrix(void **state)
     assert_int_equal(f->m[1].team, 1);
     assert_int_equal(try_join(f, 2, join("box", PROTO_ROLE_VIEWER, PROTO_MODE_ANY)), 0);
     assert_int_equal(try_join(f, 3, join("war", PROTO_ROLE_ADMIN, PROTO_MODE_ANY)), 0);
-    /* ping join keyframe stats view: everyone; seek seek_clear ob_add ob_remove: players
-     * too; the rest: admins only */
+    /* ping join keyframe stats view: everyone; seek seek_clear ob_add ob_remove select
+     * move patrol follow hold stop formation: players too (the team is the first field of each);
+     * the rest: admins only */
     for (int k = 0; k < PROTO_CMD_COUNT; k++) {
         struct proto_command c = {.kind = (enum proto_cmd)k};
         c.args.seek.group = 1; /* the RTS player's own team */
@@ -164,7 +165,9 @@ static void the_permission_matrix(void **state)
             c.args.seek_clear.group = 1;
         const char *why = NULL;
         int steering = k == PROTO_CMD_SEEK || k == PROTO_CMD_SEEK_CLEAR ||
-                       k == PROTO_CMD_OBSTACLE_ADD || k == PROTO_CMD_OBSTACLE_REMOVE;
+                       k == PROTO_CMD_OBSTACLE_ADD || k == PROTO_CMD_OBSTACLE_REMOVE ||
+                       k == PROTO_CMD_SELECT || proto_cmd_order((enum proto_cmd)k) ||
+                       k == PROTO_CMD_FORMATION;
         int free_for_all = k == PROTO_CMD_PING || k == PROTO_CMD_JOIN || k == PROTO_CMD_KEYFRAME ||
                            k == PROTO_CMD_STATS || k == PROTO_CMD_VIEW;
         int want_player = steering || free_for_all ? 0 : PROTO_E_FORBIDDEN;

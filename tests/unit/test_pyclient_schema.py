@@ -67,12 +67,27 @@ def valid(arg, at_max):
         return (math.floor(v) if at_max else math.ceil(v)) if t == "int" else v
     if t == "enum":
         return arg["values"][-1 if at_max else 0]
+    if t == "bool":
+        return True  # select's all takes only true
+    if t == "rect":
+        return [1600, 1000, 1e7, 1e7] if at_max else [0, 0, 1, 1]
+    if t == "array":
+        n = arg["max_items" if at_max else "min_items"]
+        if arg["items"] == "point":
+            return [[1600, 1000] if at_max else [0, 0]] * n
+        return [valid(dict(arg, type=arg["items"]), at_max)] * n
     return "a" * (arg["max_len"] if at_max else arg.get("min_len", 0))
 
 
 def message(spec, at_max=False, every=True, skip=None):
+    """Every required argument (all with `every`) at one end of its range,
+    and one of the one_of arguments: `skip` if it is one (the caller adds
+    it), else the first."""
+    one_of = spec.get("one_of", [])
+    one = skip if skip in one_of else (one_of[0] if one_of else None)
     args = {a["name"]: valid(a, at_max) for a in spec["args"]
-            if (every or a.get("required")) and a["name"] != skip}
+            if ((a["name"] == one) if a["name"] in one_of else (every or a.get("required")))
+            and a["name"] != skip}
     if spec.get("registry"):
         args["w_alignment"] = 1.0
     return args

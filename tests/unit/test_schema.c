@@ -135,6 +135,46 @@ static double bound(const cJSON *arg, const char *key, double fallback)
 
 enum at { AT_MIN, AT_MAX };
 
+/* An array of arg's least or most items, each at that end of its range. */
+static void add_valid_array(cJSON *o, const char *name, const cJSON *arg, enum at at)
+{
+    const char *items = str_of(arg, "items");
+    int n = (int)bound(arg, at == AT_MIN ? "min_items" : "max_items", 0);
+    cJSON *a = cJSON_AddArrayToObject(o, name);
+    for (int k = 0; k < n; k++) {
+        if (strcmp(items, "point") == 0) {
+            double p[2] = {at == AT_MIN ? 0.0 : LIM.width, at == AT_MIN ? 0.0 : LIM.height};
+            cJSON_AddItemToArray(a, cJSON_CreateDoubleArray(p, 2));
+        } else {
+            double v = bound(arg, at == AT_MIN ? "min" : "max", 0);
+            cJSON_AddItemToArray(a, cJSON_CreateNumber(v));
+        }
+    }
+}
+
+/* Whether arg is one of the command's one_of arguments (exactly one of
+ * them goes into a message). */
+static bool is_one_of(const cJSON *cmd, const char *name)
+{
+    const cJSON *n;
+    cJSON_ArrayForEach(n, cJSON_GetObjectItemCaseSensitive(cmd, "one_of"))
+    {
+        if (strcmp(n->valuestring, name) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* The one_of argument a message holds: `skip` when it is one (the caller
+ * adds it), else the first. */
+static const char *chosen_one(const cJSON *cmd, const char *skip)
+{
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(cmd, "one_of");
+    if (!list)
+        return NULL;
+    return skip && is_one_of(cmd, skip) ? skip : cJSON_GetArrayItem(list, 0)->valuestring;
+}
+
 /* A valid value of arg into o under `name` (at one end of its range). */
 static void add_valid(cJSON *o, const char *name, const cJSON *arg, enum at at)
 {
@@ -150,6 +190,13 @@ static void add_valid(cJSON *o, const char *name, const cJSON *arg, enum at at)
         int n = cJSON_GetArraySize(values);
         cJSON_AddStringToObject(o, name,
                                 cJSON_GetArrayItem(values, at == AT_MIN ? 0 : n - 1)->valuestring);
+    } else if (strcmp(type, "bool") == 0) {
+        cJSON_AddBoolToObject(o, name, true); /* select's all takes only true */
+    } else if (strcmp(type, "rect") == 0) {
+        double r[4] = {0.0, 0.0, 1.0, 1.0}, big[4] = {LIM.width, LIM.height, 1e7, 1e7};
+        cJSON_AddItemToObject(o, name, cJSON_CreateDoubleArray(at == AT_MIN ? r : big, 4));
+    } else if (strcmp(type, "array") == 0) {
+        add_valid_array(o, name, arg, at);
     } else if (strcmp(type, "string") == 0) {
         int len = (int)bound(arg, at == AT_MIN ? "min_len" : "max_len", 0);
         char text[512];
@@ -163,16 +210,20 @@ static void add_valid(cJSON *o, const char *name, const cJSON *arg, enum at at)
 }
 
 /* {"cmd": NAME} with every required argument (all of them with `all`) at
- * one end of its range, and a registry parameter for a registry command. */
+ * one end of its range, one of its one_of arguments, and a registry
+ * parameter for a registry command. */
 static cJSON *message(const cJSON *cmd, enum at at, bool all, const char *skip)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "cmd", str_of(cmd, "name"));
+    const char *one = chosen_one(cmd, skip);
     const cJSON *arg;
     cJSON_ArrayForEach(arg, cJSON_GetObjectItemCaseSensitive(cmd, "args"))
     {
         const char *name = str_of(arg, "name");
-        if ((all || flag_of(arg, "required")) && (!skip || strcmp(skip, name) != 0))
+        bool wanted =
+            is_one_of(cmd, name) ? strcmp(name, one) == 0 : all || flag_of(arg, "required");
+        if (wanted && (!skip || strcmp(skip, name) != 0))
             add_valid(o, name, arg, at);
     }
     if (flag_of(cmd, "registry"))
@@ -307,6 +358,54 @@ static void strings_keep_their_lengths_and_characters_and_enums_their_values(voi
                 expect_with(cmd, name, cJSON_CreateString(""), PROTO_E_OUT_OF_RANGE);
             const char *bad = strcmp(str_of(arg, "chars"), "room") == 0 ? "a b" : "a\x7f";
             expect_with(cmd, name, cJSON_CreateString(bad), PROTO_E_BAD_ARG);
+            expect_with(cmd, name, cJSON_CreateNumber(1), PROTO_E_BAD_ARG);
+        }
+    }
+}
+
+static void one_of_takes_exactly_one(void **state)
+{
+    (void)state;
+    const cJSON *cmd, *arg;
+    cJSON_ArrayForEach(cmd, commands())
+    {
+        const cJSON *list = cJSON_GetObjectItemCaseSensitive(cmd, "one_of");
+        if (!list)
+            continue;
+        const char *first = cJSON_GetArrayItem(list, 0)->valuestring;
+        cJSON *none = message(cmd, AT_MIN, true, first); /* the first left out: none */
+        expect(none, PROTO_E_BAD_ARG);
+        cJSON_Delete(none);
+        cJSON_ArrayForEach(arg, cJSON_GetObjectItemCaseSensitive(cmd, "args"))
+        {
+            const char *name = str_of(arg, "name");
+            if (!is_one_of(cmd, name) || strcmp(name, first) == 0)
+                continue;
+            cJSON *two = message(cmd, AT_MIN, true, NULL); /* the first and this one */
+            add_valid(two, name, arg, AT_MIN);
+            expect(two, PROTO_E_BAD_ARG);
+            cJSON_Delete(two);
+        }
+    }
+}
+
+static void arrays_keep_their_lengths(void **state)
+{
+    (void)state;
+    const cJSON *cmd, *arg;
+    cJSON_ArrayForEach(cmd, commands())
+    {
+        cJSON_ArrayForEach(arg, cJSON_GetObjectItemCaseSensitive(cmd, "args"))
+        {
+            const char *name = str_of(arg, "name");
+            if (strcmp(str_of(arg, "type"), "array") != 0)
+                continue;
+            cJSON *longer = cJSON_CreateObject(); /* one item past the most */
+            add_valid_array(longer, name, arg, AT_MAX);
+            cJSON *items = cJSON_DetachItemFromObject(longer, name);
+            cJSON_AddItemToArray(items, cJSON_Duplicate(cJSON_GetArrayItem(items, 0), true));
+            cJSON_Delete(longer);
+            expect_with(cmd, name, items, PROTO_E_OUT_OF_RANGE);
             expect_with(cmd, name, cJSON_CreateNumber(1), PROTO_E_BAD_ARG);
         }
     }
@@ -459,6 +558,8 @@ int main(void)
         cmocka_unit_test(a_missing_required_argument_is_bad_arg),
         cmocka_unit_test(numbers_past_their_range_are_out_of_range_and_fractions_of_ints_bad_arg),
         cmocka_unit_test(strings_keep_their_lengths_and_characters_and_enums_their_values),
+        cmocka_unit_test(one_of_takes_exactly_one),
+        cmocka_unit_test(arrays_keep_their_lengths),
         cmocka_unit_test(a_member_the_schema_does_not_name_is_bad_arg),
         cmocka_unit_test(defaults_the_parser_fills_in_are_the_schemas),
         cmocka_unit_test(the_servers_role_table_allows_what_each_commands_who_says),

@@ -29,13 +29,29 @@ function valid(a, atMax) {
   if (a.type === 'int') return atMax ? Math.floor(bound(a, 'max')) : Math.ceil(bound(a, 'min'));
   if (a.type === 'number') return bound(a, atMax ? 'max' : 'min');
   if (a.type === 'enum') return a.values[atMax ? a.values.length - 1 : 0];
+  if (a.type === 'bool') return true; // select's all takes only true
+  if (a.type === 'rect') return atMax ? [1600, 1000, 1e7, 1e7] : [0, 0, 1, 1];
+  if (a.type === 'array') {
+    const n = atMax ? a.max_items : a.min_items;
+    const item = a.items === 'point' ? (atMax ? [1600, 1000] : [0, 0]) : valid({ ...a, type: a.items }, atMax);
+    return Array(n).fill(item);
+  }
   return 'a'.repeat(atMax ? a.max_len : a.min_len || 0);
 }
 
-/** The arguments of `c`: every required one (all of them with `all`) at one end, but `skip`. */
+/**
+ * The arguments of `c`: every required one (all of them with `all`) at one
+ * end, but `skip`, and one of its one_of arguments (`skip` if it is one:
+ * the caller adds it; else the first).
+ */
 function message(c, { atMax = false, all = true, skip = null } = {}) {
   const args = {};
-  for (const a of c.args) if ((all || a.required) && a.name !== skip) args[a.name] = valid(a, atMax);
+  const oneOf = c.one_of || [];
+  const one = oneOf.includes(skip) ? skip : oneOf[0];
+  for (const a of c.args) {
+    const wanted = oneOf.includes(a.name) ? a.name === one : all || a.required;
+    if (wanted && a.name !== skip) args[a.name] = valid(a, atMax);
+  }
   if (c.registry) args.w_alignment = 1;
   return args;
 }

@@ -578,6 +578,338 @@ export default {
    "errors": [
     "bad_arg"
    ]
+  },
+  {
+   "name": "select",
+   "summary": "Puts the team's selected units in a squad (§13.1): one of rect, ids, all or squads.",
+   "who": "player",
+   "team_arg": "team",
+   "one_of": [
+    "rect",
+    "ids",
+    "all",
+    "squads"
+   ],
+   "args": [
+    {
+     "name": "team",
+     "type": "int",
+     "min": 0,
+     "max": 255,
+     "doc": "an admin's: the team; a player's is its own"
+    },
+    {
+     "name": "squad",
+     "type": "int",
+     "min": 0,
+     "max": 32,
+     "doc": "absent: the lowest-numbered squad with no units; 0: out of squads"
+    },
+    {
+     "name": "rect",
+     "type": "rect",
+     "doc": "[x, y, w, h]: x in 0..W, y in 0..H, w and h in (0, 10^7]"
+    },
+    {
+     "name": "ids",
+     "type": "array",
+     "items": "int",
+     "min": 1,
+     "max": 4294967295,
+     "min_items": 1,
+     "max_items": 256,
+     "doc": "boid ids (§12.2)"
+    },
+    {
+     "name": "all",
+     "type": "bool",
+     "values": [
+      true
+     ],
+     "doc": "every unit of the team"
+    },
+    {
+     "name": "squads",
+     "type": "array",
+     "items": "int",
+     "min": 0,
+     "max": 32,
+     "min_items": 1,
+     "max_items": 33,
+     "doc": "the units of these squads"
+    }
+   ],
+   "ack": {
+    "squad": {
+     "type": "int",
+     "doc": "the squad the units went into"
+    },
+    "units": {
+     "type": "int",
+     "doc": "its units now"
+    }
+   },
+   "errors": [
+    "bad_arg",
+    "not_found",
+    "forbidden",
+    "capacity",
+    "out_of_range"
+   ]
+  },
+  {
+   "name": "move",
+   "summary": "A squad goes through the points in turn and stops at the last (§13.2).",
+   "who": "player",
+   "team_arg": "team",
+   "args": [
+    {
+     "name": "team",
+     "type": "int",
+     "min": 0,
+     "max": 255,
+     "doc": "an admin's: the team; a player's is its own"
+    },
+    {
+     "name": "squad",
+     "type": "int",
+     "min": 1,
+     "max": 32,
+     "required": true
+    },
+    {
+     "name": "to",
+     "type": "array",
+     "items": "point",
+     "min_items": 1,
+     "max_items": 16,
+     "required": true,
+     "doc": "the waypoints"
+    },
+    {
+     "name": "queue",
+     "type": "bool",
+     "doc": "true: after the squad's current waypoints (at most 16 in all)"
+    }
+   ],
+   "ack": {
+    "squad": {
+     "type": "int",
+     "doc": "the squad"
+    }
+   },
+   "errors": [
+    "bad_arg",
+    "not_found",
+    "out_of_range"
+   ]
+  },
+  {
+   "name": "patrol",
+   "summary": "A squad goes through the points and back to where it was, round and round (§13.2).",
+   "who": "player",
+   "team_arg": "team",
+   "args": [
+    {
+     "name": "team",
+     "type": "int",
+     "min": 0,
+     "max": 255,
+     "doc": "an admin's: the team; a player's is its own"
+    },
+    {
+     "name": "squad",
+     "type": "int",
+     "min": 1,
+     "max": 32,
+     "required": true
+    },
+    {
+     "name": "to",
+     "type": "array",
+     "items": "point",
+     "min_items": 1,
+     "max_items": 15,
+     "required": true,
+     "doc": "the waypoints"
+    }
+   ],
+   "ack": {
+    "squad": {
+     "type": "int",
+     "doc": "the squad"
+    }
+   },
+   "errors": [
+    "bad_arg",
+    "not_found"
+   ]
+  },
+  {
+   "name": "follow",
+   "summary": "A squad keeps behind another squad of the team or a unit (§13.2): one of squad_of or unit.",
+   "who": "player",
+   "team_arg": "team",
+   "one_of": [
+    "squad_of",
+    "unit"
+   ],
+   "args": [
+    {
+     "name": "team",
+     "type": "int",
+     "min": 0,
+     "max": 255,
+     "doc": "an admin's: the team; a player's is its own"
+    },
+    {
+     "name": "squad",
+     "type": "int",
+     "min": 1,
+     "max": 32,
+     "required": true
+    },
+    {
+     "name": "squad_of",
+     "type": "int",
+     "min": 1,
+     "max": 32,
+     "doc": "a squad of the team"
+    },
+    {
+     "name": "unit",
+     "type": "int",
+     "min": 1,
+     "max": 4294967295,
+     "doc": "a boid's id"
+    }
+   ],
+   "ack": {
+    "squad": {
+     "type": "int",
+     "doc": "the squad"
+    }
+   },
+   "errors": [
+    "bad_arg",
+    "not_found"
+   ]
+  },
+  {
+   "name": "hold",
+   "summary": "A squad stays where it is and does not pursue (§13.2).",
+   "who": "player",
+   "team_arg": "team",
+   "args": [
+    {
+     "name": "team",
+     "type": "int",
+     "min": 0,
+     "max": 255,
+     "doc": "an admin's: the team; a player's is its own"
+    },
+    {
+     "name": "squad",
+     "type": "int",
+     "min": 1,
+     "max": 32,
+     "required": true
+    }
+   ],
+   "ack": {
+    "squad": {
+     "type": "int",
+     "doc": "the squad"
+    }
+   },
+   "errors": [
+    "bad_arg",
+    "not_found"
+   ]
+  },
+  {
+   "name": "stop",
+   "summary": "A squad drops its waypoints and stays where it is (§13.2).",
+   "who": "player",
+   "team_arg": "team",
+   "args": [
+    {
+     "name": "team",
+     "type": "int",
+     "min": 0,
+     "max": 255,
+     "doc": "an admin's: the team; a player's is its own"
+    },
+    {
+     "name": "squad",
+     "type": "int",
+     "min": 1,
+     "max": 32,
+     "required": true
+    }
+   ],
+   "ack": {
+    "squad": {
+     "type": "int",
+     "doc": "the squad"
+    }
+   },
+   "errors": [
+    "bad_arg",
+    "not_found"
+   ]
+  },
+  {
+   "name": "formation",
+   "summary": "Sets a squad's formation (§13.3).",
+   "who": "player",
+   "team_arg": "team",
+   "args": [
+    {
+     "name": "team",
+     "type": "int",
+     "min": 0,
+     "max": 255,
+     "doc": "an admin's: the team; a player's is its own"
+    },
+    {
+     "name": "squad",
+     "type": "int",
+     "min": 1,
+     "max": 32,
+     "required": true
+    },
+    {
+     "name": "shape",
+     "type": "enum",
+     "values": [
+      "none",
+      "line",
+      "column",
+      "wedge",
+      "box"
+     ],
+     "required": true
+    },
+    {
+     "name": "spacing",
+     "type": "number",
+     "min": 1,
+     "max": 200,
+     "doc": "between slots; absent: 1.25 x the group's separation_radius"
+    }
+   ],
+   "ack": {
+    "squad": {
+     "type": "int",
+     "doc": "the squad"
+    }
+   },
+   "errors": [
+    "bad_arg",
+    "not_found",
+    "out_of_range"
+   ]
   }
  ],
  "messages": {
@@ -826,6 +1158,21 @@ export default {
     "more": {
      "type": "int",
      "optional": true
+    }
+   }
+  },
+  "squads": {
+   "doc": "A team's squads, to its players and to admins (§13.5).",
+   "members": {
+    "tick": {
+     "type": "int"
+    },
+    "team": {
+     "type": "int"
+    },
+    "squads": {
+     "type": "array",
+     "doc": "per squad with units: squad, units, do, to, formation, spacing, anchor, facing; squad_of or unit when following"
     }
    }
   },

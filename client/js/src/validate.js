@@ -114,25 +114,71 @@ function checkString(cmd, a, v) {
   if (!ok) refuse(cmd, 'bad_arg', `field '${a.name}' contains characters that are not allowed`);
 }
 
+// An array argument (PROTOCOL.md §13): its length, then each item.
+function checkArray(cmd, a, v, world) {
+  if (!Array.isArray(v)) refuse(cmd, 'bad_arg', `field '${a.name}' must be an array`);
+  if (v.length < a.min_items || v.length > a.max_items) {
+    refuse(cmd, 'out_of_range', `field '${a.name}' must hold ${a.min_items} to ${a.max_items} elements`);
+  }
+  for (const item of v) {
+    if (a.items === 'point') {
+      if (!Array.isArray(item) || item.length !== 2) refuse(cmd, 'bad_arg', `field '${a.name}' must hold points [x, y]`);
+      checkNumber(cmd, a.name, item[0], 0, Math.fround(world.width), false);
+      checkNumber(cmd, a.name, item[1], 0, Math.fround(world.height), false);
+    } else {
+      checkNumber(cmd, a.name, item, boundValue(a.min, world), boundValue(a.max, world), a.items === 'int');
+    }
+  }
+}
+
+// [x, y, w, h]: x, y in the world, w and h above 0 (and at most 10^7).
+function checkRect(cmd, a, v, world) {
+  if (!Array.isArray(v)) refuse(cmd, 'bad_arg', `field '${a.name}' must be an array`);
+  if (v.length !== 4) refuse(cmd, 'out_of_range', `field '${a.name}' must hold 4 to 4 elements`);
+  const hi = [Math.fround(world.width), Math.fround(world.height), 1e7, 1e7];
+  v.forEach((item, k) => checkNumber(cmd, a.name, item, 0, hi[k], false));
+  if (v[2] <= 0 || v[3] <= 0) refuse(cmd, 'out_of_range', `field '${a.name}' must have a width and height above 0`);
+}
+
+// Exactly one of the command's one_of arguments (select, follow).
+function checkOneOf(c, args) {
+  if (!c.one_of) return;
+  const given = c.one_of.filter((n) => args[n] !== undefined && args[n] !== null).length;
+  if (given !== 1) {
+    const names = c.one_of.map((n) => `'${n}'`);
+    refuse(c.name, 'bad_arg', `exactly one of ${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}`);
+  }
+}
+
 function checkArg(cmd, a, v, world) {
   if (a.type === 'int' || a.type === 'number') {
     checkNumber(cmd, a.name, v, boundValue(a.min, world), boundValue(a.max, world), a.type === 'int');
+  } else if (a.type === 'bool') {
+    if (typeof v !== 'boolean') refuse(cmd, 'bad_arg', `field '${a.name}' must be true or false`);
+    if (a.values && !a.values.includes(v)) refuse(cmd, 'bad_arg', `field '${a.name}' must be ${a.values[0]}`);
+  } else if (a.type === 'array') {
+    checkArray(cmd, a, v, world);
+  } else if (a.type === 'rect') {
+    checkRect(cmd, a, v, world);
   } else {
     checkString(cmd, a, v);
   }
 }
 
 // The members: only the command's arguments (or, for a registry command,
-// the registry's names), none of them an object or array.
+// the registry's names), none of them an object or array but array arguments.
 function checkMembers(c, args, registry) {
   const known = new Set(c.args.map((a) => a.name));
+  const arrays = new Set(c.args.filter((a) => a.type === 'array' || a.type === 'rect').map((a) => a.name));
   for (const [name, v] of Object.entries(args)) {
     if (v === undefined) continue;
     const param = c.registry && !known.has(name);
     if (name === 'cmd' || name === 'id' || (!known.has(name) && !(param && (!registry || registry.has(name))))) {
       refuse(c.name, 'bad_arg', `unknown ${c.registry ? 'parameter' : 'field'} '${name}'`);
     }
-    if (v !== null && typeof v === 'object') refuse(c.name, 'bad_arg', `field '${name}' must not be an object or array`);
+    if (v !== null && typeof v === 'object' && !(Array.isArray(v) && arrays.has(name))) {
+      refuse(c.name, 'bad_arg', `field '${name}' must not be an object or array`);
+    }
   }
 }
 
@@ -155,7 +201,9 @@ function checkRole(c, args, place) {
   if (!role || c.who === 'anyone' || role === 'admin') return;
   if (c.who === 'admin') refuse(c.name, 'forbidden', `only admins may send ${c.name}; this client is a ${role}`);
   if (role === 'viewer') refuse(c.name, 'forbidden', `viewers may not send ${c.name}`);
-  if (mode === 'rts' && c.team_arg && Number.isInteger(team) && args[c.team_arg] !== team) {
+  const teamArg = c.team_arg && c.args.find((a) => a.name === c.team_arg);
+  const own = teamArg && !teamArg.required && args[c.team_arg] === undefined; // absent: its own
+  if (mode === 'rts' && c.team_arg && Number.isInteger(team) && args[c.team_arg] !== team && !own) {
     refuse(c.name, 'forbidden', `field '${c.team_arg}' must be this player's team, ${team}`);
   }
 }
@@ -190,6 +238,7 @@ export function validateCommand(cmd, args = {}, place = {}) {
     }
     checkArg(cmd, a, v, world);
   }
+  checkOneOf(c, args);
   if (c.registry) checkRegistry(c, args, registry);
   checkRole(c, args, place);
 }

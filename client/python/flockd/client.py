@@ -750,6 +750,13 @@ def _arg_doc(a):
         text = f"{a['name']}: {a['type']} {a['min']}..{a['max']}"
     elif a["type"] == "enum":
         text = f"{a['name']}: one of {', '.join(a['values'])}"
+    elif a["type"] == "bool":
+        text = f"{a['name']}: True or False"
+    elif a["type"] == "rect":
+        text = f"{a['name']}: [x, y, w, h]"
+    elif a["type"] == "array":
+        items = "points [x, y]" if a["items"] == "point" else f"{a['items']}s {a['min']}..{a['max']}"
+        text = f"{a['name']}: list of {a['min_items']}..{a['max_items']} {items}"
     else:
         text = f"{a['name']}: string of {a.get('min_len', 0)}..{a['max_len']} bytes"
     if "default" in a:

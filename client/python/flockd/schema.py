@@ -208,19 +208,67 @@ def _check_arg(cmd, arg, args, room):
     if arg["type"] in ("int", "number"):
         _check_number(cmd, name, v, bound(arg["min"], room), bound(arg["max"], room),
                       arg["type"] == "int")
+    elif arg["type"] == "bool":
+        if not isinstance(v, bool):
+            _fail("bad_arg", f"field '{name}' must be true or false", cmd)
+        if v not in arg.get("values", [True, False]):
+            _fail("bad_arg", f"field '{name}' must be {str(arg['values'][0]).lower()}", cmd)
+    elif arg["type"] == "array":
+        _check_array(cmd, name, v, arg, room)
+    elif arg["type"] == "rect":
+        _check_rect(cmd, name, v, room)
     else:
         _check_string(cmd, name, v, arg)
+
+
+def _check_rect(cmd, name, v, room):
+    """[x, y, w, h]: x, y in the world, w and h above 0 (and at most 10^7)."""
+    if not isinstance(v, (list, tuple)):
+        _fail("bad_arg", f"field '{name}' must be an array", cmd)
+    if len(v) != 4:
+        _fail("out_of_range", f"field '{name}' must hold 4 to 4 elements", cmd)
+    for item, hi in zip(v, (f32(room.width), f32(room.height), 1e7, 1e7)):
+        _check_number(cmd, name, item, 0.0, hi, False)
+    if v[2] <= 0 or v[3] <= 0:
+        _fail("out_of_range", f"field '{name}' must have a width and height above 0", cmd)
+
+
+def _check_one_of(spec, args):
+    """Exactly one of the spec's one_of arguments (select, follow)."""
+    names = spec.get("one_of")
+    if names and sum(args.get(n) is not None for n in names) != 1:
+        listed = ", ".join(f"'{n}'" for n in names[:-1]) + f" or '{names[-1]}'"
+        _fail("bad_arg", f"exactly one of {listed}", spec["name"])
+
+
+def _check_array(cmd, name, v, arg, room):
+    """An array argument (PROTOCOL.md §13): its length, then each item."""
+    if not isinstance(v, (list, tuple)):
+        _fail("bad_arg", f"field '{name}' must be an array", cmd)
+    if not arg["min_items"] <= len(v) <= arg["max_items"]:
+        _fail("out_of_range",
+              f"field '{name}' must hold {arg['min_items']} to {arg['max_items']} elements", cmd)
+    for item in v:
+        if arg["items"] == "point":
+            if not isinstance(item, (list, tuple)) or len(item) != 2:
+                _fail("bad_arg", f"field '{name}' must hold points [x, y]", cmd)
+            _check_number(cmd, name, item[0], 0.0, f32(room.width), False)
+            _check_number(cmd, name, item[1], 0.0, f32(room.height), False)
+        else:
+            _check_number(cmd, name, item, bound(arg["min"], room), bound(arg["max"], room),
+                          arg["items"] == "int")
 
 
 def _check_fields(spec, args, room):
     """Only the command's fields, each a scalar (proto_command.c check_fields)."""
     cmd, known = spec["name"], {a["name"] for a in spec["args"]}
+    arrays = {a["name"] for a in spec["args"] if a["type"] in ("array", "rect")}
     registry = spec.get("registry")
     for name, v in args.items():
         if name not in known and not (registry and name in room.params):
             shown = _shown(name)
             _fail("bad_arg", f"unknown {'parameter' if registry else 'field'} '{shown}'", cmd)
-        if isinstance(v, (list, tuple, dict)):
+        if isinstance(v, dict) or (isinstance(v, (list, tuple)) and name not in arrays):
             _fail("bad_arg", f"field '{name}' must not be an object or array", cmd)
 
 
@@ -250,7 +298,10 @@ def role_refusal(spec, args, room):
     if spec["who"] == "admin":
         return ADMIN_ONLY
     team_arg = spec.get("team_arg")
-    if team_arg and room.team and args.get(team_arg) != room.team:
+    optional = team_arg and not next(a for a in spec["args"] if a["name"] == team_arg).get(
+        "required")
+    if team_arg and room.team and args.get(team_arg) != room.team and not (
+            optional and args.get(team_arg) is None):  # absent: its own team
         return OWN_TEAM_ONLY
     return None
 
@@ -285,6 +336,7 @@ def check(cmd, args, room, msg_id=None):
     _check_fields(spec, args, room)
     for arg in spec["args"]:
         _check_arg(cmd, arg, args, room)
+    _check_one_of(spec, args)
     if spec.get("registry"):
         _check_registry(cmd, args, room)
     why = role_refusal(spec, args, room)
