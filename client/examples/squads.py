@@ -101,7 +101,7 @@ def make_squads(c, opt):
         for at in range(0, len(ids), 256):  # at most 256 ids a select
             ack = c.select(ids=ids[at:at + 256], squad=n)
         shape = opt.shapes[(n - 1) % len(opt.shapes)]
-        c.formation(n, shape, spacing=opt.spacing)
+        c.formation(squad=n, shape=shape, spacing=opt.spacing)
         members[n] = ids
         print(f"squad {n}: {ack.units} units, formation {shape}, ids "
               f"{','.join(map(str, ids))}", flush=True)
@@ -112,17 +112,17 @@ def give_orders(c, opt, base, towards, norm):
     w, h = c.welcome.world.width, c.welcome.world.height
     reach = min(opt.advance * norm, norm)
     goal = clamp([base[0] + towards[0] * reach, base[1] + towards[1] * reach], w, h)
-    c.order(1, "move", to=[goal])
+    c.move(squad=1, to=[goal])
     print(f"squad 1: move to [{goal[0]:.0f}, {goal[1]:.0f}]", flush=True)
     if opt.squads >= 2:
         side = (-towards[1] * 150, towards[0] * 150)
         front = [base[0] + towards[0] * reach * 0.6, base[1] + towards[1] * reach * 0.6]
         a = clamp([front[0] + side[0], front[1] + side[1]], w, h)
         b = clamp([front[0] - side[0], front[1] - side[1]], w, h)
-        c.order(2, "patrol", to=[a, b])
+        c.patrol(squad=2, to=[a, b])
         print(f"squad 2: patrol [{a[0]:.0f}, {a[1]:.0f}] [{b[0]:.0f}, {b[1]:.0f}]", flush=True)
     if opt.squads >= 3:
-        c.order(3, "follow", squad_of=1)
+        c.follow(squad=3, squad_of=1)
         print("squad 3: follow squad 1", flush=True)
 
 
@@ -145,7 +145,7 @@ def play(c, opt):
         print(f"fit tick {tick}: " + " ".join(f"#{n} {v:.2f}" for n, v in sorted(f.items())),
               flush=True)
     for n in members:
-        c.order(n, "stop")
+        c.stop(squad=n)
 
 
 def main(opt):

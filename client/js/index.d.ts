@@ -146,10 +146,7 @@ export interface SquadsMessage {
   squads: SquadEntry[];
 }
 
-export interface SelectAck extends Ack {
-  squad: number;
-  units: number;
-}
+
 
 // ---- commands (proto/schema.json) -------------------------------------------------
 
@@ -331,11 +328,6 @@ export declare class Client {
   stats(args?: Record<string, never>, options?: CommandOptions): Promise<Ack & { stats: RoomStats }>;
   goto(args: { tick: number }, options?: CommandOptions): Promise<Ack>;
   join(args: JoinArgs, options?: CommandOptions): Promise<JoinAck>;
-  /** Exactly one of rect [x, y, w, h], ids, all: true, squads; into `squad` (default: the lowest free). */
-  select(args: { rect?: number[]; ids?: number[]; all?: boolean; squads?: number[]; squad?: number; team?: number }, options?: CommandOptions): Promise<SelectAck>;
-  /** `to` may be one point [x, y]. */
-  order(args: { squad: number; do: 'move' | 'patrol' | 'follow' | 'hold' | 'stop'; to?: Point | Point[]; queue?: boolean; squad_of?: number; unit?: number; team?: number }, options?: CommandOptions): Promise<Ack & { squad: number }>;
-  formation(args: { squad: number; shape: FormationShape; spacing?: number; team?: number }, options?: CommandOptions): Promise<Ack & { squad: number }>;
   /** Version 3 only (a local bad_arg otherwise); sent again after each reconnection. */
   view(args: { x: number; y: number; w: number; h: number; px?: number; budget?: number }, options?: CommandOptions): Promise<Ack & { shift: number; sample: number; rect: number[]; boids: number; bytes: number; rate: number }>;
   /** Squads (PROTOCOL.md §13): exactly one of rect, ids, all or squads. */
@@ -639,7 +631,6 @@ export declare function tileHash(id: Uint32Array, qx: Uint16Array, qy: Uint16Arr
 // ---- squads' formation slots (src/squads.js, §13.3) -----------------------------------
 
 export declare const SHAPES: readonly FormationShape[];
-export declare const ORDERS: readonly ('move' | 'patrol' | 'follow' | 'hold' | 'stop')[];
 /** [a, b] per slot: a across the facing, b back from the front row, in spacings. */
 export declare function slotOffsets(shape: FormationShape, n: number): Point[];
 export declare function slots(shape: FormationShape, n: number, anchor: Point, facing: number, spacing: number): Point[];

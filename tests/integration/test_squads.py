@@ -4,11 +4,12 @@ the Python library (client/python) against a real flockd.
 
 Usage: test_squads.py FLOCKD_BINARY [TEST_NAME...]
 
-- The library's select, order and formation get the server's acks (the
-  squad and its units), its refusals raise the library's errors as they
-  come (an empty selection, another team's unit, an id of no boid, a squad
-  with no units), and the team's `squads` message says what was ordered;
-  an admin names the team and gets every team's squads, a viewer none.
+- The library's select, move, patrol, follow, hold, stop and formation get
+  the server's acks (the squad and its units), its refusals raise the
+  library's errors as they come (an empty selection, another team's unit,
+  an id of no boid, a squad with no units), and the team's `squads`
+  message says what was ordered; an admin names the team and gets every
+  team's squads, another team's player none.
 - Two bots of client/examples/squads.py play one rts room: each splits its
   team into three squads (line, wedge, box) by id and orders them about.
   An admin connection watches the room (version 3 frames with ids, every
@@ -81,10 +82,10 @@ async def the_library_commands_squads_and_sees_their_message():
             assert (ack.squad, ack.units) == (3, 40), f"the rect holds every unit: {ack}"
             ack = await a.select(squads=[3], squad=4)
             assert (ack.squad, ack.units) == (4, 40), ack
-            await a.formation(4, "wedge", spacing=30)
+            await a.formation(squad=4, shape="wedge", spacing=30)
             w, h = a.welcome.world.width, a.welcome.world.height
-            await a.order(4, "move", to=[(w / 2, h / 2)])
-            await a.order(4, "move", to=(w / 2 + 50, h / 2), queue=True)
+            await a.move(squad=4, to=[(w / 2, h / 2)])
+            await a.move(squad=4, to=[(w / 2 + 50, h / 2)], queue=True)
             msg = await a.wait_squads(lambda m: (e := m.entry(4)) is not None and
                                       e["do"] == "move" and e.formation == "wedge", timeout=5)
             e = msg.entry(4)
@@ -97,17 +98,17 @@ async def the_library_commands_squads_and_sees_their_message():
                                            team=a.team)
             assert seen.team == a.team
             assert a.team not in b.squads, "another team's squads reached a player"
-            await a.order(4, "hold")
-            await a.order(4, "stop")
+            await a.hold(squad=4)
+            await a.stop(squad=4)
             theirs = own_units(await b.wait_for(lambda s: own_units(s, b.team), timeout=10),
                                b.team)
-            await a.order(4, "follow", unit=theirs[0][0])  # a unit of any team
+            await a.follow(squad=4, unit=theirs[0][0])  # a unit of any team
             # Refusals come from the server as they are.
             await refused(a.select(ids=[theirs[0][0]]), flockd.Forbidden)
             await refused(a.select(ids=[10 ** 6]), flockd.NotFound)
             await refused(a.select(rect=[0, 0, 1, 1]), flockd.BadArgument)
-            await refused(a.order(9, "stop"), flockd.NotFound)
-            await refused(a.formation(9, "line"), flockd.NotFound)
+            await refused(a.stop(squad=9), flockd.NotFound)
+            await refused(a.formation(squad=9, shape="line"), flockd.NotFound)
             # An admin names the team.
             ack = await admin.select(all=True, squad=5, team=b.team)
             assert (ack.squad, ack.units) == (5, 40), ack

@@ -1,12 +1,12 @@
 #!/usr/bin/python3
 """The flockd Python library's squads (PROTOCOL.md §13): the slot layouts of
-§13.3 worked out by hand for each shape, turned and moved; how much of a
-formation a set of units fills; the checks `select`, `order` and
-`formation` pass before sending (exactly one selection, ranges, points in
-the world, who may address which team); and, against a stand-in server on
-loopback, what the methods send, that they return the ack or raise the
+§13.3 worked out by hand for each shape (and the sizes §13.3 gives for 200
+units), turned and moved; how much of a formation a set of units fills;
+and, against a stand-in server on loopback, that the schema's squad
+commands send what they are given and return the ack or raise the
 server's refusal, and that `squads` messages are kept per team, reach
-`on("squads")` and wake `wait_squads`. (Against the real server:
+`on("squads")` and wake `wait_squads`. (The commands' checks:
+test_pyclient_schema.py; against the real server:
 tests/integration/test_squads.py.)
 
     /usr/bin/python3 tests/unit/test_pyclient_squads.py [-v]
@@ -26,11 +26,6 @@ import websockets  # noqa: E402
 
 import flockd  # noqa: E402
 from flockd import squads  # noqa: E402
-from flockd.schema import Room, check  # noqa: E402
-
-PLAYER = Room(role="player", mode="rts", team=2)
-ADMIN = Room(role="admin", mode="rts")
-VIEWER = Room(role="viewer", mode="rts")
 
 
 def close_to(test, got, want, places=9):
@@ -41,30 +36,41 @@ def close_to(test, got, want, places=9):
 
 
 class SlotLayouts(unittest.TestCase):
-    def test_a_line_is_centred_across_the_facing(self):
+    def test_a_line_is_four_times_as_wide_as_deep(self):
         self.assertEqual(squads.slot_offsets("line", 4),
                          [(-1.5, 0), (-0.5, 0), (0.5, 0), (1.5, 0)])
+        # c = ceil(sqrt(40)) = 7: a row of 7, then 3 centred.
+        self.assertEqual(squads.slot_offsets("line", 10),
+                         [(a, 0) for a in range(-3, 4)] + [(-1, 1), (0, 1), (1, 1)])
 
-    def test_a_column_goes_back_one_spacing_a_unit(self):
+    def test_a_column_is_a_quarter_as_wide_as_deep(self):
         self.assertEqual(squads.slot_offsets("column", 3), [(0, 0), (0, 1), (0, 2)])
+        # c = ceil(sqrt(ceil(10 / 4))) = 2: five rows of two.
+        self.assertEqual(squads.slot_offsets("column", 10),
+                         [(a, b) for b in range(5) for a in (-0.5, 0.5)])
 
     def test_a_box_of_seven_has_three_columns_and_a_centred_last_row(self):
         # c = ceil(sqrt(7)) = 3: rows of 3, 3, then 1 centred at a = 0.
         self.assertEqual(squads.slot_offsets("box", 7),
                          [(-1, 0), (0, 0), (1, 0), (-1, 1), (0, 1), (1, 1), (0, 2)])
 
-    def test_a_box_of_a_square_number_is_square(self):
-        offs = squads.slot_offsets("box", 9)
-        self.assertEqual(sorted({b for _, b in offs}), [0, 1, 2])
-        self.assertEqual(sorted({a for a, _ in offs}), [-1, 0, 1])
-
     def test_a_wedge_widens_by_two_a_row_and_centres_what_is_left(self):
         # Rows of 1, 3, then 2 of 5: a = -0.5, 0.5.
         self.assertEqual(squads.slot_offsets("wedge", 6),
                          [(0, 0), (-1, 1), (0, 1), (1, 1), (-0.5, 2), (0.5, 2)])
 
+    def test_two_hundred_units_take_the_sizes_the_protocol_gives(self):
+        # §13.3: a line of 29 x 7, a box of 15 x 14, a column of 8 x 25, a wedge of 15
+        # rows (the last holds the 4 left over, so its widest is row 13 of 27).
+        for shape, cols, rows in (("line", 29, 7), ("box", 15, 14), ("column", 8, 25),
+                                  ("wedge", 27, 15)):
+            offs = squads.slot_offsets(shape, 200)
+            widest = max(sum(1 for _, b in offs if b == row) for row in range(rows))
+            self.assertEqual((widest, max(b for _, b in offs) + 1), (cols, rows), shape)
+
     def test_none_has_no_slots_and_an_unknown_shape_is_an_error(self):
         self.assertEqual(squads.slot_offsets("none", 5), [])
+        self.assertEqual(squads.slot_offsets("line", 0), [])
         self.assertEqual(squads.entry_slots({"formation": "none", "units": 5}), [])
         with self.assertRaises(ValueError):
             squads.slot_offsets("circle", 3)
@@ -120,89 +126,6 @@ class SlotFit(unittest.TestCase):
         self.assertEqual(squads.slot_fit([(0, 0), (2, 0)], [(0.9, 0), (2.2, 0)], 1.0), 1.0)
 
 
-class Checks(unittest.TestCase):
-    def refused(self, code, cmd, args, room=PLAYER):
-        with self.assertRaises(flockd.CommandError) as cm:
-            check(cmd, args, room)
-        self.assertEqual(cm.exception.code, code, str(cm.exception))
-        self.assertTrue(cm.exception.client_side)
-        return cm.exception
-
-    def sent(self, cmd, args, room=PLAYER):
-        return json.loads(check(cmd, args, room, 7))
-
-    def test_select_sends_exactly_one_selection(self):
-        self.assertEqual(self.sent("select", squads.select_args(rect=(10, 20, 30, 40), squad=2)),
-                         {"cmd": "select", "id": 7, "rect": [10, 20, 30, 40], "squad": 2})
-        self.assertEqual(self.sent("select", squads.select_args(all=True)),
-                         {"cmd": "select", "id": 7, "all": True})
-        self.assertEqual(self.sent("select", squads.select_args(ids=[4711, 4712], squad=0))["ids"],
-                         [4711, 4712])
-        self.refused("bad_arg", "select", squads.select_args(squad=2))
-        self.refused("bad_arg", "select", squads.select_args(all=True, ids=[1]))
-        self.refused("bad_arg", "select", squads.select_args(all=False))
-
-    def test_select_bounds(self):
-        self.refused("out_of_range", "select", squads.select_args(ids=list(range(1, 258))))
-        self.refused("out_of_range", "select", squads.select_args(ids=[]))
-        self.refused("out_of_range", "select", squads.select_args(ids=[0]))
-        self.refused("bad_arg", "select", squads.select_args(ids=[1.5]))
-        self.refused("out_of_range", "select", squads.select_args(all=True, squad=33))
-        self.refused("out_of_range", "select", squads.select_args(squads=[33]))
-        self.sent("select", squads.select_args(squads=[0, 32], squad=1))
-        self.refused("bad_arg", "select", squads.select_args(rect=[0, 0, 0, 5]))
-        self.refused("out_of_range", "select", squads.select_args(rect=[-1, 0, 5, 5]))
-        self.refused("out_of_range", "select", squads.select_args(rect=[0, 1001, 5, 5]))
-        self.refused("bad_arg", "select", squads.select_args(rect=[0, 0, 5]))
-
-    def test_order_arguments_go_with_their_order(self):
-        self.assertEqual(self.sent("order", squads.order_args(2, "move", to=(800, 500))),
-                         {"cmd": "order", "id": 7, "squad": 2, "do": "move", "to": [[800, 500]]})
-        m = self.sent("order", squads.order_args(2, "move", to=[(1, 2), (3, 4)], queue=True))
-        self.assertEqual((m["to"], m["queue"]), ([[1, 2], [3, 4]], True))
-        self.assertEqual(self.sent("order", squads.order_args(2, "follow", squad_of=3))["squad_of"], 3)
-        self.assertEqual(self.sent("order", squads.order_args(2, "follow", unit=4711))["unit"], 4711)
-        self.assertNotIn("to", self.sent("order", squads.order_args(2, "hold")))
-        self.refused("bad_arg", "order", squads.order_args(2, "hold", to=(1, 1)))
-        self.refused("bad_arg", "order", squads.order_args(2, "patrol", to=(1, 1), queue=True))
-        self.refused("bad_arg", "order", squads.order_args(2, "follow"))
-        self.refused("bad_arg", "order", squads.order_args(2, "follow", squad_of=1, unit=5))
-        self.refused("bad_arg", "order", squads.order_args(2, "move"))
-        self.refused("bad_arg", "order", squads.order_args(2, "charge"))
-
-    def test_order_bounds(self):
-        self.refused("out_of_range", "order", squads.order_args(0, "stop"))
-        self.refused("out_of_range", "order", squads.order_args(33, "stop"))
-        self.sent("order", squads.order_args(2, "move", to=[(i, i) for i in range(16)]))
-        self.refused("out_of_range", "order", squads.order_args(2, "move",
-                                                                to=[(i, i) for i in range(17)]))
-        self.sent("order", squads.order_args(2, "patrol", to=[(i, i) for i in range(15)]))
-        self.refused("out_of_range", "order", squads.order_args(2, "patrol",
-                                                                to=[(i, i) for i in range(16)]))
-        self.sent("order", squads.order_args(2, "move", to=(1600, 1000)))
-        self.refused("out_of_range", "order", squads.order_args(2, "move", to=(1600.5, 10)))
-        self.refused("bad_arg", "order", squads.order_args(2, "move", to=[(1, 2, 3)]))
-        self.refused("out_of_range", "order", squads.order_args(2, "follow", squad_of=0))
-
-    def test_formation_shapes_and_spacing(self):
-        self.assertEqual(self.sent("formation", squads.formation_args(2, "wedge", 14)),
-                         {"cmd": "formation", "id": 7, "squad": 2, "shape": "wedge", "spacing": 14})
-        self.assertNotIn("spacing", self.sent("formation", squads.formation_args(2, "none")))
-        self.refused("bad_arg", "formation", squads.formation_args(2, "circle"))
-        self.refused("out_of_range", "formation", squads.formation_args(2, "line", 0.5))
-        self.refused("out_of_range", "formation", squads.formation_args(2, "line", 200.5))
-        self.refused("bad_arg", "formation", {"squad": 2, "shape": "line", "size": 3})
-
-    def test_who_may_address_which_team(self):
-        self.refused("forbidden", "select", squads.select_args(all=True), VIEWER)
-        self.refused("forbidden", "formation", squads.formation_args(1, "line"), VIEWER)
-        self.refused("bad_arg", "order", squads.order_args(1, "stop"), ADMIN)
-        self.assertEqual(self.sent("order", squads.order_args(1, "stop", team=3), ADMIN)["team"], 3)
-        self.refused("forbidden", "select", squads.select_args(all=True, team=3))
-        self.sent("select", squads.select_args(all=True, team=2))
-        self.refused("out_of_range", "select", squads.select_args(all=True, team=256), ADMIN)
-
-
 WELCOME = {"type": "welcome", "protocol": 2, "room": "war", "mode": "rts", "role": "player",
            "team": 2, "tick": 1, "tick_hz": 60, "snapshot_hz": 20,
            "world": {"width": 1600, "height": 1000, "edges": "wrap", "capacity": 16384,
@@ -222,7 +145,7 @@ class StandIn:
         self.answer, self.got = answer, []
 
     async def handler(self, ws, path=None):
-        await ws.send(json.dumps(WELCOME))
+        await ws.send(json.dumps(WELCOME))  # a player of team 2
         async for text in ws:
             m = json.loads(text)
             self.got.append(m)
@@ -270,15 +193,16 @@ class AgainstAStandIn(unittest.TestCase):
                     c.on("squads", lambda e: seen.append(e.message.tick))
                     ack = await c.select(rect=(10, 20, 300, 200))
                     self.assertEqual((ack.squad, ack.units, ack.tick), (2, 37, 10))
-                    ack = await c.formation(2, "wedge", spacing=14)
+                    ack = await c.formation(squad=2, shape="wedge", spacing=14)
                     self.assertEqual(ack.squad, 2)
-                    await c.order(2, "move", to=[(800, 500), (900, 600)], queue=True)
-                    await c.order(2, "follow", unit=4711)
+                    await c.move(squad=2, to=[(800, 500), (900, 600)], queue=True)
+                    await c.follow(squad=2, unit=4711)
                     with self.assertRaises(flockd.NotFound) as cm:
                         await c.select(ids=[999])
                     self.assertFalse(cm.exception.client_side)
-                    with self.assertRaises(flockd.BadArgument):  # refused before sending
-                        await c.select()
+                    with self.assertRaises(flockd.BadArgument) as cm:  # two selections
+                        await c.select(all=True, ids=[1])
+                    self.assertTrue(cm.exception.client_side)
                     msg = await c.wait_squads(lambda m: m.tick == 11, timeout=5)
                     self.assertEqual(c.squads[2], msg)
                     self.assertEqual(c.squad(2).formation, "wedge")
@@ -290,9 +214,8 @@ class AgainstAStandIn(unittest.TestCase):
         self.assertEqual([{k: v for k, v in m.items() if k != "id"} for m in got], [
             {"cmd": "select", "rect": [10, 20, 300, 200]},
             {"cmd": "formation", "squad": 2, "shape": "wedge", "spacing": 14},
-            {"cmd": "order", "squad": 2, "do": "move", "to": [[800, 500], [900, 600]],
-             "queue": True},
-            {"cmd": "order", "squad": 2, "do": "follow", "unit": 4711},
+            {"cmd": "move", "squad": 2, "to": [[800, 500], [900, 600]], "queue": True},
+            {"cmd": "follow", "squad": 2, "unit": 4711},
             {"cmd": "select", "ids": [999]},
         ])
 
@@ -322,8 +245,8 @@ class AgainstAStandIn(unittest.TestCase):
         try:
             with flockd.connect(url, reconnect=False) as c:
                 self.assertEqual(c.select(all=True).units, 37)
-                self.assertEqual(c.formation(2, "box").squad, 2)
-                self.assertEqual(c.order(2, "patrol", to=(5, 5)).squad, 2)
+                self.assertEqual(c.formation(squad=2, shape="box").squad, 2)
+                self.assertEqual(c.patrol(squad=2, to=[(5, 5)]).squad, 2)
                 self.assertEqual(c.wait_squads(lambda m: m.tick == 11, timeout=5).tick, 11)
                 self.assertEqual(c.squad(2).formation, "box")
         finally:

@@ -51,17 +51,17 @@ test('with a squad selected, clicks and keys should order it', () => {
   assert.equal(q.pointOrder(5, 5, false), null, 'nothing selected: nothing to move');
   assert.equal(q.key('1'), null);
   q.acked('select', { squad: 4 });
-  assert.deepEqual(q.pointOrder(500, 400, false), { cmd: 'order', args: { squad: 4, do: 'move', to: [[500, 400]] } });
-  assert.deepEqual(q.pointOrder(600, 400, true), { cmd: 'order', args: { squad: 4, do: 'move', to: [[600, 400]], queue: true } });
+  assert.deepEqual(q.pointOrder(500, 400, false), { cmd: 'move', args: { squad: 4, to: [[500, 400]] } });
+  assert.deepEqual(q.pointOrder(600, 400, true), { cmd: 'move', args: { squad: 4, to: [[600, 400]], queue: true } });
   for (const [k, shape] of Object.entries(FORMATION_KEYS)) {
     assert.deepEqual(q.key(k), { cmd: 'formation', args: { squad: 4, shape } });
   }
   assert.deepEqual(q.key('3').args.shape, 'wedge');
-  assert.deepEqual(q.key('s'), { cmd: 'order', args: { squad: 4, do: 'stop' } });
-  assert.deepEqual(q.key('h'), { cmd: 'order', args: { squad: 4, do: 'hold' } });
+  assert.deepEqual(q.key('s'), { cmd: 'stop', args: { squad: 4 } });
+  assert.deepEqual(q.key('h'), { cmd: 'hold', args: { squad: 4 } });
   assert.equal(q.key('x'), null);
   assert.deepEqual(q.key('p'), { arm: 'patrol' });
-  assert.deepEqual(q.groundClick(700, 300), { cmd: 'order', args: { squad: 4, do: 'patrol', to: [[700, 300]] } });
+  assert.deepEqual(q.groundClick(700, 300), { cmd: 'patrol', args: { squad: 4, to: [[700, 300]] } });
   assert.equal(q.patrolArmed, false);
   assert.equal(q.selected, 4, 'a patrol keeps the selection');
   q.key('p');

@@ -8,10 +8,10 @@
 // it reconnects with capped, jittered backoff, joins the same room and
 // role again (an RTS player with its rejoin token), sends its last view
 // again (version 3) and goes on from the key frame a new stream starts
-// with; commands sent meanwhile wait for it. Squads (§13): select, order
-// and formation (checked by squads.js), the latest `squads` message of
-// each team (`squads`, the 'squads' event, squad(n), waitSquads()). Owns
-// its Connection (connection.js); one Client per connection.
+// with; commands sent meanwhile wait for it. Squads (§13): the latest
+// `squads` message of each team (`squads`, the 'squads' event, squad(n),
+// waitSquads()). Owns its Connection (connection.js); one Client per
+// connection.
 
 import { Connection, offerFor } from './connection.js';
 import { decodeSnapshot } from './decoder.js';
@@ -19,7 +19,6 @@ import { FrameDecoderV2 } from './decoder_v2.js';
 import { FrameDecoderV3, SUBPROTOCOL_V3 } from './decode_v3.js';
 import { Snapshot, SnapshotQueue, deferred } from './snapshot.js';
 import { COMMANDS, validateCommand } from './validate.js';
-import { HAND_CHECKED, pointList } from './squads.js';
 import { CommandError, ConnectionError } from './errors.js';
 
 /** A script's pace: 0.1 s doubling to 1 s, ±20%: back within about a second of the server. */
@@ -560,18 +559,11 @@ export class Client {
 }
 
 // One method per command of the schema: c.seek({group, x, y}), c.obstacleAdd(...), ...
-// and §13's: c.select({rect}), c.order({squad, do, to}), c.formation({squad, shape}).
-for (const name of new Set([...COMMANDS.keys(), ...HAND_CHECKED.keys()])) {
+for (const name of COMMANDS.keys()) {
   Client.prototype[methodName(name)] = function send(args = {}, options = {}) {
     return this.command(name, args, options);
   };
 }
-
-// An order's `to` may be one point [x, y].
-Client.prototype.order = function order(args = {}, options = {}) {
-  const to = args.to === undefined ? undefined : pointList(args.to);
-  return this.command('order', to === undefined ? args : { ...args, to }, options);
-};
 
 /**
  * Connects to flockd at `url` (a ws, wss, http or https URL; one without a

@@ -4,7 +4,7 @@
 // validator (validate.js), the reconnecting connection the viewer runs on
 // (connection.js), the snapshot decoders of every protocol version
 // (decoder.js, decoder_v2.js, decode_v3.js, inflate.js) and the squads'
-// checks and formation slots (squads.js).
+// formation slots (squads.js).
 
 export {
   connect, Client, CLIENT_BACKOFF, methodName, socketUrl, webSocketClass,
@@ -28,5 +28,5 @@ export {
 } from './decode_v3.js';
 export { inflateBody } from './inflate.js';
 export {
-  slots, slotOffsets, entrySlots, slotFit, SHAPES, ORDERS,
+  slots, slotOffsets, entrySlots, slotFit, SHAPES,
 } from './squads.js';

@@ -7,12 +7,10 @@
 // order: the command, its members, each argument in the schema's order,
 // the parameter registry, then the sender's role. What only the live room
 // can decide (capacity, not_found, rate limits) is left to the server.
-// §13's select, order and formation, whose arguments are arrays and
-// booleans, are checked by squads.js. Pure: no I/O.
+// Pure: no I/O.
 
 import schema from './schema.js';
 import { CommandError } from './errors.js';
-import { HAND_CHECKED } from './squads.js';
 
 /** The schema's commands by name. */
 export const COMMANDS = new Map(schema.commands.map((c) => [c.name, c]));
@@ -219,13 +217,9 @@ function checkRole(c, args, place) {
  */
 export function validateCommand(cmd, args = {}, place = {}) {
   const c = COMMANDS.get(cmd);
-  if (!c && !HAND_CHECKED.has(cmd)) refuse(String(cmd), 'unknown_cmd', `unknown command '${cmd}'`);
+  if (!c) refuse(String(cmd), 'unknown_cmd', `unknown command '${cmd}'`);
   if (args === null || typeof args !== 'object' || Array.isArray(args)) {
     refuse(cmd, 'bad_arg', 'the arguments must be an object');
-  }
-  if (HAND_CHECKED.has(cmd)) {
-    HAND_CHECKED.get(cmd)(args, place.world || { width: Infinity, height: Infinity }, place);
-    return;
   }
   const registry = place.params ? new Map(place.params.map((p) => [p.name, p])) : null;
   checkMembers(c, args, registry);

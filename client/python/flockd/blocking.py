@@ -8,9 +8,9 @@
 `connect()` starts an asyncio Client (client.py) on an event loop in a
 thread of its own and returns a BlockingClient whose methods wait for the
 coroutines they run there: every command, `join`, `snapshots()` (a plain
-iterator), `next_snapshot()`, `wait_for()`, the squads' `select`,
-`order`, `formation`, `squad()`, `wait_squads()`. Attributes (welcome, roster,
-squads, snapshot, counters, connected) are the client's. The loop keeps reading
+iterator), `next_snapshot()`, `wait_for()`, `squad()`, `wait_squads()`.
+Attributes (welcome, roster, squads, snapshot, counters, connected) are
+the client's. The loop keeps reading
 while the script does something else, so snapshots are decoded and the
 connection kept (and reconnected) in the background. Ctrl-C stops the call
 it interrupts and nothing else: a `finally:` that cleans up can still send
@@ -85,23 +85,6 @@ class BlockingClient:
         return self._call(self._client.join(room, role, mode=mode, name=name, token=token,
                                             password=password, rejoin=rejoin, boids=boids,
                                             timeout=timeout))
-
-    def select(self, *, rect=None, ids=None, all=None, squads=None, squad=None, team=None,
-               timeout=None):
-        """As Client.select: the Ack (squad, units)."""
-        return self._call(self._client.select(rect=rect, ids=ids, all=all, squads=squads,
-                                              squad=squad, team=team, timeout=timeout))
-
-    def order(self, squad, do, *, to=None, queue=None, squad_of=None, unit=None, team=None,
-              timeout=None):
-        """As Client.order: the Ack."""
-        return self._call(self._client.order(squad, do, to=to, queue=queue, squad_of=squad_of,
-                                             unit=unit, team=team, timeout=timeout))
-
-    def formation(self, squad, shape, *, spacing=None, team=None, timeout=None):
-        """As Client.formation: the Ack."""
-        return self._call(self._client.formation(squad, shape, spacing=spacing, team=team,
-                                                 timeout=timeout))
 
     def squad(self, n, team=None):
         """As Client.squad."""

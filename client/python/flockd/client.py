@@ -43,12 +43,12 @@ client is closed for good: commands raise ConnectionLost, iterators too.
 `on("disconnect", fn)` and `on("reconnect", fn)` watch it (also "welcome",
 "roster", "availability", "squads", "refused").
 
-Squads (§13): `select`, `order` and `formation` are written by hand (their
-arguments are arrays and booleans; squads.py checks them) and return the
-Ack (squad, units). The latest `squads` message of each team is
-`squads[team]` (a Squads message; a player gets its own team's, an admin
-every team's); `squad(n)` is one squad's entry, `wait_squads(predicate)`
-waits for a squads message that satisfies a condition.
+Squads (§13): `select`, `move`, `patrol`, `follow`, `hold`, `stop` and
+`formation` are commands of the schema like the others. The latest
+`squads` message of each team is `squads[team]` (a Squads message; a
+player gets its own team's, an admin every team's); `squad(n)` is one
+squad's entry, `wait_squads(predicate)` waits for a squads message that
+satisfies a condition; squads.py places a formation's slots.
 
 Threading: one event loop; nothing here is thread-safe (the blocking
 wrapper in blocking.py runs a client in a thread of its own).
@@ -66,7 +66,7 @@ import time
 
 import websockets
 
-from . import schema, squads as squadlib
+from . import schema
 from .decode import Decoder
 from .errors import (CommandError, ConnectError, ConnectionLost, InternalError, QueueFull,
                      RateLimited, SnapshotError, Timeout, command_error)
@@ -547,31 +547,6 @@ class Client:
 
     # ---- squads (§13) -------------------------------------------------------------------
 
-    async def select(self, *, rect=None, ids=None, all=None, squads=None, squad=None, team=None,
-                     timeout=None):
-        """Puts units of the team into squad `squad` (0..32; None: the
-        lowest-numbered squad with no units; 0: out of their squads): those
-        in `rect` [x, y, w, h], with boid `ids` (1..256), `all=True` (every
-        unit of the team) or of `squads` (1..32 squad numbers): exactly one.
-        `team`: the team an admin addresses. Returns the Ack (squad, units)."""
-        args = squadlib.select_args(rect, ids, all, squads, squad, team)
-        return await self.command("select", timeout=timeout, **args)
-
-    async def order(self, squad, do, *, to=None, queue=None, squad_of=None, unit=None,
-                    team=None, timeout=None):
-        """Gives squad `squad` an order (§13.2): do 'move' (to: points, or
-        one point; queue=True appends them), 'patrol' (to), 'follow'
-        (squad_of, or unit: a boid id), 'hold' or 'stop'. Returns the Ack."""
-        args = squadlib.order_args(squad, do, to, queue, squad_of, unit, team)
-        return await self.command("order", timeout=timeout, **args)
-
-    async def formation(self, squad, shape, *, spacing=None, team=None, timeout=None):
-        """Sets squad `squad`'s formation (§13.3): shape 'none', 'line',
-        'column', 'wedge' or 'box'; spacing 1..200 world units (None: 1.25 x
-        the group's separation_radius). Returns the Ack."""
-        args = squadlib.formation_args(squad, shape, spacing, team)
-        return await self.command("formation", timeout=timeout, **args)
-
     def squad(self, n, team=None):
         """Squad n's entry in the latest squads message of `team` (default:
         the client's own), or None (no message yet, or the squad has no
@@ -810,15 +785,10 @@ def command_method(spec, blocking=False):
     return method
 
 
-# Commands whose methods are written by hand.
-HAND_WRITTEN = frozenset(("join", "select", "order", "formation"))
-
-
 def add_command_methods(cls, blocking=False):
-    """One method per command of the schema on cls (HAND_WRITTEN's are
-    written by hand)."""
+    """One method per command of the schema on cls (join is written by hand)."""
     for spec in schema.SCHEMA["commands"]:
-        if spec["name"] not in HAND_WRITTEN:
+        if spec["name"] != "join":
             setattr(cls, spec["name"], command_method(spec, blocking))
 
 

@@ -48,12 +48,6 @@ VIEWER_REFUSED = "viewers may only watch; join as a player to steer"
 ADMIN_ONLY = "only admins may change the whole room"
 OWN_TEAM_ONLY = "players steer only their own team's group"
 
-# Commands whose arguments are arrays and booleans the schema's scalar
-# checks do not describe (§13's select, order, formation): name -> a
-# check(args, room) that raises the CommandError the server would answer.
-# squads.py fills it in.
-HAND_CHECKED = {}
-
 
 def f32(v):
     """v rounded to float32, as the server holds world sizes and bounds."""
@@ -322,14 +316,11 @@ def check(cmd, args, room, msg_id=None):
     size = len(text.encode("utf-8", "surrogatepass"))
     if size > room.max_message:
         _fail("too_large", f"message of {size} bytes is over the limit of {room.max_message}")
-    known = cmd if cmd in COMMANDS or cmd in HAND_CHECKED else None
+    known = cmd if cmd in COMMANDS else None
     _scan_json(cmd, "cmd", None)
     for name, v in args.items():
         _scan_json(name, name, known)
         _scan_json(v, name, known)
-    if cmd in HAND_CHECKED:
-        HAND_CHECKED[cmd](args, room)
-        return text
     spec = COMMANDS.get(cmd)
     if spec is None:
         _fail("unknown_cmd", f"unknown command '{_shown(str(cmd))}'")

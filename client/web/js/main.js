@@ -116,6 +116,7 @@ const app = {
   squadsOf: null, // 'room:team' of the squads kept, so a reconnection keeps them
 };
 const squadUi = new SquadControl();
+const SQUAD_COMMANDS = new Set(['select', 'move', 'patrol', 'follow', 'hold', 'stop', 'formation']);
 
 // Version 3 frames by default; ?protocol=2 or ?protocol=1 asks for that version.
 const query = new URLSearchParams(location.search);
@@ -317,7 +318,7 @@ function onReply(msg, req) {
     viewAcked(msg);
     return;
   }
-  if (cmd === 'select' || cmd === 'order' || cmd === 'formation') {
+  if (SQUAD_COMMANDS.has(cmd)) {
     squadUi.acked(cmd, msg);
     showSquads();
   }

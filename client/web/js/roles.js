@@ -98,10 +98,9 @@ export function hintFor(perm) {
   }
   if (perm.seek === 'none') return `viewing only · ${VIEW_HINT}`;
   if (perm.seek === 'team') {
-    return `drag: select units into a squad · right-click: move the squad there (shift: queue a waypoint) · `
-      + '1 line, 2 column, 3 wedge, 4 box, 0 none · S: stop · H: hold · P then click: patrol · '
-      + `click: clear the selection, or with none the seek target of your team (group ${perm.team}) · `
-      + `shift-click: obstacle · right-drag: pan · ${VIEW_HINT.replace(' · drag: pan', '')}`;
+    return 'drag: select units into a squad · right-click: move it (shift: queue) · 1 line, 2 column, 3 wedge, '
+      + '4 box, 0 none · S: stop · H: hold · P, click: patrol · click: deselect, or seek with your team '
+      + `(group ${perm.team}) · shift-click: obstacle · right-drag: pan · wheel: zoom`;
   }
   return `click: seek target of the group · shift-click or right-click: obstacle · click your obstacle: remove it · ${VIEW_HINT}`;
 }

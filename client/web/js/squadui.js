@@ -13,7 +13,7 @@ export const FORMATION_KEYS = Object.freeze({
   1: 'line', 2: 'column', 3: 'wedge', 4: 'box', 0: 'none',
 });
 
-const ORDER_KEYS = Object.freeze({ s: 'stop', h: 'hold' });
+const ORDER_KEYS = Object.freeze({ s: 'stop', h: 'hold' }); // key -> the order's command
 
 export class SquadControl {
   constructor() {
@@ -82,11 +82,11 @@ export class SquadControl {
     if (!this.active || this.selected === null) return null;
     if (this.patrolArmed) {
       this.patrolArmed = false;
-      return { cmd: 'order', args: { squad: this.selected, do: 'patrol', to: [[x, y]] } };
+      return { cmd: 'patrol', args: { squad: this.selected, to: [[x, y]] } };
     }
-    const args = { squad: this.selected, do: 'move', to: [[x, y]] };
+    const args = { squad: this.selected, to: [[x, y]] };
     if (queue) args.queue = true;
-    return { cmd: 'order', args };
+    return { cmd: 'move', args };
   }
 
   /**
@@ -96,7 +96,7 @@ export class SquadControl {
   key(k) {
     if (!this.active || this.selected === null) return null;
     if (k in FORMATION_KEYS) return { cmd: 'formation', args: { squad: this.selected, shape: FORMATION_KEYS[k] } };
-    if (k in ORDER_KEYS) return { cmd: 'order', args: { squad: this.selected, do: ORDER_KEYS[k] } };
+    if (k in ORDER_KEYS) return { cmd: ORDER_KEYS[k], args: { squad: this.selected } };
     if (k === 'p') {
       this.patrolArmed = true;
       return { arm: 'patrol' };
