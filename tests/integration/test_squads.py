@@ -40,7 +40,7 @@ EXAMPLE = ["/usr/bin/python3", os.path.join(ROOT, "client", "examples", "squads.
 SUITE = Suite(timeout=240)
 test = SUITE.test
 FULL = 0.8  # the share of a formation's slots that must be filled
-BOT_SECONDS = 45
+BOT_SECONDS = 30
 SQUAD_LINE = re.compile(r"^squad (\d+): (\d+) units, formation (\w+), ids ([\d,]+)$", re.M)
 TEAM_LINE = re.compile(r"^team (\d+): (\d+) units$", re.M)
 
