@@ -7,7 +7,7 @@ commands send what they are given and return the ack or raise the
 server's refusal, and that `squads` messages are kept per team, reach
 `on("squads")` and wake `wait_squads`. (The commands' checks:
 test_pyclient_schema.py; against the real server:
-tests/integration/test_squads.py.)
+tests/integration/test_squad_bots.py.)
 
     /usr/bin/python3 tests/unit/test_pyclient_squads.py [-v]
 """

@@ -2,7 +2,7 @@
 """Integration tests: squads, orders and formations (PROTOCOL.md §13) through
 the Python library (client/python) against a real flockd.
 
-Usage: test_squads.py FLOCKD_BINARY [TEST_NAME...]
+Usage: test_squad_bots.py FLOCKD_BINARY [TEST_NAME...]
 
 - The library's select, move, patrol, follow, hold, stop and formation get
   the server's acks (the squad and its units), its refusals raise the
