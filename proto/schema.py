@@ -24,7 +24,7 @@ PROTOCOL = os.path.join(HERE, "PROTOCOL.md")
 # The client libraries' copies: path from the top, and how each is written.
 COPIES = [("client/js/src/schema.js", "js"), ("client/python/flockd/schema.json", "json")]
 
-ARG_TYPES = {"int", "number", "string", "enum"}
+ARG_TYPES = {"int", "number", "string", "enum", "bool"}
 ARG_KEYS = {"name", "type", "min", "max", "required", "default", "doc", "min_len",
             "max_len", "chars", "values", "secret"}
 CMD_KEYS = {"name", "summary", "who", "who_note", "team_arg", "args", "registry", "ack",
@@ -102,6 +102,8 @@ def md_arg(a):
         text = "%s %s %s..%s" % (name, t, md_num(a["min"]), md_num(a["max"]))
     elif t == "enum":
         text = "%s one of %s" % (name, ", ".join("`%s`" % v for v in a["values"]))
+    elif t == "bool":
+        text = "%s `true` or `false`" % name
     else:
         chars = "`[A-Za-z0-9_-]`" if a["chars"] == "room" else "printable"
         text = "%s string %s..%s bytes, %s" % (name, a.get("min_len", 0), a["max_len"], chars)

@@ -30,7 +30,8 @@ struct fixture {
     struct pool *pool;
     struct lobby *lobby;
     struct lobby_member m[4];
-    int64_t now; /* the lobby's clock, driven by the test */
+    struct lobby_member *replaced; /* by the last try_join() */
+    int64_t now;                   /* the lobby's clock, driven by the test */
 };
 
 #define MS 1000000LL
@@ -109,7 +110,7 @@ static struct proto_command join(const char *room, enum proto_role role, enum pr
 static int try_join(struct fixture *f, int who, struct proto_command c)
 {
     const char *why = NULL;
-    int rc = lobby_join(f->lobby, &f->m[who], &c, f->now, &why);
+    int rc = lobby_join(f->lobby, &f->m[who], &c, f->now, &f->replaced, &why);
     if (rc)
         assert_non_null(why);
     return rc;
@@ -362,14 +363,16 @@ struct kick_seen {
     int calls;
     unsigned thread;
     uint64_t client;
+    enum lobby_eviction why;
 };
 
-static void record_kick(void *arg, unsigned thread, uint64_t client)
+static void record_kick(void *arg, unsigned thread, uint64_t client, enum lobby_eviction why)
 {
     struct kick_seen *k = arg;
     k->calls++;
     k->thread = thread;
     k->client = client;
+    k->why = why;
 }
 
 static bool has_room(struct fixture *f, unsigned thread, const char *name)

@@ -150,6 +150,8 @@ static void add_valid(cJSON *o, const char *name, const cJSON *arg, enum at at)
         int n = cJSON_GetArraySize(values);
         cJSON_AddStringToObject(o, name,
                                 cJSON_GetArrayItem(values, at == AT_MIN ? 0 : n - 1)->valuestring);
+    } else if (strcmp(type, "bool") == 0) {
+        cJSON_AddBoolToObject(o, name, at == AT_MAX);
     } else if (strcmp(type, "string") == 0) {
         int len = (int)bound(arg, at == AT_MIN ? "min_len" : "max_len", 0);
         char text[512];
@@ -295,6 +297,11 @@ static void strings_keep_their_lengths_and_characters_and_enums_their_values(voi
             if (strcmp(type, "enum") == 0) {
                 expect_with(cmd, name, cJSON_CreateString("none_of_these"), PROTO_E_BAD_ARG);
                 expect_with(cmd, name, cJSON_CreateNumber(1), PROTO_E_BAD_ARG);
+            }
+            if (strcmp(type, "bool") == 0) {
+                expect_with(cmd, name, cJSON_CreateString("true"), PROTO_E_BAD_ARG);
+                expect_with(cmd, name, cJSON_CreateNumber(1), PROTO_E_BAD_ARG);
+                expect_with(cmd, name, cJSON_CreateNull(), PROTO_E_BAD_ARG);
             }
             if (strcmp(type, "string") != 0)
                 continue;

@@ -29,6 +29,7 @@ function valid(a, atMax) {
   if (a.type === 'int') return atMax ? Math.floor(bound(a, 'max')) : Math.ceil(bound(a, 'min'));
   if (a.type === 'number') return bound(a, atMax ? 'max' : 'min');
   if (a.type === 'enum') return a.values[atMax ? a.values.length - 1 : 0];
+  if (a.type === 'bool') return atMax;
   return 'a'.repeat(atMax ? a.max_len : a.min_len || 0);
 }
 
@@ -114,6 +115,10 @@ test('strings should keep their lengths and characters and enums their values', 
         expectWith(c, a.name, 'none_of_these', 'bad_arg');
         expectWith(c, a.name, 1, 'bad_arg');
       }
+      if (a.type === 'bool') {
+        expectWith(c, a.name, 'true', 'bad_arg');
+        expectWith(c, a.name, 1, 'bad_arg');
+      }
       if (a.type !== 'string') continue;
       expectWith(c, a.name, 'a'.repeat(a.max_len + 1), 'out_of_range');
       expectWith(c, a.name, 'é'.repeat(Math.floor(a.max_len / 2) + 1), 'out_of_range'); // bytes, not characters
@@ -138,6 +143,8 @@ test('a member the schema does not name should be bad_arg, as should cmd, id and
 test('params should take the registry\'s names within their ranges, at least one', () => {
   assert.equal(codeOf('params', { w_alignment: 10, own_group_only: 1 }), null);
   assert.equal(codeOf('params', { group: 2 }), 'bad_arg');
+  assert.equal(codeOf('params', { group: 2, reset: true }), null, 'a reset needs no parameter');
+  assert.equal(codeOf('params', { group: 2, reset: false }), 'bad_arg');
   assert.equal(codeOf('params', {}), 'bad_arg');
   assert.equal(codeOf('params', { not_a_parameter: 1 }), 'bad_arg');
   assert.equal(codeOf('params', { w_alignment: 10.5 }), 'out_of_range');
