@@ -444,13 +444,11 @@ int main(void)
         cmocka_unit_test_teardown(selections_make_squads_and_refusals_change_nothing, free_world),
         cmocka_unit_test_teardown(orders_refuse_what_cannot_be_done, free_world),
         cmocka_unit_test_teardown(a_squad_ends_in_its_slots_in_every_formation, free_world),
-        cmocka_unit_test_teardown(waypoints_are_taken_in_turn_and_a_patrol_goes_round,
-                                  free_world),
+        cmocka_unit_test_teardown(waypoints_are_taken_in_turn_and_a_patrol_goes_round, free_world),
         cmocka_unit_test_teardown(a_follower_keeps_behind_and_squads_do_not_drag_each_other,
                                   free_world),
         cmocka_unit_test_teardown(a_despawn_takes_units_out_of_their_squads, free_world),
-        cmocka_unit_test_teardown(fleeing_parts_teams_and_pursuit_brings_them_together,
-                                  free_world),
+        cmocka_unit_test_teardown(fleeing_parts_teams_and_pursuit_brings_them_together, free_world),
         cmocka_unit_test_teardown(squads_step_to_the_same_hash_whatever_the_cut, free_world),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -149,7 +149,9 @@ function checkOneOf(c, args) {
 }
 
 function checkArg(cmd, a, v, world) {
-  if (a.type === 'int' || a.type === 'number') {
+  if (a.type === 'bool') {
+    if (typeof v !== 'boolean') refuse(cmd, 'bad_arg', `field '${a.name}' must be true or false`);
+  } else if (a.type === 'int' || a.type === 'number') {
     checkNumber(cmd, a.name, v, boundValue(a.min, world), boundValue(a.max, world), a.type === 'int');
   } else if (a.type === 'bool') {
     if (typeof v !== 'boolean') refuse(cmd, 'bad_arg', `field '${a.name}' must be true or false`);
@@ -190,7 +192,7 @@ function checkRegistry(c, args, registry) {
     if (p) checkNumber(c.name, name, v, p.min, p.max, p.integer);
     else checkNumber(c.name, name, v, -Infinity, Infinity, false);
   }
-  if (count === 0) refuse(c.name, 'bad_arg', 'no parameter given');
+  if (count === 0 && args.reset !== true) refuse(c.name, 'bad_arg', 'no parameter given (and no reset)');
 }
 
 // The role table (PROTOCOL.md §5.6) for the schema's `who` and `team_arg`.

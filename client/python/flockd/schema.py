@@ -199,7 +199,10 @@ def _check_arg(cmd, arg, args, room):
             _fail("bad_arg", f"missing field '{name}'", cmd)
         return
     v = args[name]
-    if arg["type"] in ("int", "number"):
+    if arg["type"] == "bool":
+        if not isinstance(v, bool):
+            _fail("bad_arg", f"field '{name}' must be true or false", cmd)
+    elif arg["type"] in ("int", "number"):
         _check_number(cmd, name, v, bound(arg["min"], room), bound(arg["max"], room),
                       arg["type"] == "int")
     elif arg["type"] == "bool":
@@ -267,12 +270,12 @@ def _check_fields(spec, args, room):
 
 
 def _check_registry(cmd, args, room):
-    given = [name for name in args if name in room.params and name != "group"]
+    given = [name for name in args if name in room.params and name not in ("group", "reset")]
     for name in given:
         p = room.params[name]
         _check_number(cmd, name, args[name], f32(p["min"]), f32(p["max"]), p.get("integer"))
-    if not given:
-        _fail("bad_arg", "no parameter given", cmd)
+    if not given and args.get("reset") is not True:
+        _fail("bad_arg", "no parameter given (and no reset)", cmd)
 
 
 def _shown(name):
