@@ -149,9 +149,7 @@ function checkOneOf(c, args) {
 }
 
 function checkArg(cmd, a, v, world) {
-  if (a.type === 'bool') {
-    if (typeof v !== 'boolean') refuse(cmd, 'bad_arg', `field '${a.name}' must be true or false`);
-  } else if (a.type === 'int' || a.type === 'number') {
+  if (a.type === 'int' || a.type === 'number') {
     checkNumber(cmd, a.name, v, boundValue(a.min, world), boundValue(a.max, world), a.type === 'int');
   } else if (a.type === 'bool') {
     if (typeof v !== 'boolean') refuse(cmd, 'bad_arg', `field '${a.name}' must be true or false`);

@@ -199,10 +199,7 @@ def _check_arg(cmd, arg, args, room):
             _fail("bad_arg", f"missing field '{name}'", cmd)
         return
     v = args[name]
-    if arg["type"] == "bool":
-        if not isinstance(v, bool):
-            _fail("bad_arg", f"field '{name}' must be true or false", cmd)
-    elif arg["type"] in ("int", "number"):
+    if arg["type"] in ("int", "number"):
         _check_number(cmd, name, v, bound(arg["min"], room), bound(arg["max"], room),
                       arg["type"] == "int")
     elif arg["type"] == "bool":
