@@ -307,17 +307,38 @@ static int parse_param_value(struct ctx *c, const cJSON *m, struct proto_params_
     return 0;
 }
 
+/* Reads optional boolean `name` into *out (0 if absent). */
+static int read_bool(struct ctx *c, const char *name, int *out)
+{
+    const cJSON *f = field(c, name);
+    *out = 0;
+    if (!f)
+        return 0;
+    if (!cJSON_IsBool(f))
+        return fail(c, PROTO_E_BAD_ARG, "field '%s' must be true or false", name);
+    *out = cJSON_IsTrue(f);
+    return 0;
+}
+
+static int is_params_field(const char *name)
+{
+    return !strcmp(name, "cmd") || !strcmp(name, "id") || !strcmp(name, "group") ||
+           !strcmp(name, "reset");
+}
+
 static int parse_params(struct ctx *c, struct proto_command *out)
 {
     struct proto_params_args *a = &out->args.params;
     a->group = -1;
     int rc = read_group(c, 0, &a->group);
+    if (!rc)
+        rc = read_bool(c, "reset", &a->reset);
     for (const cJSON *m = c->root->child; m && !rc; m = m->next) {
-        if (strcmp(m->string, "cmd") && strcmp(m->string, "id") && strcmp(m->string, "group"))
+        if (!is_params_field(m->string))
             rc = parse_param_value(c, m, a);
     }
-    if (!rc && a->count == 0)
-        rc = fail(c, PROTO_E_BAD_ARG, "no parameter given");
+    if (!rc && a->count == 0 && !a->reset)
+        rc = fail(c, PROTO_E_BAD_ARG, "no parameter given (and no reset)");
     return rc;
 }
 
@@ -342,6 +363,7 @@ static int parse_reset(struct ctx *c, struct proto_command *out)
 
 static const char *const role_names[] = {"viewer", "player", "admin"};
 static const char *const mode_names[] = {"sandbox", "rts"};
+static const char *const edges_names[] = {"wrap", "contain"};
 
 const char *proto_role_name(enum proto_role role)
 {
@@ -353,6 +375,27 @@ const char *proto_mode_name(enum proto_mode mode)
     return mode == PROTO_MODE_SANDBOX || mode == PROTO_MODE_RTS
                ? mode_names[mode - PROTO_MODE_SANDBOX]
                : "";
+}
+
+/* What a join asks of a room it creates: world size and edges, rts teams. */
+static int parse_join_room(struct ctx *c, struct proto_join_args *a)
+{
+    int edges = -1;
+    int rc = read_float(c, "width", 0, PROTO_WORLD_MIN, PROTO_WORLD_MAX, &a->width);
+    if (!rc)
+        rc = read_float(c, "height", 0, PROTO_WORLD_MIN, PROTO_WORLD_MAX, &a->height);
+    if (!rc)
+        rc = read_enum(c, "edges", 0, edges_names, 2, "wrap, contain", &edges);
+    if (!rc)
+        rc = read_u32(c, "teams", 0, PROTO_TEAMS_MIN, GROUP_MAX, &a->teams);
+    if (!rc)
+        rc = read_u32(c, "units", 0, 0.0, PROTO_TEAM_UNITS_MAX, &a->units);
+    a->has_width = field(c, "width") != NULL;
+    a->has_height = field(c, "height") != NULL;
+    a->has_teams = field(c, "teams") != NULL;
+    a->has_units = field(c, "units") != NULL;
+    a->edges = edges < 0 ? PROTO_EDGES_ANY : (enum proto_edges)(PROTO_EDGES_WRAP + edges);
+    return rc;
 }
 
 static int parse_join(struct ctx *c, struct proto_command *out)
@@ -376,6 +419,8 @@ static int parse_join(struct ctx *c, struct proto_command *out)
     if (!rc)
         rc = read_u32(c, "boids", 0, 0.0, UINT32_TOP, &a->boids);
     a->has_boids = field(c, "boids") != NULL;
+    if (!rc)
+        rc = parse_join_room(c, a);
     a->role = (enum proto_role)role;
     a->mode = mode < 0 ? PROTO_MODE_ANY : (enum proto_mode)(PROTO_MODE_SANDBOX + mode);
     return rc;
@@ -627,6 +672,10 @@ static void format_params(struct proto_json_writer *w, const struct proto_comman
     const struct proto_params_args *a = &cmd->args.params;
     if (a->group >= 0)
         proto_json_member_i64(w, "group", a->group);
+    if (a->reset) {
+        proto_json_key(w, "reset");
+        proto_json_bool(w, 1);
+    }
     for (uint32_t i = 0; i < a->count && i < PROTO_MAX_PARAMS; i++)
         proto_json_member_float(w, a->items[i].desc->name, a->items[i].value);
 }
@@ -663,6 +712,16 @@ static void format_join(struct proto_json_writer *w, const struct proto_command 
         proto_json_member_str(w, "rejoin", a->rejoin);
     if (a->has_boids)
         proto_json_member_i64(w, "boids", a->boids);
+    if (a->has_width)
+        proto_json_member_float(w, "width", a->width);
+    if (a->has_height)
+        proto_json_member_float(w, "height", a->height);
+    if (a->edges == PROTO_EDGES_WRAP || a->edges == PROTO_EDGES_CONTAIN)
+        proto_json_member_str(w, "edges", edges_names[a->edges - PROTO_EDGES_WRAP]);
+    if (a->has_teams)
+        proto_json_member_i64(w, "teams", a->teams);
+    if (a->has_units)
+        proto_json_member_i64(w, "units", a->units);
 }
 
 static void format_kick(struct proto_json_writer *w, const struct proto_command *cmd)
@@ -757,6 +816,7 @@ static void format_formation(struct proto_json_writer *w, const struct proto_com
 
 static const char *const no_fields[] = {NULL};
 static const char *const group_fields[] = {"group", NULL};
+static const char *const params_fields[] = {"group", "reset", NULL};
 static const char *const seek_fields[] = {"group", "x", "y", NULL};
 static const char *const obstacle_add_fields[] = {"x", "y", "r", NULL};
 static const char *const obstacle_remove_fields[] = {"obstacle", NULL};
@@ -764,8 +824,9 @@ static const char *const spawn_fields[] = {"n", "group", "x", "y", "spread", NUL
 static const char *const despawn_fields[] = {"n", "group", NULL};
 static const char *const step_fields[] = {"n", NULL};
 static const char *const reset_fields[] = {"seed", "boids", NULL};
-static const char *const join_fields[] = {"room",     "role",   "mode",  "name", "token",
-                                          "password", "rejoin", "boids", NULL};
+static const char *const join_fields[] = {"room",     "role",   "mode",  "name",  "token",
+                                          "password", "rejoin", "boids", "width", "height",
+                                          "edges",    "teams",  "units", NULL};
 static const char *const kick_fields[] = {"client", NULL};
 static const char *const goto_fields[] = {"tick", NULL};
 static const char *const view_fields[] = {"x", "y", "w", "h", "px", "budget", NULL};
@@ -787,7 +848,7 @@ static const struct cmd_entry commands[] = {
     [PROTO_CMD_OBSTACLE_CLEAR] = {"obstacle_clear", no_fields, 0, parse_none, format_none},
     [PROTO_CMD_SPAWN] = {"spawn", spawn_fields, 0, parse_spawn, format_spawn},
     [PROTO_CMD_DESPAWN] = {"despawn", despawn_fields, 0, parse_despawn, format_despawn},
-    [PROTO_CMD_PARAMS] = {"params", group_fields, 1, parse_params, format_params},
+    [PROTO_CMD_PARAMS] = {"params", params_fields, 1, parse_params, format_params},
     [PROTO_CMD_PAUSE] = {"pause", no_fields, 0, parse_none, format_none},
     [PROTO_CMD_RESUME] = {"resume", no_fields, 0, parse_none, format_none},
     [PROTO_CMD_STEP] = {"step", step_fields, 0, parse_step, format_step},

@@ -41,6 +41,10 @@
 #define PROTO_TOKEN_MAX      128 /* bytes of printable UTF-8 */
 #define PROTO_NODE_MAX       64  /* characters of [A-Za-z0-9_-]: a cluster node's id (/api/rooms) */
 #define PROTO_MESSAGE_MAX    160 /* bytes of a proto_error message, NUL included */
+#define PROTO_WORLD_MIN      16.0f /* a world's width or height a join may ask for, world units */
+#define PROTO_WORLD_MAX      1e6f
+#define PROTO_TEAMS_MIN      2      /* teams an rts room a join creates may take */
+#define PROTO_TEAM_UNITS_MAX 100000 /* units per team a join may ask for (also --team-units') */
 
 /* What the range checks are against: the room's world and server settings
  * (the server fills it in from its room). */
@@ -84,7 +88,8 @@ enum proto_cmd {
 const char *proto_cmd_name(enum proto_cmd kind);
 
 enum proto_role { PROTO_ROLE_VIEWER, PROTO_ROLE_PLAYER, PROTO_ROLE_ADMIN };
-enum proto_mode { PROTO_MODE_ANY, PROTO_MODE_SANDBOX, PROTO_MODE_RTS }; /* ANY: not given */
+enum proto_mode { PROTO_MODE_ANY, PROTO_MODE_SANDBOX, PROTO_MODE_RTS };      /* ANY: not given */
+enum proto_edges { PROTO_EDGES_ANY, PROTO_EDGES_WRAP, PROTO_EDGES_CONTAIN }; /* ANY: not given */
 
 /* The wire names of roles and modes ("viewer", "rts"); "" if out of range or ANY. */
 const char *proto_role_name(enum proto_role role);
@@ -192,6 +197,7 @@ struct proto_param_value {
 
 struct proto_params_args {
     int group; /* -1: every group */
+    int reset; /* 1: the group's (every group's) parameters go back to their defaults first */
     uint32_t count;
     struct proto_param_value items[PROTO_MAX_PARAMS]; /* in message order, names distinct */
 };
@@ -216,6 +222,12 @@ struct proto_join_args {
     char password[PROTO_TOKEN_MAX + 1];
     char rejoin[PROTO_TOKEN_MAX + 1];
     uint32_t boids; /* a room created by this join starts with this many */
+    /* A room created by this join: its world and, rts, its teams. */
+    int has_width, has_height, has_teams, has_units;
+    float width, height; /* PROTO_WORLD_MIN..PROTO_WORLD_MAX */
+    enum proto_edges edges;
+    uint32_t teams; /* PROTO_TEAMS_MIN..PROTO_GROUPS - 1 (the server's max-teams: the lobby's) */
+    uint32_t units; /* 0..PROTO_TEAM_UNITS_MAX per team */
 };
 
 struct proto_kick_args {

@@ -42,6 +42,14 @@ static void put_world(struct proto_json_writer *w, const struct proto_welcome *i
         proto_json_member_u64(w, "player_obstacles", in->player_obstacles);
     }
     proto_json_close(w, '}');
+    if (in->max_teams > 0) {
+        proto_json_key(w, "teams");
+        proto_json_open(w, '{');
+        proto_json_member_u64(w, "max", in->max_teams);
+        proto_json_member_u64(w, "units", in->team_units);
+        proto_json_member_u64(w, "cap", in->team_cap);
+        proto_json_close(w, '}');
+    }
 }
 
 /* The registry, in its order: everything a client needs to build sliders. */

@@ -91,6 +91,8 @@ struct proto_welcome {
     double rate;               /* commands per second; 0: left out with burst */
     uint32_t burst;            /* commands */
     uint32_t player_obstacles; /* obstacles per player or team */
+    /* An rts room: "teams" with these; max_teams 0: left out. */
+    uint32_t max_teams, team_units, team_cap;
 
     /* A room that plays a recording: "replay" with its lowest and highest tick. */
     int replay;

@@ -88,6 +88,22 @@ static const struct flag flags[] = {
      "printable UTF-8"},
     {"--name", "N", FLAG_STRING, 0, 0, NULL, F(name),
      "the name the room's other members see: up to 32 bytes of printable UTF-8"},
+    {"--mode", "sandbox|rts", FLAG_CHOICE, 0, 0, NULL, F(mode),
+     "a room the join creates is of this mode (joining one of another mode is refused)"},
+    {"--boids", "N", FLAG_STRING, 0, 0, NULL, F(boids),
+     "a room the join creates starts with N boids (at most the server's max-room-boids)"},
+    {"--width", "W", FLAG_STRING, 0, 0, NULL, F(width),
+     "a room the join creates is W world units wide, 16 to 1000000 (default: sized for its "
+     "boids)"},
+    {"--height", "H", FLAG_STRING, 0, 0, NULL, F(height),
+     "a room the join creates is H world units high, 16 to 1000000 (default: sized for its "
+     "boids)"},
+    {"--edges", "wrap|contain", FLAG_CHOICE, 0, 0, NULL, F(edges),
+     "the edges of a room the join creates (default: contain for rts, the server's for sandbox)"},
+    {"--teams", "N", FLAG_STRING, 0, 0, NULL, F(teams),
+     "an rts room the join creates takes N teams, 2 up to the server's max-teams"},
+    {"--units", "N", FLAG_STRING, 0, 0, NULL, F(units),
+     "an rts room the join creates starts each team with N units, up to the server's team-cap"},
     {"--format", "records|csv|jsonl", FLAG_CHOICE, 0, 0, "records", F(format),
      "records: a JSON line per record; csv: a row per boid; jsonl: a JSON object per snapshot"},
 };

@@ -50,8 +50,11 @@ struct ctl_args {
     bool view, random_views;
     float view_args[4]; /* x, y, w, h: world units */
     /* The join (ctl_join.h): each NULL unless given; once parsed, join says
-     * whether one is sent, and then room and role are set. */
+     * whether one is sent, and then room and role are set. The shape of a
+     * room the join creates: mode, edges, and numbers as given (the
+     * server's parser judges them). */
     const char *room, *role, *name, *token, *password;
+    const char *mode, *boids, *width, *height, *edges, *teams, *units;
     bool join;
     const char *format; /* dump: records, csv or jsonl */
     const char *pos[CTL_MAX_POS];

@@ -13,6 +13,7 @@
 #include "proto_command.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,14 +23,19 @@ struct join_arg {
     const char *name;
     size_t offset; /* const char * field of struct ctl_args */
     bool secret;   /* never shown */
+    bool number;   /* a JSON number when the flag reads as one */
 };
 
+#define ARG(name, secret, number)                                                                  \
+    {                                                                                              \
+#name, offsetof(struct ctl_args, name), secret, number                                     \
+    }
+
 static const struct join_arg join_args[] = {
-    {"room", offsetof(struct ctl_args, room), false},
-    {"role", offsetof(struct ctl_args, role), false},
-    {"name", offsetof(struct ctl_args, name), false},
-    {"token", offsetof(struct ctl_args, token), true},
-    {"password", offsetof(struct ctl_args, password), true},
+    ARG(room, false, false),  ARG(role, false, false),    ARG(name, false, false),
+    ARG(token, true, false),  ARG(password, true, false), ARG(mode, false, false),
+    ARG(boids, false, true),  ARG(width, false, true),    ARG(height, false, true),
+    ARG(edges, false, false), ARG(teams, false, true),    ARG(units, false, true),
 };
 
 #define NARGS (sizeof join_args / sizeof join_args[0])
@@ -37,6 +43,18 @@ static const struct join_arg join_args[] = {
 static const char *arg_value(const struct ctl_args *a, const struct join_arg *j)
 {
     return *(const char *const *)(const void *)((const char *)a + j->offset);
+}
+
+/* Adds argument j with the flag's value: a number where j takes one and
+ * the whole value reads as a finite one, else a string (which the parser
+ * then refuses by name). False if out of memory. */
+static bool add_arg(cJSON *o, const struct join_arg *j, const char *value)
+{
+    char *end = NULL;
+    double x = j->number ? strtod(value, &end) : 0.0;
+    if (j->number && end != value && *end == '\0' && isfinite(x))
+        return cJSON_AddNumberToObject(o, j->name, x) != NULL;
+    return cJSON_AddStringToObject(o, j->name, value) != NULL;
 }
 
 /* {"cmd":"join","room":ROOM,"role":ROLE} and every given argument of a
@@ -48,7 +66,7 @@ static cJSON *join_object(const char *room, const char *role, const struct ctl_a
               cJSON_AddStringToObject(o, "room", room) && cJSON_AddStringToObject(o, "role", role);
     for (size_t i = 2; ok && a && i < NARGS; i++) {
         const char *v = arg_value(a, &join_args[i]);
-        ok = !v || cJSON_AddStringToObject(o, join_args[i].name, v);
+        ok = !v || add_arg(o, &join_args[i], v);
     }
     if (!ok) {
         cJSON_Delete(o);
@@ -78,7 +96,7 @@ static int check_arg(const struct join_arg *j, const char *value, char *why, siz
     cJSON *o = join_object("r", "viewer", NULL);
     if (o) {
         cJSON_DeleteItemFromObjectCaseSensitive(o, j->name);
-        if (!cJSON_AddStringToObject(o, j->name, value)) {
+        if (!add_arg(o, j, value)) {
             cJSON_Delete(o);
             o = NULL;
         }

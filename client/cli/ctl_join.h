@@ -1,7 +1,8 @@
 /*
  * ctl_join — the join flockctl sends when a command is asked to work in a
- * room or with a role (--room, --role, --name, --token, --password;
- * PROTOCOL.md §5.6): the flags checked as the server checks a join (by
+ * room or with a role (--room, --role, --name, --token, --password; and
+ * the shape of a room it creates: --mode, --boids, --width, --height,
+ * --edges, --teams, --units; PROTOCOL.md §5.6): the flags checked as the server checks a join (by
  * proto's own command parser, which tests/unit/test_schema.c holds to
  * proto/schema.json), the command's text, and what the server's replies to
  * it mean. Both clients use it: the libwebsockets session (send, watch,

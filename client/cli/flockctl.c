@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#define JOIN_FLAGS "--room", "--role", "--token", "--password", "--name"
+#define JOIN_FLAGS                                                                                 \
+    "--room", "--role", "--token", "--password", "--name", "--mode", "--boids", "--width",         \
+        "--height", "--edges", "--teams", "--units"
 #define VIEW_FLAGS "--view", "--px", "--budget"
 
 static const char *const send_flags[] = {"--url",      "--timeout", "--protocol",
@@ -31,7 +33,9 @@ static const char *const load_flags[] = {
 #define JOIN_DETAILS                                                                               \
     "Any of --room, --role, --token, --password, --name makes it join a room after\n"              \
     "the welcome (PROTOCOL.md 5.6) and wait for the join's ack and the room's welcome\n"           \
-    "before it begins; nothing of the room it left is shown. A refused or unanswered\n"            \
+    "before it begins; nothing of the room it left is shown. --mode, --boids, --width,\n"          \
+    "--height, --edges, --teams and --units shape a room the join creates (an existing\n"          \
+    "room ignores them). A refused or unanswered\n"                                                \
     "join ends it with status 1 and the server's code and message (e.g.\n"                         \
     "flockctl watch: join refused: forbidden: ...). A flag the server would refuse\n"              \
     "is a usage error before connecting.\n"

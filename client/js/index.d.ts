@@ -174,6 +174,14 @@ export interface JoinArgs {
   password?: string;
   rejoin?: string;
   boids?: number;
+  /** For a room the join creates: world size (absent: sized for its boids). */
+  width?: number;
+  height?: number;
+  /** For a room the join creates (absent: rts contain, sandbox the server's). */
+  edges?: 'wrap' | 'contain';
+  /** For an rts room the join creates: teams (2..the server's max-teams) and units per team. */
+  teams?: number;
+  units?: number;
 }
 
 export interface JoinAck extends Ack {
@@ -318,7 +326,7 @@ export declare class Client {
   obstacleClear(args?: Record<string, never>, options?: CommandOptions): Promise<Ack>;
   spawn(args: { n: number; group: number; x: number; y: number; spread?: number }, options?: CommandOptions): Promise<Ack & { count: number }>;
   despawn(args: { n: number; group?: number }, options?: CommandOptions): Promise<Ack & { count: number }>;
-  params(args: { group?: number } & ParamValues, options?: CommandOptions): Promise<Ack>;
+  params(args: { group?: number; reset?: boolean } & ParamValues, options?: CommandOptions): Promise<Ack>;
   pause(args?: Record<string, never>, options?: CommandOptions): Promise<Ack>;
   resume(args?: Record<string, never>, options?: CommandOptions): Promise<Ack>;
   step(args?: { n?: number }, options?: CommandOptions): Promise<Ack & { until: number }>;

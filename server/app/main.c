@@ -95,6 +95,7 @@ static void room_config_from(const struct cfg *c, struct room_config *rc, struct
     rc->mode = PROTO_MODE_SANDBOX;
     rc->team_cap = c->team_cap;
     rc->max_teams = c->max_teams;
+    rc->team_units = c->team_units;
     rc->max_message = c->max_message;
     rc->rate = c->rate;
     rc->burst = c->burst;

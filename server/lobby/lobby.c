@@ -46,9 +46,21 @@ static int64_t seconds_ns(double s)
 
 /* ---- rooms ----------------------------------------------------------------- */
 
+/* The server's own room shape: its world, edges and teams. */
+static struct lobby_room_shape server_shape(const struct lobby *l)
+{
+    return (struct lobby_room_shape){.width = l->tmpl.sim.width,
+                                     .height = l->tmpl.sim.height,
+                                     .edges = l->tmpl.sim.edges,
+                                     .max_teams = l->cfg.max_teams,
+                                     .team_units = l->cfg.team_units};
+}
+
+/* Opens a room shaped as `shape` (NULL: the server's). */
 static struct lobby_room *open_room(struct lobby *l, const char *name, enum proto_mode mode,
                                     uint32_t boids, const char *password, int64_t now,
-                                    const struct ckpt *restore, const char **err)
+                                    const struct ckpt *restore,
+                                    const struct lobby_room_shape *shape, const char **err)
 {
     struct lobby_room_config c = {
         .tmpl = &l->tmpl,
@@ -57,8 +69,7 @@ static struct lobby_room *open_room(struct lobby *l, const char *name, enum prot
         .boids = boids,
         .password = password,
         .max_message = l->cfg.max_message,
-        .max_teams = l->cfg.max_teams,
-        .team_units = l->cfg.team_units,
+        .shape = shape ? *shape : server_shape(l),
         .restore = restore,
         .grace_ns = seconds_ns(l->cfg.grace),
     };
@@ -89,9 +100,10 @@ static struct lobby_room *reopen_room(struct lobby *l, const struct ckpt *c, int
 {
     struct persist *p = l->tmpl.persist;
     const char *err = "the server runs its most rooms (--max-rooms)";
-    struct lobby_room *lr = l->nrooms < l->cfg.max_rooms ? open_room(l, c->room, c->mode, c->boids,
-                                                                     c->password, now, c, &err)
-                                                         : NULL;
+    struct lobby_room *lr =
+        l->nrooms < l->cfg.max_rooms
+            ? open_room(l, c->room, c->mode, c->boids, c->password, now, c, NULL, &err)
+            : NULL;
     if (!lr) {
         persist_say(p, "room \"%s\" not restored from its checkpoint: %s; %s", c->room, err,
                     strcmp(c->room, "default") == 0 ? "it starts fresh" : "a join creates it anew");
@@ -133,7 +145,7 @@ static struct lobby_room *open_cluster_room(struct lobby *l, const char *name, i
     struct lobby_room *lr = NULL;
     if (l->nrooms < l->cfg.max_rooms && ckpt_decode(buf, len, &c, &why) == 0 &&
         strcmp(c.room, name) == 0)
-        lr = open_room(l, name, c.mode, c.boids, c.password, now, &c, &why);
+        lr = open_room(l, name, c.mode, c.boids, c.password, now, &c, NULL, &why);
     free(buf);
     return lr;
 }
@@ -177,7 +189,7 @@ struct lobby *lobby_create(const struct cfg *cfg, const struct room_config *tmpl
      * It comes back from its checkpoint if there is one, else starts anew. */
     const struct ckpt *saved = tmpl->persist ? persist_restored(tmpl->persist, "default") : NULL;
     if (!(saved && reopen_room(l, saved, now)) && !open_cluster_room(l, "default", now) &&
-        !open_room(l, "default", PROTO_MODE_SANDBOX, tmpl->boids, NULL, 0, NULL, err)) {
+        !open_room(l, "default", PROTO_MODE_SANDBOX, tmpl->boids, NULL, 0, NULL, NULL, err)) {
         lobby_destroy(l);
         return NULL;
     }
@@ -265,7 +277,7 @@ static void adopt_rooms(struct lobby *l, int64_t now)
         if (!find_room(l, ad.name) && l->nrooms < l->cfg.max_rooms &&
             ad.boids <= l->cfg.max_room_boids &&
             !open_room(l, ad.name, ad.mode, ad.boids, ad.password[0] ? ad.password : NULL, now,
-                       NULL, &err))
+                       NULL, NULL, &err))
             fprintf(stderr, "flockd: room \"%s\" placed here not opened: %s\n", ad.name, err);
     }
 }
@@ -360,8 +372,65 @@ int lobby_welcome(const struct lobby_member *m, char *buf, size_t cap)
 
 /* ---- joins ---------------------------------------------------------------------- */
 
-/* A room a join creates: within max-rooms and max-room-boids; NULL with a
- * code and reason. */
+/* The teams of an rts room a join creates (*shape), within max-teams,
+ * team-cap and what one room's frames may hold; 0, or a negative wire
+ * code with the reason. */
+static int join_teams(const struct lobby *l, const struct proto_join_args *a, uint32_t boids,
+                      struct lobby_room_shape *shape, const char **why)
+{
+    shape->max_teams = a->has_teams ? a->teams : l->cfg.max_teams;
+    shape->team_units = a->has_units ? a->units : l->cfg.team_units;
+    uint32_t most =
+        l->cfg.capacity > l->cfg.max_room_boids ? l->cfg.capacity : l->cfg.max_room_boids;
+    if (shape->max_teams > l->cfg.max_teams) {
+        *why = "join: 'teams' is above the server's max-teams";
+        return PROTO_E_OUT_OF_RANGE;
+    }
+    if (shape->team_units > l->cfg.team_cap) {
+        *why = "join: 'units' is above the server's team-cap";
+        return PROTO_E_OUT_OF_RANGE;
+    }
+    if ((uint64_t)boids + (uint64_t)shape->max_teams * shape->team_units > most) {
+        *why = "join: 'boids' and every team's 'units' are more than a room of this server holds "
+               "(the larger of capacity and max-room-boids)";
+        return PROTO_E_OUT_OF_RANGE;
+    }
+    return 0;
+}
+
+/*
+ * The shape of the room a join creates (PROTOCOL.md §5.6): the world
+ * follows its boids (sim_world_for) but where width or height are given;
+ * a sandbox without `boids` keeps the server's world. Edges: given, else
+ * contain for rts and the server's for a sandbox. Teams: join_teams().
+ * 0, or a negative wire code with the reason.
+ */
+static int join_shape(const struct lobby *l, const struct proto_join_args *a, enum proto_mode mode,
+                      uint32_t boids, struct lobby_room_shape *shape, const char **why)
+{
+    *shape = server_shape(l);
+    bool is_rts = mode == PROTO_MODE_RTS;
+    if (!is_rts && (a->has_teams || a->has_units)) {
+        *why = "join: 'teams' and 'units' are for a new rts room";
+        return PROTO_E_BAD_ARG;
+    }
+    int code = is_rts ? join_teams(l, a, boids, shape, why) : 0;
+    if (code)
+        return code;
+    if (is_rts || a->has_boids)
+        sim_world_for(boids + shape->max_teams * (is_rts ? shape->team_units : 0), &shape->width,
+                      &shape->height);
+    shape->width = a->has_width ? a->width : shape->width;
+    shape->height = a->has_height ? a->height : shape->height;
+    if (a->edges != PROTO_EDGES_ANY)
+        shape->edges = a->edges == PROTO_EDGES_WRAP ? SIM_EDGES_WRAP : SIM_EDGES_CONTAIN;
+    else if (is_rts)
+        shape->edges = SIM_EDGES_CONTAIN;
+    return 0;
+}
+
+/* A room a join creates: within max-rooms and max-room-boids, shaped as
+ * join_shape() says; NULL with a code and reason. */
 static struct lobby_room *create_room(struct lobby *l, const struct proto_join_args *a, int64_t now,
                                       int *code, const char **why)
 {
@@ -383,6 +452,12 @@ static struct lobby_room *create_room(struct lobby *l, const struct proto_join_a
         *why = "join: 'boids' is above the server's max-room-boids";
         return NULL;
     }
+    struct lobby_room_shape shape;
+    int rc = join_shape(l, a, mode, boids, &shape, why);
+    if (rc) {
+        *code = rc;
+        return NULL;
+    }
     const char *err = "";
     const char *password = a->has_password ? a->password : NULL;
     const struct room_link *link = l->tmpl.link;
@@ -390,7 +465,7 @@ static struct lobby_room *create_room(struct lobby *l, const struct proto_join_a
      * then), but not an RTS room a player makes: its teams are its node's. */
     if (link && !(mode == PROTO_MODE_RTS && a->role == PROTO_ROLE_PLAYER))
         link->place(link->arg, a->room, mode, boids, password);
-    struct lobby_room *lr = open_room(l, a->room, mode, boids, password, now, NULL, &err);
+    struct lobby_room *lr = open_room(l, a->room, mode, boids, password, now, NULL, &shape, &err);
     if (!lr) {
         *code = PROTO_E_INTERNAL;
         *why = err;
@@ -525,8 +600,7 @@ static int join_check(struct lobby *l, const struct lobby_member *m,
         return 0;
     if ((code = teams_elsewhere(l, lr, why)) != 0)
         return code;
-    plan->team =
-        teams_pick(lobby_room_teams(lr), m, a->has_rejoin ? a->rejoin : NULL, &plan->reclaim);
+    plan->team = teams_pick(lobby_room_teams(lr), a->has_rejoin ? a->rejoin : NULL, &plan->reclaim);
     if (!plan->team) {
         metrics_limit(LIMIT_TEAMS);
         *why = "join: every team of this room is taken";
@@ -548,16 +622,36 @@ static void take_team(struct lobby_member *m, const struct join_plan *plan,
         lobby_room_team_start(plan->room, plan->team);
 }
 
+/* `old`, whose team a rejoin took over, leaves its room (its team stays
+ * with the new connection: lobby_room_detach() leaves a team that is no
+ * longer its own) and is closed: by the caller (*replaced) if its thread
+ * is the joiner's, else by its own thread. */
+static void replace(struct lobby *l, const struct lobby_member *m, struct lobby_member *old,
+                    int64_t now, struct lobby_member **replaced)
+{
+    if (old->thread != m->thread && l->kick) {
+        l->kick(l->kick_arg, old->thread, old->client, LOBBY_REPLACED);
+        return;
+    }
+    detach(l, old, true, now);
+    old->evicted = LOBBY_REPLACED;
+    *replaced = old;
+}
+
 int lobby_join(struct lobby *l, struct lobby_member *m, const struct proto_command *cmd,
-               int64_t now, const char **why)
+               int64_t now, struct lobby_member **replaced, const char **why)
 {
     const struct proto_join_args *a = &cmd->args.join;
     struct join_plan plan;
+    *replaced = NULL;
     int code = join_check(l, m, a, now, &plan, why);
     if (code)
         return code;
-    if (plan.reclaim && lobby_room_teams(plan.room)->slot[plan.team].player == m)
+    struct lobby_member *old = plan.reclaim ? lobby_room_player_of(plan.room, plan.team) : NULL;
+    if (old == m) {
         m->team = -1; /* taking its own team again: leaving must not end it */
+        old = NULL;
+    }
     detach(l, m, false, now);
     m->role = a->role;
     m->team = plan.team;
@@ -568,6 +662,8 @@ int lobby_join(struct lobby *l, struct lobby_member *m, const struct proto_comma
     if (plan.team > 0)
         take_team(m, &plan, &ack, now);
     attach(l, plan.room, m);
+    if (old)
+        replace(l, m, old, now, replaced);
     if (lobby_room_push(plan.room, m, &ack, now) < 0)
         metrics_reject("internal");
     return 0;
@@ -595,10 +691,11 @@ static int kick(struct lobby *l, const struct lobby_member *m, const struct prot
     }
     atomic_fetch_add_explicit(&g_metrics.kicked, 1, memory_order_relaxed);
     if (target->thread != m->thread && l->kick) { /* its own thread detaches and closes it */
-        l->kick(l->kick_arg, target->thread, target->client);
+        l->kick(l->kick_arg, target->thread, target->client, LOBBY_KICKED);
         return 0;
     }
     detach(l, target, true, now);
+    target->evicted = LOBBY_KICKED;
     *kicked = target;
     return 0;
 }
@@ -615,7 +712,7 @@ int lobby_submit(struct lobby *l, struct lobby_member *m, const struct proto_com
     if (rc < 0)
         return rc;
     if (cmd->kind == PROTO_CMD_JOIN)
-        return lobby_join(l, m, cmd, now, why);
+        return lobby_join(l, m, cmd, now, kicked, why);
     if (cmd->kind == PROTO_CMD_KICK && (rc = kick(l, m, cmd, now, kicked, why)) < 0)
         return rc;
     return lobby_room_push(m->room, m, cmd, now);

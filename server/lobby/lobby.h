@@ -67,16 +67,21 @@ int lobby_welcome(const struct lobby_member *m, char *buf, size_t cap);
  * Decides a join (all of §5.6). On success the member has moved (its old
  * room's team, if any, waits out its grace period from `now`), the join is
  * queued in the new room, which acks it and sends the welcome, and 0 is
- * returned. On refusal nothing changed and a negative wire code is
- * returned with a message for the client in *why.
+ * returned. An RTS player whose rejoin token names a team another
+ * connection plays takes it over: that connection leaves the room, and
+ * *replaced points at it (evicted LOBBY_REPLACED) so that the caller
+ * closes it, or, on another service thread, its thread is asked to
+ * (lobby_set_threads()); *replaced is NULL otherwise. On refusal nothing
+ * changed and a negative wire code is returned with a message for the
+ * client in *why.
  */
 int lobby_join(struct lobby *l, struct lobby_member *m, const struct proto_command *cmd,
-               int64_t now, const char **why);
+               int64_t now, struct lobby_member **replaced, const char **why);
 
 /*
  * Hands a parsed command from m to its room, as §5.6 decides:
  *   - one m's role may not send is refused (PROTO_E_FORBIDDEN);
- *   - join: lobby_join();
+ *   - join: lobby_join() (*kicked: the connection it replaced, if any);
  *   - kick: the named member of m's room (not m) leaves it at once, its
  *     team ended, and *kicked points at it so the caller closes its
  *     connection (on another service thread, its thread is asked to:
@@ -85,7 +90,8 @@ int lobby_join(struct lobby *l, struct lobby_member *m, const struct proto_comma
  * Returns 0 once queued (the room will answer), PROTO_E_QUEUE_FULL if the
  * room's queue is full (a kick has still happened; *why is not set), or
  * another negative wire code with the reason in *why; then nothing
- * changed. *kicked is NULL unless a member was kicked.
+ * changed. *kicked is NULL unless a member was kicked or replaced (its
+ * `evicted` says which).
  */
 int lobby_submit(struct lobby *l, struct lobby_member *m, const struct proto_command *cmd,
                  int64_t now, struct lobby_member **kicked, const char **why);
@@ -125,8 +131,9 @@ void lobby_lock(struct lobby *l);
 void lobby_unlock(struct lobby *l);
 
 /* Asks service thread `thread` to take the member with this client id out
- * of its room at once (its team ended) and close its connection. */
-typedef void lobby_kick_fn(void *arg, unsigned thread, uint64_t client);
+ * of its room at once (its team ended, if it is still its own) and close
+ * its connection with the code for `why` (enum lobby_eviction). */
+typedef void lobby_kick_fn(void *arg, unsigned thread, uint64_t client, enum lobby_eviction why);
 
 /*
  * The network's service threads (1..LOBBY_THREADS_MAX; 1 until set): a

@@ -26,6 +26,8 @@ struct lobby_room {
     char password[PROTO_TOKEN_MAX + 1]; /* "" = none */
     struct proto_limits limits;
     uint32_t team_units;
+    bool is_contained; /* its world contains its boids (edges "contain") */
+    float edge_margin; /* how near an edge contained boids turn back */
     /* Per service thread: the frame it last announced, its members. */
     struct frame *frame[LOBBY_THREADS_MAX];
     struct lobby_member *members[LOBBY_THREADS_MAX];
@@ -60,13 +62,23 @@ static struct room *make_room(struct lobby_room *lr, const struct lobby_room_con
                               const char **err)
 {
     struct room_config rc = *c->tmpl;
+    uint64_t most = (uint64_t)c->boids + (uint64_t)c->shape.max_teams * c->shape.team_units;
     rc.name = lr->name;
     rc.mode = c->mode;
     rc.boids = c->boids;
-    if (c->boids > rc.sim.capacity)
-        rc.sim.capacity = c->boids;
+    rc.sim.width = c->shape.width;
+    rc.sim.height = c->shape.height;
+    rc.sim.edges = c->shape.edges;
+    rc.max_teams = c->shape.max_teams;
+    rc.team_units = c->shape.team_units;
+    if (c->mode != PROTO_MODE_RTS)
+        most = c->boids;
+    if (most > rc.sim.capacity) /* the lobby keeps it within what frames may hold */
+        rc.sim.capacity = (uint32_t)most;
     if (c->restore && room_config_restoring(&rc, c->restore, err) < 0)
         return NULL;
+    if (c->restore)
+        rc.max_teams = c->restore->max_teams;
     struct room *room = room_create(&rc, err);
     if (room && c->restore && room_restore(room, c->restore, err) < 0) {
         room_destroy(room);
@@ -74,6 +86,10 @@ static struct room *make_room(struct lobby_room *lr, const struct lobby_room_con
     }
     if (room) {
         struct ckpt id;
+        struct room_info info;
+        room_info(room, &info);
+        lr->is_contained = !info.wrap;
+        lr->edge_margin = rc.sim.edge_margin;
         lr->room = room;
         lobby_room_identity(lr, now, &id);
         room_record_begin(room, &id, c->restore != NULL);
@@ -94,11 +110,11 @@ struct lobby_room *lobby_room_open(const struct lobby_room_config *c, struct poo
     lr->mode = k ? k->mode : c->mode;
     const char *password = k ? k->password : c->password;
     snprintf(lr->password, sizeof lr->password, "%s", password ? password : "");
-    lr->team_units = c->team_units;
+    lr->team_units = c->shape.team_units;
     if (k)
         teams_restore(&lr->teams, k, now, c->grace_ns);
     else
-        teams_init(&lr->teams, c->max_teams);
+        teams_init(&lr->teams, c->shape.max_teams);
     lr->empty_since_ns = now;
     lr->room = make_room(lr, c, now, err);
     if (!lr->room || room_schedule(lr->room, pool) < 0) {
@@ -179,32 +195,49 @@ static void clear_target(struct lobby_room *lr, int team)
     push_internal(lr, &clear);
 }
 
-/* A new team's units at its base, on an ellipse around the world's centre. */
+/* How far a base's centre is from the world's centre along an axis of
+ * `size`: 0.35 of it, less where its units would come near a contained
+ * world's edge. */
+static double base_reach(const struct lobby_room *lr, double size, double spread)
+{
+    double inset = lr->is_contained ? spread + lr->edge_margin : 0.0;
+    double reach = 0.5 * size - fmax(0.15 * size, inset);
+    return reach > 0.0 ? reach : 0.0;
+}
+
+/* A new team's units at its base, on an ellipse around the world's centre
+ * (lobby_room.h). */
 void lobby_room_team_start(struct lobby_room *lr, int team)
 {
     clear_target(lr, team);
     if (lr->team_units == 0)
         return;
-    double a = 2.0 * M_PI * (team - 1) / lr->teams.max - M_PI / 2;
-    float w = lr->limits.width, h = lr->limits.height;
+    uint32_t n = lr->teams.max > 0 ? lr->teams.max : 1;
+    double a = 2.0 * M_PI * team / n;
+    double w = lr->limits.width, h = lr->limits.height;
+    double spread = fmin(TEAM_SPREAD, 0.1 * fmin(w, h));
     struct proto_command spawn = {.kind = PROTO_CMD_SPAWN};
     spawn.args.spawn = (struct proto_spawn_args){
         .n = lr->team_units,
         .group = team,
-        .x = (float)(w / 2 + 0.35 * w * cos(a)),
-        .y = (float)(h / 2 + 0.35 * h * sin(a)),
-        .spread = TEAM_SPREAD,
+        .x = (float)(w / 2 + base_reach(lr, w, spread) * cos(a)),
+        .y = (float)(h / 2 + base_reach(lr, h, spread) * sin(a)),
+        .spread = (float)spread,
     };
     push_internal(lr, &spawn);
 }
 
-/* The team's units go and its group is free again. */
+/* The team's units go, its group's parameters are the room's defaults
+ * again and its group is free. */
 static void team_end(struct lobby_room *lr, int team)
 {
     struct proto_command despawn = {.kind = PROTO_CMD_DESPAWN};
     despawn.args.despawn = (struct proto_despawn_args){.n = UINT32_MAX, .group = team};
     push_internal(lr, &despawn);
     clear_target(lr, team);
+    struct proto_command defaults = {.kind = PROTO_CMD_PARAMS};
+    defaults.args.params = (struct proto_params_args){.group = team, .reset = 1};
+    push_internal(lr, &defaults);
     teams_free(&lr->teams, team);
     news_post(&lr->roster_changed);
 }
@@ -281,9 +314,10 @@ void lobby_room_detach(struct lobby_member *m, bool end_team, int64_t grace_end_
     lr->count[m->role]--;
     if (is_listed(m))
         news_post(&lr->roster_changed);
-    if (m->team > 0 && end_team)
+    bool is_own_team = m->team > 0 && lr->teams.slot[m->team].player == m;
+    if (is_own_team && end_team)
         team_end(lr, m->team);
-    else if (m->team > 0)
+    else if (is_own_team)
         teams_wait(&lr->teams, m->team, grace_end_ns);
     if (is_empty(lr))
         lr->empty_since_ns = now;
@@ -302,6 +336,17 @@ struct lobby_member *lobby_room_find(const struct lobby_room *lr, uint64_t clien
     for (unsigned t = 0; t < LOBBY_THREADS_MAX; t++)
         for (struct lobby_member *m = lr->members[t]; m; m = m->next)
             if (m->client == client)
+                return m;
+    return NULL;
+}
+
+struct lobby_member *lobby_room_player_of(const struct lobby_room *lr, int team)
+{
+    if (team < 1 || (uint32_t)team > lr->teams.max || lr->teams.slot[team].state != TEAM_PLAYING)
+        return NULL;
+    for (unsigned t = 0; t < LOBBY_THREADS_MAX; t++)
+        for (struct lobby_member *m = lr->members[t]; m; m = m->next)
+            if (m == lr->teams.slot[team].player)
                 return m;
     return NULL;
 }
@@ -393,6 +438,8 @@ void lobby_room_summary(const struct lobby_room *lr, struct lobby_room_summary *
         .admins = lr->count[PROTO_ROLE_ADMIN],
         .viewers = lr->count[PROTO_ROLE_VIEWER],
         .teams = teams_taken(&lr->teams),
+        .max_teams = lr->mode == PROTO_MODE_RTS ? lr->teams.max : 0,
+        .team_units = lr->mode == PROTO_MODE_RTS ? lr->team_units : 0,
         .has_password = lr->password[0] != '\0',
     };
 }

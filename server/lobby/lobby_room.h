@@ -30,6 +30,11 @@ struct pool;
 /* Service threads a room keeps members and announced frames apart for. */
 #define LOBBY_THREADS_MAX NEWS_THREADS
 
+/* Why the lobby took a member out of its room; the network closes its
+ * connection with the code PROTOCOL.md §7.2 gives: kicked 1008, replaced
+ * (its player rejoined on another connection) 4009. */
+enum lobby_eviction { LOBBY_KICKED, LOBBY_REPLACED };
+
 /* One connection's membership, embedded in the network's session. */
 struct lobby_member {
     uint64_t client;
@@ -41,11 +46,20 @@ struct lobby_member {
     /* Set by the lobby. */
     struct lobby_room *room; /* NULL once it left (closed or kicked) */
     enum proto_role role;
-    int team;       /* RTS player's group, -1: none */
-    bool joined;    /* came by a join (listed in the roster), not by connecting */
-    uint64_t owner; /* key of the obstacles it adds */
+    int team;                    /* RTS player's group, -1: none */
+    bool joined;                 /* came by a join (listed in the roster), not by connecting */
+    enum lobby_eviction evicted; /* why, once the lobby took it out (lobby_submit's *kicked) */
+    uint64_t owner;              /* key of the obstacles it adds */
     char name[PROTO_NAME_MAX + 1];
     struct lobby_member *prev, *next; /* in its room */
+};
+
+/* A new room's world and rts teams, beyond its template. */
+struct lobby_room_shape {
+    float width, height; /* world units */
+    enum sim_edges edges;
+    uint32_t max_teams;  /* rts */
+    uint32_t team_units; /* rts: units a new team gets */
 };
 
 struct lobby_room_config {
@@ -55,8 +69,7 @@ struct lobby_room_config {
     uint32_t boids;
     const char *password; /* for players; NULL or "": none */
     uint32_t max_message; /* the command limit */
-    uint32_t max_teams;   /* rts */
-    uint32_t team_units;  /* rts: units a new team gets */
+    struct lobby_room_shape shape;
     /* Restoring: the room carries on from this checkpoint (its name, mode,
      * password, world and teams win over the fields above); a team whose
      * player was playing waits for it grace_ns from now. NULL: a new room. */
@@ -93,7 +106,9 @@ bool lobby_room_has_password(const struct lobby_room *lr);
 void lobby_room_attach(struct lobby_room *lr, struct lobby_member *m);
 
 /* Takes m out of its room. Its RTS team, if any, ends at once when
- * end_team, else waits for it until grace_end_ns. */
+ * end_team, else waits for it until grace_end_ns; a team that is no
+ * longer m's (another connection of its player took it over) is left as
+ * it is. */
 void lobby_room_detach(struct lobby_member *m, bool end_team, int64_t grace_end_ns, int64_t now);
 
 /* The members of lr whose connections service thread `thread` owns. */
@@ -116,8 +131,15 @@ int lobby_room_push(struct lobby_room *lr, const struct lobby_member *m,
 int lobby_room_welcome(const struct lobby_room *lr, const struct lobby_member *m, char *buf,
                        size_t cap);
 
-/* A new team's units at its base; its target cleared. */
+/* A new team's units at its base; its target cleared. Team k of the
+ * room's N has its base on an ellipse around the world's centre at the
+ * angle 2πk/N (two teams: left and right of the centre), inside the
+ * world and, when the world contains its boids, clear of its edges. */
 void lobby_room_team_start(struct lobby_room *lr, int team);
+
+/* The member of lr who plays `team` now (the team's slot names it), or
+ * NULL: the team waits or is free, or its player is not in lr. */
+struct lobby_member *lobby_room_player_of(const struct lobby_room *lr, int team);
 
 /* Ends every team whose grace period is over at `now`. */
 void lobby_room_end_expired_teams(struct lobby_room *lr, int64_t now);
@@ -152,7 +174,9 @@ struct lobby_room_summary {
     const char *name; /* valid while the room exists */
     enum proto_mode mode;
     uint32_t players, admins, viewers;
-    uint32_t teams; /* RTS teams playing or waiting for their player */
+    uint32_t teams;      /* RTS teams playing or waiting for their player */
+    uint32_t max_teams;  /* RTS: teams it takes */
+    uint32_t team_units; /* RTS: units a new team starts with */
     bool has_password;
 };
 void lobby_room_summary(const struct lobby_room *lr, struct lobby_room_summary *out);

@@ -10,15 +10,13 @@ void teams_init(struct teams *ts, uint32_t max)
     *ts = (struct teams){.max = max < SIM_GROUPS ? max : SIM_GROUPS - 1};
 }
 
-int teams_pick(const struct teams *ts, const void *player, const char *rejoin, bool *reclaim)
+int teams_pick(const struct teams *ts, const char *rejoin, bool *reclaim)
 {
     *reclaim = false;
     if (rejoin && rejoin[0])
         for (uint32_t t = 1; t <= ts->max; t++) {
             const struct team *team = &ts->slot[t];
-            bool open = team->state == TEAM_WAITING ||
-                        (team->state == TEAM_PLAYING && team->player == player);
-            if (open && secret_matches(rejoin, team->rejoin)) {
+            if (team->state != TEAM_FREE && secret_matches(rejoin, team->rejoin)) {
                 *reclaim = true;
                 return (int)t;
             }

@@ -42,11 +42,12 @@ struct teams {
 void teams_init(struct teams *ts, uint32_t max);
 
 /*
- * The team for `player`: the one `rejoin` (may be NULL or "") names if
- * that team waits for its player or is already this player's
- * (*reclaim = true), else the lowest free one; 0 if none is free.
+ * The team for a joining player: the one `rejoin` (may be NULL or "")
+ * names, if it is taken (*reclaim = true): waiting for its player, or
+ * playing, by the joining connection or by another one that the token's
+ * holder takes over; else the lowest free one; 0 if none is free.
  */
-int teams_pick(const struct teams *ts, const void *player, const char *rejoin, bool *reclaim);
+int teams_pick(const struct teams *ts, const char *rejoin, bool *reclaim);
 
 /*
  * Gives team t to player under a fresh rejoin token (in ts->slot[t].rejoin).

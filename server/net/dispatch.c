@@ -44,7 +44,7 @@ void dispatch_command(struct session *s, const struct proto_command *cmd, struct
     struct lobby_member *kicked;
     int rc = lobby_submit(l, &s->m, cmd, now, &kicked, &why);
     if (kicked)
-        session_close(kicked->session, LWS_CLOSE_STATUS_POLICY_VIOLATION);
+        session_close(kicked->session, session_eviction_status(kicked->evicted));
     if (rc == 0) {
         session_owe(s);
         if (cmd->kind == PROTO_CMD_JOIN)

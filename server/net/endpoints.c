@@ -74,6 +74,10 @@ static void render_room(struct textbuf *t, struct lobby_room *lr, bool first, co
                    sum.viewers, info.boids, (unsigned long long)info.tick, info.tick_hz,
                    info.snapshot_hz, sum.has_password ? "true" : "false", sum.teams,
                    info.late_p99_ms);
+    if (sum.mode == PROTO_MODE_RTS)
+        textbuf_printf(t, ",\"max_teams\":%u,\"units\":%u", sum.max_teams, sum.team_units);
+    textbuf_printf(t, ",\"width\":%g,\"height\":%g,\"edges\":\"%s\"", info.width, info.height,
+                   info.wrap ? "wrap" : "contain");
     if (node)
         textbuf_printf(t, ",\"node\":\"%s\"", node);
     textbuf_printf(t, "}");

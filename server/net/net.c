@@ -73,7 +73,10 @@ struct net_thread {
     bool is_started;
     /* Members of this thread kicked from another (lobby_set_threads). */
     pthread_mutex_t kick_lock;
-    uint64_t kicks[KICKS_MAX];
+    struct kick {
+        uint64_t client;
+        enum lobby_eviction why;
+    } kicks[KICKS_MAX];
     size_t nkicks;
     atomic_int has_kicks; /* nkicks > 0, read without the lock */
 };
@@ -197,14 +200,14 @@ static void reload_tls(struct net_thread *nt)
 
 /* lobby_kick_fn: the member leaves at its own thread's next wake-up. A
  * full mailbox drops the kick (said on stderr). */
-static void post_kick(void *arg, unsigned thread, uint64_t client)
+static void post_kick(void *arg, unsigned thread, uint64_t client, enum lobby_eviction why)
 {
     struct net *n = arg;
     struct net_thread *nt = &n->threads[thread % n->nthreads];
     pthread_mutex_lock(&nt->kick_lock);
     bool is_full = nt->nkicks == KICKS_MAX;
     if (!is_full)
-        nt->kicks[nt->nkicks++] = client;
+        nt->kicks[nt->nkicks++] = (struct kick){client, why};
     atomic_store(&nt->has_kicks, 1);
     pthread_mutex_unlock(&nt->kick_lock);
     if (is_full)
@@ -213,13 +216,14 @@ static void post_kick(void *arg, unsigned thread, uint64_t client)
     lws_cancel_service(nt->ctx);
 }
 
-/* The members other threads kicked: out of their rooms (teams ended) and
- * closed with 1008, as a kick on this thread does at once. */
+/* The members other threads kicked or replaced: out of their rooms (teams
+ * ended, if still theirs) and closed with their code (1008, 4009), as on
+ * this thread at once. */
 static void take_kicks(struct net_thread *nt, int64_t now)
 {
     if (!atomic_load(&nt->has_kicks))
         return;
-    uint64_t kicks[KICKS_MAX];
+    struct kick kicks[KICKS_MAX];
     pthread_mutex_lock(&nt->kick_lock);
     size_t n = nt->nkicks;
     memcpy(kicks, nt->kicks, n * sizeof kicks[0]);
@@ -228,11 +232,11 @@ static void take_kicks(struct net_thread *nt, int64_t now)
     pthread_mutex_unlock(&nt->kick_lock);
     lobby_lock(nt->net->lobby);
     for (size_t i = 0; i < n; i++) {
-        struct session *s = sessions_find(&nt->sessions, kicks[i]);
+        struct session *s = sessions_find(&nt->sessions, kicks[i].client);
         if (!s) /* gone meanwhile */
             continue;
         lobby_leave(nt->net->lobby, &s->m, true, now);
-        session_close(s, LWS_CLOSE_STATUS_POLICY_VIOLATION);
+        session_close(s, session_eviction_status(kicks[i].why));
     }
     lobby_unlock(nt->net->lobby);
 }

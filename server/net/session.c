@@ -174,6 +174,11 @@ void session_close(struct session *s, int status)
         session_want_write(s);
 }
 
+int session_eviction_status(enum lobby_eviction why)
+{
+    return why == LOBBY_REPLACED ? SESSION_CLOSE_REPLACED : LWS_CLOSE_STATUS_POLICY_VIOLATION;
+}
+
 void session_close_after_replies(struct session *s, int status)
 {
     if (!end_with(s, SESSION_DRAINING, status))

@@ -170,6 +170,11 @@ bool session_take_held_join(struct session *s, struct proto_command *out);
  * WRITEABLE. */
 void session_close(struct session *s, int status);
 
+/* The close code of PROTOCOL.md §7.2 for a member the lobby took out:
+ * kicked 1008, replaced by a rejoin on another connection 4009. */
+#define SESSION_CLOSE_REPLACED 4009
+int session_eviction_status(enum lobby_eviction why);
+
 /* -> DRAINING: drops what it reads, closes with `status` once every owed
  * reply is written (within a few seconds). */
 void session_close_after_replies(struct session *s, int status);

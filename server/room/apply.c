@@ -15,6 +15,31 @@ void apply_mode_params(struct sim_world *w, enum proto_mode mode)
         sim_param_set(w, -1, "own_group_only", 1.0f);
 }
 
+/* The value of d in a world of a room in `mode` until a command sets it. */
+static float mode_default(enum proto_mode mode, const struct sim_param_desc *d)
+{
+    if (mode == PROTO_MODE_RTS && strcmp(d->name, "own_group_only") == 0)
+        return 1.0f;
+    return d->def;
+}
+
+void apply_resolve_params(enum proto_mode mode, struct proto_params_args *a)
+{
+    if (!a->reset)
+        return;
+    struct proto_params_args given = *a;
+    a->reset = 0;
+    a->count = 0;
+    for (size_t i = 0; i < sim_param_count() && a->count < PROTO_MAX_PARAMS; i++) {
+        const struct sim_param_desc *d = sim_param_at(i);
+        float v = mode_default(mode, d);
+        for (uint32_t k = 0; k < given.count; k++)
+            if (given.items[k].desc == d)
+                v = given.items[k].value;
+        a->items[a->count++] = (struct proto_param_value){.desc = d, .value = v};
+    }
+}
+
 static int64_t seek(struct sim_world *w, enum proto_mode mode, const struct proto_command *c)
 {
     (void)mode;

@@ -9,8 +9,9 @@
  * quotas, team caps, acks, the log) stays with the room, which checks and
  * books around apply_command(). Commands come in validated (by
  * proto_command_parse() or the log's reader, reclog.h), and a reset with
- * its seed and boid count resolved: the room fills in its defaults before
- * it applies and records a reset, so its log holds them.
+ * its seed and boid count resolved, a params reset as the values it sets
+ * (apply_resolve_params): the room fills in its defaults before it
+ * applies and records them, so its log holds them.
  *
  * Never: I/O, clocks, allocation, state of its own. Threading: the
  * world's (one thread at a time).
@@ -26,6 +27,14 @@
 /* The parameters a world has in a room of this mode, from its creation
  * and after every reset (rts: every group flocks with its own kind only). */
 void apply_mode_params(struct sim_world *w, enum proto_mode mode);
+
+/*
+ * A params reset as the world takes it and the log records it: every
+ * registry parameter at its default in a room of this mode (rts:
+ * own_group_only 1), the values given with the reset in their place, and
+ * no reset left. Nothing changes for a params without reset.
+ */
+void apply_resolve_params(enum proto_mode mode, struct proto_params_args *a);
 
 /*
  * Applies the world's part of cmd to w, a world of a room in `mode`:

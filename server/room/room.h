@@ -91,6 +91,7 @@ struct room_config {
     uint32_t queue_len;        /* bounded command queue */
     uint32_t team_cap;         /* rts: most boids of one team (groups 1..max_teams) */
     uint32_t max_teams;        /* rts */
+    uint32_t team_units;       /* rts: units a new team starts with (the welcome says) */
     size_t frame_pre;          /* headroom to leave in each frame */
     uint32_t max_message;      /* announced in the welcome, with: */
     double rate;               /*   commands per second per connection */

@@ -458,8 +458,8 @@ static size_t reply_stats(struct room *r, char *buf, size_t cap, const char *id,
 }
 
 /* q's command as the world takes it and the log records it: a reset
- * with the room's seed and boid count for what it left out, so that a log
- * stands alone (apply.h). */
+ * with the room's seed and boid count for what it left out, a params reset
+ * as the values it sets, so that a log stands alone (apply.h). */
 static void as_applied(const struct room *r, const struct queued *q, struct proto_command *out)
 {
     *out = q->cmd;
@@ -469,6 +469,8 @@ static void as_applied(const struct room *r, const struct queued *q, struct prot
                                                    : NULL;
     if (team && *team < 0) /* a player's own team (an admin names one) */
         *team = q->who.team;
+    if (out->kind == PROTO_CMD_PARAMS)
+        apply_resolve_params(r->cfg.mode, &out->args.params);
     if (out->kind != PROTO_CMD_RESET)
         return;
     struct proto_reset_args *a = &out->args.reset;

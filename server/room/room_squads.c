@@ -23,8 +23,8 @@ struct room_squads {
     uint64_t version;     /* of the board: +1 for every text written */
     _Atomic uint64_t news;
     /* The room thread's own. */
-    uint32_t seen[SIM_GROUPS];  /* sim_squad_news() at the last text */
-    int64_t written[SIM_GROUPS]; /* when */
+    uint32_t seen[SIM_GROUPS];      /* sim_squad_news() at the last text */
+    int64_t written[SIM_GROUPS];    /* when */
     uint64_t ever[SIM_GROUPS / 64]; /* groups that had a text */
     /* Under the lock. */
     struct {

@@ -1859,6 +1859,12 @@ void sim__state_ref(struct sim_world *w, struct sim_state_ref *out)
         .next_obstacle_id = &w->next_obstacle_id,
         .targets = w->targets,
         .params = w->params,
+        .squad = w->squad,
+        .slot = w->slot,
+        .squads = w->squads,
+        .squads_used = w->squads_used,
+        .squads_live = &w->squads_live,
+        .squad_news = w->squad_news,
     };
 }
 

@@ -31,6 +31,15 @@ struct sim_state_ref {
     uint32_t *obstacle_count, *next_obstacle_id;
     struct sim_target *targets;
     struct sim_params *params;
+    /* Squads (squad.h): each boid's squad and slot, the records of every
+     * group, the groups that have had squads, the squads with units and
+     * the groups' news counts. */
+    uint8_t *squad;
+    uint32_t *slot;
+    struct sim_squad (*squads)[SIM_SQUADS + 1];
+    uint64_t *squads_used; /* SIM_GROUPS bits */
+    uint32_t *squads_live;
+    uint32_t *squad_news; /* SIM_GROUPS */
 };
 
 /* Fills *out with the addresses of w's state. */

@@ -14,6 +14,7 @@
 #include "sim_internal.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,8 +24,11 @@ static const uint8_t MAGIC[4] = {'F', 'K', 'S', 'W'};
 #define HEADER_BYTES 96 /* version 2: the next boid id at 88, then 4 bytes zero */
 #define TARGET_BYTES 9
 #define OBST_BYTES   16
-#define BOID_V1      17 /* version 1: x, y, vx, vy as f32 and the group */
-#define BOID_BYTES   21 /* version 2: and the id, u32 */
+#define BOID_V1      17  /* version 1: x, y, vx, vy as f32 and the group */
+#define BOID_BYTES   21  /* version 2: and the id, u32 */
+#define BOID_SQUAD   5   /* version 3, when a group has squads: u8 squad, u32 slot a boid */
+#define SQUAD_BYTES  192 /* one squad's record */
+#define SQUAD_GROUP  (1 + SIM_SQUADS * SQUAD_BYTES) /* a group's: u8 group, its 32 records */
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define HOST_IS_LE 1
@@ -91,22 +95,42 @@ static size_t names_bytes(void)
     return names_bytes_of(sim_param_count());
 }
 
-static size_t size_for(size_t boids, size_t obstacles)
+/* The squads section: for `groups` groups that have had squads. */
+static size_t squads_bytes(size_t boids, size_t groups)
+{
+    return groups ? boids * BOID_SQUAD + groups * SQUAD_GROUP : 0;
+}
+
+static size_t size_for(size_t boids, size_t obstacles, size_t squad_groups)
 {
     return HEADER_BYTES + names_bytes() + (size_t)SIM_GROUPS * sim_param_count() * 4 +
-           (size_t)SIM_GROUPS * TARGET_BYTES + obstacles * OBST_BYTES + boids * BOID_BYTES;
+           (size_t)SIM_GROUPS * TARGET_BYTES + obstacles * OBST_BYTES + boids * BOID_BYTES +
+           squads_bytes(boids, squad_groups);
+}
+
+static bool has_squads(const uint64_t *used, int g)
+{
+    return used[g / 64] >> (g % 64) & 1u;
+}
+
+static size_t squad_groups(const struct sim_state_ref *s)
+{
+    size_t n = 0;
+    for (int g = 0; g < SIM_GROUPS; g++)
+        n += has_squads(s->squads_used, g);
+    return n;
 }
 
 size_t sim_state_size(const struct sim_world *w)
 {
-    struct sim_view v;
-    sim_view(w, &v);
-    return size_for(v.count, v.obstacle_count);
+    struct sim_state_ref s;
+    sim__state_ref((struct sim_world *)w, &s); /* read only */
+    return size_for(*s.count, *s.obstacle_count, squad_groups(&s));
 }
 
 size_t sim_state_max_size(uint32_t capacity, uint32_t max_obstacles)
 {
-    return size_for(capacity, max_obstacles);
+    return size_for(capacity, max_obstacles, SIM_GROUPS);
 }
 
 /* ---- encode ----------------------------------------------------------------- */
@@ -136,6 +160,7 @@ static uint8_t *encode_header(const struct sim_state_ref *s, uint8_t *p)
     bytes_le_put(p + 80, *s->obstacle_count, 4);
     bytes_le_put(p + 84, names_bytes(), 4);
     bytes_le_put(p + 88, *s->next_id, 4);
+    bytes_le_put(p + 92, squad_groups(s), 4);
     return p + HEADER_BYTES;
 }
 
@@ -178,6 +203,39 @@ static uint8_t *encode_things(const struct sim_state_ref *s, uint8_t *p)
     return p + BOID_BYTES * n;
 }
 
+/* One squad's record, field by field (FILES.md §3). */
+static uint8_t *put_squad(const struct sim_squad *q, uint8_t *p)
+{
+    const float f[] = {q->spacing, q->ax, q->ay,  q->facing, q->avx, q->avy,
+                       q->cx,      q->cy, q->err, q->gx,     q->gy};
+    bytes_le_put(p, q->units, 4);
+    p[4] = q->order, p[5] = q->shape, p[6] = q->nway, p[7] = q->next;
+    put_f32s(p + 8, &q->way[0][0], 2 * SIM_WAYPOINTS);
+    put_f32s(p + 136, f, 11);
+    bytes_le_put(p + 180, q->follow_squad, 2);
+    bytes_le_put(p + 182, q->follow_group, 2);
+    bytes_le_put(p + 184, q->follow_unit, 4);
+    bytes_le_put(p + 188, q->flags, 4);
+    return p + SQUAD_BYTES;
+}
+
+static void encode_squads(const struct sim_state_ref *s, uint8_t *p)
+{
+    if (!squad_groups(s))
+        return;
+    size_t n = *s->count;
+    memcpy(p, s->squad, n);
+    put_u32s(p + n, s->slot, n);
+    p += BOID_SQUAD * n;
+    for (int g = 0; g < SIM_GROUPS; g++) {
+        if (!has_squads(s->squads_used, g))
+            continue;
+        *p++ = (uint8_t)g;
+        for (int k = 1; k <= SIM_SQUADS; k++)
+            p = put_squad(&s->squads[g][k], p);
+    }
+}
+
 int sim_state_encode(const struct sim_world *w, uint8_t *buf, size_t cap)
 {
     size_t need = sim_state_size(w);
@@ -187,7 +245,8 @@ int sim_state_encode(const struct sim_world *w, uint8_t *buf, size_t cap)
     sim__state_ref((struct sim_world *)w, &s); /* read only */
     uint8_t *p = encode_header(&s, buf);
     p = encode_params(&s, p);
-    encode_things(&s, p);
+    p = encode_things(&s, p);
+    encode_squads(&s, p);
     return (int)need;
 }
 
@@ -205,9 +264,10 @@ static int refuse(const char **why, int code, const char *reason)
 struct layout {
     struct sim_state_info info;
     unsigned version;
-    size_t params_in; /* the state's parameters: the registry's first params_in */
+    size_t params_in;    /* the state's parameters: the registry's first params_in */
+    size_t squad_groups; /* groups with squad records (version 3) */
     uint64_t rng_state, rng_inc;
-    size_t names, params, targets, obstacles, boids, end;
+    size_t names, params, targets, obstacles, boids, squads, end;
 };
 
 static int read_header(const uint8_t *b, size_t len, struct layout *l, const char **why)
@@ -215,12 +275,15 @@ static int read_header(const uint8_t *b, size_t len, struct layout *l, const cha
     if (len < HEADER_V1 || memcmp(b, MAGIC, 4) != 0)
         return refuse(why, SIM_EINVAL, "not a world state");
     l->version = (unsigned)bytes_le_get(b + 4, 2);
-    if (l->version != 1 && l->version != SIM_STATE_VERSION)
+    if (l->version < 1 || l->version > SIM_STATE_VERSION)
         return refuse(why, SIM_EINVAL, "a world state of another version");
-    if (l->version > 1 && (len < HEADER_BYTES || bytes_le_get(b + 92, 4) != 0))
+    if (l->version > 1 && len < HEADER_BYTES)
+        return refuse(why, SIM_EINVAL, "not a world state");
+    l->squad_groups = l->version > 2 ? (size_t)bytes_le_get(b + 92, 4) : 0;
+    if ((l->version == 2 && bytes_le_get(b + 92, 4) != 0) || l->squad_groups > SIM_GROUPS)
         return refuse(why, SIM_EINVAL,
-                      len < HEADER_BYTES ? "not a world state"
-                                         : "a world state with bad reserved bytes");
+                      l->version == 2 ? "a world state with bad reserved bytes"
+                                      : "a world state with squads of more groups than there are");
     /* A state of an older registry (a prefix of this one) loads; its
      * missing parameters take their defaults. check_params() compares the names. */
     l->params_in = (size_t)bytes_le_get(b + 6, 2);
@@ -268,7 +331,8 @@ static int lay_out(size_t len, struct layout *l, const char **why)
     l->targets = l->params + (size_t)SIM_GROUPS * l->params_in * 4;
     l->obstacles = l->targets + (size_t)SIM_GROUPS * TARGET_BYTES;
     l->boids = l->obstacles + (size_t)in->obstacle_count * OBST_BYTES;
-    l->end = l->boids + (size_t)in->count * (l->version > 1 ? BOID_BYTES : BOID_V1);
+    l->squads = l->boids + (size_t)in->count * (l->version > 1 ? BOID_BYTES : BOID_V1);
+    l->end = l->squads + squads_bytes(in->count, l->squad_groups);
     if (len != l->end)
         return refuse(why, SIM_EINVAL,
                       len < l->end ? "the world state is cut short"
@@ -387,6 +451,67 @@ static int check_boids(const uint8_t *b, const struct layout *l, const char **wh
     return 0;
 }
 
+/* One squad's record (FILES.md §3): an empty one all zeros, a live one
+ * with its units counted from the boids and every value in range. */
+static bool is_squad_ok(const uint8_t *p, uint32_t units)
+{
+    if (bytes_le_get(p, 4) != units)
+        return false;
+    if (units == 0) {
+        for (size_t k = 0; k < SQUAD_BYTES; k++)
+            if (p[k])
+                return false;
+        return true;
+    }
+    uint8_t order = p[4], shape = p[5], nway = p[6], next = p[7];
+    if (order >= SIM_ORDER_COUNT || shape >= SIM_SHAPE_COUNT || nway > SIM_WAYPOINTS ||
+        (next >= nway && next != 0))
+        return false;
+    for (size_t k = 0; k < 2 * SIM_WAYPOINTS + 11; k++)
+        if (!isfinite(bytes_le_get_f32(p + 8 + 4 * k)))
+            return false;
+    float spacing = bytes_le_get_f32(p + 136);
+    return spacing >= 1.0f && spacing <= 200.0f && bytes_le_get(p + 180, 2) <= SIM_SQUADS &&
+           bytes_le_get(p + 182, 2) < SIM_GROUPS && bytes_le_get(p + 188, 4) <= 3;
+}
+
+/* The squads of a version 3 state: each boid's squad in 0..32 and of a
+ * group listed, the groups ascending, each record as is_squad_ok(). */
+static int check_squads(const uint8_t *b, const struct layout *l, const char **why)
+{
+    size_t n = l->info.count, groups = l->squad_groups;
+    if (groups == 0)
+        return 0;
+    const uint8_t *sq = b + l->squads, *grp = b + l->boids + 16 * n, *list = sq + BOID_SQUAD * n;
+    int at[SIM_GROUPS]; /* each listed group's place in the list; -1: not listed */
+    for (int g = 0; g < SIM_GROUPS; g++)
+        at[g] = -1;
+    for (size_t j = 0; j < groups; j++) {
+        uint8_t g = list[j * SQUAD_GROUP];
+        if (j > 0 && g <= list[(j - 1) * SQUAD_GROUP])
+            return refuse(why, SIM_ERANGE, "squads' groups out of order");
+        at[g] = (int)j;
+    }
+    uint32_t *units = calloc(groups * (SIM_SQUADS + 1), sizeof *units);
+    if (!units)
+        return refuse(why, SIM_ENOMEM, "out of memory");
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        if (sq[i] > SIM_SQUADS || (sq[i] && at[grp[i]] < 0))
+            rc = refuse(why, SIM_ERANGE, "a boid in a squad that is not there");
+        else if (sq[i])
+            units[(size_t)at[grp[i]] * (SIM_SQUADS + 1) + sq[i]]++;
+    }
+    for (size_t j = 0; j < groups && rc == 0; j++)
+        for (int k = 1; k <= SIM_SQUADS && rc == 0; k++) {
+            const uint8_t *p = list + j * SQUAD_GROUP + 1 + (size_t)(k - 1) * SQUAD_BYTES;
+            if (!is_squad_ok(p, units[j * (SIM_SQUADS + 1) + (size_t)k]))
+                rc = refuse(why, SIM_ERANGE, "a squad's record is malformed or miscounted");
+        }
+    free(units);
+    return rc;
+}
+
 /* Every rule of sim_state.h on the bytes alone; fills *l. */
 static int check_all(const uint8_t *buf, size_t len, struct layout *l, const char **why)
 {
@@ -401,6 +526,8 @@ static int check_all(const uint8_t *buf, size_t len, struct layout *l, const cha
         rc = check_obstacles(buf, l, why);
     if (rc == 0)
         rc = check_boids(buf, l, why);
+    if (rc == 0)
+        rc = check_squads(buf, l, why);
     return rc;
 }
 
@@ -461,6 +588,52 @@ static void write_boids(const struct sim_state_ref *s, const uint8_t *b, const s
         s->id[i] = (uint32_t)i + 1;
 }
 
+static void get_squad(struct sim_squad *q, const uint8_t *p)
+{
+    float f[11];
+    q->units = (uint32_t)bytes_le_get(p, 4);
+    q->order = p[4], q->shape = p[5], q->nway = p[6], q->next = p[7];
+    get_f32s(&q->way[0][0], p + 8, 2 * SIM_WAYPOINTS);
+    get_f32s(f, p + 136, 11);
+    q->spacing = f[0], q->ax = f[1], q->ay = f[2], q->facing = f[3], q->avx = f[4];
+    q->avy = f[5], q->cx = f[6], q->cy = f[7], q->err = f[8], q->gx = f[9], q->gy = f[10];
+    q->follow_squad = (uint16_t)bytes_le_get(p + 180, 2);
+    q->follow_group = (uint16_t)bytes_le_get(p + 182, 2);
+    q->follow_unit = (uint32_t)bytes_le_get(p + 184, 4);
+    q->flags = (uint32_t)bytes_le_get(p + 188, 4);
+}
+
+/* The state's squads replace the world's (none before version 3); every
+ * group whose squads change hears of it (sim_squad_news). */
+static void write_squads(const struct sim_state_ref *s, const uint8_t *b, const struct layout *l)
+{
+    size_t n = l->info.count;
+    for (int g = 0; g < SIM_GROUPS; g++)
+        if (has_squads(s->squads_used, g)) {
+            memset(s->squads[g], 0, sizeof s->squads[g]);
+            s->squad_news[g]++;
+        }
+    memset(s->squads_used, 0, SIM_GROUPS / 8);
+    *s->squads_live = 0;
+    memset(s->squad, 0, n);
+    memset(s->slot, 0, n * sizeof *s->slot);
+    if (l->squad_groups == 0)
+        return;
+    const uint8_t *p = b + l->squads;
+    memcpy(s->squad, p, n);
+    get_u32s(s->slot, p + n, n);
+    p += BOID_SQUAD * n;
+    for (size_t j = 0; j < l->squad_groups; j++) {
+        int g = *p++;
+        s->squads_used[g / 64] |= 1ull << (g % 64);
+        s->squad_news[g]++;
+        for (int k = 1; k <= SIM_SQUADS; k++, p += SQUAD_BYTES) {
+            get_squad(&s->squads[g][k], p);
+            *s->squads_live += s->squads[g][k].units > 0;
+        }
+    }
+}
+
 int sim_state_decode(struct sim_world *w, const uint8_t *buf, size_t len, const char **why)
 {
     struct layout l;
@@ -482,6 +655,7 @@ int sim_state_decode(struct sim_world *w, const uint8_t *buf, size_t len, const 
     *s.stepped = 0;
     write_params(&s, buf, &l);
     write_boids(&s, buf, &l);
+    write_squads(&s, buf, &l);
     return 0;
 }
 

@@ -8,18 +8,21 @@
  * after any number of steps on the same build): its config, tick, epoch,
  * PRNG, every group's parameters (with the registry's names, so a build
  * with other parameters refuses them), targets, obstacles with their ids
- * and the next id, and the boids in their order. The layout is in
+ * and the next id, the boids in their order, and the squads (squad.h):
+ * each boid's squad and slot and every squad's record. The layout is in
  * server/store/FILES.md §3, little-endian.
  *
  * Decoding checks everything before it changes anything: the magic and
  * version, the parameter names, the config (as sim_create() would), counts
  * within capacity, finite values in range, positions in the world, boids
  * sorted by group, boid ids below the next id and none twice, obstacle ids
- * ascending and below the next id, the exact length. A refused state
+ * ascending and below the next id, squads counted from their boids with
+ * their orders in range, the exact length. A refused state
  * leaves the world as it was.
  *
  * Never: I/O, clocks, globals; allocation only in sim_state_create() and
- * for the check of the boids' ids (a sorted copy, freed before return).
+ * for the checks of the boids' ids (a sorted copy) and squads (their
+ * counts), freed before return.
  * Threading: as sim.h (the world's one thread at a time); the functions
  * on bytes alone are reentrant.
  * Errors: 0 (or a length) or a negative SIM_E* code, with a static reason
@@ -33,8 +36,9 @@
 
 #include "sim.h"
 
-#define SIM_STATE_VERSION 2    /* 1 is still read: its boids take ids 1..n */
-#define SIM_STATE_MAX_V   1e6f /* |vx|, |vy| of a decoded boid, units/s */
+#define SIM_STATE_VERSION                                                                          \
+    3 /* 1 and 2 are still read: 1's boids take ids 1..n, neither has squads */
+#define SIM_STATE_MAX_V 1e6f /* |vx|, |vy| of a decoded boid, units/s */
 
 /* What a state's bytes say of its world, read before it is restored. */
 struct sim_state_info {

@@ -101,8 +101,8 @@ static float wrap_delta(float d, float size)
 }
 
 /* The offset from (x0, y0) to (x1, y1): the shortest on a torus. */
-static void offset(const struct squad_world *sw, float x0, float y0, float x1, float y1,
-                   float *dx, float *dy)
+static void offset(const struct squad_world *sw, float x0, float y0, float x1, float y1, float *dx,
+                   float *dy)
 {
     *dx = x1 - x0, *dy = y1 - y0;
     if (sw->wrap) {
@@ -366,8 +366,7 @@ static int check_order(const struct squad_world *sw, int group, int squad,
         if ((o->follow_squad != 0) == (o->follow_unit != 0))
             return SIM_EINVAL;
         if (o->follow_squad)
-            return o->follow_squad < 1 || o->follow_squad > SIM_SQUADS ||
-                           o->follow_squad == squad
+            return o->follow_squad < 1 || o->follow_squad > SIM_SQUADS || o->follow_squad == squad
                        ? SIM_EINVAL
                        : (sw->sq[group][o->follow_squad].units ? 0 : SIM_ENOENT);
         return group_of_id(sw, o->follow_unit) < 0 ? SIM_ENOENT : 0;
@@ -440,8 +439,8 @@ int squad_formation(struct squad_world *sw, int group, int squad, enum sim_shape
     s->spacing = spacing;
     s->spacing = spacing_of(sw, group, s);
     /* A squad that stays forms up about its centre, facing as it faced. */
-    bool moving = s->order == SIM_ORDER_MOVE || s->order == SIM_ORDER_PATROL ||
-                  s->order == SIM_ORDER_FOLLOW;
+    bool moving =
+        s->order == SIM_ORDER_MOVE || s->order == SIM_ORDER_PATROL || s->order == SIM_ORDER_FOLLOW;
     s->flags |= F_RESLOT | F_AIM;
     if (!moving) {
         float f = 0.5f * depth_of(shape, s->units) * s->spacing;
@@ -469,8 +468,8 @@ void squad_reset(struct squad_world *sw)
 /* ---- the step ---------------------------------------------------------------- */
 
 /* Slot i of squad s at anchor (ax, ay): its world position. */
-static void slot_at(const struct squad_world *sw, const struct sim_squad *s, uint32_t i,
-                    float *x, float *y)
+static void slot_at(const struct squad_world *sw, const struct sim_squad *s, uint32_t i, float *x,
+                    float *y)
 {
     float a, b, fx = cosf(s->facing), fy = sinf(s->facing);
     sim_slot_offset((enum sim_shape)s->shape, s->units, i, &a, &b);

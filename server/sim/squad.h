@@ -34,16 +34,16 @@ struct squad_world {
     float width, height, dt;
     int wrap;
     const float *x, *y, *vx, *vy;
-    const uint8_t *group; /* sorted ascending */
-    const uint32_t *id;   /* ascending within a group */
-    uint8_t *squad;       /* per boid, 0: none */
-    uint32_t *slot;       /* per boid, its slot in its squad's formation */
-    const struct sim_params *params;   /* SIM_GROUPS */
-    struct sim_squad (*sq)[SIM_SQUADS + 1]; /* SIM_GROUPS rows; entry 0 unused */
-    uint32_t *news;                    /* SIM_GROUPS */
-    uint32_t *live;                    /* squads with units, all groups */
-    uint64_t *used;                    /* SIM_GROUPS bits: groups that have had squads */
-    struct squad_key *keys;            /* capacity entries */
+    const uint8_t *group;                    /* sorted ascending */
+    const uint32_t *id;                      /* ascending within a group */
+    uint8_t *squad;                          /* per boid, 0: none */
+    uint32_t *slot;                          /* per boid, its slot in its squad's formation */
+    const struct sim_params *params;         /* SIM_GROUPS */
+    struct sim_squad (*sq)[SIM_SQUADS + 1];  /* SIM_GROUPS rows; entry 0 unused */
+    uint32_t *news;                          /* SIM_GROUPS */
+    uint32_t *live;                          /* squads with units, all groups */
+    uint64_t *used;                          /* SIM_GROUPS bits: groups that have had squads */
+    struct squad_key *keys;                  /* capacity entries */
     struct squad_acc (*acc)[SIM_SQUADS + 1]; /* SIM_GROUPS rows */
 };
 

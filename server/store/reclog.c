@@ -31,6 +31,8 @@ enum arg_type {
     ARG_F32_NONNEG, /* a float as f32, finite and >= 0 */
     ARG_OBSTACLE,   /* the id obstacle_add gave (the record's, not the command's) as u32 >= 1 */
     ARG_PARAMS,     /* i16 group; u8 K; K times a name (u8 N, N bytes) and an f32 value */
+    ARG_SELECTION,  /* u8 by; rect: 4 f32; ids: u16 N, N u32; squads: u64; all: nothing */
+    ARG_WAYPOINTS,  /* u8 N (1..16), N times f32 x, f32 y */
     ARG_GIVEN,      /* an int has_ flag: stored values are always given (set on reading) */
 };
 
@@ -55,6 +57,10 @@ struct arg {
 #define F32_NONNEG(m)  {ARG_F32_NONNEG, FIELD(m, float), 0, 0}
 #define OBSTACLE_ID    {ARG_OBSTACLE, 0, 1, UINT32_MAX}
 #define PARAMS(m)      {ARG_PARAMS, FIELD(m, struct proto_params_args), 0, 0}
+#define SELECTION(m)   {ARG_SELECTION, FIELD(m, struct proto_select_args), 0, 0}
+#define WAYPOINTS(m)   {ARG_WAYPOINTS, FIELD(m, struct proto_order_args), 0, 0}
+#define SQUAD(m)       {ARG_I16, FIELD(m, int), 1, PROTO_SQUADS}
+#define ORDER(o)       {ARG_I16, FIELD(order.order, int), o, o}
 #define GIVEN(m)       {ARG_GIVEN, FIELD(m, int), 0, 0}
 #define NO_ARGS        {{ARG_END, 0, 0, 0}}
 /* clang-format on */
@@ -90,6 +96,25 @@ static const struct command_row {
                          {GIVEN(reset.has_seed), GIVEN(reset.has_boids),
                           U64(reset.seed, 0, (uint64_t)PROTO_MAX_SEED),
                           U32(reset.boids, 0, UINT32_MAX)}},
+    /* Squads: the team as the room resolved it (a player's own). */
+    [PROTO_CMD_SELECT] = {13,
+                          {U8(select.team), I16(select.squad, -1, PROTO_SQUADS),
+                           SELECTION(select)}},
+    [PROTO_CMD_MOVE] = {14,
+                        {U8(order.team), SQUAD(order.squad), ORDER(PROTO_ORDER_MOVE),
+                         WAYPOINTS(order), I16(order.queue, 0, 1)}},
+    [PROTO_CMD_PATROL] = {15,
+                          {U8(order.team), SQUAD(order.squad), ORDER(PROTO_ORDER_PATROL),
+                           WAYPOINTS(order)}},
+    [PROTO_CMD_FOLLOW] = {16,
+                          {U8(order.team), SQUAD(order.squad), ORDER(PROTO_ORDER_FOLLOW),
+                           I16(order.squad_of, 0, PROTO_SQUADS), U32(order.unit, 0, UINT32_MAX)}},
+    [PROTO_CMD_HOLD] = {17, {U8(order.team), SQUAD(order.squad), ORDER(PROTO_ORDER_HOLD)}},
+    [PROTO_CMD_STOP] = {18, {U8(order.team), SQUAD(order.squad), ORDER(PROTO_ORDER_STOP)}},
+    [PROTO_CMD_FORMATION] = {19,
+                             {U8(formation.team), SQUAD(formation.squad),
+                              I16(formation.shape, 0, PROTO_SHAPE_COUNT - 1),
+                              F32_NONNEG(formation.spacing)}},
 };
 
 static int code_of(enum proto_cmd kind)
@@ -170,6 +195,30 @@ static void put_params(struct bytes_w *w, const struct proto_params_args *a)
     }
 }
 
+static void put_selection(struct bytes_w *w, const struct proto_select_args *a)
+{
+    bytes_put(w, (uint64_t)a->by, 1);
+    if (a->by == PROTO_SELECT_RECT)
+        for (int k = 0; k < 4; k++)
+            bytes_put_f32(w, a->rect[k]);
+    if (a->by == PROTO_SELECT_IDS) {
+        bytes_put(w, a->n, 2);
+        for (uint32_t k = 0; k < a->n; k++)
+            bytes_put(w, a->ids[k], 4);
+    }
+    if (a->by == PROTO_SELECT_SQUADS)
+        bytes_put(w, a->squads, 8);
+}
+
+static void put_waypoints(struct bytes_w *w, const struct proto_order_args *a)
+{
+    bytes_put(w, a->nway, 1);
+    for (uint32_t k = 0; k < a->nway; k++) {
+        bytes_put_f32(w, a->way[k][0]);
+        bytes_put_f32(w, a->way[k][1]);
+    }
+}
+
 /* One argument of a recorded command, from its field at p. */
 static void put_arg(struct bytes_w *w, const struct arg *a, const void *p, uint32_t obstacle)
 {
@@ -196,6 +245,12 @@ static void put_arg(struct bytes_w *w, const struct arg *a, const void *p, uint3
         break;
     case ARG_PARAMS:
         put_params(w, p);
+        break;
+    case ARG_SELECTION:
+        put_selection(w, p);
+        break;
+    case ARG_WAYPOINTS:
+        put_waypoints(w, p);
         break;
     default: /* ARG_GIVEN: not stored */
         break;
@@ -349,6 +404,38 @@ static int get_params(struct bytes_r *r, struct proto_params_args *a, const char
     return 0;
 }
 
+static int get_selection(struct bytes_r *r, struct proto_select_args *a, const char **why)
+{
+    bool ok = true;
+    a->by = (enum proto_select_by)bytes_get(r, 1);
+    if (a->by == PROTO_SELECT_RECT)
+        for (int k = 0; k < 4; k++)
+            ok &= isfinite(a->rect[k] = bytes_get_f32(r));
+    if (a->by == PROTO_SELECT_IDS) {
+        a->n = (uint32_t)bytes_get(r, 2);
+        ok &= a->n >= 1 && a->n <= PROTO_SELECT_MAX;
+        for (uint32_t k = 0; ok && k < a->n; k++)
+            ok &= (a->ids[k] = (uint32_t)bytes_get(r, 4)) >= 1;
+    }
+    if (a->by == PROTO_SELECT_SQUADS)
+        ok &= (a->squads = bytes_get(r, 8)) >> (PROTO_SQUADS + 1) == 0 && a->squads != 0;
+    if (!ok || (unsigned)a->by > PROTO_SELECT_SQUADS)
+        return refuse(why, PROTO_E_BAD_VALUE, "a select command with a bad selection");
+    return 0;
+}
+
+static int get_waypoints(struct bytes_r *r, struct proto_order_args *a, const char **why)
+{
+    a->nway = (uint32_t)bytes_get(r, 1);
+    bool ok = a->nway >= 1 && a->nway <= PROTO_WAYPOINTS;
+    for (uint32_t k = 0; ok && k < a->nway; k++) {
+        a->way[k][0] = bytes_get_f32(r);
+        a->way[k][1] = bytes_get_f32(r);
+        ok = isfinite(a->way[k][0]) && isfinite(a->way[k][1]);
+    }
+    return ok ? 0 : refuse(why, PROTO_E_BAD_VALUE, "an order with bad waypoints");
+}
+
 /* One integer argument read into its field: true if within [lo, hi]. */
 static bool get_int(struct bytes_r *r, const struct arg *a, void *p)
 {
@@ -397,8 +484,16 @@ static int get_args(struct bytes_r *r, struct proto_command *c, uint32_t *obstac
 {
     const struct arg *a = rows[c->kind].args;
     for (const struct arg *end = a + ARGS_MAX; a < end && a->type != ARG_END; a++) {
+        int rc = 0;
         if (a->type == ARG_PARAMS)
             return get_params(r, (struct proto_params_args *)((char *)c + a->at), why);
+        if (a->type == ARG_SELECTION || a->type == ARG_WAYPOINTS) {
+            void *p = (char *)c + a->at;
+            rc = a->type == ARG_SELECTION ? get_selection(r, p, why) : get_waypoints(r, p, why);
+            if (rc < 0)
+                return rc;
+            continue;
+        }
         if (!get_arg(r, a, c, obstacle))
             return refuse(why, PROTO_E_BAD_VALUE, "a command with an argument out of range");
     }

@@ -37,7 +37,7 @@
 #define RECLOG_PREAMBLE   16           /* bytes before the first record */
 #define RECLOG_FRAME      8            /* a record's length and CRC-32 */
 #define RECLOG_RECORD_MAX (256u << 20) /* bytes of one record's payload */
-#define RECLOG_SMALL      1024         /* enough for any record but BEGIN */
+#define RECLOG_SMALL      2048 /* enough for any record but BEGIN (a select of 256 ids: 1,077) */
 
 enum reclog_type {
     RECLOG_BEGIN = 1,

@@ -517,6 +517,28 @@ def a_refused_join_exits_1_with_the_servers_code_and_message():
 
 
 @test
+def a_join_flockctl_sends_shapes_the_room_it_creates_and_bad_shapes_are_usage_errors():
+    with Flockd(FLOCKD, "--boids", "20", "--team-units", "10") as d:
+        rc, out, err = flockctl("send", "--url", d.url, "--room", "war", "--role", "admin",
+                                "--mode", "rts", "--teams", "2", "--units", "12", "--width",
+                                "900", "--height", "700.5", "--edges", "wrap", '{"cmd":"ping"}')
+        assert rc == 0, (rc, out, err)
+        e = d.room("war")
+        assert (e["mode"], e["max_teams"], e["units"]) == ("rts", 2, 12), e
+        assert (e["width"], e["height"], e["edges"]) == (900, 700.5, "wrap"), e
+        for flag, value, said in (("--teams", "1", "field 'teams' must be in [2, 255]"),
+                                  ("--width", "wide", "field 'width' must be a number"),
+                                  ("--edges", "torus", "--edges")):
+            rc, out, err = flockctl("send", "--url", d.url, "--room", "war2", flag, value,
+                                    '{"cmd":"ping"}')
+            assert rc == 2 and out == [] and said in err, (flag, rc, err)
+        assert d.room("war2") is None
+        rc, out, err = flockctl("send", "--url", d.url, "--room", "war2", "--units", "3",
+                                '{"cmd":"ping"}')
+        assert rc == 1 and "join refused: bad_arg: join: 'teams' and 'units'" in err, err
+
+
+@test
 def load_joins_every_viewer_to_the_room_before_it_measures():
     with Flockd(FLOCKD, "--boids", "200", "--snapshot-hz", str(HZ)) as d:
         rc, out, err = flockctl("send", "--url", d.url, "--room", "hall", "--role", "admin",

@@ -30,7 +30,8 @@ struct fixture {
     struct pool *pool;
     struct lobby *lobby;
     struct lobby_member m[4];
-    int64_t now; /* the lobby's clock, driven by the test */
+    struct lobby_member *replaced; /* by the last try_join() */
+    int64_t now;                   /* the lobby's clock, driven by the test */
 };
 
 #define MS 1000000LL
@@ -109,7 +110,7 @@ static struct proto_command join(const char *room, enum proto_role role, enum pr
 static int try_join(struct fixture *f, int who, struct proto_command c)
 {
     const char *why = NULL;
-    int rc = lobby_join(f->lobby, &f->m[who], &c, f->now, &why);
+    int rc = lobby_join(f->lobby, &f->m[who], &c, f->now, &f->replaced, &why);
     if (rc)
         assert_non_null(why);
     return rc;
@@ -287,6 +288,100 @@ static void rts_teams_rejoin_within_grace_and_end_after_it(void **state)
     assert_int_not_equal(f->m[2].owner, owner);
 }
 
+struct kick_seen {
+    int calls;
+    unsigned thread;
+    uint64_t client;
+    enum lobby_eviction why;
+};
+
+static void record_kick(void *arg, unsigned thread, uint64_t client, enum lobby_eviction why)
+{
+    struct kick_seen *k = arg;
+    k->calls++;
+    k->thread = thread;
+    k->client = client;
+    k->why = why;
+}
+
+/* A join that creates an rts room shapes its world and teams; what the
+ * server does not allow is refused and creates nothing. */
+static void a_created_rts_room_is_shaped_as_its_join_says(void **state)
+{
+    struct fixture *f = *state;
+    start(f);
+    struct proto_command c = join("war", PROTO_ROLE_PLAYER, PROTO_MODE_RTS);
+    c.args.join.has_teams = 1;
+    c.args.join.teams = 3; /* cfg.max_teams is 2 */
+    assert_int_equal(try_join(f, 0, c), PROTO_E_OUT_OF_RANGE);
+    c.args.join.teams = 2;
+    c.args.join.has_units = 1;
+    c.args.join.units = f->cfg.team_cap + 1;
+    assert_int_equal(try_join(f, 0, c), PROTO_E_OUT_OF_RANGE);
+    struct proto_command sandbox = join("lab", PROTO_ROLE_PLAYER, PROTO_MODE_SANDBOX);
+    sandbox.args.join.has_units = 1;
+    assert_int_equal(try_join(f, 0, sandbox), PROTO_E_BAD_ARG);
+    assert_int_equal(lobby_count(f->lobby), 1); /* nothing was created */
+    c.args.join.units = 7;
+    c.args.join.has_width = c.args.join.has_height = 1;
+    c.args.join.width = 900.0f;
+    c.args.join.height = 600.0f;
+    assert_int_equal(try_join(f, 0, c), 0);
+    struct room_info info;
+    room_info(lobby_room_room(f->m[0].room), &info);
+    assert_true(info.width == 900.0f && info.height == 600.0f && !info.wrap);
+    struct lobby_room_summary sum;
+    lobby_room_summary(f->m[0].room, &sum);
+    assert_true(sum.max_teams == 2 && sum.team_units == 7 && sum.teams == 1);
+    /* By default: a world for its units (2 teams of 5: the smallest) that
+     * contains them. */
+    assert_int_equal(try_join(f, 1, join("plain", PROTO_ROLE_VIEWER, PROTO_MODE_RTS)), 0);
+    room_info(lobby_room_room(f->m[1].room), &info);
+    assert_true(info.width == 1600.0f && info.height == 1000.0f && !info.wrap);
+}
+
+/* A rejoin token takes its team from the connection that still plays it:
+ * on the joiner's thread at once (*replaced), on another through its
+ * thread; the team stays the new connection's either way. */
+static void a_rejoin_takes_over_a_team_another_connection_still_plays(void **state)
+{
+    struct fixture *f = *state;
+    start(f);
+    struct kick_seen seen = {0};
+    lobby_set_threads(f->lobby, 2, record_kick, &seen);
+    assert_int_equal(try_join(f, 0, join("war", PROTO_ROLE_PLAYER, PROTO_MODE_RTS)), 0);
+    struct lobby_room *war = f->m[0].room;
+    struct teams *ts = lobby_room_teams(war);
+    struct proto_command back = join("war", PROTO_ROLE_PLAYER, PROTO_MODE_ANY);
+    back.args.join.has_rejoin = 1;
+    snprintf(back.args.join.rejoin, sizeof back.args.join.rejoin, "%s", ts->slot[1].rejoin);
+    uint64_t owner = f->m[0].owner;
+    assert_int_equal(try_join(f, 1, back), 0);
+    assert_ptr_equal(f->replaced, &f->m[0]);
+    assert_int_equal(f->m[0].evicted, LOBBY_REPLACED);
+    assert_null(f->m[0].room);
+    assert_int_equal(f->m[1].team, 1);
+    assert_int_equal(f->m[1].owner, owner);
+    assert_true(ts->slot[1].state == TEAM_PLAYING && ts->slot[1].player == &f->m[1]);
+    lobby_leave(f->lobby, &f->m[0], false, f->now); /* its connection closes: nothing */
+    assert_true(ts->slot[1].state == TEAM_PLAYING);
+
+    /* From another service thread: the old connection's thread is asked. */
+    lobby_leave(f->lobby, &f->m[2], false, f->now);
+    f->m[2].thread = 1;
+    lobby_enter(f->lobby, &f->m[2]);
+    snprintf(back.args.join.rejoin, sizeof back.args.join.rejoin, "%s", ts->slot[1].rejoin);
+    assert_int_equal(try_join(f, 2, back), 0);
+    assert_null(f->replaced);
+    assert_true(seen.calls == 1 && seen.thread == 0 && seen.client == f->m[1].client);
+    assert_int_equal(seen.why, LOBBY_REPLACED);
+    assert_true(ts->slot[1].player == &f->m[2] && f->m[2].team == 1);
+    lobby_leave(f->lobby, &f->m[1], true, f->now); /* as thread 0 does: the team stays */
+    assert_true(ts->slot[1].state == TEAM_PLAYING && ts->slot[1].player == &f->m[2]);
+    lobby_leave(f->lobby, &f->m[2], false, f->now);
+    assert_true(ts->slot[1].state == TEAM_WAITING);
+}
+
 /* Grace periods run on the time the lobby is given, to the nanosecond. */
 static void a_team_waits_exactly_its_grace_period(void **state)
 {
@@ -361,20 +456,6 @@ static void empty_rooms_expire_but_the_default_room_stays(void **state)
         lobby_enter(f->lobby, &f->m[i]);
 }
 
-struct kick_seen {
-    int calls;
-    unsigned thread;
-    uint64_t client;
-};
-
-static void record_kick(void *arg, unsigned thread, uint64_t client)
-{
-    struct kick_seen *k = arg;
-    k->calls++;
-    k->thread = thread;
-    k->client = client;
-}
-
 static bool has_room(struct fixture *f, unsigned thread, const char *name)
 {
     struct lobby_room *const *rooms;
@@ -430,6 +511,10 @@ each_thread_knows_its_rooms_and_a_kick_across_threads_goes_to_the_victims_thread
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(a_created_rts_room_is_shaped_as_its_join_says, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(a_rejoin_takes_over_a_team_another_connection_still_plays,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(
             each_thread_knows_its_rooms_and_a_kick_across_threads_goes_to_the_victims_thread, setup,
             teardown),

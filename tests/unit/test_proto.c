@@ -933,6 +933,97 @@ static void commands_parse_into_correctly_typed_values(void **state)
     assert_true(c.args.obstacle_add.y == 1000.0f && c.args.obstacle_add.r == 250.0f);
 }
 
+/* A join's fields for the room it creates; canonical text keeps them. */
+static void join_parses_the_world_and_teams_of_the_room_it_creates(void **state)
+{
+    (void)state;
+    struct proto_command c, back;
+    struct proto_error e;
+    assert_int_equal(parse("{\"cmd\":\"join\",\"room\":\"war\",\"role\":\"player\",\"mode\":"
+                           "\"rts\",\"width\":3000.5,\"height\":16,\"edges\":\"wrap\","
+                           "\"teams\":2,\"units\":0}",
+                           &c, &e),
+                     0);
+    const struct proto_join_args *a = &c.args.join;
+    assert_true(a->has_width && a->has_height && a->has_teams && a->has_units);
+    assert_true(a->width == 3000.5f && a->height == 16.0f && a->edges == PROTO_EDGES_WRAP);
+    assert_true(a->teams == 2 && a->units == 0);
+    char text[1024];
+    assert_true(proto_command_format(&c, text, sizeof text) > 0);
+    assert_non_null(strstr(text, "\"edges\":\"wrap\",\"teams\":2,\"units\":0"));
+    assert_int_equal(parse(text, &back, &e), 0);
+    assert_true(back.args.join.width == a->width && back.args.join.edges == a->edges);
+    assert_int_equal(parse("{\"cmd\":\"join\",\"room\":\"r\",\"role\":\"viewer\","
+                           "\"edges\":\"contain\",\"width\":1e6,\"teams\":255,\"units\":100000}",
+                           &c, &e),
+                     0);
+    assert_true(a->edges == PROTO_EDGES_CONTAIN && a->width == 1e6f && !a->has_height);
+    assert_true(a->teams == 255 && a->units == 100000);
+    assert_int_equal(parse("{\"cmd\":\"join\",\"room\":\"r\",\"role\":\"viewer\"}", &c, &e), 0);
+    assert_true(!a->has_width && !a->has_height && !a->has_teams && !a->has_units);
+    assert_int_equal(a->edges, PROTO_EDGES_ANY);
+}
+
+static void join_refuses_a_world_or_teams_out_of_range_or_of_the_wrong_type(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *field, *value;
+        int code;
+    } cases[] = {
+        {"width", "15.9", PROTO_E_OUT_OF_RANGE},   {"width", "1000001", PROTO_E_OUT_OF_RANGE},
+        {"height", "1e400", PROTO_E_OUT_OF_RANGE}, {"height", "\"800\"", PROTO_E_BAD_ARG},
+        {"width", "null", PROTO_E_BAD_ARG},        {"edges", "\"torus\"", PROTO_E_BAD_ARG},
+        {"edges", "true", PROTO_E_BAD_ARG},        {"teams", "1", PROTO_E_OUT_OF_RANGE},
+        {"teams", "256", PROTO_E_OUT_OF_RANGE},    {"teams", "2.5", PROTO_E_BAD_ARG},
+        {"units", "-1", PROTO_E_OUT_OF_RANGE},     {"units", "100001", PROTO_E_OUT_OF_RANGE},
+        {"units", "false", PROTO_E_BAD_ARG},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[256];
+        snprintf(text, sizeof text,
+                 "{\"cmd\":\"join\",\"room\":\"r\",\"role\":\"player\",\"%s\":%s}", cases[i].field,
+                 cases[i].value);
+        struct proto_command c;
+        struct proto_error e;
+        assert_int_equal(parse(text, &c, &e), cases[i].code);
+        char quoted[32];
+        snprintf(quoted, sizeof quoted, "'%s'", cases[i].field);
+        assert_non_null(strstr(e.message, quoted));
+        assert_non_null(strstr(e.message, "join: "));
+    }
+}
+
+static void params_reset_needs_no_parameter_and_takes_only_a_boolean(void **state)
+{
+    (void)state;
+    struct proto_command c, back;
+    struct proto_error e;
+    assert_int_equal(parse("{\"cmd\":\"params\",\"group\":3,\"reset\":true}", &c, &e), 0);
+    assert_true(c.args.params.reset == 1 && c.args.params.group == 3 && c.args.params.count == 0);
+    assert_int_equal(parse("{\"cmd\":\"params\",\"reset\":true,\"max_speed\":150}", &c, &e), 0);
+    assert_true(c.args.params.reset && c.args.params.group == -1 && c.args.params.count == 1);
+    char text[512];
+    assert_true(proto_command_format(&c, text, sizeof text) > 0);
+    assert_string_equal(text, "{\"cmd\":\"params\",\"reset\":true,\"max_speed\":150}");
+    assert_int_equal(parse(text, &back, &e), 0);
+    assert_true(back.args.params.reset && back.args.params.count == 1);
+    assert_int_equal(parse("{\"cmd\":\"params\",\"group\":3,\"reset\":false}", &c, &e),
+                     PROTO_E_BAD_ARG);
+    assert_non_null(strstr(e.message, "no parameter"));
+    assert_int_equal(parse("{\"cmd\":\"params\",\"reset\":false,\"w_seek\":1}", &c, &e), 0);
+    assert_false(c.args.params.reset);
+    assert_true(proto_command_format(&c, text, sizeof text) > 0);
+    assert_null(strstr(text, "reset"));
+    static const char *const bad[] = {"1", "0", "\"true\"", "null"};
+    for (size_t i = 0; i < 4; i++) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "{\"cmd\":\"params\",\"group\":3,\"reset\":%s}", bad[i]);
+        assert_int_equal(parse(msg, &c, &e), PROTO_E_BAD_ARG);
+        assert_non_null(strstr(e.message, "'reset'"));
+    }
+}
+
 static void negative_zero_arguments_become_positive_zero(void **state)
 {
     (void)state;
@@ -1443,6 +1534,9 @@ int main(void)
         cmocka_unit_test(command_vectors_parse_to_their_expected_results),
         cmocka_unit_test(formatted_commands_parse_back_to_the_same_command),
         cmocka_unit_test(commands_parse_into_correctly_typed_values),
+        cmocka_unit_test(join_parses_the_world_and_teams_of_the_room_it_creates),
+        cmocka_unit_test(join_refuses_a_world_or_teams_out_of_range_or_of_the_wrong_type),
+        cmocka_unit_test(params_reset_needs_no_parameter_and_takes_only_a_boolean),
         cmocka_unit_test(negative_zero_arguments_become_positive_zero),
         cmocka_unit_test(errors_name_the_field_and_carry_the_id),
         cmocka_unit_test(messages_over_the_limit_are_too_large_and_zero_means_no_limit),

@@ -68,7 +68,9 @@ def valid(arg, at_max):
     if t == "enum":
         return arg["values"][-1 if at_max else 0]
     if t == "bool":
-        return True  # select's all takes only true
+        if "values" in arg:  # select's all takes only true
+            return arg["values"][-1 if at_max else 0]
+        return at_max
     if t == "rect":
         return [1600, 1000, 1e7, 1e7] if at_max else [0, 0, 1, 1]
     if t == "array":
@@ -156,6 +158,17 @@ class TheChecksFollowTheSchema(unittest.TestCase):
         with self.assertRaises(errors.OutOfRange) as e:
             schema.check("obstacle_add", {"x": 1, "y": 1, "r": 250.5}, ADMIN)
         self.assertEqual(e.exception.message, "obstacle_add: field 'r' must be in [1, 250]")
+
+    def test_booleans_take_only_true_and_false(self):
+        for spec, arg in each_arg({"bool"}):
+            for bad in ("true", 1, 0, None):
+                args = dict(message(spec), **{arg["name"]: bad})
+                self.assertEqual(refusal(spec["name"], args), "bad_arg", (arg["name"], bad))
+
+    def test_a_params_reset_needs_no_parameter_but_params_without_one_is_bad_arg(self):
+        self.assertIsNone(refusal("params", {"group": 3, "reset": True}))
+        self.assertEqual(refusal("params", {"group": 3, "reset": False}), "bad_arg")
+        self.assertEqual(refusal("params", {"group": 3}), "bad_arg")
 
     def test_strings_keep_their_lengths_and_characters_and_enums_their_values(self):
         for spec, arg in each_arg({"string", "enum"}):

@@ -131,13 +131,39 @@ static size_t all_commands(struct proto_command *c)
     c[n] = (struct proto_command){.kind = PROTO_CMD_RESET};
     c[n++].args.reset =
         (struct proto_reset_args){.has_seed = 1, .has_boids = 1, .seed = 9, .boids = 7};
+    c[n] = (struct proto_command){.kind = PROTO_CMD_SELECT};
+    c[n].args.select = (struct proto_select_args){
+        .team = 3, .squad = -1, .by = PROTO_SELECT_IDS, .n = PROTO_SELECT_MAX};
+    for (uint32_t k = 0; k < PROTO_SELECT_MAX; k++)
+        c[n].args.select.ids[k] = UINT32_MAX - k;
+    n++;
+    c[n] = (struct proto_command){.kind = PROTO_CMD_SELECT};
+    c[n++].args.select = (struct proto_select_args){
+        .team = 0, .squad = 32, .by = PROTO_SELECT_RECT, .rect = {1, 2, 3, 4}};
+    c[n] = (struct proto_command){.kind = PROTO_CMD_SELECT};
+    c[n++].args.select = (struct proto_select_args){
+        .team = 255, .squad = 0, .by = PROTO_SELECT_SQUADS, .squads = 1ull << 32 | 1};
+    c[n] = (struct proto_command){.kind = PROTO_CMD_MOVE};
+    c[n].args.order = (struct proto_order_args){
+        .team = 2, .squad = 32, .order = PROTO_ORDER_MOVE, .nway = PROTO_WAYPOINTS, .queue = 1};
+    for (int k = 0; k < PROTO_WAYPOINTS; k++)
+        c[n].args.order.way[k][0] = (float)k, c[n].args.order.way[k][1] = 1000.0f - (float)k;
+    n++;
+    c[n] = (struct proto_command){.kind = PROTO_CMD_FOLLOW};
+    c[n++].args.order = (struct proto_order_args){
+        .team = 2, .squad = 1, .order = PROTO_ORDER_FOLLOW, .unit = 4000000000u};
+    c[n] = (struct proto_command){.kind = PROTO_CMD_STOP};
+    c[n++].args.order = (struct proto_order_args){.team = 2, .squad = 7, .order = PROTO_ORDER_STOP};
+    c[n] = (struct proto_command){.kind = PROTO_CMD_FORMATION};
+    c[n++].args.formation = (struct proto_formation_args){
+        .team = 9, .squad = 3, .shape = PROTO_SHAPE_WEDGE, .spacing = 12.5f};
     return n;
 }
 
 static void every_recorded_command_reads_back_as_written(void **state_)
 {
     (void)state_;
-    static struct proto_command cmds[16];
+    static struct proto_command cmds[24];
     static struct reclog_record rec;
     size_t n = all_commands(cmds);
     for (size_t k = 0; k < n; k++) {
@@ -282,14 +308,23 @@ static void a_whole_record_that_breaks_the_format_is_an_error(void **state_)
     const uint8_t hash_too_short[] = {RECLOG_HASH, 1, 2, 3};
     const uint8_t bad_code[18] = {RECLOG_COMMAND, [17] = 99};
     const uint8_t step_zero[22] = {RECLOG_COMMAND, [17] = 11};
+    /* select: team 1, squad 1, a selection by 9 */
+    const uint8_t select_by_nine[22] = {RECLOG_COMMAND, [17] = 13, 1, 1, 0, 9};
+    /* move: team 1, squad 1, order 1, no waypoints, queue 0 */
+    const uint8_t move_nowhere[26] = {RECLOG_COMMAND, [17] = 14, 1, 1, 0, 1, 0, 0, 0, 0};
+    /* hold: team 1, squad 1, and the order of stop */
+    const uint8_t hold_as_stop[23] = {RECLOG_COMMAND, [17] = 17, 1, 1, 0, 5, 0};
     const struct {
         const uint8_t *p;
         size_t n;
     } cases[] = {{unknown_type, sizeof unknown_type},
                  {hash_too_short, sizeof hash_too_short},
                  {bad_code, sizeof bad_code},
-                 {step_zero, sizeof step_zero}};
-    for (size_t k = 0; k < 4; k++) {
+                 {step_zero, sizeof step_zero},
+                 {select_by_nine, sizeof select_by_nine},
+                 {move_nowhere, sizeof move_nowhere},
+                 {hold_as_stop, sizeof hold_as_stop}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         size_t n = frame(buf, cases[k].p, cases[k].n);
         struct reclog_reader rd = {.buf = buf, .len = n};
         const char *why = NULL;

@@ -191,7 +191,9 @@ static void add_valid(cJSON *o, const char *name, const cJSON *arg, enum at at)
         cJSON_AddStringToObject(o, name,
                                 cJSON_GetArrayItem(values, at == AT_MIN ? 0 : n - 1)->valuestring);
     } else if (strcmp(type, "bool") == 0) {
-        cJSON_AddBoolToObject(o, name, true); /* select's all takes only true */
+        const cJSON *values = cJSON_GetObjectItemCaseSensitive(arg, "values"); /* all: [true] */
+        bool v = values ? cJSON_IsTrue(cJSON_GetArrayItem(values, 0)) : at == AT_MAX;
+        cJSON_AddBoolToObject(o, name, v);
     } else if (strcmp(type, "rect") == 0) {
         double r[4] = {0.0, 0.0, 1.0, 1.0}, big[4] = {LIM.width, LIM.height, 1e7, 1e7};
         cJSON_AddItemToObject(o, name, cJSON_CreateDoubleArray(at == AT_MIN ? r : big, 4));
@@ -346,6 +348,11 @@ static void strings_keep_their_lengths_and_characters_and_enums_their_values(voi
             if (strcmp(type, "enum") == 0) {
                 expect_with(cmd, name, cJSON_CreateString("none_of_these"), PROTO_E_BAD_ARG);
                 expect_with(cmd, name, cJSON_CreateNumber(1), PROTO_E_BAD_ARG);
+            }
+            if (strcmp(type, "bool") == 0) {
+                expect_with(cmd, name, cJSON_CreateString("true"), PROTO_E_BAD_ARG);
+                expect_with(cmd, name, cJSON_CreateNumber(1), PROTO_E_BAD_ARG);
+                expect_with(cmd, name, cJSON_CreateNull(), PROTO_E_BAD_ARG);
             }
             if (strcmp(type, "string") != 0)
                 continue;

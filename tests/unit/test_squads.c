@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "sim.h"
+#include "sim_state.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -437,6 +438,49 @@ static void squads_step_to_the_same_hash_whatever_the_cut(void **state)
     assert_int_equal(squads_run(7), one);
 }
 
+static void squads_survive_a_state_round_trip_and_bad_ones_are_refused(void **state)
+{
+    (void)state;
+    struct sim_world *w = world_with(150);
+    struct sim_selection half = {.by = SIM_SELECT_RECT, .x = 0, .y = 0, .w = 400, .h = 1400};
+    assert_int_equal(sim_select(w, 1, 3, &half), 3);
+    assert_int_equal(sim_formation(w, 1, 3, SIM_SHAPE_WEDGE, 20.0f), 0);
+    struct sim_order_args o = {
+        .order = SIM_ORDER_PATROL, .nway = 2, .way = {{1200.0f, 300.0f}, {1200.0f, 1100.0f}}};
+    assert_int_equal(sim_order(w, 1, 3, &o), 0);
+    steps(w, 90);
+    size_t len = sim_state_size(w);
+    uint8_t *buf = malloc(len);
+    assert_non_null(buf);
+    assert_int_equal(sim_state_encode(w, buf, len), (int)len);
+    const char *why = NULL;
+    struct sim_world *copy = sim_state_create(buf, len, &why);
+    if (!copy)
+        fail_msg("refused: %s", why);
+    assert_int_equal(sim_hash(copy), sim_hash(w));
+    steps(w, 200);
+    for (int t = 0; t < 200; t++)
+        sim_step(copy);
+    assert_int_equal(sim_hash(copy), sim_hash(w));
+    assert_int_equal(sim_squad(copy, 1, 3)->units, sim_squad(w, 1, 3)->units);
+    sim_destroy(copy);
+    /* The squads section ends the state: 5 bytes a boid, then group 1's 32 records. */
+    size_t squads = len - (1 + 32 * 192) - 5 * 150;
+    uint8_t *rec = buf + len - 32 * 192 + 2 * 192; /* squad 3's */
+    uint8_t was = buf[squads];
+    buf[squads] = 33; /* a boid in squad 33 */
+    assert_int_equal(sim_state_check(buf, len, NULL, &why), SIM_ERANGE);
+    buf[squads] = was;
+    rec[0]++; /* a squad of one unit more than its boids */
+    assert_int_equal(sim_state_check(buf, len, NULL, &why), SIM_ERANGE);
+    rec[0]--;
+    rec[4] = 9; /* an order past the last */
+    assert_int_equal(sim_state_check(buf, len, NULL, &why), SIM_ERANGE);
+    rec[4] = SIM_ORDER_PATROL;
+    assert_int_equal(sim_state_check(buf, len, NULL, &why), 0);
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -444,14 +488,14 @@ int main(void)
         cmocka_unit_test_teardown(selections_make_squads_and_refusals_change_nothing, free_world),
         cmocka_unit_test_teardown(orders_refuse_what_cannot_be_done, free_world),
         cmocka_unit_test_teardown(a_squad_ends_in_its_slots_in_every_formation, free_world),
-        cmocka_unit_test_teardown(waypoints_are_taken_in_turn_and_a_patrol_goes_round,
-                                  free_world),
+        cmocka_unit_test_teardown(waypoints_are_taken_in_turn_and_a_patrol_goes_round, free_world),
         cmocka_unit_test_teardown(a_follower_keeps_behind_and_squads_do_not_drag_each_other,
                                   free_world),
         cmocka_unit_test_teardown(a_despawn_takes_units_out_of_their_squads, free_world),
-        cmocka_unit_test_teardown(fleeing_parts_teams_and_pursuit_brings_them_together,
-                                  free_world),
+        cmocka_unit_test_teardown(fleeing_parts_teams_and_pursuit_brings_them_together, free_world),
         cmocka_unit_test_teardown(squads_step_to_the_same_hash_whatever_the_cut, free_world),
+        cmocka_unit_test_teardown(squads_survive_a_state_round_trip_and_bad_ones_are_refused,
+                                  free_world),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -29,7 +29,7 @@ function valid(a, atMax) {
   if (a.type === 'int') return atMax ? Math.floor(bound(a, 'max')) : Math.ceil(bound(a, 'min'));
   if (a.type === 'number') return bound(a, atMax ? 'max' : 'min');
   if (a.type === 'enum') return a.values[atMax ? a.values.length - 1 : 0];
-  if (a.type === 'bool') return true; // select's all takes only true
+  if (a.type === 'bool') return a.values ? a.values[0] : atMax; // select's all takes only true
   if (a.type === 'rect') return atMax ? [1600, 1000, 1e7, 1e7] : [0, 0, 1, 1];
   if (a.type === 'array') {
     const n = atMax ? a.max_items : a.min_items;
@@ -130,6 +130,10 @@ test('strings should keep their lengths and characters and enums their values', 
         expectWith(c, a.name, 'none_of_these', 'bad_arg');
         expectWith(c, a.name, 1, 'bad_arg');
       }
+      if (a.type === 'bool') {
+        expectWith(c, a.name, 'true', 'bad_arg');
+        expectWith(c, a.name, 1, 'bad_arg');
+      }
       if (a.type !== 'string') continue;
       expectWith(c, a.name, 'a'.repeat(a.max_len + 1), 'out_of_range');
       expectWith(c, a.name, 'é'.repeat(Math.floor(a.max_len / 2) + 1), 'out_of_range'); // bytes, not characters
@@ -154,6 +158,8 @@ test('a member the schema does not name should be bad_arg, as should cmd, id and
 test('params should take the registry\'s names within their ranges, at least one', () => {
   assert.equal(codeOf('params', { w_alignment: 10, own_group_only: 1 }), null);
   assert.equal(codeOf('params', { group: 2 }), 'bad_arg');
+  assert.equal(codeOf('params', { group: 2, reset: true }), null, 'a reset needs no parameter');
+  assert.equal(codeOf('params', { group: 2, reset: false }), 'bad_arg');
   assert.equal(codeOf('params', {}), 'bad_arg');
   assert.equal(codeOf('params', { not_a_parameter: 1 }), 'bad_arg');
   assert.equal(codeOf('params', { w_alignment: 10.5 }), 'out_of_range');

@@ -26,7 +26,8 @@ export const CLIENT_BACKOFF = Object.freeze({ firstMs: 100, maxMs: 1000, jitter:
 // After a refused frame, ask for a key frame at most this often (the
 // server rate limits commands, PROTOCOL.md §5.4 keyframe).
 const KEYFRAME_EVERY_MS = 500;
-const JOIN_KEYS = ['room', 'role', 'mode', 'name', 'token', 'password', 'rejoin', 'boids'];
+const JOIN_KEYS = ['room', 'role', 'mode', 'name', 'token', 'password', 'rejoin', 'boids',
+  'width', 'height', 'edges', 'teams', 'units'];
 
 /** A command's method name: seek_clear -> seekClear. */
 export function methodName(cmd) {

@@ -261,7 +261,7 @@ export default {
   },
   {
    "name": "params",
-   "summary": "Sets parameters of one group (absent: every group), all or nothing.",
+   "summary": "Sets parameters of one group (absent: every group), all or nothing; with reset, every other parameter of it goes back to its default.",
    "who": "admin",
    "args": [
     {
@@ -270,6 +270,11 @@ export default {
      "min": 0,
      "max": 255,
      "doc": "absent: every group"
+    },
+    {
+     "name": "reset",
+     "type": "bool",
+     "doc": "true: the group's parameters go back to the room's defaults first; then the NAME: VALUE given, which may be none"
     }
    ],
    "registry": true,
@@ -471,6 +476,43 @@ export default {
      "min": 0,
      "max": 4294967295,
      "doc": "a room it creates"
+    },
+    {
+     "name": "width",
+     "type": "number",
+     "min": 16,
+     "max": 1000000,
+     "doc": "a room it creates; absent: sized for its boids"
+    },
+    {
+     "name": "height",
+     "type": "number",
+     "min": 16,
+     "max": 1000000,
+     "doc": "a room it creates; absent: sized for its boids"
+    },
+    {
+     "name": "edges",
+     "type": "enum",
+     "values": [
+      "wrap",
+      "contain"
+     ],
+     "doc": "a room it creates; absent: rts contain, sandbox the server's"
+    },
+    {
+     "name": "teams",
+     "type": "int",
+     "min": 2,
+     "max": 255,
+     "doc": "an rts room it creates, at most the server's max-teams; absent: the server's"
+    },
+    {
+     "name": "units",
+     "type": "int",
+     "min": 0,
+     "max": 100000,
+     "doc": "an rts room it creates: units per team, at most the server's team-cap; absent: the server's team-units"
     }
    ],
    "ack": {
@@ -496,6 +538,7 @@ export default {
    },
    "errors": [
     "bad_room",
+    "bad_arg",
     "forbidden",
     "out_of_range",
     "rate_limited"
@@ -983,6 +1026,22 @@ export default {
        "type": "int"
       },
       "player_obstacles": {
+       "type": "int"
+      }
+     }
+    },
+    "teams": {
+     "type": "object",
+     "optional": true,
+     "doc": "rts rooms",
+     "members": {
+      "max": {
+       "type": "int"
+      },
+      "units": {
+       "type": "int"
+      },
+      "cap": {
        "type": "int"
       }
      }

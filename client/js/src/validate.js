@@ -190,7 +190,7 @@ function checkRegistry(c, args, registry) {
     if (p) checkNumber(c.name, name, v, p.min, p.max, p.integer);
     else checkNumber(c.name, name, v, -Infinity, Infinity, false);
   }
-  if (count === 0) refuse(c.name, 'bad_arg', 'no parameter given');
+  if (count === 0 && args.reset !== true) refuse(c.name, 'bad_arg', 'no parameter given (and no reset)');
 }
 
 // The role table (PROTOCOL.md §5.6) for the schema's `who` and `team_arg`.

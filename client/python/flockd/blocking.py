@@ -79,12 +79,14 @@ class BlockingClient:
         return self._call(self._client.command(cmd, timeout=timeout, **args))
 
     def join(self, room, role, *, mode=None, name=None, token=None, password=None,
-             rejoin=None, boids=None, timeout=None):
+             rejoin=None, boids=None, width=None, height=None, edges=None, teams=None,
+             units=None, timeout=None):
         """As Client.join: moves to `room` with `role` and waits for its
         welcome; the client rejoins it after a reconnect."""
         return self._call(self._client.join(room, role, mode=mode, name=name, token=token,
                                             password=password, rejoin=rejoin, boids=boids,
-                                            timeout=timeout))
+                                            width=width, height=height, edges=edges,
+                                            teams=teams, units=units, timeout=timeout))
 
     def squad(self, n, team=None):
         """As Client.squad."""

@@ -526,12 +526,15 @@ class Client:
             self._pending.pop(msg_id, None)
 
     async def join(self, room, role, *, mode=None, name=None, token=None, password=None,
-                   rejoin=None, boids=None, timeout=None):
+                   rejoin=None, boids=None, width=None, height=None, edges=None, teams=None,
+                   units=None, timeout=None):
         """Moves to `room` with `role` (§5.6) and waits for its welcome; the
-        client rejoins it after a reconnect. Returns the Ack (room, role,
-        client; RTS players: team and rejoin)."""
+        client rejoins it after a reconnect. A room the join creates takes
+        mode, boids, width, height, edges and (rts) teams and units. Returns
+        the Ack (room, role, client; RTS players: team and rejoin)."""
         args = dict(room=room, role=role, mode=mode, name=name, token=token, password=password,
-                    rejoin=rejoin, boids=boids)
+                    rejoin=rejoin, boids=boids, width=width, height=height, edges=edges,
+                    teams=teams, units=units)
         fut = asyncio.get_running_loop().create_future()
         self._welcome_waiters.append(fut)
         try:

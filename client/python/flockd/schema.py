@@ -267,12 +267,12 @@ def _check_fields(spec, args, room):
 
 
 def _check_registry(cmd, args, room):
-    given = [name for name in args if name in room.params and name != "group"]
+    given = [name for name in args if name in room.params and name not in ("group", "reset")]
     for name in given:
         p = room.params[name]
         _check_number(cmd, name, args[name], f32(p["min"]), f32(p["max"]), p.get("integer"))
-    if not given:
-        _fail("bad_arg", "no parameter given", cmd)
+    if not given and args.get("reset") is not True:
+        _fail("bad_arg", "no parameter given (and no reset)", cmd)
 
 
 def _shown(name):
