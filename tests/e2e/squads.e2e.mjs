@@ -79,9 +79,12 @@ async function playerChecks(browser, server, consoleLog) {
       await drag(page, [a.px, a.py], [b.px, b.py]);
       const sel = await waitFor('a select sent', () => sent.find((m) => m.cmd === 'select'), 3000);
       assert(sel.rect && sel.rect.length === 4 && sel.squad === undefined, JSON.stringify(sel));
+      // The box from corner to corner, cut at the world's edges.
+      const { width, height } = (await fv(page, 'welcome')).world;
+      const want = [Math.max(0, a.world[0]), Math.max(0, a.world[1]), Math.min(width, b.world[0]), Math.min(height, b.world[1])];
       const [rx, ry, rw, rh] = sel.rect;
-      assert(Math.abs(rx - a.world[0]) < 1 && Math.abs(ry - a.world[1]) < 1 && Math.abs(rx + rw - b.world[0]) < 1
-        && Math.abs(ry + rh - b.world[1]) < 1, `rect ${sel.rect} from ${a.world} to ${b.world}`);
+      const got = [rx, ry, rx + rw, ry + rh];
+      assert(got.every((v, k) => Math.abs(v - want[k]) < 1), `rect ${sel.rect}: corners ${got}, not ${want}`);
       const s = await waitFor('the squad selected', async () => {
         const q = await fv(page, 'squads');
         return q.selected !== null && q.rows.length === 1 && q;
