@@ -289,6 +289,8 @@ static struct squad_world squads_of(const struct sim_world *w)
         .squad = w->squad,
         .slot = w->slot,
         .params = w->params,
+        .obstacles = w->obstacles,
+        .obstacle_count = w->obstacle_count,
         .sq = w->squads,
         .news = m->squad_news,
         .live = &m->squads_live,
@@ -1210,7 +1212,7 @@ static void pull_forces(const struct sim_world *w, uint32_t k, const struct sim_
     }
 }
 
-#define DETOUR_AHEAD 150.0f /* units: how far ahead a unit looks for obstacles on its way */
+#define DETOUR_AHEAD 300.0f /* units: how far ahead a unit looks for obstacles on its way */
 
 /*
  * A unit whose straight way from (px, py) to (gx, gy) runs into an
@@ -1284,7 +1286,7 @@ static void extra_forces(const struct sim_world *w, struct lane *ln, uint32_t be
         if (t && steer_seek(w, pp, t, px, py, s.vx, s.vy, &tx, &ty))
             r.cx = r.cy = 0.0f;
         if (q.kind == SQUAD_SLOT && w->obstacle_count > 0)
-            detour(w, px, py, q.to_x, q.to_y, pp->separation_radius, &q.x, &q.y);
+            detour(w, px, py, q.to_x, q.to_y, 3.0f * pp->separation_radius, &q.x, &q.y);
         if (q.kind == SQUAD_SLOT) { /* reaches the velocity asked in SQUAD_REACT seconds */
             tx = (q.x - s.vx) * (pp->w_seek / SQUAD_REACT);
             ty = (q.y - s.vy) * (pp->w_seek / SQUAD_REACT);

@@ -7,8 +7,11 @@
  * units of every squad are counted and their centre and distance from
  * their slots summed in one pass over the boids; squads whose units or
  * heading changed get their slots again; then each anchor moves toward
- * its goal at 0.9 x max_speed (half that while the units trail by more
- * than two spacings) and slows to arrive. During the steering each unit
+ * its goal at 0.93 x max_speed and slows to arrive (it does not wait
+ * for stragglers: slowing the whole squad for them made every trip of
+ * formbench longer); a formation at most twice as wide as an obstacle in
+ * its way steers round it (way_round), a wider one flows round it unit
+ * by unit (sim.c's detour). During the steering each unit
  * flies at its anchor's velocity plus its offset from its slot over
  * SLOT_TAU seconds (squad_pull), so it settles into a moving slot with
  * neither lag nor overshoot.
@@ -27,8 +30,7 @@
 
 #define PI_F         3.14159265358979f
 #define SLOT_TAU     0.5f  /* seconds a unit takes to close its gap to its slot */
-#define ANCHOR_PACE  0.9f  /* the anchor's speed, of max_speed */
-#define TRAIL_SLOWS  2.0f  /* spacings the units may trail by before the anchor slows */
+#define ANCHOR_PACE  0.93f /* the anchor's speed, of max_speed */
 #define ARRIVE_RATE  2.0f  /* 1/s: the anchor's speed at distance d is at most d x this, */
 #define ARRIVE_LEAST 0.1f  /* but not below this share of max_speed: it gets there */
 #define DEFAULT_GAP  1.25f /* spacing, of separation_radius */
@@ -478,7 +480,7 @@ static void slot_at(const struct squad_world *sw, const struct sim_squad *s, uin
     (void)sw;
 }
 
-/* One pass over the boids: each squad's units, centre and trail. */
+/* One pass over the boids: each squad's units, centre and distance from the slots. */
 static void gather(struct squad_world *sw)
 {
     for (int g = 0; g < SIM_GROUPS; g++)
@@ -617,22 +619,76 @@ static void face_goal(struct squad_world *sw, int group, struct sim_squad *s, fl
     s->flags |= F_RESLOT;
 }
 
-/* Moves a formation's anchor toward its goal. */
+/* Half a formation's width, in spacings: its widest row's. */
+static float half_width(enum sim_shape shape, uint32_t n)
+{
+    if (n == 0)
+        return 0.0f;
+    float a, b, widest = 0.0f;
+    uint32_t rows = (uint32_t)depth_of(shape, n) + 1, row = 0;
+    for (uint32_t i = 0; i < n && row < rows; i++) { /* the first slot of each row: its left */
+        sim_slot_offset(shape, n, i, &a, &b);
+        if (b >= (float)row) {
+            widest = fmaxf(widest, -a);
+            row = (uint32_t)b + 1;
+            if (shape != SIM_SHAPE_WEDGE)
+                break; /* the first row of rows of c is the widest */
+        }
+    }
+    return widest;
+}
+
+/*
+ * Where a formation's anchor steers to pass an obstacle: when the way from
+ * its rear to its goal runs within half its width (and a spacing) of an
+ * obstacle, to the side of the obstacle the way passes on, far enough
+ * past it for the rear to clear it; else the goal itself.
+ */
+static void way_round(const struct squad_world *sw, const struct sim_squad *s, float *tx, float *ty)
+{
+    float fx = cosf(s->facing), fy = sinf(s->facing);
+    float depth = depth_of((enum sim_shape)s->shape, s->units) * s->spacing;
+    float clear = (half_width((enum sim_shape)s->shape, s->units) + 1.0f) * s->spacing;
+    float rx = s->ax - depth * fx, ry = s->ay - depth * fy, dx, dy, best = INFINITY;
+    offset(sw, rx, ry, s->gx, s->gy, &dx, &dy);
+    float l2 = dx * dx + dy * dy;
+    *tx = s->gx, *ty = s->gy;
+    for (uint32_t k = 0; k < sw->obstacle_count && l2 > 0.0f; k++) {
+        const struct sim_obstacle *o = &sw->obstacles[k];
+        float cx, cy;
+        offset(sw, rx, ry, o->x, o->y, &cx, &cy);
+        float t = (cx * dx + cy * dy) / l2, ex = cx - t * dx, ey = cy - t * dy;
+        float lim = o->r + clear, e = sqrtf(ex * ex + ey * ey);
+        if (t <= 0.0f || t >= 1.0f || e >= lim || t >= best || clear > 2.0f * o->r)
+            continue; /* a formation wider than twice the obstacle flows round it */
+        best = t;     /* the first in the way */
+        float l = sqrtf(l2);
+        float nx = e > 0.0f ? -ex / e : -dy / l, ny = e > 0.0f ? -ey / e : dx / l;
+        float past = fminf(depth + o->r, (1.0f - t) * l); /* never beyond the goal */
+        *tx = o->x + nx * (lim + s->spacing) + past * dx / l;
+        *ty = o->y + ny * (lim + s->spacing) + past * dy / l;
+    }
+}
+
+/* Moves a formation's anchor toward its goal (round obstacles in the way). */
 static void move_anchor(struct squad_world *sw, int group, struct sim_squad *s)
 {
     const struct sim_params *pp = &sw->params[group];
-    float dx, dy;
-    offset(sw, s->ax, s->ay, s->gx, s->gy, &dx, &dy);
+    float dx, dy, tx, ty;
+    way_round(sw, s, &tx, &ty);
+    bool detour = tx != s->gx || ty != s->gy;
+    offset(sw, s->ax, s->ay, tx, ty, &dx, &dy);
     float d = sqrtf(dx * dx + dy * dy);
-    float pace = ANCHOR_PACE * pp->max_speed * (s->err > TRAIL_SLOWS * s->spacing ? 0.5f : 1.0f);
-    pace = fminf(pace, fmaxf(ARRIVE_RATE * d, ARRIVE_LEAST * pp->max_speed));
+    float pace = ANCHOR_PACE * pp->max_speed;
+    if (!detour) /* a detour's point is passed, not arrived at */
+        pace = fminf(pace, fmaxf(ARRIVE_RATE * d, ARRIVE_LEAST * pp->max_speed));
     float step = fminf(pace * sw->dt, d), k = d > 0.0f ? step / d : 0.0f;
     s->ax += k * dx, s->ay += k * dy;
     fold(sw, &s->ax, &s->ay);
     s->avx = d > 0.0f ? pace * dx / d : 0.0f;
     s->avy = d > 0.0f ? pace * dy / d : 0.0f;
-    if (s->order == SIM_ORDER_FOLLOW)
-        return; /* aim() faced what it follows; it never arrives */
+    if (s->order == SIM_ORDER_FOLLOW || detour)
+        return; /* aim() faced what it follows, it never arrives; nor on a detour */
     if (d - step <= 1e-3f * s->spacing) {
         s->ax = s->gx, s->ay = s->gy, s->avx = s->avy = 0.0f;
         if (s->order == SIM_ORDER_MOVE || s->order == SIM_ORDER_PATROL)

@@ -34,11 +34,13 @@ struct squad_world {
     float width, height, dt;
     int wrap;
     const float *x, *y, *vx, *vy;
-    const uint8_t *group;                    /* sorted ascending */
-    const uint32_t *id;                      /* ascending within a group */
-    uint8_t *squad;                          /* per boid, 0: none */
-    uint32_t *slot;                          /* per boid, its slot in its squad's formation */
-    const struct sim_params *params;         /* SIM_GROUPS */
+    const uint8_t *group;            /* sorted ascending */
+    const uint32_t *id;              /* ascending within a group */
+    uint8_t *squad;                  /* per boid, 0: none */
+    uint32_t *slot;                  /* per boid, its slot in its squad's formation */
+    const struct sim_params *params; /* SIM_GROUPS */
+    const struct sim_obstacle *obstacles;
+    uint32_t obstacle_count;
     struct sim_squad (*sq)[SIM_SQUADS + 1];  /* SIM_GROUPS rows; entry 0 unused */
     uint32_t *news;                          /* SIM_GROUPS */
     uint32_t *live;                          /* squads with units, all groups */
