@@ -48,12 +48,12 @@ def metrics(port):
 class Member:
     """A version 3 connection that joins and then drains its frames."""
 
-    async def open(self, url, role, name):
+    async def open(self, url, role, name, room="war"):
         self.ws = await websockets.connect(url, subprotocols=["flock.v3"], max_size=None)
         self.welcome = json.loads(await self.ws.recv())
         self.frames, self.next_id, self.waiting = 0, 1, {}
         self.reader = asyncio.create_task(self.read())
-        r = await self.command("join", room="war", role=role, mode="rts", name=name)
+        r = await self.command("join", room=room, role=role, mode="rts", name=name)
         if r["type"] != "ack":
             sys.exit(f"teams_bench: join refused: {r}")
         return r
@@ -64,6 +64,8 @@ class Member:
                 self.frames += 1
                 continue
             msg = json.loads(m)
+            if msg.get("type") == "welcome":  # the room joined: its world and tick rate
+                self.joined_world, self.joined_tick_hz = msg["world"], msg["tick_hz"]
             fut = self.waiting.pop(msg.get("id"), None)
             if fut:
                 fut.set_result(msg)
