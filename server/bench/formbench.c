@@ -43,16 +43,15 @@ static const char *const shape_names[SHAPES + 1] = {"none", "line", "column", "w
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: formbench [--units N] [--distance UNITS] [--seeds N] [--obstacle]\n"
-            "                 [--settle S] [--ticks N] [--teams N]\n"
-            "  --units N        units in the squad (and per team with --ticks); default 200\n"
-            "  --distance D     how far east the squad is sent, world units; default 1000\n"
-            "  --seeds N        worlds per shape; default 5\n"
-            "  --obstacle       also each shape with an obstacle of radius 80 across the way\n"
-            "  --settle S       seconds after the anchor arrives a unit may take; default 5\n"
-            "  --ticks N        also time N steps of --teams teams re-ordering (0: not)\n"
-            "  --teams N        teams for --ticks; default 8\n");
+    fprintf(out, "usage: formbench [--units N] [--distance UNITS] [--seeds N] [--obstacle]\n"
+                 "                 [--settle S] [--ticks N] [--teams N]\n"
+                 "  --units N        units in the squad (and per team with --ticks); default 200\n"
+                 "  --distance D     how far east the squad is sent, world units; default 1000\n"
+                 "  --seeds N        worlds per shape; default 5\n"
+                 "  --obstacle       also each shape with an obstacle of radius 80 across the way\n"
+                 "  --settle S       seconds after the anchor arrives a unit may take; default 5\n"
+                 "  --ticks N        also time N steps of --teams teams re-ordering (0: not)\n"
+                 "  --teams N        teams for --ticks; default 8\n");
 }
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -117,16 +116,14 @@ static double in_slots(struct sim_world *w, float within, float *worst)
     const struct sim_squad *s = sim_squad(w, 1, 1);
     struct sim_view v;
     sim_view(w, &v);
-    float fx = cosf(s->facing), fy = sinf(s->facing);
     uint32_t in = 0, n = 0;
     *worst = 0.0f;
     for (uint32_t i = 0; i < v.count; i++) {
         uint32_t slot;
+        float x, y;
         if (sim_boid_squad(w, i, &slot) != 1)
             continue;
-        float a, b;
-        sim_slot_offset((enum sim_shape)s->shape, s->units, slot, &a, &b);
-        float x = s->ax + s->spacing * (-a * fy - b * fx), y = s->ay + s->spacing * (a * fx - b * fy);
+        sim_slot_position(s, slot, &x, &y);
         float d = hypotf(v.x[i] - x, v.y[i] - y);
         *worst = fmaxf(*worst, d);
         in += d < within;
@@ -176,14 +173,12 @@ static struct trip one_trip(const struct opts *o, int shape, int obstacle, uint6
     }
     struct sim_view v;
     sim_view(w, &v);
-    float fx = cosf(s->facing), fy = sinf(s->facing);
     for (uint32_t i = 0; i < v.count; i++) {
         uint32_t slot;
+        float x, y;
         if (sim_boid_squad(w, i, &slot) != 1)
             continue;
-        float a, b;
-        sim_slot_offset((enum sim_shape)s->shape, s->units, slot, &a, &b);
-        float x = s->ax + s->spacing * (-a * fy - b * fx), y = s->ay + s->spacing * (a * fx - b * fy);
+        sim_slot_position(s, slot, &x, &y);
         r.stuck += hypotf(v.x[i] - x, v.y[i] - y) > 3.0f * s->spacing;
     }
     sim_destroy(w);
@@ -276,7 +271,7 @@ int main(int argc, char **argv)
                     snprintf(ratio[k], sizeof ratio[k], "null");
             }
             printf("%-8s %-9s %9.1f %12.2f %7.2f %9.2f %7u\n", shape_names[shape],
-                    obstacle ? "one" : "none", travel, p50, worst, p50 / travel, stuck);
+                   obstacle ? "one" : "none", travel, p50, worst, p50 / travel, stuck);
             jl += (size_t)snprintf(json + jl, sizeof json - jl,
                                    "%s{\"shape\":\"%s\",\"obstacle\":%d,\"travel_s\":%.2f,"
                                    "\"ratio_p50\":%s,\"ratio_worst\":%s,\"stuck\":%u}",
@@ -304,10 +299,11 @@ int main(int argc, char **argv)
             free(ms[k]);
         }
         printf("%ld teams x %ld units, %ld steps each: step p50 %.3f / p99 %.3f ms without "
-                "orders, %.3f / %.3f ms with a squad re-ordered a second (p99 +%.3f ms)\n",
-                o.teams, o.units, got[0], p50[0], p99[0], p50[1], p99[1], p99[1] - p99[0]);
+               "orders, %.3f / %.3f ms with a squad re-ordered a second (p99 +%.3f ms)\n",
+               o.teams, o.units, got[0], p50[0], p99[0], p50[1], p99[1], p99[1] - p99[0]);
     }
-    printf("{\"trips\":[%s],\"teams\":{\"teams\":%ld,\"units\":%ld,\"steps\":%ld,\"p50_ms\":[%.3f,%.3f],"
+    printf("{\"trips\":[%s],\"teams\":{\"teams\":%ld,\"units\":%ld,\"steps\":%ld,\"p50_ms\":[%.3f,%"
+           ".3f],"
            "\"p99_ms\":[%.3f,%.3f]}}\n",
            json, o.teams, o.units, o.ticks, p50[0], p50[1], p99[0], p99[1]);
     return 0;

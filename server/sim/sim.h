@@ -356,4 +356,8 @@ int sim_boid_squad(const struct sim_world *w, uint32_t i, uint32_t *slot);
  * (PROTOCOL.md §13.3). */
 void sim_slot_offset(enum sim_shape shape, uint32_t n, uint32_t i, float *a, float *b);
 
+/* Slot i of squad s where its anchor is now: its world position (not
+ * folded onto a torus). */
+void sim_slot_position(const struct sim_squad *s, uint32_t i, float *x, float *y);
+
 #endif

@@ -469,15 +469,12 @@ void squad_reset(struct squad_world *sw)
 
 /* ---- the step ---------------------------------------------------------------- */
 
-/* Slot i of squad s at anchor (ax, ay): its world position. */
-static void slot_at(const struct squad_world *sw, const struct sim_squad *s, uint32_t i, float *x,
-                    float *y)
+void sim_slot_position(const struct sim_squad *s, uint32_t i, float *x, float *y)
 {
     float a, b, fx = cosf(s->facing), fy = sinf(s->facing);
     sim_slot_offset((enum sim_shape)s->shape, s->units, i, &a, &b);
     *x = s->ax + s->spacing * (-a * fy - b * fx);
     *y = s->ay + s->spacing * (a * fx - b * fy);
-    (void)sw;
 }
 
 /* One pass over the boids: each squad's units, centre and distance from the slots. */
@@ -498,7 +495,7 @@ static void gather(struct squad_world *sw)
         a->dx += dx, a->dy += dy, a->n++;
         if (s->shape && sw->slot[i] < s->units) {
             float sx, sy;
-            slot_at(sw, s, sw->slot[i], &sx, &sy);
+            sim_slot_position(s, sw->slot[i], &sx, &sy);
             offset(sw, sx, sy, sw->x[i], sw->y[i], &dx, &dy);
             a->err += sqrt((double)dx * dx + (double)dy * dy);
         }
@@ -767,7 +764,7 @@ struct squad_pull squad_pull(const struct squad_world *sw, uint32_t i, float px,
     p.may_flee = s->order != SIM_ORDER_HOLD;
     if (s->shape && sw->slot[i] < s->units) {
         float sx, sy, dx, dy, vmax = sw->params[g].max_speed;
-        slot_at(sw, s, sw->slot[i], &sx, &sy);
+        sim_slot_position(s, sw->slot[i], &sx, &sy);
         offset(sw, px, py, sx, sy, &dx, &dy);
         p.kind = SQUAD_SLOT;
         p.to_x = sx, p.to_y = sy;

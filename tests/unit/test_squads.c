@@ -55,15 +55,6 @@ static void steps(struct sim_world *w, int n)
 
 static const struct sim_selection ALL = {.by = SIM_SELECT_ALL};
 
-/* Where boid i's slot is now. */
-static void slot_position(const struct sim_squad *s, uint32_t slot, float *x, float *y)
-{
-    float a, b, fx = cosf(s->facing), fy = sinf(s->facing);
-    sim_slot_offset((enum sim_shape)s->shape, s->units, slot, &a, &b);
-    *x = s->ax + s->spacing * (-a * fy - b * fx);
-    *y = s->ay + s->spacing * (a * fx - b * fy);
-}
-
 /* The share of the squad's units within `within` of their slots. */
 static double in_slots(struct sim_world *w, int group, int squad, float within)
 {
@@ -76,7 +67,7 @@ static double in_slots(struct sim_world *w, int group, int squad, float within)
         if (v.group[i] != group || sim_boid_squad(w, i, &slot) != squad)
             continue;
         float x, y;
-        slot_position(s, slot, &x, &y);
+        sim_slot_position(s, slot, &x, &y);
         n++;
         in += hypotf(v.x[i] - x, v.y[i] - y) < within;
     }
