@@ -7,7 +7,7 @@
  * units of every squad are counted and their centre and distance from
  * their slots summed in one pass over the boids; squads whose units or
  * heading changed get their slots again; then each anchor moves toward
- * its goal at 0.93 x max_speed and slows to arrive (it does not wait
+ * its goal at 0.96 x max_speed and slows to arrive (it does not wait
  * for stragglers: slowing the whole squad for them made every trip of
  * formbench longer); a formation at most twice as wide as an obstacle in
  * its way steers round it (way_round), a wider one flows round it unit
@@ -29,8 +29,8 @@
 #include <string.h>
 
 #define PI_F         3.14159265358979f
-#define SLOT_TAU     0.5f  /* seconds a unit takes to close its gap to its slot */
-#define ANCHOR_PACE  0.93f /* the anchor's speed, of max_speed */
+#define SLOT_TAU     0.35f  /* seconds a unit takes to close its gap to its slot */
+#define ANCHOR_PACE  0.96f /* the anchor's speed, of max_speed */
 #define ARRIVE_RATE  2.0f  /* 1/s: the anchor's speed at distance d is at most d x this, */
 #define ARRIVE_LEAST 0.1f  /* but not below this share of max_speed: it gets there */
 #define DEFAULT_GAP  1.25f /* spacing, of separation_radius */
