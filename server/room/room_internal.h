@@ -78,9 +78,11 @@ struct room {
     /* A bit per service thread that has not yet taken the frame or replies
      * published since (room_take_dirty); news.h. */
     _Atomic uint64_t dirty;
-    struct room_relay *relay;   /* room_relay.c's; NULL: not of a cluster */
-    struct room_squads *squads; /* room_squads.c's; NULL: no squad yet */
-    struct room_store *store;   /* room_persist.c's; NULL: neither log nor checkpoints */
+    struct room_relay *relay; /* room_relay.c's; NULL: not of a cluster */
+    /* room_squads.c's; NULL: no squad yet. Set once by the room thread,
+     * read by the service threads. */
+    _Atomic(struct room_squads *) squads;
+    struct room_store *store; /* room_persist.c's; NULL: neither log nor checkpoints */
 
     /* Tick-thread state. */
     struct stepper stepper; /* one tick thread or several for the step */

@@ -34,16 +34,22 @@ struct room_squads {
     } team[SIM_GROUPS];
 };
 
+/* The board, once the room thread made it (it is never replaced). */
+static struct room_squads *board_of(struct room *r)
+{
+    return atomic_load_explicit(&r->squads, memory_order_acquire);
+}
+
 void room__squads_destroy(struct room *r)
 {
-    struct room_squads *b = r->squads;
+    struct room_squads *b = board_of(r);
     if (!b)
         return;
     for (int g = 0; g < SIM_GROUPS; g++)
         free(b->team[g].text);
     pthread_mutex_destroy(&b->lock);
     free(b);
-    r->squads = NULL;
+    atomic_store_explicit(&r->squads, NULL, memory_order_relaxed);
 }
 
 static bool is_moving(const struct sim_squad *s)
@@ -146,17 +152,18 @@ static void write_team(struct room *r, struct room_squads *b, int g, uint64_t ti
 
 void room__squads_after_step(struct room *r, int64_t now)
 {
-    struct room_squads *b = r->squads;
+    struct room_squads *b = board_of(r);
     bool any = false;
     for (int g = 0; g < SIM_GROUPS && !b; g++)
         any |= sim_squad_news(r->world, g) != 0;
     if (!b && !any)
         return;
     if (!b) {
-        b = r->squads = calloc(1, sizeof *b);
+        b = calloc(1, sizeof *b);
         if (!b)
             return;
         pthread_mutex_init(&b->lock, NULL);
+        atomic_store_explicit(&r->squads, b, memory_order_release);
     }
     struct sim_view v;
     sim_view(r->world, &v);
@@ -176,12 +183,13 @@ void room__squads_after_step(struct room *r, int64_t now)
 
 bool room_take_squads_news(struct room *r, unsigned thread)
 {
-    return r->squads && news_take(&r->squads->news, thread);
+    struct room_squads *b = board_of(r);
+    return b && news_take(&b->news, thread);
 }
 
 uint64_t room_squads_send(struct room *r, uint64_t since, int team, room_text_fn *send, void *ctx)
 {
-    struct room_squads *b = r->squads;
+    struct room_squads *b = board_of(r);
     if (!b)
         return since;
     pthread_mutex_lock(&b->lock);

@@ -29,7 +29,7 @@
 #include <string.h>
 
 #define PI_F         3.14159265358979f
-#define SLOT_TAU     0.35f  /* seconds a unit takes to close its gap to its slot */
+#define SLOT_TAU     0.35f /* seconds a unit takes to close its gap to its slot */
 #define ANCHOR_PACE  0.96f /* the anchor's speed, of max_speed */
 #define ARRIVE_RATE  2.0f  /* 1/s: the anchor's speed at distance d is at most d x this, */
 #define ARRIVE_LEAST 0.1f  /* but not below this share of max_speed: it gets there */
