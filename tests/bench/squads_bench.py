@@ -12,17 +12,21 @@ somewhere. Then, for --seconds, every player of "orders" re-orders its
 first squad once a second (a move to a random point, alternating with a
 patrol), while "still"'s squads carry on without new orders. At the end
 each room's admin reads the room's tick p99 (stats: its last 1,024
-ticks), and the players' move commands' ack round trips give the ack
-p50/p99 against the room's tick period. One row per room, then one JSON
+ticks), the players' move commands' ack round trips give the ack
+p50/p99 against the room's tick period, and flockd_command_reply_seconds
+(/metrics) over the same window the server's own (arrival to the reply
+written to the socket) as the least bucket holding 99 %. One row per room, then one JSON
 line.
 """
 
 import argparse
 import asyncio
 import random
+import re
 import subprocess
 import sys
 import time
+import urllib.request
 
 from fanout_bench import free_port, listening
 from teams_bench import Member
@@ -64,6 +68,23 @@ async def reorder(p, w, h, rng, until, acks):
         await asyncio.sleep(max(0.0, 1.0 - (time.monotonic() - t)))
 
 
+def reply_buckets(port):
+    """flockd_command_reply_seconds' cumulative buckets: {le: count}."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as f:
+        text = f.read().decode()
+    return {float(le) if le != "+Inf" else float("inf"): float(n) for le, n in re.findall(
+        r'^flockd_command_reply_seconds_bucket\{le="([^"]+)"\} (\S+)$', text, re.M)}
+
+
+def bucket_p99(before, after):
+    """The least bucket bound holding 99 % of the replies between two reads."""
+    total = after[float("inf")] - before[float("inf")]
+    for le in sorted(after):
+        if total and after[le] - before.get(le, 0) >= 0.99 * total:
+            return le, total
+    return None, total
+
+
 def pct(xs, q):
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else None
@@ -88,9 +109,11 @@ async def run(flockd, teams, units, seconds):
         admin, players = rooms["orders"]
         w, h = admin.joined_world["width"], admin.joined_world["height"]
         acks = []
+        before = reply_buckets(port)
         until = time.monotonic() + seconds
         await asyncio.gather(*(reorder(p, w, h, random.Random(k), until, acks)
                                for k, p in enumerate(players)))
+        server_p99, replies = bucket_p99(before, reply_buckets(port))
         stats = {name: (await a.command("stats"))["stats"] for name, (a, _) in rooms.items()}
         tick_hz = admin.joined_tick_hz
         for admin, players in rooms.values():
@@ -103,7 +126,8 @@ async def run(flockd, teams, units, seconds):
             "tick_ms": 1e3 / tick_hz,
             "tick_p99_ms": {k: v["tick_ms_p99"] for k, v in stats.items()},
             "tick_mean_ms": {k: v["tick_ms_mean"] for k, v in stats.items()},
-            "acks": len(acks), "ack_p50_ms": pct(acks, 0.5), "ack_p99_ms": pct(acks, 0.99)}
+            "acks": len(acks), "ack_p50_ms": pct(acks, 0.5), "ack_p99_ms": pct(acks, 0.99),
+            "server_replies": replies, "server_reply_p99_bucket_ms": 1e3 * server_p99}
 
 
 def main():
@@ -121,7 +145,9 @@ def main():
     print(f"  tick p99 with orders - without: "
           f"{r['tick_p99_ms']['orders'] - r['tick_p99_ms']['still']:+.3f} ms")
     print(f"  {r['acks']} orders acked: p50 {r['ack_p50_ms']:.2f} ms, p99 {r['ack_p99_ms']:.2f} ms "
-          f"(a tick + 2 ms: {r['tick_ms'] + 2:.2f} ms)")
+          f"(a tick + 2 ms: {r['tick_ms'] + 2:.2f} ms), round trips at the client")
+    print(f"  the server's {r['server_replies']:.0f} replies (arrival to socket): p99 within "
+          f"{r['server_reply_p99_bucket_ms']:.1f} ms (flockd_command_reply_seconds' bucket)")
     print(__import__("json").dumps(r))
 
 

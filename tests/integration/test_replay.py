@@ -401,6 +401,12 @@ async def an_rts_room_comes_back_with_its_teams_and_a_player_rejoins_its_team():
         assert ack["type"] == "ack" and ack["team"] == 1, ack
         oid = (await p.command("obstacle_add", x=100, y=100, r=10))["obstacle"]
         await asyncio.sleep(EVERY + 0.5)
+        # (A loaded machine may write the room's first checkpoint later.)
+        ckpt = os.path.join(dirs["ckpt"], "arena.ckpt")
+        for _ in range(100):
+            if os.path.exists(ckpt):
+                break
+            await asyncio.sleep(0.1)
         before = await p.command("ping")
         killed(d)
         d, t0 = start(dirs, "--grace", "30")
