@@ -267,17 +267,23 @@ async def room_list_agrees_on_every_node():
 @timing
 async def viewers_on_every_node_get_frames_at_the_snapshot_rate():
     with cluster() as (_, nodes):
-        await settled(nodes)
+        owner = (await settled(nodes))["default"]
         viewers = [await Client.connect(n.url, headers_only=True) for n in nodes]
         await asyncio.sleep(1)
         start = [len(v.snapshots) for v in viewers]
         await asyncio.sleep(5)
+        # A lease that lapsed on a starved machine (sanitizers, load) moves
+        # the room, which goes back to its checkpoint's tick (CLUSTER.md):
+        # the frames' order is checked when the owner stayed.
+        moved = (await settled(nodes))["default"] != owner
         for node, v, s in zip(nodes, viewers, start):
             ticks = [snap["tick"] for _, snap in v.snapshots[s:]]
             rate = len(ticks) / 5
             assert rate > 0, (node.port, "no frames")
             timely(rate >= 18, (node.port, rate))
-            assert ticks == sorted(ticks) and len(set(ticks)) == len(ticks), ticks
+            assert moved or (ticks == sorted(ticks) and len(set(ticks)) == len(ticks)), ticks
+        if moved:
+            print(f"the room moved from {owner} during the test: its ticks' order not checked")
         for v in viewers:
             await v.close()
 
@@ -819,13 +825,14 @@ async def after_the_owner_dies_version_3_clients_resume_on_a_key_frame():
         for c, b in zip(clients, before):
             await c.wait_for(lambda c=c, b=b: len(c.snapshots) > b + 8 and
                              c.snapshots[-1][0] > t_kill + 1.0, 10)
-            # The new owner's first frame is the one after the failover's
-            # gap, the longest pause in the frames since the kill (frames in
-            # flight at the kill, the dead owner's, may come first): every
-            # part a key, none on a base of the dead owner's frames; then
-            # deltas on it again.
-            at = [t for t, _ in c.snapshots]
-            k = max(range(b, len(at)), key=lambda i: at[i] - at[i - 1])
+            # The new owner's first frame is the first whose number jumps
+            # past the last relayed one's by more than the bases a client
+            # holds (room_relay.c: a new owner continues the numbers so;
+            # frames in flight at the kill, the dead owner's, may come
+            # first): every part a key, none on a base of the dead owner's
+            # frames; then deltas on it again.
+            seq = [f["seq"] for _, f in c.snapshots]
+            k = next(i for i in range(b, len(seq)) if seq[i] - seq[i - 1] > 4)
             counts.append(k)
             first = c.snapshots[k][1]
             assert first["kinds"] and "delta" not in first["kinds"], first

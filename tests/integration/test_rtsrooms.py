@@ -125,9 +125,11 @@ async def an_rts_rooms_units_stay_in_its_world_by_default():
             team = p.ack["team"]
             w, h, got = world_of(p)
             assert got == (edges or "contain"), p.welcome["world"]
-            await ok(p, "seek", group=team, x=2, y=2)  # a corner: units crowd against the edges
+            r = await ok(p, "seek", group=team, x=2, y=2)  # a corner: units crowd the edges
             start = len(p.snapshots)
-            await asyncio.sleep(4)
+            # 5 s of the room's time (at 60 ticks a second), however slow the build.
+            await p.wait_for(lambda: p.snapshots and p.snapshots[-1][1]["tick"] > r["tick"] + 300,
+                             60)
             snaps = [s for _, s in p.snapshots[start:]]
             assert len(snaps) >= 40, len(snaps)
             # Past the edges of a torus a unit shows on the far side.
@@ -139,7 +141,7 @@ async def an_rts_rooms_units_stay_in_its_world_by_default():
                 for x, y in team_units(s, team):
                     assert 0 <= x <= w and 0 <= y <= h, (x, y)
             await p.close()
-        print(f"  unit sightings on the far side in 4 s: contain {far_side['kept']}, "
+        print(f"  unit sightings on the far side in 5 s: contain {far_side['kept']}, "
               f"wrap {far_side['torus']}")
         assert far_side["kept"] == 0, far_side
         assert far_side["torus"] > 0, "the wrapped room shows no unit past its edge"
