@@ -9,7 +9,7 @@ TSAN_BUILD ?= build-tsan
 FUZZ_BUILD ?= build-fuzz
 GCC_BUILD  ?= build-gcc
 # Seconds per fuzz target for `make fuzz`; `make test` fuzzes each for
-# FLOCKD_FUZZ_SECONDS (15 s, tests/fuzz/CMakeLists.txt), two at a time.
+# FLOCKD_FUZZ_SECONDS (10 s, tests/fuzz/CMakeLists.txt), two at a time.
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := command snapshot snapshot_v2 snapshot_v3 join config store cluster
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)

@@ -272,13 +272,13 @@ class Window:
 
 
 # The windows' lengths. The viewer gets 20 frames a second: a window counts
-# them to within one, 5 % of a 1 s baseline and 2.5 % of a 2 s attack
+# them to within one, 5 % of a 1 s baseline and 3.3 % of a 1.5 s attack
 # window, well inside the 10 % the frame rate may drop; the tick rate is
 # read from the server's own times, exact in any window; the p99 of the
 # snapshots' age may grow 3 times or by 50 ms, far beyond what one window
 # more or less of frames moves it.
 BASELINE_SECONDS = 1.0
-ATTACK_SECONDS = 2.0
+ATTACK_SECONDS = 1.5
 
 
 async def baseline(viewer, seconds=BASELINE_SECONDS):
