@@ -216,7 +216,8 @@ static int apply_reset(struct room *r, const struct proto_command *c, struct out
     return rc;
 }
 
-/* select, order, formation: an rts player's own team, or the one an admin names. */
+/* select, the orders (move .. stop), formation: an rts player's own team,
+ * or the one an admin names. */
 static int apply_squads(struct room *r, const struct proto_command *c, struct outcome *o)
 {
     const int *team = c->kind == PROTO_CMD_SELECT ? &c->args.select.team
@@ -247,8 +248,11 @@ static int apply_squads(struct room *r, const struct proto_command *c, struct ou
     } else if (rc == SIM_ECAPACITY) {
         o->message = "select: every squad of the team has units; merge or empty one first";
     } else if (rc == SIM_ERANGE) {
-        o->message = proto_cmd_order(c->kind) ? "more waypoints than a squad holds (16)"
-                                              : "a rectangle or point outside the world";
+        o->message = proto_cmd_order(c->kind)      ? "more waypoints than a squad holds (16)"
+                     : c->kind == PROTO_CMD_SELECT ? "select: a rectangle outside the world"
+                                                   : "formation: a spacing out of range";
+    } else if (rc == SIM_EINVAL && c->kind == PROTO_CMD_FOLLOW) {
+        o->message = "follow: a squad does not follow itself";
     }
     if (rc < 0)
         return room_status_from_sim((int)rc);

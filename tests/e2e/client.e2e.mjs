@@ -183,7 +183,12 @@ async function refusalsMatchTheServer(url) {
     c.conn.ws.terminate(); // the network gone, as far as this client knows
     const { downMs } = await back;
     assert(c.team === team && c.room === 'teams' && c.role === 'player', `team ${c.team}, was ${team}`);
-    assert(c.roster.players.some((p) => p.team === team && p.connected && p.name === 'cy'), JSON.stringify(c.roster));
+    // The roster that shows it back may come after the reconnect (a slow build).
+    const isBack = () => c.roster && c.roster.players.some((p) => p.team === team && p.connected && p.name === 'cy');
+    for (const deadline = Date.now() + 10000; !isBack() && Date.now() < deadline;) {
+      await Promise.race([c.once('roster'), new Promise((r) => setTimeout(r, 100))]);
+    }
+    assert(isBack(), JSON.stringify(c.roster));
     await c.seek({ group: team, x: 5, y: 5 });
     assert((await c.nextSnapshot()).tick >= 0, 'snapshots again');
     console.log(`     back in ${downMs} ms`);

@@ -128,8 +128,8 @@ async def an_rts_rooms_units_stay_in_its_world_by_default():
             r = await ok(p, "seek", group=team, x=2, y=2)  # a corner: units crowd the edges
             start = len(p.snapshots)
             # 5 s of the room's time (at 60 ticks a second), however slow the build.
-            await p.wait_for(lambda: p.snapshots and p.snapshots[-1][1]["tick"] > r["tick"] + 300,
-                             60)
+            await p.wait_for(lambda: any(s["tick"] > r["tick"] + 300
+                                         for _, s in p.snapshots[start:]), 60)
             snaps = [s for _, s in p.snapshots[start:]]
             assert len(snaps) >= 40, len(snaps)
             # Past the edges of a torus a unit shows on the far side.
