@@ -104,7 +104,12 @@ def check_only(host, expect_listening, expect_answering, threads=None):
         answered = reachable(d.port)
         print(f"  --host {host}: answers {answered}", flush=True)
         for addr, ok in answered.items():
-            assert ok == expect_answering(addr), (host, addr, ok)
+            # An address flockd does not listen on (asserted above) may still
+            # answer: another test's server bound the same port number there.
+            foreign = ok and not expect_answering(addr)
+            assert ok == expect_answering(addr) or foreign, (host, addr, ok)
+            if foreign:
+                print(f"  {addr}:{d.port} answered: another process's socket", flush=True)
 
 
 @test
