@@ -616,7 +616,7 @@ async def losing_nats_keeps_owners_ticking_and_relays_say_the_room_is_unavailabl
             assert late.welcome["available"] is False and late.welcome["reason"], late.welcome
             # The owner ticks on for its own viewer, which is told nothing.
             tick = local.snapshots[-1][1]["tick"]
-            await local.next_snapshot(after_tick=tick + 30)
+            await local.next_snapshot(after_tick=tick + 30, timeout=15)  # TSan on a loaded machine
             assert not availability(local), local.messages
             await asyncio.sleep(1.5)  # flockctl watch prints a line of it
             await asyncio.get_running_loop().run_in_executor(None, lambda: nats.start(nats.port))
