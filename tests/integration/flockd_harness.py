@@ -321,6 +321,30 @@ class Client:
         await self.reader
 
 
+async def joined(d, room, role, headers_only=False, **args):
+    """A new client of flockd `d` that has joined `room` as `role`; its join
+    ack is `c.ack`."""
+    c = await Client.connect(d.url, headers_only=headers_only)
+    ack = await c.join(room, role, **args)
+    assert ack["type"] == "ack", (room, role, args, ack)
+    c.ack = ack
+    return c
+
+
+async def ok(c, cmd, **args):
+    """Sends a command that must be acked; returns the ack."""
+    r = await c.command(cmd, **args)
+    assert r["type"] == "ack", (cmd, args, r)
+    return r
+
+
+async def refused(c, code, cmd, **args):
+    """Sends a command that must be refused with `code`; returns the error."""
+    r = await c.command(cmd, **args)
+    assert r["type"] == "error" and r["code"] == code, (cmd, args, code, r)
+    return r
+
+
 def arg(index, default=None):
     """The script's index-th positional argument (options, which start with
     "--", skipped), or `default`. Scripts take their binaries this way, so

@@ -15,7 +15,7 @@ import re
 import socket
 import time
 
-from flockd_harness import Client, Flockd, Suite, arg
+from flockd_harness import Client, Flockd, Suite, arg, joined, ok, refused
 
 FLOCKD = arg(0, "build/server/flockd")
 SUITE = Suite(timeout=120)
@@ -29,28 +29,6 @@ REJOIN_TOKEN = re.compile(r"^[0-9a-f]{32}$", re.IGNORECASE)
 
 
 # ---- helpers ---------------------------------------------------------------------------
-
-async def joined(d, room, role, headers_only=False, **args):
-    """A new client that has joined `room` as `role`; its join ack is `c.ack`."""
-    c = await Client.connect(d.url, headers_only=headers_only)
-    ack = await c.join(room, role, **args)
-    assert ack["type"] == "ack", (room, role, args, ack)
-    c.ack = ack
-    return c
-
-
-async def ok(c, cmd, **args):
-    """Sends a command that must be acked; returns the ack."""
-    r = await c.command(cmd, **args)
-    assert r["type"] == "ack", (cmd, args, r)
-    return r
-
-
-async def refused(c, code, cmd, **args):
-    """Sends a command that must be refused with `code`; returns the error."""
-    r = await c.command(cmd, **args)
-    assert r["type"] == "error" and r["code"] == code, (cmd, args, code, r)
-    return r
 
 
 async def settled(c, seconds=0.3):

@@ -14,7 +14,7 @@ line is "N passed, N failed".
 import asyncio
 import math
 
-from flockd_harness import Client, Flockd, Suite, arg
+from flockd_harness import Client, Flockd, Suite, arg, joined, ok
 
 FLOCKD = arg(0, "build/server/flockd")
 SUITE = Suite(timeout=120)
@@ -22,20 +22,6 @@ test = SUITE.test
 
 
 # ---- helpers ---------------------------------------------------------------------------
-
-async def joined(d, room, role, **args):
-    """A new client that has joined `room` as `role`; its join ack is `c.ack`."""
-    c = await Client.connect(d.url)
-    ack = await c.join(room, role, **args)
-    assert ack["type"] == "ack", (room, role, args, ack)
-    c.ack = ack
-    return c
-
-
-async def ok(c, cmd, **args):
-    r = await c.command(cmd, **args)
-    assert r["type"] == "ack", (cmd, args, r)
-    return r
 
 
 def world_for(boids):

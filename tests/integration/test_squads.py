@@ -21,34 +21,13 @@ import shutil
 import subprocess
 import tempfile
 
-from flockd_harness import Client, Flockd, Suite, arg
+from flockd_harness import Flockd, Suite, arg, joined, ok, refused
 
 FLOCKD = arg(0, "build/server/flockd")
 SUITE = Suite(timeout=150)
 test = SUITE.test
 
 UNITS = ("--team-units", "120", "--team-cap", "500")
-
-
-async def joined(d, room, role, **args):
-    """A new client that has joined `room` as `role`; its join ack is `c.ack`."""
-    c = await Client.connect(d.url)
-    ack = await c.join(room, role, **args)
-    assert ack["type"] == "ack", (room, role, args, ack)
-    c.ack = ack
-    return c
-
-
-async def ok(c, cmd, **args):
-    r = await c.command(cmd, **args)
-    assert r["type"] == "ack", (cmd, args, r)
-    return r
-
-
-async def refused(c, code, cmd, **args):
-    r = await c.command(cmd, **args)
-    assert r["type"] == "error" and r["code"] == code, (cmd, args, code, r)
-    return r
 
 
 def squads_of(c, team=None):
