@@ -23,7 +23,7 @@ DEB_PACKAGES := build-essential cmake pkg-config clang clang-format \
                 libwebsockets-dev libwebsockets-evlib-ev libev-dev \
                 libcjson-dev libcmocka-dev zlib1g-dev libssl-dev \
                 python3 python3-websockets nodejs chromium libclang-rt-14-dev openssl \
-                nats-server libnats-dev python3-numpy python3-pip python3-venv libmurmurhash2 gdb
+                nats-server libnats-dev liblua5.4-dev python3-numpy python3-pip python3-venv libmurmurhash2 gdb
 
 # npm packages, pinned by their lock files: the browser tests' (tests/e2e),
 # the client library's (client/js: ws) and the examples' (client/examples,

@@ -24,6 +24,7 @@ static const struct status_name status_names[] = {
     {PROTO_E_NOT_JOINED, "not_joined"},
     {PROTO_E_BAD_ROOM, "bad_room"},
     {PROTO_E_INTERNAL, "internal"},
+    {PROTO_E_REFUSED, "refused"},
     {PROTO_E_NOSPACE, "nospace"},
     {PROTO_E_UNENCODABLE, "unencodable"},
     {PROTO_E_TRUNCATED, "truncated"},

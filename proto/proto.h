@@ -49,6 +49,7 @@ enum proto_status {
     PROTO_E_NOT_JOINED = -11,  /* the command needs a room and the client has none */
     PROTO_E_BAD_ROOM = -12,    /* join: no such room, or it cannot take this client */
     PROTO_E_INTERNAL = -13,    /* a server fault; the command may not have applied */
+    PROTO_E_REFUSED = -14,     /* the room's script refused the command (its reason says why) */
     /* Codec status codes (never sent on the wire). */
     PROTO_E_NOSPACE = -20,     /* the caller's output buffer is too small */
     PROTO_E_UNENCODABLE = -21, /* the view breaks a limit of the snapshot format */

@@ -14,10 +14,11 @@
 # A layer may use what a layer it uses uses: the list names everything it
 # includes itself.
 
-set(FLOCKD_LAYERS base sim proto config stream runtime store room lobby cluster net app bench cli)
+set(FLOCKD_LAYERS base sim proto config stream runtime store script room lobby cluster net app bench cli)
 
 # Headers of libraries only some layers may reach.
-set(FLOCKD_RESTRICTED_HEADERS libwebsockets.h nats/ cjson/ ev.h openssl/ zlib.h)
+set(FLOCKD_RESTRICTED_HEADERS libwebsockets.h nats/ cjson/ ev.h openssl/ zlib.h lua.h lauxlib.h
+                               lualib.h)
 
 set(FLOCKD_LAYER_base_DIR server/base)
 set(FLOCKD_LAYER_base_USES "")
@@ -43,11 +44,15 @@ set(FLOCKD_LAYER_store_DIR server/store)
 set(FLOCKD_LAYER_store_USES base sim proto)
 set(FLOCKD_LAYER_store_SYSTEM zlib.h)
 
+set(FLOCKD_LAYER_script_DIR server/script)
+set(FLOCKD_LAYER_script_USES base sim proto)
+set(FLOCKD_LAYER_script_SYSTEM lua.h lauxlib.h lualib.h cjson/)
+
 set(FLOCKD_LAYER_room_DIR server/room)
-set(FLOCKD_LAYER_room_USES base sim proto stream runtime store)
+set(FLOCKD_LAYER_room_USES base sim proto stream runtime store script)
 
 set(FLOCKD_LAYER_lobby_DIR server/lobby)
-set(FLOCKD_LAYER_lobby_USES base sim proto config runtime store room)
+set(FLOCKD_LAYER_lobby_USES base sim proto config runtime store script room)
 
 set(FLOCKD_LAYER_cluster_DIR server/cluster)
 set(FLOCKD_LAYER_cluster_USES base sim proto stream runtime room)
@@ -58,7 +63,7 @@ set(FLOCKD_LAYER_net_USES base sim proto config stream runtime room lobby cluste
 set(FLOCKD_LAYER_net_SYSTEM libwebsockets.h ev.h openssl/)
 
 set(FLOCKD_LAYER_app_DIR server/app)
-set(FLOCKD_LAYER_app_USES base sim proto config stream runtime store room lobby cluster net)
+set(FLOCKD_LAYER_app_USES base sim proto config stream runtime store script room lobby cluster net)
 set(FLOCKD_LAYER_app_SYSTEM libwebsockets.h)
 
 set(FLOCKD_LAYER_bench_DIR server/bench)

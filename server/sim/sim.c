@@ -448,6 +448,128 @@ int sim_reset_scatter(struct sim_world *w, uint64_t seed, uint32_t n, int group)
     return rc;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* mark[i] = 1 for each boid whose id is among ids[0..n); returns how many,
+ * or SIM_ECAPACITY. The caller frees *mark. */
+static int mark_ids(const struct sim_world *w, const uint32_t *ids, uint32_t n, uint8_t **mark)
+{
+    uint32_t *sorted = malloc((n ? n : 1) * sizeof *sorted);
+    *mark = calloc(w->count ? w->count : 1, 1);
+    if (!sorted || !*mark) {
+        free(sorted);
+        free(*mark);
+        *mark = NULL;
+        return SIM_ECAPACITY;
+    }
+    memcpy(sorted, ids, (size_t)n * sizeof *sorted);
+    qsort(sorted, n, sizeof *sorted, cmp_u32);
+    int marked = 0;
+    for (uint32_t i = 0; i < w->count; i++)
+        if (n && bsearch(&w->id[i], sorted, n, sizeof *sorted, cmp_u32)) {
+            (*mark)[i] = 1;
+            marked++;
+        }
+    free(sorted);
+    return marked;
+}
+
+/* Boid `from`'s record into place `to`. */
+static void move_boid(struct sim_world *w, uint32_t to, uint32_t from)
+{
+    w->x[to] = w->x[from];
+    w->y[to] = w->y[from];
+    w->vx[to] = w->vx[from];
+    w->vy[to] = w->vy[from];
+    w->group[to] = w->group[from];
+    w->id[to] = w->id[from];
+    w->squad[to] = w->squad[from];
+    w->slot[to] = w->slot[from];
+    if (w->cfg.keep_forces) {
+        w->fx[to] = w->fx[from];
+        w->fy[to] = w->fy[from];
+    }
+}
+
+int sim_remove_ids(struct sim_world *w, const uint32_t *ids, uint32_t n)
+{
+    uint8_t *mark;
+    int removed = mark_ids(w, ids, n, &mark);
+    if (removed > 0) {
+        uint32_t out = 0;
+        for (uint32_t i = 0; i < w->count; i++)
+            if (!mark[i])
+                move_boid(w, out++, i);
+        w->count = out;
+        w->epoch++;
+    }
+    free(mark);
+    return removed;
+}
+
+/* Applies a permutation: the boid at order[k] goes to place k. tmp holds
+ * count entries of 4 bytes. */
+#define PERMUTE(arr, T, order, count, tmp)                                                         \
+    do {                                                                                           \
+        T *t_ = (T *)(tmp);                                                                        \
+        for (uint32_t k_ = 0; k_ < (count); k_++)                                                  \
+            t_[k_] = (arr)[(order)[k_]];                                                           \
+        memcpy((arr), t_, (size_t)(count) * sizeof(T));                                            \
+    } while (0)
+
+int sim_regroup_ids(struct sim_world *w, const uint32_t *ids, uint32_t n, int group)
+{
+    if (!valid_group(group))
+        return SIM_EINVAL;
+    uint8_t *mark;
+    int moved = mark_ids(w, ids, n, &mark);
+    uint32_t *order = moved > 0 ? malloc((size_t)w->count * sizeof *order) : NULL;
+    uint32_t *tmp = order ? malloc((size_t)w->count * sizeof *tmp) : NULL;
+    if (moved > 0 && !tmp) {
+        free(order);
+        free(mark);
+        return SIM_ECAPACITY;
+    }
+    if (moved > 0) {
+        /* Before the group's end, the group's own, the newcomers, the rest. */
+        uint32_t k = 0, g = (uint32_t)group;
+        for (uint32_t i = 0; i < w->count; i++)
+            if (!mark[i] && w->group[i] <= g)
+                order[k++] = i;
+        for (uint32_t i = 0; i < w->count; i++)
+            if (mark[i]) {
+                order[k++] = i;
+                w->group[i] = (uint8_t)g;
+                w->squad[i] = 0;
+                w->slot[i] = 0;
+            }
+        for (uint32_t i = 0; i < w->count; i++)
+            if (!mark[i] && w->group[i] > g)
+                order[k++] = i;
+        PERMUTE(w->x, float, order, w->count, tmp);
+        PERMUTE(w->y, float, order, w->count, tmp);
+        PERMUTE(w->vx, float, order, w->count, tmp);
+        PERMUTE(w->vy, float, order, w->count, tmp);
+        PERMUTE(w->group, uint8_t, order, w->count, tmp);
+        PERMUTE(w->id, uint32_t, order, w->count, tmp);
+        PERMUTE(w->squad, uint8_t, order, w->count, tmp);
+        PERMUTE(w->slot, uint32_t, order, w->count, tmp);
+        if (w->cfg.keep_forces) {
+            PERMUTE(w->fx, float, order, w->count, tmp);
+            PERMUTE(w->fy, float, order, w->count, tmp);
+        }
+        w->epoch++;
+    }
+    free(tmp);
+    free(order);
+    free(mark);
+    return moved;
+}
+
 int sim_despawn(struct sim_world *w, uint32_t n, int group)
 {
     if (group >= SIM_GROUPS)
@@ -468,19 +590,7 @@ int sim_despawn(struct sim_world *w, uint32_t n, int group)
     for (uint32_t i = cut; i < w->count; i++) {
         if (group < 0 || w->group[i] == (uint8_t)group)
             continue;
-        w->x[out] = w->x[i];
-        w->y[out] = w->y[i];
-        w->vx[out] = w->vx[i];
-        w->vy[out] = w->vy[i];
-        w->group[out] = w->group[i];
-        w->id[out] = w->id[i];
-        w->squad[out] = w->squad[i];
-        w->slot[out] = w->slot[i];
-        if (w->cfg.keep_forces) {
-            w->fx[out] = w->fx[i];
-            w->fy[out] = w->fy[i];
-        }
-        out++;
+        move_boid(w, out++, i);
     }
     w->count = out;
     w->epoch++;

@@ -119,6 +119,22 @@ int sim_scatter(struct sim_world *w, uint32_t n, int group);
 int sim_despawn(struct sim_world *w, uint32_t n, int group);
 
 /*
+ * Removes the boids whose ids are among ids[0..n) (ids of no boid are
+ * passed over); the rest keep their order. Returns how many were removed,
+ * or SIM_ECAPACITY if memory for the pass ran out (nothing changed).
+ */
+int sim_remove_ids(struct sim_world *w, const uint32_t *ids, uint32_t n);
+
+/*
+ * Moves the boids whose ids are among ids[0..n) into `group` (a team
+ * converting units), each out of its squad (squad 0 of the new group),
+ * placed after the group's last boid in their present order; every other
+ * boid keeps its order. Returns how many changed group, or SIM_EINVAL (bad
+ * group) or SIM_ECAPACITY (no memory for the pass) with nothing changed.
+ */
+int sim_regroup_ids(struct sim_world *w, const uint32_t *ids, uint32_t n, int group);
+
+/*
  * Removes every boid and obstacle, clears every target, restores default
  * parameters, reseeds the PRNG with `seed` and sets tick to 0. Obstacle
  * ids keep counting: an id is never reused within a world's life. Advances
