@@ -49,5 +49,5 @@ const char *proto_status_name(int status)
 
 int proto_status_is_wire(int status)
 {
-    return status <= PROTO_E_BAD_JSON && status >= PROTO_E_INTERNAL;
+    return status <= PROTO_E_BAD_JSON && status >= PROTO_E_REFUSED;
 }

@@ -394,6 +394,9 @@ static int parse_join_room(struct ctx *c, struct proto_join_args *a)
     a->has_height = field(c, "height") != NULL;
     a->has_teams = field(c, "teams") != NULL;
     a->has_units = field(c, "units") != NULL;
+    if (!rc)
+        rc = read_text(c, "script", 0, 1, PROTO_SCRIPT_NAME_MAX, room_chars_ok, a->script,
+                       &a->has_script);
     a->edges = edges < 0 ? PROTO_EDGES_ANY : (enum proto_edges)(PROTO_EDGES_WRAP + edges);
     return rc;
 }
@@ -618,6 +621,35 @@ static int parse_formation(struct ctx *c, struct proto_command *out)
     return rc;
 }
 
+/* game: every member but cmd and id, any JSON, handed on as compact text
+ * for the room's script (§14). */
+static int parse_game(struct ctx *c, struct proto_command *out)
+{
+    struct proto_game_args *a = &out->args.game;
+    cJSON *copy = cJSON_Duplicate(c->root, 1);
+    if (!copy)
+        return fail(c, PROTO_E_INTERNAL, "out of memory");
+    cJSON_DeleteItemFromObjectCaseSensitive(copy, "cmd");
+    cJSON_DeleteItemFromObjectCaseSensitive(copy, "id");
+    int ok = cJSON_PrintPreallocated(copy, a->text, (int)sizeof a->text, 0);
+    cJSON_Delete(copy);
+    if (!ok)
+        return fail(c, PROTO_E_TOO_LARGE, "the members of a game command are over %d bytes",
+                    PROTO_GAME_MAX);
+    a->event = PROTO_GAME_COMMAND;
+    a->team = -1;
+    return 0;
+}
+
+static int parse_script(struct ctx *c, struct proto_command *out)
+{
+    const cJSON *reload = field(c, "reload");
+    if (!reload || !cJSON_IsTrue(reload))
+        return fail(c, PROTO_E_BAD_ARG, "field 'reload' must be true");
+    out->args.script.reload = 1;
+    return 0;
+}
+
 /* ---- per-command formatters --------------------------------------------- */
 
 static void format_none(struct proto_json_writer *w, const struct proto_command *cmd)
@@ -722,6 +754,26 @@ static void format_join(struct proto_json_writer *w, const struct proto_command 
         proto_json_member_i64(w, "teams", a->teams);
     if (a->has_units)
         proto_json_member_i64(w, "units", a->units);
+    if (a->has_script)
+        proto_json_member_str(w, "script", a->script);
+}
+
+/* The members of a game command as they came (the text is JSON of an object). */
+static void format_game(struct proto_json_writer *w, const struct proto_command *cmd)
+{
+    const char *t = cmd->args.game.text;
+    size_t n = strlen(t);
+    if (cmd->args.game.event != PROTO_GAME_COMMAND || n < 2 || t[0] != '{' || n == 2)
+        return;
+    char inner[PROTO_GAME_MAX + 2];
+    snprintf(inner, sizeof inner, "%.*s", (int)(n - 2), t + 1);
+    proto_json_raw(w, inner); /* members, after a comma: the object's own */
+}
+
+static void format_script(struct proto_json_writer *w, const struct proto_command *cmd)
+{
+    proto_json_key(w, "reload");
+    proto_json_bool(w, cmd->args.script.reload);
 }
 
 static void format_kick(struct proto_json_writer *w, const struct proto_command *cmd)
@@ -824,9 +876,9 @@ static const char *const spawn_fields[] = {"n", "group", "x", "y", "spread", NUL
 static const char *const despawn_fields[] = {"n", "group", NULL};
 static const char *const step_fields[] = {"n", NULL};
 static const char *const reset_fields[] = {"seed", "boids", NULL};
-static const char *const join_fields[] = {"room",     "role",   "mode",  "name",  "token",
-                                          "password", "rejoin", "boids", "width", "height",
-                                          "edges",    "teams",  "units", NULL};
+static const char *const join_fields[] = {"room",     "role",   "mode",  "name",   "token",
+                                          "password", "rejoin", "boids", "width",  "height",
+                                          "edges",    "teams",  "units", "script", NULL};
 static const char *const kick_fields[] = {"client", NULL};
 static const char *const goto_fields[] = {"tick", NULL};
 static const char *const view_fields[] = {"x", "y", "w", "h", "px", "budget", NULL};
@@ -836,6 +888,7 @@ static const char *const patrol_fields[] = {"team", "squad", "to", NULL};
 static const char *const follow_fields[] = {"team", "squad", "squad_of", "unit", NULL};
 static const char *const squad_fields[] = {"team", "squad", NULL};
 static const char *const formation_fields[] = {"team", "squad", "shape", "spacing", NULL};
+static const char *const script_fields[] = {"reload", NULL};
 
 static const struct cmd_entry commands[] = {
     [PROTO_CMD_PING] = {"ping", no_fields, 0, parse_none, format_none},
@@ -866,6 +919,8 @@ static const struct cmd_entry commands[] = {
     [PROTO_CMD_HOLD] = {"hold", squad_fields, 0, parse_order, format_order},
     [PROTO_CMD_STOP] = {"stop", squad_fields, 0, parse_order, format_order},
     [PROTO_CMD_FORMATION] = {"formation", formation_fields, 0, parse_formation, format_formation},
+    [PROTO_CMD_GAME] = {"game", NULL, 0, parse_game, format_game},
+    [PROTO_CMD_SCRIPT] = {"script", script_fields, 0, parse_script, format_script},
 };
 
 _Static_assert(sizeof commands / sizeof commands[0] == PROTO_CMD_COUNT,
@@ -1027,7 +1082,7 @@ static int parse_root(struct ctx *c, const char *text, size_t len, struct proto_
         return rc;
     c->cmd = e->name;
     out->kind = (enum proto_cmd)(e - commands);
-    rc = check_fields(c, e);
+    rc = e->fields ? check_fields(c, e) : 0; /* no list: any members (game) */
     return rc ? rc : e->parse(c, out);
 }
 

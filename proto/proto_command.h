@@ -81,6 +81,8 @@ enum proto_cmd {
     PROTO_CMD_HOLD,
     PROTO_CMD_STOP,
     PROTO_CMD_FORMATION,
+    PROTO_CMD_GAME,   /* a custom command for the room's script (§14) */
+    PROTO_CMD_SCRIPT, /* admin: the room's script reloaded */
     PROTO_CMD_COUNT
 };
 
@@ -94,6 +96,8 @@ enum proto_edges { PROTO_EDGES_ANY, PROTO_EDGES_WRAP, PROTO_EDGES_CONTAIN }; /* 
 /* The wire names of roles and modes ("viewer", "rts"); "" if out of range or ANY. */
 const char *proto_role_name(enum proto_role role);
 const char *proto_mode_name(enum proto_mode mode);
+
+#define PROTO_SCRIPT_NAME_MAX 32 /* bytes of a room script's name (§14) */
 
 /* Squads (PROTOCOL.md §13). */
 #define PROTO_SQUADS     32  /* squads of a team: 1..32 */
@@ -228,6 +232,27 @@ struct proto_join_args {
     enum proto_edges edges;
     uint32_t teams; /* PROTO_TEAMS_MIN..PROTO_GROUPS - 1 (the server's max-teams: the lobby's) */
     uint32_t units; /* 0..PROTO_TEAM_UNITS_MAX per team */
+    int has_script;
+    char script[PROTO_SCRIPT_NAME_MAX + 1]; /* the room's script, by name (§14) */
+};
+
+/* A room script's custom command (§14), or a player's arrival or leaving
+ * that the room tells its script (never sent by a client): what the
+ * script is handed, as the room resolved it, and its log records. */
+#define PROTO_GAME_MAX 1024 /* bytes of a game command's members as JSON */
+enum proto_game_event { PROTO_GAME_COMMAND, PROTO_GAME_JOIN, PROTO_GAME_LEAVE };
+
+struct proto_game_args {
+    int event;       /* enum proto_game_event */
+    int role;        /* the sender's (enum proto_role) */
+    int team;        /* the sender's team; -1: none */
+    uint64_t player; /* the sender's client id */
+    char
+        text[PROTO_GAME_MAX + 1]; /* COMMAND: the members but cmd and id, as JSON; JOIN: the name */
+};
+
+struct proto_script_args {
+    int reload; /* reload the room's script from the scripts directory */
 };
 
 struct proto_kick_args {
@@ -270,6 +295,8 @@ struct proto_command {
         struct proto_select_args select;
         struct proto_order_args order;
         struct proto_formation_args formation;
+        struct proto_game_args game;
+        struct proto_script_args script;
     } args; /* ping, obstacle_clear, pause, resume, keyframe, stats: none */
 };
 

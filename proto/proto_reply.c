@@ -209,6 +209,15 @@ int proto_reply_welcome(char *buf, size_t cap, const struct proto_welcome *in)
     }
     if (in->stream)
         put_stream(&w, in->stream);
+    if (in->script) {
+        char hash[17];
+        snprintf(hash, sizeof hash, "%016llx", (unsigned long long)in->script_hash);
+        proto_json_key(&w, "script");
+        proto_json_open(&w, '{');
+        proto_json_member_str(&w, "name", in->script);
+        proto_json_member_str(&w, "hash", hash);
+        proto_json_close(&w, '}');
+    }
     proto_json_close(&w, '}');
     return proto_json_finish(&w);
 }

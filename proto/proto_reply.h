@@ -104,6 +104,10 @@ struct proto_welcome {
     const char *unavailable_reason; /* NULL: "" */
 
     const struct proto_welcome_stream *stream; /* version 3: "stream"; NULL: left out */
+
+    /* A room that runs a script (§14): "script" with its name and hash. */
+    const char *script; /* NULL: left out */
+    uint64_t script_hash;
 };
 
 /* One extra member of an ack: an integer, e.g. {"obstacle", 7}, or a

@@ -22,6 +22,7 @@
 #include "pool.h"
 #include "proto.h"
 #include "replay_main.h"
+#include "script_dir.h"
 #include "room.h"
 #include "tlsfiles.h"
 
@@ -39,7 +40,8 @@
 #include <unistd.h>
 
 struct app {
-    _Atomic(struct net *) net; /* NULL until the network is up; rooms tick before */
+    _Atomic(struct net *) net;     /* NULL until the network is up; rooms tick before */
+    _Atomic(struct lobby *) lobby; /* for SIGHUP's reload of the room scripts */
     sigset_t signals;
     atomic_int done; /* the service loop has ended: a signal now only wakes */
 };
@@ -55,8 +57,11 @@ static void *signal_main(void *arg)
     struct app *app = arg;
     int sig = 0;
     while (sigwait(&app->signals, &sig) == 0 && !atomic_load(&app->done)) {
-        if (sig == SIGHUP) { /* renewed certificates */
+        if (sig == SIGHUP) { /* renewed certificates, new versions of the room scripts */
             net_reload_tls(atomic_load(&app->net));
+            int failed = lobby_reload_scripts(atomic_load(&app->lobby));
+            fprintf(stderr, "flockd: SIGHUP: room scripts read again%s\n",
+                    failed ? " (some failed: their old versions stay)" : "");
             continue;
         }
         fprintf(stderr, "flockd: %s, shutting down\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
@@ -106,6 +111,23 @@ static void room_config_from(const struct cfg *c, struct room_config *rc, struct
     rc->frame_pre = LWS_PRE;
     rc->notify = wake;
     rc->notify_arg = app;
+    rc->script_limits = (struct script_limits){.instructions = c->script_budget,
+                                               .memory = (size_t)c->script_memory << 20};
+}
+
+/* The room scripts of --scripts-dir (none is fine unless --room-script
+ * names one): true, or false (said) when they are needed and unreadable. */
+static bool open_scripts(const struct cfg *c, struct room_config *rc)
+{
+    const char *err = NULL;
+    if (c->scripts_dir[0])
+        rc->scripts = script_dir_open(c->scripts_dir, &err);
+    if (!rc->scripts && c->room_script[0]) {
+        fprintf(stderr, "flockd: --room-script %s: %s: %s\n", c->room_script, c->scripts_dir,
+                err ? err : "no --scripts-dir");
+        return false;
+    }
+    return true;
 }
 
 /* Parses settings: true to run, false to exit at once with `*code`. */
@@ -199,6 +221,7 @@ static void tear_down(struct pool *pool, struct net *net, struct lobby *lobby,
     pool_destroy(pool);
     persist_destroy(rc->persist);
     measure_destroy(rc->measure);
+    script_dir_destroy(rc->scripts);
 }
 
 /* The command logs and checkpoints the settings ask for: true with *out
@@ -348,6 +371,8 @@ static int serve_and_stop(const struct cfg *cfg, struct replay *rp)
         return 1;
     struct room_config rc;
     room_config_from(&c, &rc, &app);
+    if (!open_scripts(&c, &rc))
+        return 1;
     const char *err = NULL;
     if (rp && replay_serve_room(&rc, rp, &err) < 0) {
         fprintf(stderr, "flockd: the recording cannot be served: %s\n", err);
@@ -388,6 +413,7 @@ static int serve_and_stop(const struct cfg *cfg, struct replay *rp)
         return 1;
     }
     atomic_store_explicit(&app.net, net, memory_order_release);
+    atomic_store_explicit(&app.lobby, lobby, memory_order_release);
     pthread_t sig_thread;
     if (pthread_create(&sig_thread, NULL, signal_main, &app) != 0) {
         fprintf(stderr, "flockd: cannot start threads\n");

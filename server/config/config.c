@@ -55,6 +55,7 @@ struct cfg_row {
 #define LEN(f) ((double)sizeof(((struct cfg *)0)->f) - 1)
 
 static const char *const edge_modes[] = {"wrap", "contain", NULL};
+static const char *const room_modes[] = {"sandbox", "rts", NULL};
 static const char *const fsync_modes[] = {"never", "interval", "always", NULL};
 
 static const struct cfg_row rows[] = {
@@ -136,6 +137,18 @@ static const struct cfg_row rows[] = {
      "boids a new RTS team starts with, at its base"},
     {"team-cap", T_UINT, FIELD(team_cap), "100", 1, 1048576, NULL, "N", 0,
      "most boids one RTS team may have"},
+    {"room-mode", T_STRING, FIELD(room_mode), "sandbox", 1, LEN(room_mode), room_modes, "MODE", 0,
+     "the default room's mode: a sandbox flock, or an RTS room of teams"},
+    {"scripts-dir", T_STRING, FIELD(scripts_dir), "server/scripts", 0, LEN(scripts_dir), NULL,
+     "DIR", 0,
+     "directory of the room scripts (NAME.lua) a join's 'script' and --room-script may name; "
+     "SIGHUP reads it again"},
+    {"room-script", T_STRING, FIELD(room_script), "", 0, LEN(room_script), NULL, "NAME", 0,
+     "the script (from --scripts-dir) the default room runs its rules with"},
+    {"script-memory", T_UINT, FIELD(script_memory), "64", 1, 4096, NULL, "MIB", 0,
+     "memory one room's script may hold; past it, the script is stopped"},
+    {"script-budget", T_UINT, FIELD(script_budget), "1000000", 10000, 1000000000, NULL, "N", 0,
+     "instructions one call of a script's hook may run; past them, the script is stopped"},
     {"grace", T_DOUBLE, FIELD(grace), "30", 0, 3600, NULL, "SECONDS", 0,
      "how long a left RTS player's units wait for it to rejoin"},
     {"max-per-ip", T_UINT, FIELD(max_per_ip), "256", 1, 100000, NULL, "N", 0,

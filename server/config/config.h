@@ -37,6 +37,11 @@ struct cfg {
     double width, height;      /* "width", "height": 100..100000, default 1600 x 1000, */
                                /* larger for more than 1000 boids (cfg_parse_args) */
     char edges[16];            /* "edges": "wrap" or "contain", default "wrap" */
+    char room_mode[16];        /* "room-mode": the default room's, "sandbox" or "rts" */
+    char scripts_dir[1024];    /* "scripts-dir": room scripts, NAME.lua */
+    char room_script[64];      /* "room-script": the default room's script; "" = none */
+    uint32_t script_memory;    /* "script-memory": MiB a room's script may hold */
+    uint32_t script_budget;    /* "script-budget": instructions per hook call */
     uint32_t max_obstacles;    /* "max-obstacles": 0..4096, default 64 */
     char web_root[1024];       /* "web-root": directory served at /, default "client/web" */
     uint32_t max_message;      /* "max-message": bytes, 256..1048576, default 4096 */

@@ -8,6 +8,8 @@
  */
 #include "lobby.h"
 
+#include "script_dir.h"
+
 #include "authguard.h"
 #include "metrics.h"
 #include "persist.h"
@@ -37,6 +39,7 @@ struct lobby {
      * thread alone (under the lock), read by it without. */
     struct lobby_room **mine[LOBBY_THREADS_MAX];
     size_t nmine[LOBBY_THREADS_MAX];
+    struct script_source room_script; /* the default room's (--room-script); text NULL: none */
 };
 
 static int64_t seconds_ns(double s)
@@ -45,6 +48,11 @@ static int64_t seconds_ns(double s)
 }
 
 /* ---- rooms ----------------------------------------------------------------- */
+
+static enum proto_mode default_mode(const struct cfg *cfg)
+{
+    return strcmp(cfg->room_mode, "rts") == 0 ? PROTO_MODE_RTS : PROTO_MODE_SANDBOX;
+}
 
 /* The server's own room shape: its world, edges and teams. */
 static struct lobby_room_shape server_shape(const struct lobby *l)
@@ -60,9 +68,11 @@ static struct lobby_room_shape server_shape(const struct lobby *l)
 static struct lobby_room *open_room(struct lobby *l, const char *name, enum proto_mode mode,
                                     uint32_t boids, const char *password, int64_t now,
                                     const struct ckpt *restore,
-                                    const struct lobby_room_shape *shape, const char **err)
+                                    const struct lobby_room_shape *shape,
+                                    const struct script_source *script, const char **err)
 {
     struct lobby_room_config c = {
+        .script = script,
         .tmpl = &l->tmpl,
         .name = name,
         .mode = mode,
@@ -102,7 +112,7 @@ static struct lobby_room *reopen_room(struct lobby *l, const struct ckpt *c, int
     const char *err = "the server runs its most rooms (--max-rooms)";
     struct lobby_room *lr =
         l->nrooms < l->cfg.max_rooms
-            ? open_room(l, c->room, c->mode, c->boids, c->password, now, c, NULL, &err)
+            ? open_room(l, c->room, c->mode, c->boids, c->password, now, c, NULL, NULL, &err)
             : NULL;
     if (!lr) {
         persist_say(p, "room \"%s\" not restored from its checkpoint: %s; %s", c->room, err,
@@ -145,7 +155,7 @@ static struct lobby_room *open_cluster_room(struct lobby *l, const char *name, i
     struct lobby_room *lr = NULL;
     if (l->nrooms < l->cfg.max_rooms && ckpt_decode(buf, len, &c, &why) == 0 &&
         strcmp(c.room, name) == 0)
-        lr = open_room(l, name, c.mode, c.boids, c.password, now, &c, NULL, &why);
+        lr = open_room(l, name, c.mode, c.boids, c.password, now, &c, NULL, NULL, &why);
     free(buf);
     return lr;
 }
@@ -185,11 +195,18 @@ struct lobby *lobby_create(const struct cfg *cfg, const struct room_config *tmpl
     l->pool = pool;
     l->next_owner = 1;
     authguard_init(&l->guard, cfg->auth_tries, cfg->auth_tries_all);
+    if (cfg->room_script[0] &&
+        !(tmpl->scripts && script_dir_get(tmpl->scripts, cfg->room_script, &l->room_script))) {
+        *err = "--room-script names no script of the scripts directory (--scripts-dir)";
+        lobby_destroy(l);
+        return NULL;
+    }
     /* The default room never expires: when it became empty never matters.
      * It comes back from its checkpoint if there is one, else starts anew. */
     const struct ckpt *saved = tmpl->persist ? persist_restored(tmpl->persist, "default") : NULL;
     if (!(saved && reopen_room(l, saved, now)) && !open_cluster_room(l, "default", now) &&
-        !open_room(l, "default", PROTO_MODE_SANDBOX, tmpl->boids, NULL, 0, NULL, NULL, err)) {
+        !open_room(l, "default", default_mode(cfg), tmpl->boids, NULL, 0, NULL, NULL,
+                   l->room_script.text ? &l->room_script : NULL, err)) {
         lobby_destroy(l);
         return NULL;
     }
@@ -205,6 +222,7 @@ void lobby_destroy(struct lobby *l)
     while (l->nrooms)
         close_room(l, l->nrooms - 1);
     pthread_mutex_destroy(&l->lock);
+    script_source_free(&l->room_script);
     free(l->rooms);
     free(l);
 }
@@ -277,7 +295,7 @@ static void adopt_rooms(struct lobby *l, int64_t now)
         if (!find_room(l, ad.name) && l->nrooms < l->cfg.max_rooms &&
             ad.boids <= l->cfg.max_room_boids &&
             !open_room(l, ad.name, ad.mode, ad.boids, ad.password[0] ? ad.password : NULL, now,
-                       NULL, NULL, &err))
+                       NULL, NULL, NULL, &err))
             fprintf(stderr, "flockd: room \"%s\" placed here not opened: %s\n", ad.name, err);
     }
 }
@@ -465,7 +483,16 @@ static struct lobby_room *create_room(struct lobby *l, const struct proto_join_a
      * then), but not an RTS room a player makes: its teams are its node's. */
     if (link && !(mode == PROTO_MODE_RTS && a->role == PROTO_ROLE_PLAYER))
         link->place(link->arg, a->room, mode, boids, password);
-    struct lobby_room *lr = open_room(l, a->room, mode, boids, password, now, NULL, &shape, &err);
+    struct script_source script = {0};
+    if (a->has_script &&
+        !(l->tmpl.scripts && script_dir_get(l->tmpl.scripts, a->script, &script))) {
+        *code = PROTO_E_BAD_ARG;
+        *why = "join: that script is not in the server's scripts directory";
+        return NULL;
+    }
+    struct lobby_room *lr = open_room(l, a->room, mode, boids, password, now, NULL, &shape,
+                                      a->has_script ? &script : NULL, &err);
+    script_source_free(&script);
     if (!lr) {
         *code = PROTO_E_INTERNAL;
         *why = err;
@@ -715,7 +742,22 @@ int lobby_submit(struct lobby *l, struct lobby_member *m, const struct proto_com
         return lobby_join(l, m, cmd, now, kicked, why);
     if (cmd->kind == PROTO_CMD_KICK && (rc = kick(l, m, cmd, now, kicked, why)) < 0)
         return rc;
+    if (cmd->kind == PROTO_CMD_SCRIPT && l->tmpl.scripts) /* the room takes what is on disk now */
+        script_dir_reload(l->tmpl.scripts, NULL, 0);
     return lobby_room_push(m->room, m, cmd, now);
+}
+
+int lobby_reload_scripts(struct lobby *l)
+{
+    if (!l || !l->tmpl.scripts)
+        return 0;
+    char why[SCRIPT_REASON_MAX];
+    int failed = script_dir_reload(l->tmpl.scripts, why, sizeof why);
+    pthread_mutex_lock(&l->lock);
+    for (size_t i = 0; i < l->nrooms; i++)
+        lobby_room_reload_script(l->rooms[i]);
+    pthread_mutex_unlock(&l->lock);
+    return failed;
 }
 
 int lobby_refuse(const struct lobby_member *m, const char *id, int code, const char *message)

@@ -101,6 +101,12 @@ int lobby_submit(struct lobby *l, struct lobby_member *m, const struct proto_com
  * room so that it is answered in turn, after m's earlier commands. 0, or
  * PROTO_E_QUEUE_FULL.
  */
+/* SIGHUP: reads the scripts directory again and has every scripted room
+ * take its new version (at once or at its next match). Returns how many
+ * scripts failed to load (reported on stderr; their old text stays). Any
+ * thread; takes the lobby's lock. */
+int lobby_reload_scripts(struct lobby *l);
+
 int lobby_refuse(const struct lobby_member *m, const char *id, int code, const char *message);
 
 /* Takes the member out of its room (a connection closed). kicked: its RTS

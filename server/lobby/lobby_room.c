@@ -27,6 +27,7 @@ struct lobby_room {
     struct proto_limits limits;
     uint32_t team_units;
     bool is_contained; /* its world contains its boids (edges "contain") */
+    bool scripted;     /* it runs a script (lobby_room_is_scripted) */
     float edge_margin; /* how near an edge contained boids turn back */
     /* Per service thread: the frame it last announced, its members. */
     struct frame *frame[LOBBY_THREADS_MAX];
@@ -71,6 +72,7 @@ static struct room *make_room(struct lobby_room *lr, const struct lobby_room_con
     rc.sim.edges = c->shape.edges;
     rc.max_teams = c->shape.max_teams;
     rc.team_units = c->shape.team_units;
+    rc.script = c->script;
     if (c->mode != PROTO_MODE_RTS)
         most = c->boids;
     if (most > rc.sim.capacity) /* the lobby keeps it within what frames may hold */
@@ -91,6 +93,7 @@ static struct room *make_room(struct lobby_room *lr, const struct lobby_room_con
         lr->is_contained = !info.wrap;
         lr->edge_margin = rc.sim.edge_margin;
         lr->room = room;
+        lr->scripted = c->script || (c->restore && c->restore->script[0]);
         lobby_room_identity(lr, now, &id);
         room_record_begin(room, &id, c->restore != NULL);
     }
@@ -210,7 +213,7 @@ static double base_reach(const struct lobby_room *lr, double size, double spread
 void lobby_room_team_start(struct lobby_room *lr, int team)
 {
     clear_target(lr, team);
-    if (lr->team_units == 0)
+    if (lr->team_units == 0 || lr->scripted) /* a script spawns at its match's start */
         return;
     uint32_t n = lr->teams.max > 0 ? lr->teams.max : 1;
     double a = 2.0 * M_PI * team / n;
@@ -246,6 +249,30 @@ void lobby_room_end_expired_teams(struct lobby_room *lr, int64_t now)
 {
     for (int t; (t = teams_expired(&lr->teams, now)) != 0;)
         team_end(lr, t);
+}
+
+bool lobby_room_is_scripted(const struct lobby_room *lr)
+{
+    return lr->scripted;
+}
+
+void lobby_room_reload_script(struct lobby_room *lr)
+{
+    if (lr->scripted)
+        push_internal(
+            lr, &(struct proto_command){.kind = PROTO_CMD_SCRIPT, .args.script = {.reload = 1}});
+}
+
+/* A scripted room's script hears of m's arrival or leaving (in the log). */
+static void tell_script(struct lobby_room *lr, const struct lobby_member *m, int event)
+{
+    if (!lr->scripted || !m->joined)
+        return;
+    struct proto_command c = {.kind = PROTO_CMD_GAME};
+    c.args.game = (struct proto_game_args){
+        .event = event, .role = (int)m->role, .team = m->team, .player = m->client};
+    snprintf(c.args.game.text, sizeof c.args.game.text, "%s", m->name);
+    push_internal(lr, &c);
 }
 
 static struct room_actor actor_of(const struct lobby_member *m)
@@ -298,6 +325,7 @@ void lobby_room_attach(struct lobby_room *lr, struct lobby_member *m)
     lr->count[m->role]++;
     if (is_listed(m))
         news_post(&lr->roster_changed);
+    tell_script(lr, m, PROTO_GAME_JOIN);
 }
 
 void lobby_room_detach(struct lobby_member *m, bool end_team, int64_t grace_end_ns, int64_t now)
@@ -314,6 +342,7 @@ void lobby_room_detach(struct lobby_member *m, bool end_team, int64_t grace_end_
     lr->count[m->role]--;
     if (is_listed(m))
         news_post(&lr->roster_changed);
+    tell_script(lr, m, PROTO_GAME_LEAVE);
     bool is_own_team = m->team > 0 && lr->teams.slot[m->team].player == m;
     if (is_own_team && end_team)
         team_end(lr, m->team);

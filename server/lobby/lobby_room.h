@@ -75,6 +75,7 @@ struct lobby_room_config {
      * player was playing waits for it grace_ns from now. NULL: a new room. */
     const struct ckpt *restore;
     int64_t grace_ns;
+    const struct script_source *script; /* the room's rules (§14); NULL: none */
 };
 
 /*
@@ -99,6 +100,12 @@ struct teams *lobby_room_teams(struct lobby_room *lr);
 bool lobby_room_can_play(const struct lobby_room *lr, const char *password);
 /* True if players of lr need a password. */
 bool lobby_room_has_password(const struct lobby_room *lr);
+
+/* True if the room runs a script: its teams' units come from the script,
+ * not from joining. */
+bool lobby_room_is_scripted(const struct lobby_room *lr);
+/* Has a scripted room take the scripts directory's version of its script. */
+void lobby_room_reload_script(struct lobby_room *lr);
 
 /* ---- members ---- */
 

@@ -53,6 +53,8 @@ static const struct permission {
     [PROTO_CMD_HOLD] = {PLAYERS, GROUP(order.team)},
     [PROTO_CMD_STOP] = {PLAYERS, GROUP(order.team)},
     [PROTO_CMD_FORMATION] = {PLAYERS, GROUP(formation.team)},
+    [PROTO_CMD_GAME] = {ANYONE, 0}, /* the room's script decides */
+    [PROTO_CMD_SCRIPT] = {ADMINS, 0},
 };
 
 int roles_check(enum proto_role role, int team, const struct proto_command *cmd, const char **why)

@@ -286,6 +286,11 @@ static void tell_availability(struct sessions *ss, struct session *s, const stru
     }
 }
 
+static void send_text(void *ctx, const char *text, size_t len)
+{
+    session_send(ctx, text, len);
+}
+
 /* One reply of lr's room to s. A welcome from its current room starts the
  * feed of frames (a welcome from a room it has left since starts
  * nothing), the ack of keyframe restarts its version 2 stream on a key
@@ -306,6 +311,9 @@ static void route_reply(struct sessions *ss, struct lobby *l, struct lobby_room 
                                         .availability_seq = rep->availability_seq,
                                         .v3 = {.req = {.whole = true}}};
         send_roster(ss, s, lr);
+        /* Its room's script's latest state (§14), before anything new. */
+        s->feed.game_seen = room_game_send(lobby_room_room(lr), 0, s->m.team,
+                                           s->m.role == PROTO_ROLE_ADMIN, send_text, s);
         /* A change since its welcome was written. */
         tell_availability(ss, s, lr, compose_availability(ss, lr));
     }
@@ -346,11 +354,6 @@ static void send_availability(struct sessions *ss, struct lobby_room *lr)
         tell_availability(ss, m->session, lr, a);
 }
 
-static void send_text(void *ctx, const char *text, size_t len)
-{
-    session_send(ctx, text, len);
-}
-
 /* New `squads` messages of lr to the members of this thread fed by it:
  * a player its team's, an admin every team's (PROTOCOL.md §13.5). Under
  * the lobby's lock (members' roles and teams). */
@@ -364,6 +367,21 @@ static void send_squads(struct sessions *ss, struct lobby_room *lr)
             continue;
         s->feed.squads_seen =
             room_squads_send(r, s->feed.squads_seen, is_admin ? -1 : m->team, send_text, s);
+    }
+}
+
+/* New `game` messages of lr's script to the members of this thread fed
+ * by it: the room-wide state to all, a team's to its player, every team's
+ * and the script's status to admins (PROTOCOL.md §14). Under the lobby's
+ * lock. */
+static void send_game(struct sessions *ss, struct lobby_room *lr)
+{
+    struct room *r = lobby_room_room(lr);
+    for (struct lobby_member *m = lobby_room_members(lr, ss->cfg.thread); m; m = m->next) {
+        struct session *s = m->session;
+        if (s->feed.room == lr)
+            s->feed.game_seen = room_game_send(r, s->feed.game_seen, m->team,
+                                               m->role == PROTO_ROLE_ADMIN, send_text, s);
     }
 }
 
@@ -424,7 +442,8 @@ void deliver_rooms(struct sessions *ss, struct lobby *l, int64_t now)
     for (size_t i = 0; i < n; i++) {
         bool roster = lobby_room_take_roster_change(mine[i], t);
         bool squads = room_take_squads_news(lobby_room_room(mine[i]), t);
-        if (!roster && !squads)
+        bool game = room_take_game_news(lobby_room_room(mine[i]), t);
+        if (!roster && !squads && !game)
             continue;
         if (!is_locked)
             lobby_lock(l);
@@ -433,6 +452,8 @@ void deliver_rooms(struct sessions *ss, struct lobby *l, int64_t now)
             send_rosters(ss, mine[i]);
         if (squads)
             send_squads(ss, mine[i]);
+        if (game)
+            send_game(ss, mine[i]);
     }
     if (is_locked)
         lobby_unlock(l);

@@ -68,6 +68,7 @@ struct session_feed {
     int64_t last_frame_ns;         /* when (or when the feed started) */
     uint32_t availability_seq;     /* the room's availability it knows (room_availability) */
     uint64_t squads_seen;          /* the room's squads board it has had (room_squads_send) */
+    uint64_t game_seen;            /* the room's script's board it has had (room_game_send) */
     /* Version 2: the frames written since the stream (re)started, newest
      * first: the bases its decoder holds (proto_v2_pick()). */
     uint32_t sent[PROTO_V2_HISTORY];

@@ -10,6 +10,8 @@
  */
 #include "replay.h"
 
+#include "script.h"
+
 #include "apply.h"
 #include "proto.h"
 #include "reclog.h"
@@ -56,6 +58,10 @@ struct replay {
 
     struct sim_world *world;
     enum proto_mode mode;
+    struct script *script; /* the room's script as the log last set it; NULL: none */
+    bool scripted;         /* a script ran: seeking back starts from the log's start */
+    double tick_hz;
+    uint32_t max_teams;
     size_t cursor;
     uint64_t steps, verified;
     bool diverged;
@@ -213,6 +219,7 @@ void replay_destroy(struct replay *rp)
     for (size_t i = 0; i < rp->nbuilds; i++)
         free((char *)rp->builds[i]);
     free(rp->builds);
+    script_destroy(rp->script);
     sim_destroy(rp->world);
     free(rp->e);
     free(rp->buf);
@@ -307,6 +314,9 @@ static int compare(struct replay *rp, uint64_t recorded, const char *what)
     return 0;
 }
 
+static int make_script(struct replay *rp, const char *name, const char *text, size_t len,
+                       const uint8_t *saved, size_t saved_len);
+
 /* The room's state a BEGIN carries: into the world (a new one if its
  * config differs); a restore is compared with the checkpoint it names. */
 static int play_begin(struct replay *rp, size_t i)
@@ -323,6 +333,16 @@ static int play_begin(struct replay *rp, size_t i)
             return diverge(rp, PROTO_E_BAD_VALUE, why);
     }
     rp->mode = ck.mode;
+    rp->tick_hz = ck.tick_hz;
+    rp->max_teams = ck.max_teams;
+    script_destroy(rp->script);
+    rp->script = NULL;
+    if (ck.script[0]) {
+        int rc = make_script(rp, ck.script, ck.script_text, ck.script_len,
+                             ck.script_state_len ? ck.script_state : NULL, ck.script_state_len);
+        if (rc < 0)
+            return rc;
+    }
     if (!rp->e[i].restored)
         return 0;
     for (size_t k = i; k-- > 0;)
@@ -332,9 +352,71 @@ static int play_begin(struct replay *rp, size_t i)
     return 0; /* taken outside this log: nothing to compare with */
 }
 
+/* The room's script from its text and saved state (NULL: it starts), as
+ * the room made it; on its world, publishing nowhere. */
+static int make_script(struct replay *rp, const char *name, const char *text, size_t len,
+                       const uint8_t *saved, size_t saved_len)
+{
+    struct script_source src = {0};
+    char why[SCRIPT_REASON_MAX] = "a bad script name";
+    struct script *s = NULL;
+    if (script_source_set(&src, name, text, len) == 0) {
+        struct script_env env = {.world = rp->world,
+                                 .seed = sim_config(rp->world)->seed,
+                                 .tick_hz = rp->tick_hz,
+                                 .max_teams = rp->mode == PROTO_MODE_RTS ? (int)rp->max_teams : 0,
+                                 .room = "replay"};
+        s = script_create(&src, &env, NULL, saved, saved_len, why);
+        if (s && !saved)
+            script_start(s);
+    }
+    script_source_free(&src);
+    if (!s)
+        return diverge(rp, PROTO_E_BAD_VALUE, "the room's script does not load here");
+    script_destroy(rp->script);
+    rp->script = s;
+    rp->scripted = true;
+    return 0;
+}
+
+/* A SCRIPT record: the new version takes the old one's state, as the
+ * room's reload did. */
+static int swap_script(struct replay *rp, const struct reclog_record *rec)
+{
+    uint8_t *saved = NULL;
+    char why[SCRIPT_REASON_MAX];
+    int n = rp->script ? script_save(rp->script, &saved, why) : 0;
+    if (rp->script)
+        script_end(rp->script);
+    int rc = make_script(rp, rec->script_name, rec->script, rec->script_len, n > 0 ? saved : NULL,
+                         n > 0 ? (size_t)n : 0);
+    free(saved);
+    return rc;
+}
+
+/* A game command, to the script as the room handed it (its answer
+ * does not matter: the room logged it either way). */
+static int play_game(struct replay *rp, const struct proto_game_args *g)
+{
+    if (!rp->script)
+        return diverge(rp, PROTO_E_BAD_VALUE, "a game command in a room without a script");
+    struct script_player p = {.id = g->player, .role = g->role, .team = g->team, .name = g->text};
+    char why[SCRIPT_REASON_MAX];
+    if (g->event == PROTO_GAME_COMMAND) {
+        p.name = "";
+        script_command(rp->script, &p, g->text, strlen(g->text), why);
+    } else {
+        script_player_event(rp->script, g->event == PROTO_GAME_JOIN ? SCRIPT_JOIN : SCRIPT_LEAVE,
+                            &p);
+    }
+    return 0;
+}
+
 /* A command, to the world as the room applied it (apply.h). */
 static int apply(struct replay *rp, const struct reclog_record *rec)
 {
+    if (rec->cmd.kind == PROTO_CMD_GAME)
+        return play_game(rp, &rec->cmd.args.game);
     int64_t rc = apply_command(rp->world, rp->mode, &rec->cmd);
     if (rc < 0)
         return diverge(rp, PROTO_E_BAD_VALUE, "the world refuses a command the room applied");
@@ -357,6 +439,8 @@ static int play(struct replay *rp, size_t i)
         return diverge(rp, PROTO_E_BAD_VALUE, why);
     if (e->type == RECLOG_COMMAND)
         return apply(rp, &rp->rec);
+    if (e->type == RECLOG_SCRIPT)
+        return swap_script(rp, &rp->rec);
     return compare(rp, rp->rec.hash,
                    e->type == RECLOG_END ? "the final hash differs" : "a recorded hash differs");
 }
@@ -400,6 +484,8 @@ int replay_advance(struct replay *rp, uint64_t until)
         } else if (e->tick > tick_now(rp)) {
             if (tick_now(rp) >= until)
                 return 0;
+            if (rp->script) /* the rules' turn before the step, as in the room */
+                script_tick(rp->script);
             sim_step(rp->world);
             rp->steps++;
             keep(rp);
@@ -463,7 +549,7 @@ int replay_seek(struct replay *rp, uint64_t step)
     if (step > replay_total_steps(rp))
         return PROTO_E_OUT_OF_RANGE;
     const struct kept *best = NULL;
-    for (size_t i = 0; i < rp->nkept; i++)
+    for (size_t i = 0; i < rp->nkept && !rp->scripted; i++) /* kept states hold no script */
         if (rp->kept[i].step <= step)
             best = &rp->kept[i];
     bool ahead = rp->world && !rp->diverged && rp->steps <= step;

@@ -544,6 +544,9 @@ int room_welcome(struct room *r, const struct room_actor *who, char *buf, size_t
         .unavailable = unavailable,
         .unavailable_reason = reason,
     };
+    char script[SCRIPT_NAME_MAX + 1];
+    if (room_script_info(r, script, &w.script_hash, NULL))
+        w.script = script;
     struct proto_welcome_stream stream = stream_of(r, who);
     if (who->protocol == PROTO_V3_VERSION)
         w.stream = &stream;
@@ -669,6 +672,7 @@ void room_tick(struct room *r, const struct pool_time *t)
         return;
     int stepping = !r->paused || r->steps_pending > 0;
     if (stepping) {
+        room__script_tick(r); /* the rules' turn, after the commands, before the step */
         step(r, t);
         metrics_stepped();
         if (r->paused && r->steps_pending > 0)
@@ -774,6 +778,12 @@ struct room *room_create(const struct room_config *cfg, const char **err)
         room_destroy(r);
         return NULL;
     }
+    static _Thread_local char why[SCRIPT_REASON_MAX];
+    if (cfg->script && !cfg->replay && room__script_create(r, cfg->script, NULL, 0, why) < 0) {
+        *err = why;
+        room_destroy(r);
+        return NULL;
+    }
     return r;
 }
 
@@ -822,6 +832,7 @@ void room_destroy(struct room *r)
     frame_release(r->latest);
     drop_queued(r);
     room__store_close(r);
+    room__script_destroy(r); /* its end hook after the log's END: the room is gone */
     if (r->replies_tail)
         pthread_mutex_destroy(&r->lock);
     if (!r->cfg.replay) /* a recording's world is the replay's */

@@ -46,6 +46,7 @@
 #include "proto_command.h"
 #include "proto_reply.h"
 #include "proto_snapshot.h"
+#include "script.h"
 #include "sim.h"
 #include "snapenc.h"
 
@@ -106,6 +107,9 @@ struct room_config {
     struct replay *replay;        /* not NULL: the room plays this recording (replay.h) */
     struct measure *measure;      /* takes the flock's live measures (measure.h); NULL: none */
     const struct room_link *link; /* a cluster's node (room_relay.h); NULL: a single process */
+    const struct script_source *script; /* the room's rules (§14); NULL: none */
+    struct script_dir *scripts;         /* where a reload finds a new version; NULL: none */
+    struct script_limits script_limits; /* each hook's budget, the script's memory */
 };
 
 /* How often a room offers its flock to be measured, per second. */
@@ -266,6 +270,20 @@ typedef void room_text_fn(void *ctx, const char *text, size_t len);
 /* Calls send() with each message written after board version `since`
  * (0: all) of team `team` (-1: every team's); returns the version now. */
 uint64_t room_squads_send(struct room *r, uint64_t since, int team, room_text_fn *send, void *ctx);
+
+/* A room script's board (PROTOCOL.md §14): true once per service thread
+ * after something new was published. */
+bool room_take_game_news(struct room *r, unsigned thread);
+
+/* Calls send() with each `game` message written after board version
+ * `since` for a member of `team` (the room-wide one, its team's; an
+ * admin's: every team's and the `script` status); returns the version now. */
+uint64_t room_game_send(struct room *r, uint64_t since, int team, bool admin, room_text_fn *send,
+                        void *ctx);
+
+/* The room's script, its hash and what it cost: false if it has none. */
+bool room_script_info(struct room *r, char name[SCRIPT_NAME_MAX + 1], uint64_t *hash,
+                      struct script_stats *stats);
 
 /* The count of changes of r's availability so far (read it before
  * writing a welcome: a later count means news for its client). Any

@@ -33,6 +33,7 @@ struct outcome {
     int64_t until;                /* step: the tick the steps end at; -1: none */
     int squad;                    /* select, order, formation: the squad; -1: none */
     const char *message;          /* refusal text, if more specific than the code */
+    const char *at;               /* script: when the new version runs */
     char hash[17];                /* ping: the tick's sim_hash, 16 hex digits; "": none */
     struct view_plan plan;        /* view: what the client's frames will hold */
     char text[PROTO_MESSAGE_MAX]; /* room for a message made up here */
@@ -266,6 +267,27 @@ static int apply_squads(struct room *r, const struct proto_command *c, struct ou
     return 0;
 }
 
+/* A custom command for the room's script, or a player's arrival or
+ * leaving that the lobby tells it: the script's turn. */
+static int apply_game(struct room *r, const struct proto_command *c, struct outcome *o)
+{
+    int rc = room__script_game(r, c, o->text);
+    if (rc < 0)
+        o->message = o->text;
+    return rc;
+}
+
+/* An admin's reload of the room's script (the scripts directory was read
+ * again by the lobby): at once or at its next match. */
+static int apply_script(struct room *r, const struct proto_command *c, struct outcome *o)
+{
+    (void)c;
+    int rc = room__script_reload(r, o->text, &o->at);
+    if (rc < 0)
+        o->message = o->text;
+    return rc;
+}
+
 /* The lobby accepted the join; the room acks it (apply_command) and sends
  * its welcome right after, which starts the client's stream. */
 static int apply_join(struct room *r, const struct proto_command *c, struct outcome *o)
@@ -383,6 +405,8 @@ static const struct handler {
     [PROTO_CMD_HOLD] = {.fn = apply_squads, .rooms = LIVE},
     [PROTO_CMD_STOP] = {.fn = apply_squads, .rooms = LIVE},
     [PROTO_CMD_FORMATION] = {.fn = apply_squads, .rooms = LIVE},
+    [PROTO_CMD_GAME] = {.fn = apply_game, .rooms = LIVE},
+    [PROTO_CMD_SCRIPT] = {.fn = apply_script, .rooms = LIVE},
 };
 
 /* 0 if r (live, or playing a recording) takes a command of this kind;
@@ -411,7 +435,7 @@ static size_t reply_error(char *buf, size_t cap, const char *id, int code, const
 static size_t reply_ack(char *buf, size_t cap, const struct proto_command *c, uint64_t tick,
                         const struct outcome *o)
 {
-    struct proto_ack_field extra[6];
+    struct proto_ack_field extra[8];
     size_t n = 0;
     if (o->hash[0])
         extra[n++] = (struct proto_ack_field){"hash", 0, o->hash};
@@ -424,6 +448,8 @@ static size_t reply_ack(char *buf, size_t cap, const struct proto_command *c, ui
                                               o->count, NULL};
     if (o->until >= 0)
         extra[n++] = (struct proto_ack_field){"until", o->until, NULL};
+    if (o->at)
+        extra[n++] = (struct proto_ack_field){"at", 0, o->at};
     if (c->kind == PROTO_CMD_JOIN) {
         const struct room_actor *who = o->who;
         extra[n++] = (struct proto_ack_field){"room", 0, o->room};
@@ -475,6 +501,11 @@ static void as_applied(const struct room *r, const struct queued *q, struct prot
         *team = q->who.team;
     if (out->kind == PROTO_CMD_PARAMS)
         apply_resolve_params(r->cfg.mode, &out->args.params);
+    if (out->kind == PROTO_CMD_GAME && out->args.game.event == PROTO_GAME_COMMAND) {
+        out->args.game.player = q->who.client; /* who sent it, as the room knows them */
+        out->args.game.role = (int)q->who.role;
+        out->args.game.team = q->who.team;
+    }
     if (out->kind != PROTO_CMD_RESET)
         return;
     struct proto_reset_args *a = &out->args.reset;
@@ -541,6 +572,7 @@ bool room__apply_command(struct room *r, const struct queued *q, struct room_app
                         .until = -1,
                         .squad = -1,
                         .message = NULL,
+                        .at = NULL,
                         .hash = "",
                         .text = ""};
     struct sim_view v;
@@ -557,6 +589,8 @@ bool room__apply_command(struct room *r, const struct queued *q, struct room_app
     if (rc == 0)
         rc = handlers[c->kind].fn(r, c, &o);
     answer(r, q, c, rc, out->tick, &o);
+    if (rc == PROTO_E_REFUSED && c->kind == PROTO_CMD_GAME)
+        return true; /* the script ran it and said no: logged, its replay runs it too */
     if (rc != 0)
         return false;
     const struct handler *h = &handlers[c->kind];

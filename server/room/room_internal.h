@@ -9,6 +9,8 @@
  *   room_persist.c  the command log, checkpoints, restoring (room_persist.h)
  *   room_relay.c    a room of a cluster (room_relay.h): its relay state,
  *                   private to that file, and its switches
+ *   room_squads.c   the teams' squads messages
+ *   room_script.c   the room's script (script.h) and what it publishes
  *
  * Nothing else includes this header. replay.c and apply.c are modules of
  * their own (replay.h, apply.h) that know nothing of a room.
@@ -82,7 +84,8 @@ struct room {
     /* room_squads.c's; NULL: no squad yet. Set once by the room thread,
      * read by the service threads. */
     _Atomic(struct room_squads *) squads;
-    struct room_store *store; /* room_persist.c's; NULL: neither log nor checkpoints */
+    struct room_store *store;   /* room_persist.c's; NULL: neither log nor checkpoints */
+    struct room_script *script; /* room_script.c's; NULL: the room runs no script */
 
     /* Tick-thread state. */
     struct stepper stepper; /* one tick thread or several for the step */
@@ -203,6 +206,9 @@ void room__take_checkpoint(struct room *r, const struct ckpt *id);
  * cannot be (the room then carries on from its own state). Tick thread. */
 void room__resume_from(struct room *r, const uint8_t *ck, size_t len);
 
+/* The room's script as it runs from now on, in the log (SCRIPT). */
+void room__record_script(struct room *r);
+
 /* Closes the log with END and frees the store. */
 void room__store_close(struct room *r);
 
@@ -254,6 +260,26 @@ struct tilestate *room__relay_tiles(struct room *r, unsigned audience);
 bool room__relay_is_unavailable(struct room *r, char *reason, size_t cap);
 
 /* ---- room_squads.c ----------------------------------------------------------------- */
+
+/* ---- room_script.c ------------------------------------------------------------------ */
+
+/* The room runs src from now on (saved: its state from a checkpoint, else
+ * it starts); 0, or a negative code with the reason in
+ * why[0..SCRIPT_REASON_MAX). Tick thread (or creation). */
+int room__script_create(struct room *r, const struct script_source *src, const uint8_t *saved,
+                        size_t len, char *why);
+void room__script_destroy(struct room *r);
+/* Before a step: a reload due now, then the script's tick hook. */
+void room__script_tick(struct room *r);
+bool room__script_is_on(const struct room *r);
+/* A game command's turn (a custom command, a join, a leave): 0, or a code
+ * with the reason in why[0..PROTO_MESSAGE_MAX). */
+int room__script_game(struct room *r, const struct proto_command *c, char *why);
+/* An admin's reload: the scripts directory's version becomes pending; *at
+ * says when it runs ("now", "next_match", "unchanged"). */
+int room__script_reload(struct room *r, char *why, const char **at);
+/* The running script (NULL: none), for checkpoints. */
+struct script *room__script(const struct room *r);
 
 /* After a step (the room thread): writes the teams' squads messages due. */
 void room__squads_after_step(struct room *r, int64_t now);

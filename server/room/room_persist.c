@@ -55,9 +55,21 @@ static int by_id(const void *a, const void *b)
 static struct persist_job *copy_room(struct room *r, const struct ckpt *id, uint32_t seq)
 {
     size_t owners = r->nowners * sizeof(struct ckpt_owner), world = sim_state_size(r->world);
-    struct persist_job *j = persist_job_alloc(owners + world);
-    if (!j)
+    struct script *script = room__script(r);
+    const struct script_source *src = script ? script_source(script) : NULL;
+    uint8_t *saved = NULL;
+    char why[SCRIPT_REASON_MAX];
+    int saved_len = script ? script_save(script, &saved, why) : 0;
+    if (saved_len < 0) { /* its text goes alone: a restore starts it afresh */
+        fprintf(stderr, "flockd: room \"%s\": its script's state is not saved: %s\n", r->name, why);
+        saved_len = 0;
+    }
+    size_t text = src ? src->len : 0;
+    struct persist_job *j = persist_job_alloc(owners + world + text + (size_t)saved_len);
+    if (!j) {
+        free(saved);
         return NULL;
+    }
     struct ckpt_owner *o = (struct ckpt_owner *)j->mem;
     for (uint32_t k = 0; k < r->nowners; k++)
         o[k] = (struct ckpt_owner){r->owners[k].id, r->owners[k].owner};
@@ -73,6 +85,18 @@ static struct persist_job *copy_room(struct room *r, const struct ckpt *id, uint
     j->ck.owners = o;
     j->ck.world = j->mem + owners;
     j->ck.world_len = world;
+    if (src) {
+        uint8_t *at = j->mem + owners + world;
+        memcpy(at, src->text, text);
+        if (saved_len)
+            memcpy(at + text, saved, (size_t)saved_len);
+        snprintf(j->ck.script, sizeof j->ck.script, "%s", src->name);
+        j->ck.script_text = (const char *)at;
+        j->ck.script_len = text;
+        j->ck.script_state = at + text;
+        j->ck.script_state_len = (size_t)saved_len;
+    }
+    free(saved);
     return j;
 }
 
@@ -139,6 +163,21 @@ void room_record_begin(struct room *r, const struct ckpt *id, bool restored)
     free(rec);
     free(ck);
     persist_job_free(j);
+}
+
+void room__record_script(struct room *r)
+{
+    struct script *script = room__script(r);
+    if (!r->store || !r->store->log || !script)
+        return;
+    const struct script_source *src = script_source(script);
+    size_t cap = reclog_script_size(strlen(src->name), src->len);
+    uint8_t *rec = malloc(cap);
+    int len = rec ? reclog_put_script(rec, cap, world_tick(r), src->name, src->text, src->len)
+                  : PROTO_E_INTERNAL;
+    if (len > 0)
+        recorder_add(r->store->log, rec, (size_t)len);
+    free(rec);
 }
 
 void room__record_command(struct room *r, uint64_t client, const struct room_applied *a)
@@ -213,6 +252,23 @@ static int restore_owners(struct room *r, const struct ckpt *c, const char **why
     return 0;
 }
 
+/* The checkpoint's script, with its state (without one: started afresh). */
+static int restore_script(struct room *r, const struct ckpt *c, const char **why)
+{
+    static _Thread_local char reason[SCRIPT_REASON_MAX];
+    struct script_source src = {0};
+    int rc = script_source_set(&src, c->script, c->script_text, c->script_len);
+    if (rc == 0)
+        rc = room__script_create(r, &src, c->script_state_len ? c->script_state : NULL,
+                                 c->script_state_len, reason);
+    else
+        snprintf(reason, sizeof reason, "a bad script name or text");
+    script_source_free(&src);
+    if (rc < 0)
+        *why = reason;
+    return rc;
+}
+
 int room_restore(struct room *r, const struct ckpt *c, const char **why)
 {
     int rc = sim_state_decode(r->world, c->world, c->world_len, why);
@@ -223,6 +279,8 @@ int room_restore(struct room *r, const struct ckpt *c, const char **why)
         return rc;
     r->paused = c->paused;
     r->steps_pending = c->steps_pending;
+    if (c->script[0] && (rc = restore_script(r, c, why)) < 0)
+        return rc;
     struct room_store *s = store_of(r);
     if (s)
         s->seq = c->seq;

@@ -25,8 +25,8 @@ static const double reply_bounds[METRICS_BUCKETS] = {0.0005, 0.001, 0.0025, 0.00
 /* Error codes counted separately; anything else lands on "other". The
  * list is fixed so the metric's label set is bounded. */
 static const char *const codes[] = {
-    "bad_json",  "unknown_cmd", "bad_arg",      "out_of_range", "capacity", "not_found",
-    "too_large", "queue_full",  "rate_limited", "forbidden",    "internal", "other",
+    "bad_json",   "unknown_cmd",  "bad_arg",   "out_of_range", "capacity", "not_found", "too_large",
+    "queue_full", "rate_limited", "forbidden", "internal",     "refused",  "other",
 };
 #define NCODES (sizeof codes / sizeof codes[0])
 _Static_assert(NCODES <= METRICS_MAX_CODES, "too many error codes");
@@ -49,6 +49,21 @@ void metrics_tick(uint64_t ns)
 void metrics_reply(uint64_t ns)
 {
     observe(&g_metrics.reply, reply_bounds, ns);
+}
+
+void metrics_script_hook(double ms)
+{
+    observe(&g_metrics.script, tick_bounds, (uint64_t)(ms * 1e6));
+}
+
+void metrics_script_error(void)
+{
+    atomic_fetch_add_explicit(&g_metrics.script_errors, 1, memory_order_relaxed);
+}
+
+void metrics_script_memory(int64_t delta)
+{
+    atomic_fetch_add_explicit(&g_metrics.script_memory, delta, memory_order_relaxed);
 }
 
 void metrics_stepped(void)
@@ -109,6 +124,9 @@ static void render_counters(struct textbuf *t)
         {"kicked_total", "Clients kicked by an admin.", offsetof(struct metrics, kicked)},
         {"rooms_created_total", "Rooms created by joins.", offsetof(struct metrics, rooms_created)},
         {"rooms_expired_total", "Empty rooms removed.", offsetof(struct metrics, rooms_expired)},
+        {"script_errors_total",
+         "Room scripts disabled by an error, their budget or their memory cap.",
+         offsetof(struct metrics, script_errors)},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         atomic_uint_fast64_t *v = (atomic_uint_fast64_t *)((char *)&g_metrics + rows[i].offset);
@@ -171,6 +189,10 @@ static void render_gauges(struct textbuf *t)
                    "# HELP flockd_rooms Rooms running.\n"
                    "# TYPE flockd_rooms gauge\nflockd_rooms %lld\n",
                    (long long)atomic_load_explicit(&g_metrics.rooms, memory_order_relaxed));
+    textbuf_printf(t,
+                   "# HELP flockd_script_memory_bytes Memory the rooms' scripts hold.\n"
+                   "# TYPE flockd_script_memory_bytes gauge\nflockd_script_memory_bytes %lld\n",
+                   (long long)atomic_load_explicit(&g_metrics.script_memory, memory_order_relaxed));
 }
 
 /* The two labelled counters: refusals by code, limit hits by limit. */
@@ -288,5 +310,7 @@ int metrics_render(char *buf, size_t cap)
     render_histogram(&t, "command_reply",
                      "Time from a command's arrival to its reply written to the client's socket.",
                      &g_metrics.reply, reply_bounds);
+    render_histogram(&t, "script_hook", "Time one call of a room script's hook took.",
+                     &g_metrics.script, tick_bounds);
     return textbuf_finish(&t);
 }

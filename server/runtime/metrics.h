@@ -61,9 +61,12 @@ enum metrics_limit {
 struct metrics {
     atomic_uint_fast64_t ticks;
     atomic_uint_fast64_t tick_overruns;
-    atomic_uint_fast64_t split_ticks; /* steps cut into pieces for several tick threads */
-    struct metrics_histogram tick;    /* a room's period of work */
-    struct metrics_histogram reply;   /* a command's arrival to its reply's write */
+    atomic_uint_fast64_t split_ticks;   /* steps cut into pieces for several tick threads */
+    struct metrics_histogram tick;      /* a room's period of work */
+    struct metrics_histogram reply;     /* a command's arrival to its reply's write */
+    struct metrics_histogram script;    /* one call of a room script's hook */
+    atomic_uint_fast64_t script_errors; /* scripts disabled (error, budget, memory) */
+    atomic_int_fast64_t script_memory;  /* bytes every room's script holds */
     atomic_int_fast64_t clients;
     atomic_uint_fast64_t connections_total;
     atomic_uint_fast64_t snapshots_encoded;
@@ -102,6 +105,13 @@ void metrics_reply(uint64_t ns);
 
 /* Counts one tick that stepped a world (flockd_ticks_total). */
 void metrics_stepped(void);
+
+/* A room script's hook call of `ms` milliseconds (flockd_script_hook_seconds). */
+void metrics_script_hook(double ms);
+/* A room script was disabled (flockd_script_errors_total). */
+void metrics_script_error(void);
+/* A room script's memory grew (or shrank) by delta bytes (flockd_script_memory_bytes). */
+void metrics_script_memory(int64_t delta);
 
 /* Counts one hit of a limit. */
 void metrics_limit(enum metrics_limit which);

@@ -29,14 +29,14 @@
 
 #include "sim.h"
 
-#define SCRIPT_NAME_MAX        32        /* bytes of a script's name: [A-Za-z0-9_-] */
-#define SCRIPT_SOURCE_MAX      (1 << 20) /* bytes of a script's source */
-#define SCRIPT_STATE_MAX       (1 << 20) /* bytes of a script's saved state */
-#define SCRIPT_PUBLISH_MAX     16384     /* bytes of one published state, as JSON */
-#define SCRIPT_INSTRUCTIONS    1000000   /* default budget of one hook call */
-#define SCRIPT_MEMORY          (64u << 20) /* default memory cap of one room's script */
-#define SCRIPT_REASON_MAX      256
-#define SCRIPT_WALL_MS         100 /* a hook still running after this long is stopped */
+#define SCRIPT_NAME_MAX     32          /* bytes of a script's name: [A-Za-z0-9_-] */
+#define SCRIPT_SOURCE_MAX   (1 << 20)   /* bytes of a script's source */
+#define SCRIPT_STATE_MAX    (1 << 20)   /* bytes of a script's saved state */
+#define SCRIPT_PUBLISH_MAX  16384       /* bytes of one published state, as JSON */
+#define SCRIPT_INSTRUCTIONS 1000000     /* default budget of one hook call */
+#define SCRIPT_MEMORY       (64u << 20) /* default memory cap of one room's script */
+#define SCRIPT_REASON_MAX   256
+#define SCRIPT_WALL_MS      100 /* a hook still running after this long is stopped */
 
 /* A script's source as the room holds it: its name, its text and the hash
  * of the text (FNV-1a, 64 bits) that the welcome and the log show. */
@@ -62,9 +62,9 @@ struct script_limits {
  * thread, inside a hook. */
 struct script_env {
     struct sim_world *world;
-    uint64_t seed;   /* of the script's random stream */
-    double tick_hz;  /* the world's ticks per second */
-    int max_teams;   /* rts: teams 1..max_teams; 0: a sandbox */
+    uint64_t seed;  /* of the script's random stream */
+    double tick_hz; /* the world's ticks per second */
+    int max_teams;  /* rts: teams 1..max_teams; 0: a sandbox */
     const char *room;
     /* The script's state for everyone (team 0) or for one team, as JSON. */
     void (*publish)(void *arg, int team, const char *json, size_t len);

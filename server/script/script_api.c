@@ -450,8 +450,7 @@ static int api_params(lua_State *L)
         if (rc < 0) {
             for (size_t k = 0; k < sim_param_count(); k++) { /* none of them, then */
                 const struct sim_param_desc *d = sim_param_at(k);
-                sim_param_set(w, team, d->name,
-                              *sim_param_field(&saved, d));
+                sim_param_set(w, team, d->name, *sim_param_field(&saved, d));
             }
             lua_pop(L, 1);
             lua_pushnil(L);
@@ -527,8 +526,7 @@ static int api_select(lua_State *L)
     uint32_t n;
     uint32_t *ids = check_ids(L, 3, &n);
     struct sim_selection sel = {.by = SIM_SELECT_IDS, .ids = ids, .n = n};
-    int rc = n > SIM_SELECT_MAX ? SIM_ERANGE
-                                : sim_select(world_of(L), team, (int)squad, &sel);
+    int rc = n > SIM_SELECT_MAX ? SIM_ERANGE : sim_select(world_of(L), team, (int)squad, &sel);
     if (rc < 0)
         return fail(L, rc);
     lua_pushinteger(L, rc);
@@ -549,8 +547,8 @@ static int api_formation(lua_State *L)
 
 static int api_obstacle_add(lua_State *L)
 {
-    int64_t id = sim_obstacle_add(world_of(L), check_float(L, 1), check_float(L, 2),
-                                  check_float(L, 3));
+    int64_t id =
+        sim_obstacle_add(world_of(L), check_float(L, 1), check_float(L, 2), check_float(L, 3));
     if (id < 0)
         return fail(L, (int)id);
     lua_pushinteger(L, id);
@@ -560,8 +558,8 @@ static int api_obstacle_add(lua_State *L)
 static int api_obstacle_remove(lua_State *L)
 {
     lua_Integer id = luaL_checkinteger(L, 1);
-    int rc = id >= 1 && id <= UINT32_MAX ? sim_obstacle_remove(world_of(L), (uint32_t)id)
-                                         : SIM_ENOENT;
+    int rc =
+        id >= 1 && id <= UINT32_MAX ? sim_obstacle_remove(world_of(L), (uint32_t)id) : SIM_ENOENT;
     if (rc < 0)
         return fail(L, rc);
     lua_pushboolean(L, 1);

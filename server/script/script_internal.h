@@ -20,13 +20,13 @@ struct script {
     struct script_source src;
     struct script_env env;
     struct script_limits lim;
-    struct pcg32 rng;  /* flock.random's stream, saved with the state */
-    int hooks_ref;     /* the prelude's entry points (registry) */
-    size_t memory;     /* bytes the state holds */
-    uint64_t used;     /* budget spent by the hook call in progress */
-    int64_t started;   /* when it began (clock.h), for the wall-time guard */
+    struct pcg32 rng; /* flock.random's stream, saved with the state */
+    int hooks_ref;    /* the prelude's entry points (registry) */
+    size_t memory;    /* bytes the state holds */
+    uint64_t used;    /* budget spent by the hook call in progress */
+    int64_t started;  /* when it began (clock.h), for the wall-time guard */
     bool in_hook;
-    bool over;         /* the budget or the wall time ran out: stop at once */
+    bool over; /* the budget or the wall time ran out: stop at once */
     bool running;
     char why[SCRIPT_REASON_MAX];
     struct script_stats stats;

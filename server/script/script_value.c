@@ -390,10 +390,18 @@ static void dec_value(lua_State *L, struct dec *d, int depth)
         luaL_error(L, "a saved state nested too deep");
     char tag = (char)take(L, d, 1);
     switch (tag) {
-    case 'n': lua_pushnil(L); return;
-    case 'f': lua_pushboolean(L, 0); return;
-    case 't': lua_pushboolean(L, 1); return;
-    case 'i': lua_pushinteger(L, (lua_Integer)take(L, d, 8)); return;
+    case 'n':
+        lua_pushnil(L);
+        return;
+    case 'f':
+        lua_pushboolean(L, 0);
+        return;
+    case 't':
+        lua_pushboolean(L, 1);
+        return;
+    case 'i':
+        lua_pushinteger(L, (lua_Integer)take(L, d, 8));
+        return;
     case 'd': {
         uint64_t bits = take(L, d, 8);
         double v;

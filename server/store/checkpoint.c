@@ -34,16 +34,25 @@ static size_t size_of(size_t room, size_t build, size_t password, size_t teams, 
            world + CRC_BYTES;
 }
 
+/* Bytes of the script section (§2.3). */
+static size_t script_bytes(const struct ckpt *c)
+{
+    size_t n = strlen(c->script);
+    return 1 + (n ? n + 4 + c->script_len + 4 + c->script_state_len : 0);
+}
+
 size_t ckpt_size(const struct ckpt *c)
 {
     return size_of(strlen(c->room), strlen(c->build), strlen(c->password), c->max_teams,
-                   c->owner_count, c->world_len);
+                   c->owner_count, c->world_len) +
+           script_bytes(c);
 }
 
 size_t ckpt_max_size(uint32_t capacity, uint32_t max_obstacles)
 {
     return size_of(PROTO_ROOM_MAX, CKPT_BUILD_MAX, PROTO_TOKEN_MAX, CKPT_TEAMS_MAX, max_obstacles,
-                   sim_state_max_size(capacity, max_obstacles));
+                   sim_state_max_size(capacity, max_obstacles)) +
+           1 + CKPT_SCRIPT_NAME_MAX + 8 + 2 * (size_t)CKPT_SCRIPT_MAX;
 }
 
 /* ---- encode ----------------------------------------------------------------- */
@@ -90,7 +99,8 @@ int ckpt_encode(const struct ckpt *c, uint8_t *buf, size_t cap)
     size_t total = ckpt_size(c);
     if (strlen(c->room) > PROTO_ROOM_MAX || strlen(c->build) > CKPT_BUILD_MAX ||
         strlen(c->password) > PROTO_TOKEN_MAX || c->max_teams > CKPT_TEAMS_MAX ||
-        total > UINT32_MAX || total > INT32_MAX)
+        strlen(c->script) > CKPT_SCRIPT_NAME_MAX || c->script_len > CKPT_SCRIPT_MAX ||
+        c->script_state_len > CKPT_SCRIPT_MAX || total > UINT32_MAX || total > INT32_MAX)
         return PROTO_E_BAD_VALUE;
     if (cap < total)
         return PROTO_E_NOSPACE;
@@ -108,6 +118,15 @@ int ckpt_encode(const struct ckpt *c, uint8_t *buf, size_t cap)
         bytes_put(&w, o.owner, 8);
     }
     bytes_put_mem(&w, c->world, c->world_len);
+    size_t sn = strlen(c->script);
+    bytes_put(&w, sn, 1);
+    if (sn) {
+        bytes_put_mem(&w, c->script, sn);
+        bytes_put(&w, c->script_len, 4);
+        bytes_put_mem(&w, c->script_text, c->script_len);
+        bytes_put(&w, c->script_state_len, 4);
+        bytes_put_mem(&w, c->script_state, c->script_state_len);
+    }
     bytes_put(&w, crc32_z(0, buf, w.len), 4);
     return w.overflow ? PROTO_E_NOSPACE : (int)total;
 }
@@ -154,6 +173,7 @@ static int is_token(const char *s)
 
 /* The header's lengths, checked against the limits and the total. */
 struct lengths {
+    uint64_t version;
     size_t room, build, password, teams, owners, world;
 };
 
@@ -166,7 +186,8 @@ static int read_header(struct bytes_r *r, size_t len, struct ckpt *c, struct len
     if (len < HEADER_BYTES + CRC_BYTES)
         return refuse(why, PROTO_E_TRUNCATED, "cut short inside its header");
     bytes_take(r, sizeof MAGIC);
-    if (bytes_get(r, 2) != CKPT_VERSION)
+    n->version = bytes_get(r, 2);
+    if (n->version != 1 && n->version != CKPT_VERSION)
         return refuse(why, PROTO_E_BAD_VERSION, "a checkpoint of another format version");
     uint64_t reserved = bytes_get(r, 2), total = bytes_get(r, 4);
     if (len < total)
@@ -181,7 +202,8 @@ static int read_header(struct bytes_r *r, size_t len, struct ckpt *c, struct len
     c->mode = (enum proto_mode)bytes_get(r, 1);
     uint64_t flags = bytes_get(r, 1);
     c->paused = (int)(flags & 1);
-    *n = (struct lengths){.room = bytes_get(r, 1), .build = bytes_get(r, 1)};
+    uint64_t version = n->version;
+    *n = (struct lengths){.version = version, .room = bytes_get(r, 1), .build = bytes_get(r, 1)};
     n->password = bytes_get(r, 2);
     n->teams = c->max_teams = (uint32_t)bytes_get(r, 2);
     n->owners = c->owner_count = (uint32_t)bytes_get(r, 4);
@@ -198,7 +220,8 @@ static int check_lengths(const struct lengths *n, size_t len, const char **why)
     if (n->room > PROTO_ROOM_MAX || n->build > CKPT_BUILD_MAX || n->password > PROTO_TOKEN_MAX ||
         n->teams > CKPT_TEAMS_MAX)
         return refuse(why, PROTO_E_BAD_VALUE, "a name, token or count beyond its limit");
-    if (size_of(n->room, n->build, n->password, n->teams, n->owners, n->world) != len)
+    size_t parts = size_of(n->room, n->build, n->password, n->teams, n->owners, n->world);
+    if (n->version == 1 ? parts != len : parts + 1 > len)
         return refuse(why, PROTO_E_BAD_VALUE, "its parts do not add up to its length");
     return 0;
 }
@@ -275,6 +298,29 @@ static int check_world(struct ckpt *c, const uint8_t *world, const char **why)
     return 0;
 }
 
+/* Version 2's script section (§2.3), which must end at the CRC. */
+static int read_script(struct bytes_r *r, size_t len, struct ckpt *c, const char **why)
+{
+    size_t n = (size_t)bytes_get(r, 1);
+    if (n > CKPT_SCRIPT_NAME_MAX)
+        return refuse(why, PROTO_E_BAD_VALUE, "a script name beyond its limit");
+    if (n) {
+        bytes_get_str(r, c->script, n);
+        c->script_len = (size_t)bytes_get(r, 4);
+        c->script_text =
+            c->script_len <= CKPT_SCRIPT_MAX ? (const char *)bytes_take(r, c->script_len) : NULL;
+        c->script_state_len = (size_t)bytes_get(r, 4);
+        c->script_state =
+            c->script_state_len <= CKPT_SCRIPT_MAX ? bytes_take(r, c->script_state_len) : NULL;
+        if (!c->script_text || !c->script_state || strlen(c->script) != n ||
+            !is_room_name(c->script) || memchr(c->script_text, '\0', c->script_len))
+            return refuse(why, PROTO_E_BAD_VALUE, "a malformed script section");
+    }
+    if (r->short_read || r->at != len - CRC_BYTES)
+        return refuse(why, PROTO_E_BAD_VALUE, "its parts do not add up to its length");
+    return 0;
+}
+
 int ckpt_decode(const uint8_t *buf, size_t len, struct ckpt *out, const char **why)
 {
     struct ckpt c;
@@ -292,6 +338,8 @@ int ckpt_decode(const uint8_t *buf, size_t len, struct ckpt *out, const char **w
         rc = read_owners(&r, &c, why);
     if (rc == 0)
         rc = check_world(&c, bytes_take(&r, c.world_len), why);
+    if (rc == 0 && n.version >= 2)
+        rc = read_script(&r, len, &c, why);
     if (rc < 0)
         return rc;
     *out = c;

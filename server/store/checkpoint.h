@@ -33,9 +33,11 @@
 #include "secret.h"
 #include "sim.h"
 
-#define CKPT_VERSION   1
-#define CKPT_BUILD_MAX 63  /* bytes of the build id */
-#define CKPT_TEAMS_MAX 255 /* RTS teams 1..255 */
+#define CKPT_VERSION         2   /* a reader also takes 1: no script section */
+#define CKPT_BUILD_MAX       63  /* bytes of the build id */
+#define CKPT_TEAMS_MAX       255 /* RTS teams 1..255 */
+#define CKPT_SCRIPT_NAME_MAX 32
+#define CKPT_SCRIPT_MAX      (1u << 20) /* bytes of a script's text, and of its state */
 
 enum ckpt_team_state { CKPT_TEAM_FREE, CKPT_TEAM_PLAYING, CKPT_TEAM_WAITING };
 
@@ -75,6 +77,13 @@ struct ckpt {
     /* The world: a sim_state. */
     const uint8_t *world;
     size_t world_len;
+    /* The room's script (FILES.md §2.3): its name ("" for none), its text
+     * and its saved state (script.h's bytes). */
+    char script[CKPT_SCRIPT_NAME_MAX + 1];
+    const char *script_text;
+    size_t script_len;
+    const uint8_t *script_state;
+    size_t script_state_len;
 };
 
 /* Bytes ckpt_encode(c) writes; and the most any checkpoint of a world of

@@ -34,6 +34,7 @@ enum arg_type {
     ARG_SELECTION,  /* u8 by; rect: 4 f32; ids: u16 N, N u32; squads: u64; all: nothing */
     ARG_WAYPOINTS,  /* u8 N (1..16), N times f32 x, f32 y */
     ARG_GIVEN,      /* an int has_ flag: stored values are always given (set on reading) */
+    ARG_TEXT,       /* a game command's text: u16 N (0..PROTO_GAME_MAX), N bytes, no NUL */
 };
 
 struct arg {
@@ -62,6 +63,7 @@ struct arg {
 #define SQUAD(m)       {ARG_I16, FIELD(m, int), 1, PROTO_SQUADS}
 #define ORDER(o)       {ARG_I16, FIELD(order.order, int), o, o}
 #define GIVEN(m)       {ARG_GIVEN, FIELD(m, int), 0, 0}
+#define TEXT(m)        {ARG_TEXT, offsetof(struct proto_command, args.m), 0, 0}
 #define NO_ARGS        {{ARG_END, 0, 0, 0}}
 /* clang-format on */
 
@@ -115,6 +117,11 @@ static const struct command_row {
                              {U8(formation.team), SQUAD(formation.squad),
                               I16(formation.shape, 0, PROTO_SHAPE_COUNT - 1),
                               F32_NONNEG(formation.spacing)}},
+    /* A room script's event: a custom command, a join or a leave (§14). */
+    [PROTO_CMD_GAME] = {20,
+                        {I16(game.event, PROTO_GAME_COMMAND, PROTO_GAME_LEAVE),
+                         I16(game.role, 0, 2), I16(game.team, -1, PROTO_GROUPS - 1),
+                         U64(game.player, 0, UINT64_MAX), TEXT(game.text)}},
 };
 
 static int code_of(enum proto_cmd kind)
@@ -252,6 +259,10 @@ static void put_arg(struct bytes_w *w, const struct arg *a, const void *p, uint3
     case ARG_WAYPOINTS:
         put_waypoints(w, p);
         break;
+    case ARG_TEXT:
+        bytes_put(w, strnlen(p, PROTO_GAME_MAX), 2);
+        bytes_put_mem(w, p, strnlen(p, PROTO_GAME_MAX));
+        break;
     default: /* ARG_GIVEN: not stored */
         break;
     }
@@ -297,6 +308,26 @@ int reclog_put_hash(uint8_t *buf, size_t cap, uint64_t tick, uint64_t hash)
 int reclog_put_end(uint8_t *buf, size_t cap, uint64_t tick, uint64_t hash)
 {
     return put_tick_hash(buf, cap, RECLOG_END, tick, hash);
+}
+
+size_t reclog_script_size(size_t name_len, size_t text_len)
+{
+    return RECLOG_FRAME + 1 + 8 + 1 + name_len + 4 + text_len;
+}
+
+int reclog_put_script(uint8_t *buf, size_t cap, uint64_t tick, const char *name, const char *text,
+                      size_t text_len)
+{
+    size_t nl = strnlen(name, RECLOG_SCRIPT_NAME_MAX + 1);
+    if (nl == 0 || nl > RECLOG_SCRIPT_NAME_MAX || text_len > RECLOG_SCRIPT_MAX)
+        return PROTO_E_BAD_ARG;
+    struct bytes_w w = open_record(buf, cap, RECLOG_SCRIPT);
+    bytes_put(&w, tick, 8);
+    bytes_put(&w, nl, 1);
+    bytes_put_mem(&w, name, nl);
+    bytes_put(&w, text_len, 4);
+    bytes_put_mem(&w, text, text_len);
+    return seal(&w);
 }
 
 int reclog_put_checkpoint(uint8_t *buf, size_t cap, uint64_t tick, uint32_t seq)
@@ -487,6 +518,16 @@ static int get_args(struct bytes_r *r, struct proto_command *c, uint32_t *obstac
         int rc = 0;
         if (a->type == ARG_PARAMS)
             return get_params(r, (struct proto_params_args *)((char *)c + a->at), why);
+        if (a->type == ARG_TEXT) {
+            char *t = (char *)c + a->at;
+            size_t n = (size_t)bytes_get(r, 2);
+            if (n > PROTO_GAME_MAX || n > r->len - r->at)
+                return refuse(why, PROTO_E_BAD_VALUE, "a game command with a text too long");
+            bytes_get_str(r, t, n);
+            if (strlen(t) != n)
+                return refuse(why, PROTO_E_BAD_VALUE, "a game command with a NUL in its text");
+            continue;
+        }
         if (a->type == ARG_SELECTION || a->type == ARG_WAYPOINTS) {
             void *p = (char *)c + a->at;
             rc = a->type == ARG_SELECTION ? get_selection(r, p, why) : get_waypoints(r, p, why);
@@ -510,6 +551,23 @@ static int get_command(struct bytes_r *r, struct reclog_record *rec, const char 
     return get_args(r, &rec->cmd, &rec->obstacle, why);
 }
 
+static int get_script(struct bytes_r *r, struct reclog_record *rec, const char **why)
+{
+    rec->tick = bytes_get(r, 8);
+    size_t nl = (size_t)bytes_get(r, 1);
+    if (nl == 0 || nl > RECLOG_SCRIPT_NAME_MAX)
+        return refuse(why, PROTO_E_BAD_VALUE, "a SCRIPT record with a bad name");
+    bytes_get_str(r, rec->script_name, nl);
+    rec->script_len = (size_t)bytes_get(r, 4);
+    if (r->short_read || strlen(rec->script_name) != nl || rec->script_len > RECLOG_SCRIPT_MAX ||
+        rec->script_len != r->len - r->at)
+        return refuse(why, PROTO_E_BAD_VALUE, "a malformed SCRIPT record");
+    rec->script = (const char *)bytes_take(r, rec->script_len);
+    if (memchr(rec->script, '\0', rec->script_len))
+        return refuse(why, PROTO_E_BAD_VALUE, "a SCRIPT record with a NUL in its text");
+    return 0;
+}
+
 /* The payload of one whole record into *rec. */
 static int get_record(const uint8_t *payload, size_t n, struct reclog_record *rec, const char **why)
 {
@@ -530,6 +588,9 @@ static int get_record(const uint8_t *payload, size_t n, struct reclog_record *re
     case RECLOG_CHECKPOINT:
         rec->tick = bytes_get(&r, 8);
         rec->seq = (uint32_t)bytes_get(&r, 4);
+        break;
+    case RECLOG_SCRIPT:
+        rc = get_script(&r, rec, why);
         break;
     default:
         return refuse(why, PROTO_E_BAD_VALUE, "a record of an unknown type");

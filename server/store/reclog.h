@@ -10,7 +10,8 @@
  * command that changed the room (COMMAND, with the tick it took effect at
  * and who sent it; the server's own commands too), every N ticks the
  * tick's sim_hash (HASH), a mark wherever a checkpoint was taken
- * (CHECKPOINT) and, when the room closes, END with the last tick and hash.
+ * (CHECKPOINT), the text of a room script wherever one was loaded
+ * (SCRIPT) and, when the room closes, END with the last tick and hash.
  * A restarted room appends a new BEGIN to the same log.
  *
  * Reading applies the torn-record rule: a record that fails its frame
@@ -45,7 +46,11 @@ enum reclog_type {
     RECLOG_HASH = 3,
     RECLOG_CHECKPOINT = 4,
     RECLOG_END = 5,
+    RECLOG_SCRIPT = 6,
 };
+
+#define RECLOG_SCRIPT_NAME_MAX 32        /* bytes of a script's name */
+#define RECLOG_SCRIPT_MAX      (1 << 20) /* bytes of a script's text */
 
 enum reclog_reason {
     RECLOG_FRESH = 0,    /* the room starts new (created, or nothing to restore) */
@@ -70,6 +75,10 @@ struct reclog_record {
     uint64_t hash;
     /* CHECKPOINT */
     uint32_t seq;
+    /* SCRIPT: the room runs this script from this tick on (points into the log) */
+    char script_name[RECLOG_SCRIPT_NAME_MAX + 1];
+    const char *script;
+    size_t script_len;
 };
 
 /* True for the commands a log records: those that change a room (not
@@ -88,6 +97,11 @@ int reclog_put_command(uint8_t *buf, size_t cap, uint64_t tick, uint64_t client,
                        const struct proto_command *cmd, uint32_t obstacle);
 int reclog_put_hash(uint8_t *buf, size_t cap, uint64_t tick, uint64_t hash);
 int reclog_put_checkpoint(uint8_t *buf, size_t cap, uint64_t tick, uint32_t seq);
+/* A script's text the room runs from `tick` on (a room's script loaded or
+ * reloaded); reclog_script_size() bytes. */
+size_t reclog_script_size(size_t name_len, size_t text_len);
+int reclog_put_script(uint8_t *buf, size_t cap, uint64_t tick, const char *name, const char *text,
+                      size_t text_len);
 int reclog_put_end(uint8_t *buf, size_t cap, uint64_t tick, uint64_t hash);
 
 /* ---- reading ---- */

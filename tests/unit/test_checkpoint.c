@@ -176,10 +176,37 @@ static void a_byte_too_many_another_version_or_no_magic_is_refused(void **state)
     struct ckpt out;
     buf[len] = 0;
     assert_int_equal(ckpt_decode(buf, len + 1, &out, NULL), PROTO_E_BAD_LENGTH);
-    buf[8] = 2;
+    buf[8] = 3;
     assert_int_equal(ckpt_decode(buf, len, &out, NULL), PROTO_E_BAD_VERSION);
     buf[0] = 'X';
     assert_int_equal(ckpt_decode(buf, len, &out, NULL), PROTO_E_BAD_MAGIC);
+    free(buf);
+}
+
+/* A room's script (§2.3) reads back byte for byte; a cut one is refused. */
+static void a_script_section_reads_back(void **state)
+{
+    (void)state;
+    struct ckpt c = sample();
+    strcpy(c.script, "flockwars");
+    c.script_text = "function on_tick() end";
+    c.script_len = strlen(c.script_text);
+    static const uint8_t saved[] = {1, 2, 3, 0, 5};
+    c.script_state = saved;
+    c.script_state_len = sizeof saved;
+    size_t len = ckpt_size(&c);
+    uint8_t *buf = malloc(len);
+    assert_int_equal(ckpt_encode(&c, buf, len), (int)len);
+    struct ckpt out;
+    assert_int_equal(ckpt_decode(buf, len, &out, NULL), 0);
+    assert_string_equal(out.script, "flockwars");
+    assert_int_equal(out.script_len, c.script_len);
+    assert_memory_equal(out.script_text, c.script_text, c.script_len);
+    assert_int_equal(out.script_state_len, sizeof saved);
+    assert_memory_equal(out.script_state, saved, sizeof saved);
+    buf[len - 4 - sizeof saved - 4] = 0xff; /* the state's length runs past the end */
+    const char *why = NULL;
+    assert_true(ckpt_decode(buf, len, &out, &why) < 0);
     free(buf);
 }
 
@@ -251,6 +278,7 @@ int main(void)
         cmocka_unit_test(every_cut_is_refused_as_truncated),
         cmocka_unit_test(every_flipped_byte_is_refused),
         cmocka_unit_test(a_byte_too_many_another_version_or_no_magic_is_refused),
+        cmocka_unit_test(a_script_section_reads_back),
         cmocka_unit_test(fields_that_break_their_rules_are_refused_under_a_good_checksum),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

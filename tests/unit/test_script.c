@@ -68,8 +68,12 @@ static struct script *load(const char *text, const struct script_limits *lim, ch
         world();
     struct script_source src = {0};
     assert_int_equal(script_source_set(&src, "t", text, strlen(text)), 0);
-    struct script_env env = {.world = g_world, .seed = 11, .tick_hz = 30.0, .max_teams = 4,
-                             .room = "test", .publish = published};
+    struct script_env env = {.world = g_world,
+                             .seed = 11,
+                             .tick_hz = 30.0,
+                             .max_teams = 4,
+                             .room = "test",
+                             .publish = published};
     struct script *s = script_create(&src, &env, lim, NULL, 0, why);
     script_source_free(&src);
     return s;
@@ -129,7 +133,7 @@ static void test_runaway_loop_is_stopped(void **state)
     assert_false(script_tick(g_script));
     double ms = (double)(clock_mono_ns() - t0) / 1e6;
     assert_non_null(strstr(reason(), "budget"));
-    assert_true(ms < 200.0); /* the budget: ~1 M instructions, a few ms here */
+    assert_true(ms < 200.0);             /* the budget: ~1 M instructions, a few ms here */
     assert_false(script_tick(g_script)); /* stays disabled */
 }
 
@@ -153,8 +157,8 @@ static void test_memory_cap(void **state)
     assert_false(script_tick(g_script));
     assert_non_null(strstr(reason(), "memory"));
     script_destroy(g_script);
-    g_script = load("function on_tick() local t = {} for i = 1, 1e9 do t[i] = {i} end end\n",
-                    &lim, why);
+    g_script =
+        load("function on_tick() local t = {} for i = 1, 1e9 do t[i] = {i} end end\n", &lim, why);
     assert_non_null(g_script);
     assert_false(script_tick(g_script));
     assert_true(strstr(reason(), "memory") || strstr(reason(), "budget"));
@@ -257,9 +261,10 @@ static void test_convert_and_despawn_by_id(void **state)
 static void test_state_survives_save_and_restore(void **state)
 {
     (void)state;
-    const char *text = "function on_start() state.t = {1, 2.5, 'x', nested = {y = true}}\n"
-                       "  state.r = flock.random(1, 1000000) end\n"
-                       "function on_tick() flock.publish({t = state.t, r = flock.random(1, 1000000)}) end\n";
+    const char *text =
+        "function on_start() state.t = {1, 2.5, 'x', nested = {y = true}}\n"
+        "  state.r = flock.random(1, 1000000) end\n"
+        "function on_tick() flock.publish({t = state.t, r = flock.random(1, 1000000)}) end\n";
     load_ok(text);
     assert_true(script_start(g_script));
     uint8_t *saved;
@@ -271,8 +276,12 @@ static void test_state_survives_save_and_restore(void **state)
     snprintf(first, sizeof first, "%s", g_published);
     struct script_source src = {0};
     script_source_set(&src, "t", text, strlen(text));
-    struct script_env env = {.world = g_world, .seed = 99, .tick_hz = 30.0, .max_teams = 4,
-                             .room = "test", .publish = published};
+    struct script_env env = {.world = g_world,
+                             .seed = 99,
+                             .tick_hz = 30.0,
+                             .max_teams = 4,
+                             .room = "test",
+                             .publish = published};
     struct script *again = script_create(&src, &env, NULL, saved, (size_t)n, why);
     script_source_free(&src);
     free(saved);
