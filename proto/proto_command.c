@@ -644,9 +644,9 @@ static int parse_game(struct ctx *c, struct proto_command *out)
 static int parse_script(struct ctx *c, struct proto_command *out)
 {
     const cJSON *reload = field(c, "reload");
-    if (!reload || !cJSON_IsTrue(reload))
-        return fail(c, PROTO_E_BAD_ARG, "field 'reload' must be true");
-    out->args.script.reload = 1;
+    if (!reload || !cJSON_IsBool(reload))
+        return fail(c, PROTO_E_BAD_ARG, "field 'reload' must be true or false");
+    out->args.script.reload = cJSON_IsTrue(reload);
     return 0;
 }
 

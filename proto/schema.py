@@ -30,7 +30,7 @@ ARG_KEYS = {"name", "type", "min", "max", "required", "default", "doc", "min_len
 # An array's items: whole numbers or numbers in [min, max], or points [x, y] in the world.
 ITEM_TYPES = {"int", "number", "point"}
 CMD_KEYS = {"name", "summary", "who", "who_note", "team_arg", "args", "registry", "ack",
-            "errors", "one_of"}
+            "errors", "one_of", "open_args"}
 BOUND = re.compile(r"^[WHC0-9(),/*. minax]+$")
 
 
@@ -137,6 +137,8 @@ def md_command_row(c):
         args.append("exactly one of %s" % ", ".join("`%s`" % n for n in c["one_of"]))
     if c.get("registry"):
         args.append("then one or more `NAME: VALUE` from the parameter registry")
+    if c.get("open_args"):
+        args.append("any members, any JSON: the room's script reads them (§14)")
     ack = []
     for k, v in c["ack"].items():
         ack.append("`%s`: %s" % (k, v["doc"]) if v.get("doc") else "`%s`" % k)

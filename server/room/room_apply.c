@@ -281,7 +281,10 @@ static int apply_game(struct room *r, const struct proto_command *c, struct outc
  * again by the lobby): at once or at its next match. */
 static int apply_script(struct room *r, const struct proto_command *c, struct outcome *o)
 {
-    (void)c;
+    if (!c->args.script.reload) {
+        o->at = "unchanged";
+        return 0;
+    }
     int rc = room__script_reload(r, o->text, &o->at);
     if (rc < 0)
         o->message = o->text;

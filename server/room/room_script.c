@@ -64,8 +64,9 @@ static void published(void *arg, int team, const char *json, size_t len)
     static _Thread_local char buf[GAME_TEXT_MAX];
     struct sim_view v;
     sim_view(r->world, &v);
-    int head = team > 0 ? snprintf(buf, sizeof buf, "{\"type\":\"game\",\"tick\":%llu,\"team\":%d,"
-                                                    "\"state\":",
+    int head = team > 0 ? snprintf(buf, sizeof buf,
+                                   "{\"type\":\"game\",\"tick\":%llu,\"team\":%d,"
+                                   "\"state\":",
                                    (unsigned long long)v.tick, team)
                         : snprintf(buf, sizeof buf, "{\"type\":\"game\",\"tick\":%llu,\"state\":",
                                    (unsigned long long)v.tick);
@@ -179,8 +180,8 @@ static void swap(struct room *r)
     struct script *s = n >= 0 ? make(r, &rs->pending, saved, (size_t)n, why) : NULL;
     free(saved);
     if (!s) {
-        fprintf(stderr, "flockd: room %s: script %s not reloaded: %s\n", r->name,
-                rs->pending.name, why);
+        fprintf(stderr, "flockd: room %s: script %s not reloaded: %s\n", r->name, rs->pending.name,
+                why);
         post_status(r, "running", why);
         script_source_free(&rs->pending);
         return;

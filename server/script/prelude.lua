@@ -97,6 +97,8 @@ function match.setup(cfg)
 end
 
 function match.phase() return sys.match and sys.match.phase end
+-- The settings match.setup took; a script may change them between matches.
+function match.config() return sys.match and sys.match.cfg end
 function match.round() return sys.match and sys.match.round end
 
 -- Seconds left in the countdown or before the time limit; nil without one.

@@ -84,9 +84,17 @@ function on_match_reset()
   for _, t in ipairs(state.teams or {}) do flock.despawn(flock.units(t)) end
 end
 
--- Custom commands: an admin may set the units per team before a match.
+-- Custom commands: an admin may set the units per team and the time limit
+-- before a match.
 function on_game(p, msg)
-  if msg.action == "units" then
+  if msg.action == "time_limit" then
+    if p.role ~= "admin" then return false, "only an admin sets the time limit" end
+    local s = tonumber(msg.seconds)
+    if not s or s < 1 or s > 3600 then return false, "time_limit: seconds 1..3600" end
+    if match.phase() ~= "lobby" then return false, "the time limit is set in the lobby" end
+    match.config().time_limit = s
+    return true
+  elseif msg.action == "units" then
     if p.role ~= "admin" then return false, "only an admin sets the units per team" end
     local n = math.tointeger(msg.n)
     if not n or n < 1 or n > 5000 then return false, "units: a whole number 1..5000" end

@@ -44,39 +44,45 @@ async def phase(c, name, timeout=15):
 
 @test
 async def two_players_play_a_match_to_its_winner():
-    with Flockd(FLOCKD, *GAME) as d:
+    with Flockd(FLOCKD, *GAME, "--admin-token", "s3cret") as d:
         a = await joined(d, "default", "player", name="ann")
         b = await joined(d, "default", "player", name="bob")
         viewer = await joined(d, "default", "viewer")
+        admin = await joined(d, "default", "admin", token="s3cret")
         assert a.welcome["script"]["name"] == "flockwars", a.welcome
         assert len(a.welcome["script"]["hash"]) == 16
         lobby = await phase(viewer, "lobby")
         assert "ready" in lobby["state"]["actions"], lobby
         assert d.room("default")["boids"] == 0  # no units at join
+        await ok(admin, "game", action="time_limit", seconds=6)
         await ok(a, "game", action="ready")
+        await refused(viewer, "refused", "game", action="ready")  # a viewer has no team
         await ok(b, "game", action="ready")
         await phase(viewer, "countdown")
         await phase(viewer, "playing", timeout=10)
         await viewer.wait_for(lambda: d.room("default")["boids"] == 400, 5)
-        # bob's units to ann's base: outnumbered near it, they are captured
+        # bob's units into ann's: where one side outnumbers the other, it captures
         snap = await a.next_snapshot()
         mine = [(x, y) for x, y, _, g in snap["boids"] if g == a.ack["team"]]
         cx = sum(x for x, _ in mine) / len(mine)
         cy = sum(y for _, y in mine) / len(mine)
         sq = (await ok(b, "select", all=True))["squad"]
         await ok(b, "move", squad=sq, to=[[cx, cy]])
-        ended = await phase(viewer, "ended", timeout=60)
+        ended = await phase(viewer, "ended", timeout=30)
         st = ended["state"]
-        assert st["winner"] in (a.ack["team"], b.ack["team"]), st
-        assert "rematch" in st["actions"], st
         units = st["results"]["units"]
-        assert units[st["winner"] - 1] > 0 and sum(units) == 400, st
-        print(f"winner team {st['winner']} with {units}", flush=True)
+        assert sum(units) == 400, st
+        assert st["winner"] == 1 + max(range(2), key=lambda t: (units[t], -t)), st
+        assert sum(st["results"]["captured"]) > 0, st  # the teams met and fought
+        assert "rematch" in st["actions"], st
+        print(f"winner team {st['winner']} with {units}, captured {st['results']['captured']}",
+              flush=True)
         await ok(a, "game", action="rematch")
         await ok(b, "game", action="rematch")
         await viewer.wait_for(lambda: games(viewer)[-1]["state"].get("phase") == "lobby"
                               and games(viewer)[-1]["state"].get("round") == 2, 5)
-        for c in (a, b, viewer):
+        await viewer.wait_for(lambda: d.room("default")["boids"] == 0, 5)
+        for c in (a, b, viewer, admin):
             await c.close()
 
 

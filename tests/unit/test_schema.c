@@ -428,6 +428,11 @@ static void a_member_the_schema_does_not_name_is_bad_arg(void **state)
             continue; /* its other members are the registry's names */
         cJSON *o = message(cmd, AT_MIN, true, NULL);
         cJSON_AddNumberToObject(o, "not_an_argument", 1);
+        if (flag_of(cmd, "open_args")) { /* any member is the room script's: taken */
+            expect(o, 0);
+            cJSON_Delete(o);
+            continue;
+        }
         expect(o, PROTO_E_BAD_ARG);
         cJSON_Delete(o);
     }
@@ -506,7 +511,7 @@ static void the_error_codes_are_the_wires(void **state)
     (void)state;
     const cJSON *errors = cJSON_GetObjectItemCaseSensitive(g_schema, "errors"), *e;
     int n = 0;
-    for (int code = PROTO_E_BAD_JSON; code >= PROTO_E_INTERNAL; code--) {
+    for (int code = PROTO_E_BAD_JSON; code >= PROTO_E_REFUSED; code--) {
         assert_true(proto_status_is_wire(code));
         bool found = false;
         cJSON_ArrayForEach(e, errors) found |=

@@ -513,6 +513,14 @@ export default {
      "min": 0,
      "max": 100000,
      "doc": "an rts room it creates: units per team, at most the server's team-cap; absent: the server's team-units"
+    },
+    {
+     "name": "script",
+     "type": "string",
+     "min_len": 1,
+     "max_len": 32,
+     "chars": "room",
+     "doc": "a room it creates runs this script of the server's scripts directory (§14)"
     }
    ],
    "ack": {
@@ -953,6 +961,40 @@ export default {
     "not_found",
     "out_of_range"
    ]
+  },
+  {
+   "name": "game",
+   "summary": "A custom command for the room's script: every member but cmd and id, at most 1024 bytes as JSON (§14).",
+   "who": "anyone",
+   "args": [],
+   "open_args": true,
+   "ack": {},
+   "errors": [
+    "bad_arg",
+    "refused"
+   ]
+  },
+  {
+   "name": "script",
+   "summary": "Reloads the room's script from the scripts directory (§14).",
+   "who": "admin",
+   "args": [
+    {
+     "name": "reload",
+     "type": "bool",
+     "required": true
+    }
+   ],
+   "ack": {
+    "at": {
+     "type": "string",
+     "doc": "now, next_match or unchanged"
+    }
+   },
+   "errors": [
+    "bad_arg",
+    "not_found"
+   ]
   }
  ],
  "messages": {
@@ -1385,6 +1427,11 @@ export default {
    "code": "internal",
    "by": "server",
    "when": "a fault in the server; the command may or may not have been applied"
+  },
+  {
+   "code": "refused",
+   "by": "room",
+   "when": "the room's script refused the command; its message is the script's reason (§14)"
   }
  ]
 };
