@@ -73,8 +73,8 @@ int main(int argc, char **argv)
         return 1;
     }
     char why[SCRIPT_REASON_MAX];
-    struct script_env env = {.world = w, .seed = 5, .tick_hz = 60.0, .max_teams = teams,
-                             .room = "bench"};
+    struct script_env env = {
+        .world = w, .seed = 5, .tick_hz = 60.0, .max_teams = teams, .room = "bench"};
     struct script *s = script_create(&src, &env, NULL, NULL, 0, why);
     if (!s) {
         fprintf(stderr, "scriptbench: %s\n", why);

@@ -30,8 +30,8 @@
 #include "sim.h"
 
 #define SCRIPT_NAME_MAX     32          /* bytes of a script's name: [A-Za-z0-9_-] */
-#define SCRIPT_SOURCE_MAX   (1 << 20)   /* bytes of a script's source */
-#define SCRIPT_STATE_MAX    (1 << 20)   /* bytes of a script's saved state */
+#define SCRIPT_SOURCE_MAX   (128 << 10) /* bytes of a script's source */
+#define SCRIPT_STATE_MAX    (128 << 10) /* bytes of a script's saved state */
 #define SCRIPT_PUBLISH_MAX  16384       /* bytes of one published state, as JSON */
 #define SCRIPT_INSTRUCTIONS 1000000     /* default budget of one hook call */
 #define SCRIPT_MEMORY       (64u << 20) /* default memory cap of one room's script */

@@ -37,7 +37,7 @@
 #define CKPT_BUILD_MAX       63  /* bytes of the build id */
 #define CKPT_TEAMS_MAX       255 /* RTS teams 1..255 */
 #define CKPT_SCRIPT_NAME_MAX 32
-#define CKPT_SCRIPT_MAX      (1u << 20) /* bytes of a script's text, and of its state */
+#define CKPT_SCRIPT_MAX      (128u << 10) /* bytes of a script's text, and of its state */
 
 enum ckpt_team_state { CKPT_TEAM_FREE, CKPT_TEAM_PLAYING, CKPT_TEAM_WAITING };
 

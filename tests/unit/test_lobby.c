@@ -156,7 +156,7 @@ static void the_permission_matrix(void **state)
     assert_int_equal(f->m[1].team, 1);
     assert_int_equal(try_join(f, 2, join("box", PROTO_ROLE_VIEWER, PROTO_MODE_ANY)), 0);
     assert_int_equal(try_join(f, 3, join("war", PROTO_ROLE_ADMIN, PROTO_MODE_ANY)), 0);
-    /* ping join keyframe stats view: everyone; seek seek_clear ob_add ob_remove select
+    /* ping join keyframe stats view game: everyone; seek seek_clear ob_add ob_remove select
      * move patrol follow hold stop formation: players too (the team is the first field of each);
      * the rest: admins only */
     for (int k = 0; k < PROTO_CMD_COUNT; k++) {
@@ -170,7 +170,7 @@ static void the_permission_matrix(void **state)
                        k == PROTO_CMD_SELECT || proto_cmd_order((enum proto_cmd)k) ||
                        k == PROTO_CMD_FORMATION;
         int free_for_all = k == PROTO_CMD_PING || k == PROTO_CMD_JOIN || k == PROTO_CMD_KEYFRAME ||
-                           k == PROTO_CMD_STATS || k == PROTO_CMD_VIEW;
+                           k == PROTO_CMD_STATS || k == PROTO_CMD_VIEW || k == PROTO_CMD_GAME;
         int want_player = steering || free_for_all ? 0 : PROTO_E_FORBIDDEN;
         assert_int_equal(lobby_allowed(&f->m[0], &c, &why), want_player);
         assert_int_equal(lobby_allowed(&f->m[1], &c, &why), want_player);
