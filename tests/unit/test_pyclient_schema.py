@@ -190,7 +190,27 @@ class TheChecksFollowTheSchema(unittest.TestCase):
     def test_a_member_the_schema_does_not_name_is_bad_arg(self):
         for spec in schema.SCHEMA["commands"]:
             args = dict(message(spec), not_an_argument=1)
-            self.assertEqual(refusal(spec["name"], args), "bad_arg", spec["name"])
+            # A command with open_args (game, §14.2) takes any member.
+            want = None if spec.get("open_args") else "bad_arg"
+            self.assertEqual(refusal(spec["name"], args), want, spec["name"])
+
+    def test_a_game_takes_any_json_members_within_1024_bytes(self):
+        for anyone in ("viewer", "player", "admin"):
+            self.assertIsNone(refusal("game", {"action": "ready"}, room(anyone)), anyone)
+        self.assertIsNone(refusal("game", {}))
+        self.assertIsNone(refusal("game", {"to": [[1, 2], [3, 4]], "opts": {"fast": True},
+                                           "n": None}))
+        # {"s":"..."}: 8 bytes around the string, 1016 in it is 1024 exactly.
+        self.assertIsNone(refusal("game", {"s": "a" * 1016}))
+        self.assertEqual(refusal("game", {"s": "a" * 1017}), "too_large")
+        self.assertEqual(refusal("game", {"s": "é" * 509}), "too_large")  # bytes, not characters
+        with self.assertRaises(errors.TooLarge) as e:
+            schema.check("game", {"s": "a" * 2000}, ADMIN)
+        self.assertEqual(e.exception.message,
+                         "game: the members of a game command are over 1024 bytes")
+        for own in ("cmd", "id"):
+            self.assertEqual(refusal("game", {own: 1}), "bad_arg", own)
+        self.assertEqual(refusal("game", {"deep": [[[[1]]]]}), "bad_json")
 
     def test_params_are_checked_by_the_welcomes_registry(self):
         self.assertIsNone(refusal("params", {"group": 3, "fov": 360, "own_group_only": 1.0}))

@@ -21,9 +21,10 @@ from .client import Backoff, Client, Event, Snapshots, connect_async
 from .decode import Decoder, Frame
 from .errors import (BadArgument, BadJson, BadRoom, Capacity, CommandError, ConnectError,
                      ConnectionLost, FlockdError, Forbidden, InternalError, NotFound, NotJoined,
-                     OutOfRange, QueueFull, RateLimited, SnapshotError, Timeout, TooLarge,
-                     UnknownCommand)
-from .messages import Ack, Availability, Message, Roster, Squads, Stats, Welcome
+                     OutOfRange, QueueFull, RateLimited, Refused, SnapshotError, Timeout,
+                     TooLarge, UnknownCommand)
+from .messages import (Ack, Availability, Game, Message, Roster, ScriptStatus, Squads, Stats,
+                       Welcome)
 from .snapshot import Obstacle, Snapshot, Target
 
 __version__ = "0.1.0"
@@ -31,8 +32,9 @@ __version__ = "0.1.0"
 __all__ = [
     "Ack", "Availability", "Backoff", "BadArgument", "BadJson", "BadRoom", "BlockingClient",
     "Capacity", "Client", "CommandError", "ConnectError", "ConnectionLost", "Decoder", "Event",
-    "FlockdError", "Forbidden", "Frame", "InternalError", "Message", "NotFound", "NotJoined",
-    "Obstacle", "OutOfRange", "QueueFull", "RateLimited", "Roster", "Snapshot", "SnapshotError",
-    "Snapshots", "Squads", "Stats", "Target", "Timeout", "TooLarge", "UnknownCommand", "Welcome",
+    "FlockdError", "Forbidden", "Frame", "Game", "InternalError", "Message", "NotFound",
+    "NotJoined", "Obstacle", "OutOfRange", "QueueFull", "RateLimited", "Refused", "Roster",
+    "ScriptStatus", "Snapshot", "SnapshotError", "Snapshots", "Squads", "Stats", "Target",
+    "Timeout", "TooLarge", "UnknownCommand", "Welcome",
     "connect", "connect_async", "decode_v3", "squads",
 ]

@@ -7,10 +7,11 @@
 
 `connect()` starts an asyncio Client (client.py) on an event loop in a
 thread of its own and returns a BlockingClient whose methods wait for the
-coroutines they run there: every command, `join`, `snapshots()` (a plain
-iterator), `next_snapshot()`, `wait_for()`, `squad()`, `wait_squads()`.
-Attributes (welcome, roster, squads, snapshot, counters, connected) are
-the client's. The loop keeps reading
+coroutines they run there: every command, `join`, `send_game()`,
+`snapshots()` (a plain iterator), `next_snapshot()`, `wait_for()`,
+`squad()`, `wait_squads()`, `wait_game()`. Attributes (welcome, roster,
+squads, room_game, team_games, room_script, snapshot, counters,
+connected) are the client's. The loop keeps reading
 while the script does something else, so snapshots are decoded and the
 connection kept (and reconnected) in the background. Ctrl-C stops the call
 it interrupts and nothing else: a `finally:` that cleans up can still send
@@ -80,13 +81,14 @@ class BlockingClient:
 
     def join(self, room, role, *, mode=None, name=None, token=None, password=None,
              rejoin=None, boids=None, width=None, height=None, edges=None, teams=None,
-             units=None, timeout=None):
+             units=None, script=None, timeout=None):
         """As Client.join: moves to `room` with `role` and waits for its
         welcome; the client rejoins it after a reconnect."""
         return self._call(self._client.join(room, role, mode=mode, name=name, token=token,
                                             password=password, rejoin=rejoin, boids=boids,
                                             width=width, height=height, edges=edges,
-                                            teams=teams, units=units, timeout=timeout))
+                                            teams=teams, units=units, script=script,
+                                            timeout=timeout))
 
     def squad(self, n, team=None):
         """As Client.squad."""
@@ -95,6 +97,14 @@ class BlockingClient:
     def wait_squads(self, predicate, timeout=30.0, team=None):
         """As Client.wait_squads; predicate runs in the loop's thread."""
         return self._call(self._client.wait_squads(predicate, timeout=timeout, team=team))
+
+    def send_game(self, members, timeout=None):
+        """As Client.send_game: the Ack, or the CommandError raised."""
+        return self._call(self._client.send_game(members, timeout=timeout))
+
+    def wait_game(self, predicate, timeout=30.0, team=None):
+        """As Client.wait_game; predicate runs in the loop's thread."""
+        return self._call(self._client.wait_game(predicate, timeout=timeout, team=team))
 
     def on(self, kind, callback):
         """As Client.on; the callback runs in the loop's thread."""

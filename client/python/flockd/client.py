@@ -41,7 +41,7 @@ A close the server means (1008: kicked, too slow or over the rate limit;
 server refuses other than rate_limited, queue_full or internal. Then the
 client is closed for good: commands raise ConnectionLost, iterators too.
 `on("disconnect", fn)` and `on("reconnect", fn)` watch it (also "welcome",
-"roster", "availability", "squads", "refused").
+"roster", "availability", "squads", "game", "script", "refused").
 
 Squads (§13): `select`, `move`, `patrol`, `follow`, `hold`, `stop` and
 `formation` are commands of the schema like the others. The latest
@@ -49,6 +49,16 @@ Squads (§13): `select`, `move`, `patrol`, `follow`, `hold`, `stop` and
 player gets its own team's, an admin every team's); `squad(n)` is one
 squad's entry, `wait_squads(predicate)` waits for a squads message that
 satisfies a condition; squads.py places a formation's slots.
+
+Room scripts (§14): `game(**members)` (or `send_game(members)`, for any
+member names) sends a `game` command to the room's script and returns its
+Ack; a script's refusal raises Refused with its reason. `room_script` is
+the welcome's script (name, hash), None in a room without one. The latest
+room-wide `game` message is `room_game` and each team's `team_games[team]`
+(Game messages: tick, team, state); `game_phase` is the room-wide phase;
+`wait_game(predicate)` waits for a game message that satisfies a
+condition; `on("game", fn)` sees each one and `on("script", fn)` the
+script's status messages to admins (the latest: `script_status`).
 
 Threading: one event loop; nothing here is thread-safe (the blocking
 wrapper in blocking.py runs a client in a thread of its own).
@@ -70,7 +80,7 @@ from . import schema
 from .decode import Decoder
 from .errors import (CommandError, ConnectError, ConnectionLost, InternalError, QueueFull,
                      RateLimited, SnapshotError, Timeout, command_error)
-from .messages import Ack, Availability, Roster, Squads, Welcome
+from .messages import Ack, Availability, Game, Roster, ScriptStatus, Squads, Welcome
 from .snapshot import Snapshot
 
 log = logging.getLogger("flockd")
@@ -104,10 +114,11 @@ class Backoff:
 
 class Event:
     """Something that happened to the connection: `kind` ('disconnect',
-    'reconnect', 'welcome', 'roster', 'availability', 'refused'), `at`
-    (time.monotonic()) and per kind: code and reason (disconnect),
-    attempts and downtime in seconds (reconnect), message (welcome,
-    roster, availability), error (refused: the SnapshotError)."""
+    'reconnect', 'welcome', 'roster', 'availability', 'squads', 'game',
+    'script', 'refused'), `at` (time.monotonic()) and per kind: code and
+    reason (disconnect), attempts and downtime in seconds (reconnect),
+    message (welcome, roster, availability, squads, game, script), error
+    (refused: the SnapshotError)."""
 
     def __init__(self, kind, **fields):
         self.kind, self.at = kind, time.monotonic()
@@ -171,6 +182,10 @@ class Client:
         self._view = self.view_ack = None  # the last view acked: its arguments, its Ack
         self.squads = {}  # team -> its latest Squads message (§13.5), in this room
         self._squads_waiters = []
+        self.room_game = None  # the latest room-wide Game message (§14.4), in this room
+        self.team_games = {}  # team -> its latest Game message
+        self.script_status = None  # the latest script message (§14.5; admins)
+        self._game_waiters = []
         self.last_ack_tick = -1
         self.frames = self.refused_frames = self.keyframes_requested = self.reconnects = 0
 
@@ -379,27 +394,30 @@ class Client:
             self._emit(Event("availability", message=self.availability))
         elif kind == "squads" and isinstance(m.get("team"), int):
             self._take_squads(Squads(m))
+        elif kind == "game" and isinstance(m.get("state"), dict):
+            self._take_game(Game(m))
+        elif kind == "script":
+            self.script_status = ScriptStatus(m)
+            self._emit(Event("script", message=self.script_status))
 
     def _take_squads(self, msg):
         self.squads[msg.team] = msg
-        waiters, self._squads_waiters = self._squads_waiters, []
-        for w in waiters:
-            fut, predicate = w
-            if fut.done():
-                continue
-            try:
-                if predicate(msg):
-                    fut.set_result(msg)
-                    continue
-            except Exception as e:  # the caller's predicate: its error is the caller's
-                fut.set_exception(e)
-                continue
-            self._squads_waiters.append(w)
+        self._squads_waiters = _wake(self._squads_waiters, msg)
         self._emit(Event("squads", message=msg))
+
+    def _take_game(self, msg):
+        if isinstance(msg.team, int):
+            self.team_games[msg.team] = msg
+        else:
+            self.room_game = msg
+        self._game_waiters = _wake(self._game_waiters, msg)
+        self._emit(Event("game", message=msg))
 
     def _take_welcome(self, m):
         if self.welcome is None or self.welcome.get("room") != m.get("room"):
-            self.squads = {}  # another room: its squads are still to come
+            # Another room: its squads and its game are still to come.
+            self.squads, self.team_games = {}, {}
+            self.room_game = self.script_status = None
         self.welcome = Welcome(m)
         self._room = schema.Room.of(m)
         # A new stream starts on a key frame (§11.1, §12.7), its fields this size.
@@ -481,6 +499,11 @@ class Client:
         its Ack; raises the CommandError of a refusal (the library's own,
         before sending, or the server's), Timeout without a reply within
         `timeout` seconds (default: the client's), ConnectionLost."""
+        return await self.command_with(cmd, args, timeout)
+
+    async def command_with(self, cmd, args, timeout=None):
+        """As command(), with the arguments as a dict (any names, `timeout`
+        too)."""
         timeout = self.timeout if timeout is None else timeout
         deadline = time.monotonic() + timeout
         args = {k: schema.normalize(v) for k, v in args.items() if v is not None}
@@ -527,14 +550,15 @@ class Client:
 
     async def join(self, room, role, *, mode=None, name=None, token=None, password=None,
                    rejoin=None, boids=None, width=None, height=None, edges=None, teams=None,
-                   units=None, timeout=None):
+                   units=None, script=None, timeout=None):
         """Moves to `room` with `role` (§5.6) and waits for its welcome; the
         client rejoins it after a reconnect. A room the join creates takes
-        mode, boids, width, height, edges and (rts) teams and units. Returns
+        mode, boids, width, height, edges, (rts) teams and units and the
+        script it runs (§14.1; an existing room's must be the same). Returns
         the Ack (room, role, client; RTS players: team and rejoin)."""
         args = dict(room=room, role=role, mode=mode, name=name, token=token, password=password,
                     rejoin=rejoin, boids=boids, width=width, height=height, edges=edges,
-                    teams=teams, units=units)
+                    teams=teams, units=units, script=script)
         fut = asyncio.get_running_loop().create_future()
         self._welcome_waiters.append(fut)
         try:
@@ -562,20 +586,37 @@ class Client:
         the latest one first) for which predicate(message) is true;
         Timeout after `timeout` seconds."""
         team = self.team if team is None else team
-        latest = self.squads.get(team)
-        if latest is not None and predicate(latest):
-            return latest
-        fut = asyncio.get_running_loop().create_future()
-        waiter = (fut, lambda m: m.team == team and predicate(m))
-        self._squads_waiters.append(waiter)
-        try:
-            return await asyncio.wait_for(fut, timeout)
-        except asyncio.TimeoutError:
-            raise Timeout(f"no squads message of team {team} met the condition within "
-                          f"{timeout} s (last: {self.squads.get(team)!r})") from None
-        finally:
-            if waiter in self._squads_waiters:
-                self._squads_waiters.remove(waiter)
+        return await _wait(self._squads_waiters, lambda: self.squads.get(team),
+                           lambda m: m.team == team and predicate(m), timeout,
+                           f"squads message of team {team}")
+
+    # ---- room scripts (§14) -------------------------------------------------------------
+
+    @property
+    def room_script(self):
+        """The room's script from its welcome (name, hash), or None."""
+        return self.welcome.script if self.welcome is not None else None
+
+    @property
+    def game_phase(self):
+        """The phase of the latest room-wide game state (lobby, countdown,
+        playing, ended), or None."""
+        return self.room_game.state.phase if self.room_game is not None else None
+
+    async def send_game(self, members, timeout=None):
+        """Sends `{"cmd": "game", **members}` to the room's script (any
+        names, any JSON; None values left out) and returns its Ack; raises
+        Refused with the script's reason, BadArgument in a room without a
+        script, TooLarge over 1024 bytes of members."""
+        return await self.command_with("game", members, timeout)
+
+    async def wait_game(self, predicate, timeout=30.0, team=None):
+        """The first game message (room-wide, or with `team` that team's;
+        the latest one first) for which predicate(message) is true;
+        Timeout after `timeout` seconds."""
+        latest = (lambda: self.room_game) if team is None else (lambda: self.team_games.get(team))
+        return await _wait(self._game_waiters, latest, lambda m: m.team == team and predicate(m),
+                           timeout, "game message" + ("" if team is None else f" of team {team}"))
 
     # ---- snapshots ---------------------------------------------------------------------
 
@@ -615,6 +656,44 @@ class Client:
                 if last:
                     return snap
         raise Timeout(f"condition not met within {timeout} s (last: {last!r})")
+
+
+def _wake(waiters, msg):
+    """Settles the (future, predicate) waiters msg satisfies (or whose
+    predicate fails: its error is the caller's); the others still wait."""
+    left = []
+    for w in waiters:
+        fut, predicate = w
+        if fut.done():
+            continue
+        try:
+            if predicate(msg):
+                fut.set_result(msg)
+                continue
+        except Exception as e:
+            fut.set_exception(e)
+            continue
+        left.append(w)
+    return left
+
+
+async def _wait(waiters, latest, predicate, timeout, what):
+    """The latest message (latest()) if predicate takes it, else the first
+    one _wake hands on that it takes; Timeout naming `what` and the last."""
+    last = latest()
+    if last is not None and predicate(last):
+        return last
+    fut = asyncio.get_running_loop().create_future()
+    waiter = (fut, predicate)
+    waiters.append(waiter)
+    try:
+        return await asyncio.wait_for(fut, timeout)
+    except asyncio.TimeoutError:
+        raise Timeout(f"no {what} met the condition within {timeout} s "
+                      f"(last: {latest()!r})") from None
+    finally:
+        if waiter in waiters:
+            waiters.remove(waiter)
 
 
 def _is_welcome(m):
@@ -752,6 +831,10 @@ def command_doc(spec):
         lines += ["    " + _arg_doc(a) for a in spec["args"]]
         if spec.get("registry"):
             lines.append("    NAME=VALUE: parameters of the registry (the welcome's params)")
+    if spec.get("open_args"):
+        lines += ["", "Arguments: NAME=VALUE, any members and any JSON values for the room's",
+                  f"script, at most {schema.OPEN_ARGS_MAX} bytes of them as JSON (send_game",
+                  "takes them as a dict)."]
     members = ", ".join(["tick"] + list(spec["ack"]))
     lines += ["", f"Returns the Ack ({members})."]
     if spec["errors"]:
@@ -769,6 +852,8 @@ def command_signature(spec, extra=("timeout",)):
     params += [P(name, P.KEYWORD_ONLY, default=None) for name in extra]
     if spec.get("registry"):
         params.append(P("params", P.VAR_KEYWORD))
+    elif spec.get("open_args"):
+        params.append(P("members", P.VAR_KEYWORD))
     return inspect.Signature(params)
 
 

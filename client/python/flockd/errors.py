@@ -104,9 +104,16 @@ class InternalError(CommandError):
     code = "internal"
 
 
+class Refused(CommandError):
+    """The room's script refused a `game` command (or is disabled): the
+    message is the script's reason (PROTOCOL.md §14.2)."""
+
+    code = "refused"
+
+
 BY_CODE = {cls.code: cls for cls in (
     BadJson, TooLarge, UnknownCommand, BadArgument, OutOfRange, Capacity, NotFound, QueueFull,
-    RateLimited, Forbidden, NotJoined, BadRoom, InternalError)}
+    RateLimited, Forbidden, NotJoined, BadRoom, InternalError, Refused)}
 
 
 def command_error(code, message, command=None, client_side=False):

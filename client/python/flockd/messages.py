@@ -83,6 +83,11 @@ class Welcome(Message):
 
     kind = "welcome"
 
+    @property
+    def script(self):
+        """The room's script (§14.1): name and hash, or None (no script)."""
+        return _wrap(self._data.get("script"), None)
+
 
 class Roster(Message):
     """Who plays in the room (§6.4): room, mode, viewers, players (client,
@@ -132,6 +137,42 @@ class Squads(Message):
             if e.get("squad") == squad:
                 return Message(e)
         return None
+
+
+# The keys of a game state every client may show without knowing the game
+# (§14.4): absent, they read as None. A game's own keys are attributes too.
+GAME_STATE_KEYS = ("phase", "round", "time_left", "ready", "actions", "winner", "results",
+                   "message")
+
+
+class Game(Message):
+    """What a room's script published (§14.4): tick, team (None: the
+    room-wide state; a number: that team's, to its player and admins) and
+    state, whose conventional keys (GAME_STATE_KEYS: phase, round,
+    time_left, ready, actions, winner, results, message) read as None when
+    the script left them out."""
+
+    kind = "game"
+
+    def __init__(self, data):
+        super().__init__(data, {"members": {"tick": {}, "team": {}, "state": {}}})
+
+    @property
+    def state(self):
+        return Message(self._data.get("state") or {},
+                       {"members": {k: {} for k in GAME_STATE_KEYS}})
+
+
+class ScriptStatus(Message):
+    """The room's script to admins (§14.5): room, name, hash, status
+    (running, reloaded, disabled) and reason (why it was disabled, or why a
+    reload failed), None when absent."""
+
+    kind = "script"
+
+    def __init__(self, data):
+        super().__init__(data, {"members": {k: {} for k in ("room", "name", "hash", "status",
+                                                             "reason")}})
 
 
 _CLASSES = {"welcome": Welcome, "roster": Roster, "stats": Stats, "availability": Availability,

@@ -7,7 +7,8 @@ it, the ack members, the error codes and the server messages' members.
 
 `check(cmd, args, room)` refuses what the server would refuse, before
 anything is sent, raising the CommandError of the code the server would
-answer (too_large, bad_json, unknown_cmd, bad_arg, out_of_range, forbidden)
+answer (too_large, bad_json, unknown_cmd, bad_arg, out_of_range, forbidden;
+a command with open_args, `game`, takes any members within OPEN_ARGS_MAX)
 with a message worded like the server's (`seek: field 'x' must be in [0,
 1600]`); it returns the message's JSON text otherwise. The checks run in the
 server's order (proto/proto_command.c, then the role table of §5.6), so the
@@ -42,6 +43,9 @@ ERROR_CODES = [e["code"] for e in SCHEMA["errors"]]
 _MAX_DEPTH = SCHEMA["limits"]["max_depth"]
 _NUMBER_TEXT_MAX = SCHEMA["limits"]["number_text_max"]
 _ROOM_CHARS = re.compile(r"^[A-Za-z0-9_-]*$")
+# A command with open_args (game, §14.2): its members but cmd and id, as
+# compact JSON, at most this many bytes.
+OPEN_ARGS_MAX = 1024
 
 # The role table's refusals (server/lobby/roles.c), worded as the server does.
 VIEWER_REFUSED = "viewers may only watch; join as a player to steer"
@@ -266,6 +270,19 @@ def _check_fields(spec, args, room):
             _fail("bad_arg", f"field '{name}' must not be an object or array", cmd)
 
 
+def _check_open_args(spec, args):
+    """Any members, any JSON (game, §14.2): neither cmd nor id (the
+    message's own), at most OPEN_ARGS_MAX bytes of them as compact JSON."""
+    cmd = spec["name"]
+    for name in ("cmd", "id"):
+        if name in args:
+            _fail("bad_arg", f"member '{name}' is the message's own, not the command's", cmd)
+    size = len(json.dumps(args, ensure_ascii=False, separators=(",", ":")).encode(
+        "utf-8", "surrogatepass"))
+    if size > OPEN_ARGS_MAX:
+        _fail("too_large", f"the members of a {cmd} command are over {OPEN_ARGS_MAX} bytes", cmd)
+
+
 def _check_registry(cmd, args, room):
     given = [name for name in args if name in room.params and name not in ("group", "reset")]
     for name in given:
@@ -324,7 +341,10 @@ def check(cmd, args, room, msg_id=None):
     spec = COMMANDS.get(cmd)
     if spec is None:
         _fail("unknown_cmd", f"unknown command '{_shown(str(cmd))}'")
-    _check_fields(spec, args, room)
+    if spec.get("open_args"):
+        _check_open_args(spec, args)
+    else:
+        _check_fields(spec, args, room)
     for arg in spec["args"]:
         _check_arg(cmd, arg, args, room)
     _check_one_of(spec, args)
