@@ -78,6 +78,8 @@ export interface Welcome {
   replay?: { first_tick: number; last_tick: number };
   /** Version 3 only. */
   stream?: StreamInfo;
+  /** A room that runs a script (§14.1). */
+  script?: ScriptInfo;
 }
 
 export interface RosterEntry {
@@ -146,7 +148,51 @@ export interface SquadsMessage {
   squads: SquadEntry[];
 }
 
+// ---- room scripts (§14) -------------------------------------------------------------
 
+/** The room's script (§14.1), from the welcome. */
+export interface ScriptInfo {
+  name: string;
+  /** FNV-1a 64 of the script's text, 16 hex digits. */
+  hash: string;
+}
+
+/** What a room's script publishes: any JSON object; these keys every client may show (§14.4). */
+export interface GameState {
+  /** lobby, countdown, playing or ended. */
+  phase?: string;
+  round?: number;
+  /** Seconds left in the countdown or the match. */
+  time_left?: number;
+  /** Teams (or names) ready in the lobby. */
+  ready?: Array<number | string>;
+  /** The `action`s a client may send now, e.g. ["ready", "unready"]. */
+  actions?: string[];
+  /** The winning team (or name) once the phase is ended; null: none. */
+  winner?: number | string | null;
+  results?: unknown;
+  /** A line of text. */
+  message?: string;
+  [key: string]: unknown;
+}
+
+/** A game state (§14.4): room-wide, or (with team) one team's, to its player and admins. */
+export interface GameMessage {
+  type: 'game';
+  tick: number;
+  team?: number;
+  state: GameState;
+}
+
+/** The room's script, to admins (§14.5): loaded, reloaded or disabled (and why). */
+export interface ScriptMessage {
+  type: 'script';
+  room: string;
+  name: string;
+  hash: string;
+  status: 'running' | 'reloaded' | 'disabled';
+  reason?: string;
+}
 
 // ---- commands (proto/schema.json) -------------------------------------------------
 
@@ -182,6 +228,8 @@ export interface JoinArgs {
   /** For an rts room the join creates: teams (2..the server's max-teams) and units per team. */
   teams?: number;
   units?: number;
+  /** For a room the join creates: the script it runs, by name (§14.1); an existing room's must be the same. */
+  script?: string;
 }
 
 export interface JoinAck extends Ack {
@@ -263,6 +311,10 @@ export interface ClientEvents {
   roster: Roster;
   availability: Availability;
   squads: SquadsMessage;
+  /** Each game state the room's script publishes (§14.4). */
+  game: GameMessage;
+  /** The script's status, to admins (§14.5). */
+  script: ScriptMessage;
   disconnect: { code?: number; reason?: string };
   reconnect: { welcome: Welcome; downMs: number };
   snapshot: Snapshot;
@@ -300,6 +352,16 @@ export declare class Client {
   readonly viewAck: ViewAck | null;
   /** Team -> its latest squads message in this room (§13.5). */
   readonly squads: Map<number, SquadsMessage>;
+  /** The room's script from its welcome, or null. */
+  readonly roomScript: ScriptInfo | null;
+  /** The latest room-wide game message in this room (§14.4), or null. */
+  readonly roomGame: GameMessage | null;
+  /** Team -> its latest game message in this room (a player: its own; an admin: every team's). */
+  readonly teamGames: Map<number, GameMessage>;
+  /** The phase of the latest room-wide game state, or null. */
+  readonly gamePhase: string | null;
+  /** The latest script message (admins), or null. */
+  readonly scriptStatus: ScriptMessage | null;
 
   on<E extends keyof ClientEvents>(event: E, fn: (value: ClientEvents[E]) => void): () => void;
   off<E extends keyof ClientEvents>(event: E, fn: (value: ClientEvents[E]) => void): void;
@@ -315,6 +377,8 @@ export declare class Client {
   squad(n: number, team?: number | null): SquadEntry | null;
   /** The first squads message of `team` (the latest first) that satisfies predicate. */
   waitSquads(predicate: (msg: SquadsMessage) => boolean, options?: { timeoutMs?: number; team?: number | null }): Promise<SquadsMessage>;
+  /** The first game message (room-wide; with team, that team's; the latest first) that satisfies predicate. */
+  waitGame(predicate: (msg: GameMessage) => boolean, options?: { timeoutMs?: number; team?: number | null }): Promise<GameMessage>;
   close(): Promise<void>;
 
   // One method per command of the schema:
@@ -346,6 +410,10 @@ export declare class Client {
   hold(args: { team?: number; squad: number }, options?: CommandOptions): Promise<Ack & { squad: number }>;
   stop(args: { team?: number; squad: number }, options?: CommandOptions): Promise<Ack & { squad: number }>;
   formation(args: { team?: number; squad: number; shape: 'none' | 'line' | 'column' | 'wedge' | 'box'; spacing?: number }, options?: CommandOptions): Promise<Ack & { squad: number }>;
+  /** To the room's script (§14.2): any members but cmd and id, at most OPEN_ARGS_MAX bytes of JSON; its refusal: code 'refused'. */
+  game(args?: Record<string, unknown>, options?: CommandOptions): Promise<Ack>;
+  /** Admins: the room's script read again (§14.3); at: now, next_match or unchanged. */
+  script(args: { reload: boolean }, options?: CommandOptions): Promise<Ack & { at: string }>;
 }
 
 export declare function connect(url: string, options?: ClientOptions): Promise<Client>;
@@ -467,6 +535,8 @@ export interface Place {
 export declare function validateCommand(cmd: string, args?: Record<string, unknown>, place?: Place): void;
 export declare function boundValue(bound: number | string, world: { width: number; height: number; capacity: number }): number;
 export declare const COMMANDS: Map<string, SchemaCommand>;
+/** Bytes of JSON a command with open_args (game) may carry in its members. */
+export declare const OPEN_ARGS_MAX: number;
 export declare const schema: { commands: SchemaCommand[]; [key: string]: unknown };
 
 export interface SchemaCommand {
@@ -475,6 +545,8 @@ export interface SchemaCommand {
   who: 'anyone' | 'player' | 'admin';
   team_arg?: string;
   registry?: boolean;
+  /** Any members, any JSON (game, §14.2). */
+  open_args?: boolean;
   args: { name: string; type: 'int' | 'number' | 'string' | 'enum'; min?: number | string; max?: number | string;
     required?: boolean; default?: number | string; min_len?: number; max_len?: number; chars?: string; values?: string[] }[];
   ack: Record<string, { type: string; doc?: string; optional?: boolean }>;

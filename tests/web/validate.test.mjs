@@ -12,7 +12,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import {
-  validateCommand, boundValue, COMMANDS, schema, CommandError, Client, methodName,
+  validateCommand, boundValue, COMMANDS, OPEN_ARGS_MAX, schema, CommandError, Client, methodName,
 } from '../../client/js/src/index.js';
 
 const WORLD = { width: 1600, height: 1000, capacity: 16384 };
@@ -146,13 +146,28 @@ test('strings should keep their lengths and characters and enums their values', 
 
 test('a member the schema does not name should be bad_arg, as should cmd, id and objects', () => {
   for (const c of schema.commands) {
-    if (!c.registry) assert.equal(codeOf(c.name, { ...message(c), not_an_argument: 1 }), 'bad_arg', c.name);
+    // A command with open_args (game, §14.2) takes any member.
+    const unknown = c.open_args ? null : 'bad_arg';
+    if (!c.registry) assert.equal(codeOf(c.name, { ...message(c), not_an_argument: 1 }), unknown, c.name);
     assert.equal(codeOf(c.name, { ...message(c), id: 3 }), 'bad_arg', c.name);
     assert.equal(codeOf(c.name, { ...message(c), cmd: c.name }), 'bad_arg', c.name);
   }
   assert.equal(codeOf('seek', { group: 1, x: { v: 1 }, y: 1 }), 'bad_arg');
   assert.equal(codeOf('seek', { group: 1, x: [1], y: 1 }), 'bad_arg');
   assert.equal(codeOf('seek', { group: 1, x: 1, y: 1, extra: undefined }), null, 'undefined members are absent');
+});
+
+test('a game should take any JSON members within 1024 bytes, from any role', () => {
+  for (const role of ['viewer', 'player', 'admin']) assert.equal(codeOf('game', { action: 'ready' }, { role }), null, role);
+  assert.equal(codeOf('game', {}), null);
+  assert.equal(codeOf('game', { to: [[1, 2], [3, 4]], opts: { fast: true }, n: null }), null);
+  // {"s":"..."}: 8 bytes around the string, 1016 in it is 1024 exactly.
+  assert.equal(codeOf('game', { s: 'a'.repeat(1016) }), null);
+  assert.equal(codeOf('game', { s: 'a'.repeat(1017) }), 'too_large');
+  assert.equal(codeOf('game', { s: 'é'.repeat(509) }), 'too_large', 'bytes, not characters');
+  assert.throws(() => validateCommand('game', { s: 'a'.repeat(2000) }),
+    (e) => e.message === 'game: the members of a game command are over 1024 bytes' && e.local);
+  assert.equal(OPEN_ARGS_MAX, 1024);
 });
 
 test('params should take the registry\'s names within their ranges, at least one', () => {

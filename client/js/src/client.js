@@ -10,8 +10,11 @@
 // again (version 3) and goes on from the key frame a new stream starts
 // with; commands sent meanwhile wait for it. Squads (§13): the latest
 // `squads` message of each team (`squads`, the 'squads' event, squad(n),
-// waitSquads()). Owns its Connection (connection.js); one Client per
-// connection.
+// waitSquads()). Room scripts (§14): game(members) for the script, the
+// welcome's script (roomScript), the latest room-wide and per-team `game`
+// messages (roomGame, teamGames, gamePhase, the 'game' event, waitGame())
+// and the admins' `script` messages (scriptStatus, the 'script' event).
+// Owns its Connection (connection.js); one Client per connection.
 
 import { Connection, offerFor } from './connection.js';
 import { decodeSnapshot } from './decoder.js';
@@ -27,7 +30,7 @@ export const CLIENT_BACKOFF = Object.freeze({ firstMs: 100, maxMs: 1000, jitter:
 // server rate limits commands, PROTOCOL.md §5.4 keyframe).
 const KEYFRAME_EVERY_MS = 500;
 const JOIN_KEYS = ['room', 'role', 'mode', 'name', 'token', 'password', 'rejoin', 'boids',
-  'width', 'height', 'edges', 'teams', 'units'];
+  'width', 'height', 'edges', 'teams', 'units', 'script'];
 
 /** A command's method name: seek_clear -> seekClear. */
 export function methodName(cmd) {
@@ -103,6 +106,9 @@ export class Client {
     this.lastView = null; // the arguments of the latest view sent: sent again after a reconnection
     this.viewAck = null; // the ack of the latest view (§12.4), or null
     this.squads = new Map(); // team -> its latest squads message (§13.5) in this room
+    this.roomGame = null; // the latest room-wide game message (§14.4) in this room
+    this.teamGames = new Map(); // team -> its latest game message
+    this.scriptStatus = null; // the latest script message (§14.5; admins)
     const protocols = offerFor(options.protocol);
     const socketOptions = isNode() && WebSocket !== globalThis.WebSocket
       ? { perMessageDeflate: false, ...(options.tls || {}) } : undefined;
@@ -134,6 +140,12 @@ export class Client {
 
   /** The welcome's world: {width, height, edges, capacity, max_obstacles}. */
   get world() { return this.welcome ? this.welcome.world : null; }
+
+  /** The room's script, {name, hash} (§14.1), or null. */
+  get roomScript() { return (this.welcome && this.welcome.script) || null; }
+
+  /** The phase of the latest room-wide game state (lobby, countdown, playing, ended), or null. */
+  get gamePhase() { return (this.roomGame && this.roomGame.state.phase) || null; }
 
   // ---- events ------------------------------------------------------------------
 
@@ -177,7 +189,12 @@ export class Client {
   }
 
   onWelcome(w, fresh) {
-    if (!this.welcome || this.welcome.room !== w.room) this.squads = new Map(); // another room's are to come
+    if (!this.welcome || this.welcome.room !== w.room) { // another room's are to come
+      this.squads = new Map();
+      this.roomGame = null;
+      this.teamGames = new Map();
+      this.scriptStatus = null;
+    }
     this.welcome = w;
     this.stream++;
     this.decoder = this.decoderFor(w); // a new stream: it starts with a key frame
@@ -325,6 +342,13 @@ export class Client {
     } else if (msg.type === 'squads' && Number.isInteger(msg.team)) {
       this.squads.set(msg.team, msg);
       this.emit('squads', msg);
+    } else if (msg.type === 'game' && msg.state !== null && typeof msg.state === 'object') {
+      if (Number.isInteger(msg.team)) this.teamGames.set(msg.team, msg);
+      else this.roomGame = msg;
+      this.emit('game', msg);
+    } else if (msg.type === 'script') {
+      this.scriptStatus = msg;
+      this.emit('script', msg);
     } else if (msg.type === 'availability') {
       if (msg.room === this.room) this.available = msg.available;
       this.emit('availability', msg);
@@ -464,19 +488,38 @@ export class Client {
    * ConnectionError 'timeout' after timeoutMs.
    */
   waitSquads(predicate, { timeoutMs = this.options.timeoutMs, team = this.team } = {}) {
-    const latest = this.squads.get(team);
-    if (latest && predicate(latest)) return Promise.resolve(latest);
+    return this.waitMessage('squads', `squads message of team ${team}`, () => this.squads.get(team),
+      (msg) => msg.team === team && predicate(msg), timeoutMs);
+  }
+
+  // ---- room scripts (§14) ------------------------------------------------------------
+
+  /**
+   * The first game message (room-wide, or with `team` that team's; the
+   * latest one first) for which predicate(message) is true; rejects with
+   * a ConnectionError 'timeout' after timeoutMs.
+   */
+  waitGame(predicate, { timeoutMs = this.options.timeoutMs, team = null } = {}) {
+    const what = team === null ? 'game message' : `game message of team ${team}`;
+    const latest = () => (team === null ? this.roomGame : this.teamGames.get(team));
+    return this.waitMessage('game', what, latest, (msg) => (msg.team ?? null) === team && predicate(msg), timeoutMs);
+  }
+
+  // The latest message if `accepts` takes it, else the first `event` it takes.
+  waitMessage(event, what, latest, accepts, timeoutMs) {
+    const now = latest();
+    if (now && accepts(now)) return Promise.resolve(now);
     return new Promise((resolve, reject) => {
       let stop = null;
       const timer = setTimeout(() => {
         stop();
-        const last = this.squads.get(team);
-        reject(new ConnectionError('timeout', `no squads message of team ${team} met the condition within ${timeoutMs} ms (last at tick ${last ? last.tick : 'none'})`));
+        const last = latest();
+        reject(new ConnectionError('timeout', `no ${what} met the condition within ${timeoutMs} ms (last at tick ${last ? last.tick : 'none'})`));
       }, timeoutMs);
-      stop = this.on('squads', (msg) => {
+      stop = this.on(event, (msg) => {
         let ok;
         try {
-          ok = msg.team === team && predicate(msg);
+          ok = accepts(msg);
         } catch (e) {
           stop();
           clearTimeout(timer);

@@ -12,7 +12,7 @@ export {
 export { FlockdError, CommandError, ConnectionError } from './errors.js';
 export { Snapshot } from './snapshot.js';
 export {
-  validateCommand, boundValue, COMMANDS, schema,
+  validateCommand, boundValue, COMMANDS, OPEN_ARGS_MAX, schema,
 } from './validate.js';
 export {
   Connection, OFFER, VIEWER_BACKOFF, backoffDelay, versionOf, offerFor,

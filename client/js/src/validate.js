@@ -5,7 +5,8 @@
 // naming the command and the field, worded as the server words it
 // (`seek: field 'x' must be in [0, 1600]`). Checks run in the server's
 // order: the command, its members, each argument in the schema's order,
-// the parameter registry, then the sender's role. What only the live room
+// the parameter registry, then the sender's role. A command with open_args
+// (game) takes any members, any JSON, up to OPEN_ARGS_MAX bytes of them. What only the live room
 // can decide (capacity, not_found, rate limits) is left to the server.
 // Pure: no I/O.
 
@@ -180,6 +181,20 @@ function checkMembers(c, args, registry) {
   }
 }
 
+/** A command with open_args (game, §14.2): its members as compact JSON, at most this many bytes. */
+export const OPEN_ARGS_MAX = 1024;
+
+// Any members, any JSON (game): neither cmd nor id (the message's own),
+// at most OPEN_ARGS_MAX bytes of them as JSON.
+function checkOpenArgs(c, args) {
+  for (const name of ['cmd', 'id']) {
+    if (args[name] !== undefined) refuse(c.name, 'bad_arg', `member '${name}' is the message's own, not the command's`);
+  }
+  if (utf8.encode(JSON.stringify(args)).length > OPEN_ARGS_MAX) {
+    refuse(c.name, 'too_large', `the members of a ${c.name} command are over ${OPEN_ARGS_MAX} bytes`);
+  }
+}
+
 // The parameter registry's values (params): each within its range, at least one.
 function checkRegistry(c, args, registry) {
   let count = 0;
@@ -222,7 +237,8 @@ export function validateCommand(cmd, args = {}, place = {}) {
     refuse(cmd, 'bad_arg', 'the arguments must be an object');
   }
   const registry = place.params ? new Map(place.params.map((p) => [p.name, p])) : null;
-  checkMembers(c, args, registry);
+  if (c.open_args) checkOpenArgs(c, args);
+  else checkMembers(c, args, registry);
   const world = place.world || { width: Infinity, height: Infinity, capacity: Infinity };
   for (const a of c.args) {
     const v = args[a.name];
