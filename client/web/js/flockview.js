@@ -2,7 +2,8 @@
 // the browser console: connection, welcome, room and role, roster, newest
 // snapshot (copied), the boids as the last frame drew them, frame and
 // stream counters, version 3's view, budget, level of detail, fog, the
-// followed boid and the minimap, an rts player's squads, and world <-> page coordinate
+// followed boid and the minimap, an rts player's squads, a scripted room's game
+// panel, and world <-> page coordinate
 // conversion. Getters return copies; nothing here changes the viewer.
 
 import { groupCounts } from '../lib/snapshot.js';
@@ -37,7 +38,7 @@ function summary(s) {
 export function makeFlockView(src) {
   const {
     app, conn, camera, canvas, renderer, playout, skips, session, roster, snapshotStats, frameStats,
-    budget, viewSender, minimap, minimapFeed, intro, currentView, squadUi,
+    budget, viewSender, minimap, minimapFeed, intro, currentView, squadUi, gamePanel,
   } = src;
   const clientRect = () => canvas.getBoundingClientRect();
   return Object.freeze({
@@ -52,6 +53,10 @@ export function makeFlockView(src) {
         active: squadUi.active, team: squadUi.team, selected: squadUi.selected, patrolArmed: squadUi.patrolArmed,
         latest: squadUi.msg ? JSON.parse(JSON.stringify(squadUi.msg)) : null, rows: squadUi.rows(),
       };
+    },
+    /** A scripted room's game panel (§14): {active, model: what it shows (gameui.js), or null}. */
+    get game() {
+      return { active: gamePanel.active, model: gamePanel.active ? gamePanel.model() : null };
     },
     get welcome() { return app.welcome ? JSON.parse(JSON.stringify(app.welcome)) : null; },
     /** {room, mode, role, team, client, rejoining}, or null before the first welcome. */

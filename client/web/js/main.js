@@ -13,6 +13,10 @@
 // An rts player commands its team's squads (§13, squadui.js): a dragged
 // box selects, a right-click moves, keys set formations and orders; the
 // squads panel lists them and their waypoints and slots are drawn.
+//
+// A room that runs a script (§14) has a game panel (gameui.js): the
+// script's latest state, room-wide and the team's, its action buttons and,
+// for an admin, the script's status.
 
 import { decodeAnySnapshot } from '../lib/decoder.js';
 import { FrameDecoderV2 } from '../lib/decoder_v2.js';
@@ -40,6 +44,7 @@ import { LodBlend } from './lod.js';
 import { Minimap, MinimapFeed } from './minimap.js';
 import { Intro } from './intro.js';
 import { SquadControl } from './squadui.js';
+import { GamePanel } from './gameui.js';
 
 // Render this far behind the newest snapshot, or 1.5 snapshot periods when
 // snapshots come slower than 15 Hz, so there is a later one to move toward.
@@ -114,8 +119,10 @@ const app = {
   framesDropped: 0, // frames dropped undecoded while the first view was pending
   squadBox: null, // the selection box being dragged, [sx0, sy0, sx1, sy1] in CSS px, or null
   squadsOf: null, // 'room:team' of the squads kept, so a reconnection keeps them
+  gameOf: null, // 'room:script:hash' of the game panel kept, so a reconnection keeps it
 };
 const squadUi = new SquadControl();
+const gamePanel = new GamePanel();
 const SQUAD_COMMANDS = new Set(['select', 'move', 'patrol', 'follow', 'hold', 'stop', 'formation']);
 
 // Version 3 frames by default; ?protocol=2 or ?protocol=1 asks for that version.
@@ -212,6 +219,7 @@ function onWelcome(w, fresh) {
   if (w.protocol === 3) $('follow-index').removeAttribute('max'); // ids: never used again, not below capacity
   else $('follow-index').max = w.world.capacity - 1;
   session.welcome(w, fresh); // may send the join the address asks for
+  gameFor(w);
   if (minimapFeed.open) minimapFeed.follow(session.here.room);
   replayBar.show(w.replay || null);
   roster.clear();
@@ -227,6 +235,7 @@ function onMessage(msg) {
     roster.show(msg, session.here.client);
   }
   if (msg.type === 'squads' && squadUi.take(msg)) showSquads();
+  if ((msg.type === 'game' && gamePanel.take(msg)) || (msg.type === 'script' && gamePanel.takeScript(msg))) showGame();
   const state = session.here ? availabilityOf(msg, session.here.room) : undefined;
   if (state) setAvailable(state);
 }
@@ -423,8 +432,75 @@ function showSquads() {
   $('squads-selected').textContent = squadUi.selected === null ? '' : `squad ${squadUi.selected} selected`;
 }
 
-/** Sends a command squadUi made (or nothing for null). */
-function sendSquad(c) {
+// ---- the room's script (§14) ---------------------------------------------
+
+// The game panel is a scripted room's: another room (or script) starts it
+// afresh, a reconnection to the same keeps what it showed until the
+// server sends the latest again.
+function gameFor(w) {
+  const key = w.script ? `${w.room}:${w.script.name}:${w.script.hash}` : null;
+  if (key !== app.gameOf) {
+    app.gameOf = key;
+    gamePanel.reset(w.script || null);
+  }
+  $('game').hidden = !gamePanel.active;
+  showGame();
+}
+
+/** One state's part of the game panel (gameui.js stateModel), as elements. */
+function stateElements(m, heading) {
+  const el = (tag, cls, text) => {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
+  };
+  const out = [el('h3', 'phase', [heading, m.title].filter(Boolean).join(' · '))];
+  if (m.banner) out.push(el('div', 'winner', m.banner));
+  if (m.message) out.push(el('p', 'message', m.message));
+  if (m.actions.length) {
+    const bar = el('div', 'actions');
+    for (const name of m.actions) {
+      const b = el('button', '', name);
+      b.type = 'button';
+      b.addEventListener('click', () => sendMade(GamePanel.action(name)));
+      bar.append(b);
+    }
+    out.push(bar);
+  }
+  if (m.rows.length) {
+    const dl = el('dl');
+    for (const r of m.rows) dl.append(el('dt', '', r.key), el('dd', '', r.text));
+    out.push(dl);
+  }
+  for (const t of m.tables) {
+    const table = el('table');
+    const head = el('tr');
+    const values = el('tr');
+    head.append(el('th', '', t.key), ...t.columns.map((c) => el('th', '', c.head)));
+    values.append(el('td'), ...t.columns.map((c) => el('td', '', c.value)));
+    table.append(head, values);
+    out.push(table);
+  }
+  return out;
+}
+
+/** Fills the game panel from the latest states. */
+function showGame() {
+  if (!gamePanel.active) return;
+  const m = gamePanel.model();
+  $('game-name').textContent = m.name;
+  const parts = m.room ? stateElements(m.room, '') : [];
+  for (const t of m.teams) parts.push(...stateElements(t, `team ${t.team}`));
+  const line = $('game-script');
+  line.hidden = !m.script;
+  line.textContent = m.script ? m.script.text : '';
+  line.classList.toggle('disabled', Boolean(m.script && m.script.disabled));
+  $('game-state').replaceChildren(...parts);
+}
+
+/** Sends a command squadUi or gamePanel made (or nothing for null). */
+function sendMade(c) {
   if (!c) return;
   if (conn.send(c.cmd, c.args) === null) toast('not connected to flockd');
 }
@@ -433,7 +509,7 @@ function sendSquad(c) {
 function boxSelected(sx0, sy0, sx1, sy1) {
   const [x0, y0] = camera.screenToWorld(sx0, sy0);
   const [x1, y1] = camera.screenToWorld(sx1, sy1);
-  sendSquad(squadUi.boxSelect(x0, y0, x1, y1, camera.worldW, camera.worldH));
+  sendMade(squadUi.boxSelect(x0, y0, x1, y1, camera.worldW, camera.worldH));
 }
 
 // A click of an rts player with a squad selected (or P pressed): true if
@@ -441,9 +517,9 @@ function boxSelected(sx0, sy0, sx1, sy1) {
 // left click patrols after P, else clears the selection.
 function squadClick(x, y, { shift, secondary }) {
   if (!squadUi.active || (squadUi.selected === null && !squadUi.patrolArmed)) return false;
-  if (secondary) sendSquad(squadUi.pointOrder(x, y, shift));
+  if (secondary) sendMade(squadUi.pointOrder(x, y, shift));
   else if (shift) return false; // an obstacle, as before
-  else sendSquad(squadUi.groundClick(x, y));
+  else sendMade(squadUi.groundClick(x, y));
   showSquads();
   return true;
 }
@@ -451,7 +527,7 @@ function squadClick(x, y, { shift, secondary }) {
 function squadKey(k) {
   const r = squadUi.key(k);
   if (!r) return false;
-  if (r.cmd) sendSquad(r);
+  if (r.cmd) sendMade(r);
   else toast(r.arm ? `patrol: click where squad ${squadUi.selected} patrols to` : 'patrol cancelled', 'info');
   return true;
 }
@@ -866,7 +942,7 @@ function plotStats(st) {
 
 window.flockView = makeFlockView({
   app, conn, camera, canvas, renderer, playout, skips, session, roster, snapshotStats, frameStats,
-  budget, viewSender, minimap, minimapFeed, intro, currentView, squadUi,
+  budget, viewSender, minimap, minimapFeed, intro, currentView, squadUi, gamePanel,
 });
 bindControls();
 bindPointer(canvas, camera, {
