@@ -643,11 +643,9 @@ static int parse_game(struct ctx *c, struct proto_command *out)
 
 static int parse_script(struct ctx *c, struct proto_command *out)
 {
-    const cJSON *reload = field(c, "reload");
-    if (!reload || !cJSON_IsBool(reload))
-        return fail(c, PROTO_E_BAD_ARG, "field 'reload' must be true or false");
-    out->args.script.reload = cJSON_IsTrue(reload);
-    return 0;
+    if (!field(c, "reload"))
+        return fail(c, PROTO_E_BAD_ARG, "missing field 'reload'");
+    return read_bool(c, "reload", &out->args.script.reload);
 }
 
 /* ---- per-command formatters --------------------------------------------- */

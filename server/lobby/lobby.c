@@ -519,6 +519,14 @@ static struct lobby_room *pick_room(struct lobby *l, const struct proto_join_arg
                                       : "join: that room is a sandbox room";
         return NULL;
     }
+    char script[SCRIPT_NAME_MAX + 1];
+    uint64_t hash;
+    bool has = room_script_info(lobby_room_room(lr), script, &hash, NULL);
+    if (a->has_script && (!has || strcmp(script, a->script) != 0)) {
+        *code = PROTO_E_BAD_ARG;
+        *why = has ? "join: that room runs another script" : "join: that room runs no script";
+        return NULL;
+    }
     return lr;
 }
 

@@ -361,7 +361,7 @@ static bool restore(struct script *s, const uint8_t *saved, size_t len, char *wh
     struct saved_args a = {saved + 16, len - 16};
     struct hook_call h = {s, "restore", push_saved, &a, 0};
     if (!call(s, &h)) {
-        snprintf(why, SCRIPT_REASON_MAX, "restoring its state: %s", s->why);
+        snprintf(why, SCRIPT_REASON_MAX, "restoring its state: %.200s", s->why);
         return false;
     }
     return true;
@@ -447,7 +447,7 @@ int script_command(struct script *s, const struct script_player *p, const char *
                    char *why)
 {
     if (!s->running) {
-        snprintf(why, SCRIPT_REASON_MAX, "the room's script is disabled: %s", s->why);
+        snprintf(why, SCRIPT_REASON_MAX, "the room's script is disabled: %.200s", s->why);
         return PROTO_E_REFUSED;
     }
     cJSON *msg = cJSON_ParseWithLength(json, len);
@@ -460,7 +460,7 @@ int script_command(struct script *s, const struct script_player *p, const char *
     bool ok = call(s, &h);
     cJSON_Delete(msg);
     if (!ok) {
-        snprintf(why, SCRIPT_REASON_MAX, "the room's script failed: %s", s->why);
+        snprintf(why, SCRIPT_REASON_MAX, "the room's script failed: %.200s", s->why);
         return PROTO_E_REFUSED;
     }
     lua_State *L = s->L;
@@ -500,7 +500,7 @@ int script_save(struct script *s, uint8_t **out, char *why)
     bool ok = call(s, &h);
     s->running = was;
     if (!ok) {
-        snprintf(why, SCRIPT_REASON_MAX, "saving its state: %s", s->why);
+        snprintf(why, SCRIPT_REASON_MAX, "saving its state: %.200s", s->why);
         return PROTO_E_INTERNAL;
     }
     uint8_t *body;

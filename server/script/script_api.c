@@ -237,7 +237,10 @@ struct cells {
     uint32_t cols, rows;
     uint32_t *start; /* cols * rows + 1 */
     uint32_t *index; /* boids, by cell */
+    uint16_t *team;  /* per cell: 0 no team's units, 1..255 one team's only, MIXED */
 };
+
+#define MIXED 0xffff
 
 static uint32_t cell_of(const struct cells *c, const struct sim_config *cfg, float x, float y)
 {
@@ -255,10 +258,17 @@ static void cells_build(lua_State *L, struct cells *c, const struct sim_config *
     c->start = scratch(L, (ncell + 1) * sizeof *c->start);
     c->index = scratch(L, v->count * sizeof *c->index);
     uint32_t *fill = scratch(L, ncell * sizeof *fill);
+    c->team = scratch(L, ncell * sizeof *c->team);
     memset(c->start, 0, (ncell + 1) * sizeof *c->start);
     memset(fill, 0, ncell * sizeof *fill);
-    for (uint32_t i = 0; i < v->count; i++)
-        c->start[cell_of(c, cfg, v->x[i], v->y[i]) + 1]++;
+    memset(c->team, 0, ncell * sizeof *c->team);
+    for (uint32_t i = 0; i < v->count; i++) {
+        uint32_t k = cell_of(c, cfg, v->x[i], v->y[i]);
+        c->start[k + 1]++;
+        uint16_t g = v->group[i];
+        if (g && c->team[k] != g)
+            c->team[k] = c->team[k] ? MIXED : g;
+    }
     for (size_t k = 0; k < ncell; k++)
         c->start[k + 1] += c->start[k];
     for (uint32_t i = 0; i < v->count; i++) {
@@ -267,35 +277,115 @@ static void cells_build(lua_State *L, struct cells *c, const struct sim_config *
     }
 }
 
-/* Counts by team of the units within r of boid i (itself included), into
- * n[] with the teams seen listed in seen[] (*nseen of them). */
-static void count_near(const struct cells *c, const struct sim_config *cfg,
-                       const struct sim_view *v, uint32_t i, float r, uint32_t *n, uint8_t *seen,
-                       int *nseen)
+/* The cell dx, dy (-1..1) from cell k into *out: false past a contained
+ * world's edge or for a cell already seen (a world of fewer than 3 cells
+ * across). */
+static bool near_cell(const struct cells *c, bool wrap, uint32_t k, int dx, int dy, uint32_t *out)
 {
-    int cx = (int)(cell_of(c, cfg, v->x[i], v->y[i]) % c->cols);
-    int cy = (int)(cell_of(c, cfg, v->x[i], v->y[i]) / c->cols);
-    bool wrap = cfg->edges == SIM_EDGES_WRAP;
+    int cx = (int)(k % c->cols), cy = (int)(k / c->cols);
+    int x = cx + dx, y = cy + dy;
+    if (wrap) {
+        x = (x + (int)c->cols) % (int)c->cols;
+        y = (y + (int)c->rows) % (int)c->rows;
+    } else if (x < 0 || y < 0 || x >= (int)c->cols || y >= (int)c->rows) {
+        return false;
+    }
+    if ((c->cols < 3 && dx > 0 && x == cx) || (c->rows < 3 && dy > 0 && y == cy))
+        return false;
+    *out = (uint32_t)y * c->cols + (uint32_t)x;
+    return true;
+}
+
+/* True if a unit of another team than `own` is in the cells round cell k:
+ * else nobody can outnumber boids of cell k. */
+static bool is_contested(const struct cells *c, bool wrap, uint32_t k, int own)
+{
     for (int dy = -1; dy <= 1; dy++)
         for (int dx = -1; dx <= 1; dx++) {
-            int x = cx + dx, y = cy + dy;
-            if (wrap) {
-                x = (x + (int)c->cols) % (int)c->cols;
-                y = (y + (int)c->rows) % (int)c->rows;
-            } else if (x < 0 || y < 0 || x >= (int)c->cols || y >= (int)c->rows) {
-                continue;
-            }
-            if ((c->cols < 3 && dx > 0 && x == cx) || (c->rows < 3 && dy > 0 && y == cy))
-                continue; /* a cell seen twice in a world of fewer than 3 */
-            uint32_t k = (uint32_t)y * c->cols + (uint32_t)x;
-            for (uint32_t j = c->start[k]; j < c->start[k + 1]; j++) {
-                uint32_t b = c->index[j];
-                if (dist2(cfg, v->x[b] - v->x[i], v->y[b] - v->y[i]) > r * r)
-                    continue;
-                if (n[v->group[b]]++ == 0)
-                    seen[(*nseen)++] = v->group[b];
-            }
+            uint32_t n;
+            if (near_cell(c, wrap, k, dx, dy, &n) && c->team[n] != 0 && c->team[n] != own)
+                return true;
         }
+    return false;
+}
+
+/* The units of the cells round cell k, gathered side by side by team
+ * (positions moved across a torus's edges next to cell k): each unit of
+ * cell k counts one run per team, a loop the compiler vectorises. */
+struct near {
+    float *x, *y;
+    uint32_t at[SIM_GROUPS + 1]; /* team g's run: [at[g], at[g] + len[g]) */
+    uint32_t len[SIM_GROUPS];
+    uint8_t teams[SIM_GROUPS]; /* the teams present, ascending */
+    int nteams;
+};
+
+/* The cells round cell k (itself included) with the offsets that bring
+ * their units next to it: how many (at most 9). */
+struct near_cell_at {
+    uint32_t cell;
+    float ox, oy;
+};
+
+static int cells_round(const struct cells *c, const struct sim_config *cfg, uint32_t k,
+                       struct near_cell_at out[9])
+{
+    int n = 0;
+    for (int dy = -1; dy <= 1; dy++)
+        for (int dx = -1; dx <= 1; dx++) {
+            uint32_t m;
+            if (!near_cell(c, cfg->edges == SIM_EDGES_WRAP, k, dx, dy, &m))
+                continue;
+            int cx = (int)(k % c->cols) + dx, cy = (int)(k / c->cols) + dy;
+            out[n++] = (struct near_cell_at){.cell = m,
+                                             .ox = cx < 0               ? -cfg->width
+                                                   : cx >= (int)c->cols ? cfg->width
+                                                                        : 0.0f,
+                                             .oy = cy < 0               ? -cfg->height
+                                                   : cy >= (int)c->rows ? cfg->height
+                                                                        : 0.0f};
+        }
+    return n;
+}
+
+static void gather_near(const struct cells *c, const struct sim_config *cfg,
+                        const struct sim_view *v, uint32_t k, struct near *out)
+{
+    struct near_cell_at round[9];
+    int nr = cells_round(c, cfg, k, round);
+    memset(out->len, 0, sizeof out->len);
+    for (int q = 0; q < nr; q++)
+        for (uint32_t j = c->start[round[q].cell]; j < c->start[round[q].cell + 1]; j++)
+            out->len[v->group[c->index[j]]]++;
+    out->nteams = 0;
+    uint32_t at = 0;
+    for (int g = 0; g < SIM_GROUPS; g++) {
+        out->at[g] = at;
+        at += out->len[g];
+        if (out->len[g])
+            out->teams[out->nteams++] = (uint8_t)g;
+        out->len[g] = 0;
+    }
+    for (int q = 0; q < nr; q++)
+        for (uint32_t j = c->start[round[q].cell]; j < c->start[round[q].cell + 1]; j++) {
+            uint32_t b = c->index[j];
+            uint32_t i = out->at[v->group[b]] + out->len[v->group[b]]++;
+            out->x[i] = v->x[b] + round[q].ox;
+            out->y[i] = v->y[b] + round[q].oy;
+        }
+}
+
+/* How many of team g's gathered units are within r of (x, y). */
+static uint32_t count_near(const struct near *nb, int g, float x, float y, float r)
+{
+    const float *px = nb->x + nb->at[g], *py = nb->y + nb->at[g];
+    uint32_t n = 0, len = nb->len[g];
+    float r2 = r * r;
+    for (uint32_t j = 0; j < len; j++) {
+        float dx = px[j] - x, dy = py[j] - y;
+        n += dx * dx + dy * dy <= r2;
+    }
+    return n;
 }
 
 /*
@@ -317,34 +407,45 @@ static int api_outnumbered(lua_State *L)
     sim_view(w, &v);
     script__charge(L, (uint64_t)v.count * 4 + 1);
     struct cells c = {0};
-    cells_build(L, &c, cfg, &v, r); /* three scratch blocks on the stack till the end */
+    cells_build(L, &c, cfg, &v, r); /* four scratch blocks on the stack till the end */
     lua_newtable(L);
     lua_newtable(L);
     lua_Integer k = 0;
-    uint32_t n[SIM_GROUPS] = {0};
-    uint8_t seen[SIM_GROUPS];
     uint64_t scanned = 0;
-    for (uint32_t i = 0; i < v.count; i++) {
-        if (v.group[i] == 0)
+    struct near *nb = scratch(L, sizeof *nb);
+    nb->x = scratch(L, v.count * sizeof(float));
+    nb->y = scratch(L, v.count * sizeof(float));
+    lua_rotate(L, -5, 3); /* the result tables on top again, the scratch under them */
+    bool wrap = cfg->edges == SIM_EDGES_WRAP;
+    for (uint32_t cell = 0; cell < c.cols * c.rows; cell++) {
+        if (c.team[cell] == 0)
             continue;
-        int nseen = 0;
-        count_near(&c, cfg, &v, i, r, n, seen, &nseen);
-        uint32_t own = n[v.group[i]], top = 0;
-        int by = 0;
-        for (int s = 0; s < nseen; s++) {
-            int g = seen[s];
-            scanned += n[g];
-            if (g != 0 && g != v.group[i] && (n[g] > top || (n[g] == top && g < by))) {
-                top = n[g];
-                by = g;
+        bool gathered = false;
+        for (uint32_t j = c.start[cell]; j < c.start[cell + 1]; j++) {
+            uint32_t i = c.index[j];
+            int mine = v.group[i];
+            if (mine == 0 || !is_contested(&c, wrap, cell, mine))
+                continue;
+            if (!gathered)
+                gather_near(&c, cfg, &v, cell, nb);
+            gathered = true;
+            uint32_t own = count_near(nb, mine, v.x[i], v.y[i], r), top = 0;
+            int by = 0;
+            for (int t = 0; t < nb->nteams; t++) { /* ascending: the lower team wins a tie */
+                int g = nb->teams[t];
+                uint32_t n = g && g != mine ? count_near(nb, g, v.x[i], v.y[i], r) : 0;
+                scanned += nb->len[g];
+                if (n > top) {
+                    top = n;
+                    by = g;
+                }
             }
-            n[g] = 0;
-        }
-        if (by && (lua_Integer)top >= least && (double)top > (double)ratio * own) {
-            lua_pushinteger(L, v.id[i]);
-            lua_rawseti(L, -3, ++k);
-            lua_pushinteger(L, by);
-            lua_rawseti(L, -2, k);
+            if (by && (lua_Integer)top >= least && (double)top > (double)ratio * own) {
+                lua_pushinteger(L, v.id[i]);
+                lua_rawseti(L, -3, ++k);
+                lua_pushinteger(L, by);
+                lua_rawseti(L, -2, k);
+            }
         }
     }
     script__charge(L, scanned / 8 + (uint64_t)k);

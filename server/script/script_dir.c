@@ -71,22 +71,22 @@ static struct entry *find(struct script_dir *d, const char *name)
     return NULL;
 }
 
-/* One file NAME.lua read again; 0, or -1 if it failed (reported). */
-static int load_one(struct script_dir *d, const char *file, char *why, size_t cap)
+/* One file NAME.lua read again: true if it failed (reported). */
+static bool failed_one(struct script_dir *d, const char *file, char *why, size_t cap)
 {
     char name[SCRIPT_NAME_MAX + 1], path[4096];
     size_t len = strlen(file);
     if (len < 5 || len - 4 > SCRIPT_NAME_MAX || strcmp(file + len - 4, ".lua") != 0)
-        return 0;
+        return false;
     snprintf(name, sizeof name, "%.*s", (int)(len - 4), file);
     snprintf(path, sizeof path, "%s/%s", d->path, file);
     char *text = NULL, err[SCRIPT_REASON_MAX] = "";
     long n = read_file(path, &text);
     struct script_source src = {0};
     if (n < 0)
-        snprintf(err, sizeof err, "cannot read %s: %s", path, strerror((int)-n));
+        snprintf(err, sizeof err, "cannot read %s.lua: %s", name, strerror((int)-n));
     else if (script_source_set(&src, name, text, (size_t)n) < 0)
-        snprintf(err, sizeof err, "%s: a bad name or a NUL byte in it", path);
+        snprintf(err, sizeof err, "%s.lua: a bad name or a NUL byte in it", name);
     else
         script_compiles(&src, err, sizeof err);
     free(text);
@@ -104,13 +104,13 @@ static int load_one(struct script_dir *d, const char *file, char *why, size_t ca
     pthread_mutex_unlock(&d->lock);
     script_source_free(&src);
     if (err[0] == '\0')
-        return 0;
+        return false;
     fprintf(stderr, "flockd: script %s not loaded (%s)\n", name,
             e ? "the previous version stays" : "no previous version");
     fprintf(stderr, "flockd:   %s\n", err);
     if (why && why[0] == '\0')
         snprintf(why, cap, "%s", err);
-    return -1;
+    return true;
 }
 
 int script_dir_reload(struct script_dir *d, char *why, size_t cap)
@@ -125,7 +125,7 @@ int script_dir_reload(struct script_dir *d, char *why, size_t cap)
     }
     int failed = 0;
     for (struct dirent *f; (f = readdir(dir)) != NULL;)
-        failed += load_one(d, f->d_name, why, cap) < 0;
+        failed += failed_one(d, f->d_name, why, cap);
     closedir(dir);
     return failed;
 }

@@ -48,8 +48,9 @@ static int key_cmp(const void *a, const void *b)
 }
 
 /* The keys of the table at idx, sorted, into a malloc'd *out; their count,
- * or -1 with a reason (a key that is neither a number nor a string). The
- * strings stay valid while the table is on the stack. */
+ * or PROTO_E_BAD_VALUE (a key that is neither a number nor a string) or
+ * PROTO_E_INTERNAL (memory) with a reason. The strings stay valid while
+ * the table is on the stack. */
 static int sorted_keys(lua_State *L, int idx, struct key **out, char *why, size_t cap)
 {
     size_t n = 0, have = 8;
@@ -62,7 +63,7 @@ static int sorted_keys(lua_State *L, int idx, struct key **out, char *why, size_
             lua_pop(L, 1);
             snprintf(why, cap, "a table key of type %s", lua_typename(L, t));
             free(k);
-            return -1;
+            return PROTO_E_BAD_VALUE;
         }
         if (n == have) {
             struct key *more = realloc(k, (have *= 2) * sizeof *k);
@@ -84,7 +85,7 @@ static int sorted_keys(lua_State *L, int idx, struct key **out, char *why, size_
     if (!k || n > have) {
         free(k);
         snprintf(why, cap, "out of memory");
-        return -1;
+        return PROTO_E_INTERNAL;
     }
     qsort(k, n, sizeof *k, key_cmp);
     *out = k;
@@ -125,7 +126,7 @@ static int json_table(lua_State *L, int idx, struct proto_json_writer *w, int de
     struct key *k;
     int n = sorted_keys(L, idx, &k, why, cap);
     if (n < 0)
-        return PROTO_E_BAD_VALUE;
+        return n;
     bool arr = is_array(k, n);
     proto_json_open(w, arr ? '[' : '{');
     int rc = 0;
@@ -296,7 +297,7 @@ static int enc_table(lua_State *L, int idx, struct enc *e, int depth, char *why,
     struct key *k;
     int n = sorted_keys(L, idx, &k, why, cap);
     if (n < 0)
-        return PROTO_E_BAD_VALUE;
+        return n;
     put(e, "T", 1);
     put_le(e, (uint64_t)n, 4);
     int rc = 0;

@@ -511,6 +511,22 @@ int sim_remove_ids(struct sim_world *w, const uint32_t *ids, uint32_t n)
     return removed;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorts boid indices idx[0..n) by the boids' ids, in keys[0..n). */
+static void sort_by_id(const struct sim_world *w, uint32_t *idx, uint32_t n, uint64_t *keys)
+{
+    for (uint32_t a = 0; a < n; a++)
+        keys[a] = (uint64_t)w->id[idx[a]] << 32 | idx[a];
+    qsort(keys, n, sizeof *keys, cmp_u64);
+    for (uint32_t a = 0; a < n; a++)
+        idx[a] = (uint32_t)keys[a];
+}
+
 /* Applies a permutation: the boid at order[k] goes to place k. tmp holds
  * count entries of 4 bytes. */
 #define PERMUTE(arr, T, order, count, tmp)                                                         \
@@ -529,27 +545,43 @@ int sim_regroup_ids(struct sim_world *w, const uint32_t *ids, uint32_t n, int gr
     int moved = mark_ids(w, ids, n, &mark);
     uint32_t *order = moved > 0 ? malloc((size_t)w->count * sizeof *order) : NULL;
     uint32_t *tmp = order ? malloc((size_t)w->count * sizeof *tmp) : NULL;
-    if (moved > 0 && !tmp) {
+    uint64_t *keys = tmp ? malloc((size_t)moved * sizeof *keys) : NULL;
+    if (moved > 0 && !keys) {
+        free(tmp);
         free(order);
         free(mark);
         return SIM_ECAPACITY;
     }
     if (moved > 0) {
-        /* Before the group's end, the group's own, the newcomers, the rest. */
-        uint32_t k = 0, g = (uint32_t)group;
+        /* The groups before, the group with its newcomers merged in by id
+         * (a group's boids stay in id order: squad.c finds ids by bisection),
+         * the groups after. tmp holds the newcomers by id for a while. */
+        uint32_t k = 0, g = (uint32_t)group, nm = 0;
         for (uint32_t i = 0; i < w->count; i++)
-            if (!mark[i] && w->group[i] <= g)
-                order[k++] = i;
+            if (mark[i])
+                tmp[nm++] = i;
+        sort_by_id(w, tmp, nm, keys);
         for (uint32_t i = 0; i < w->count; i++)
-            if (mark[i]) {
+            if (!mark[i] && w->group[i] < g)
                 order[k++] = i;
-                w->group[i] = (uint8_t)g;
-                w->squad[i] = 0;
-                w->slot[i] = 0;
-            }
+        uint32_t j = 0;
+        for (uint32_t i = 0; i < w->count; i++) {
+            if (mark[i] || w->group[i] != g)
+                continue;
+            while (j < nm && w->id[tmp[j]] < w->id[i])
+                order[k++] = tmp[j++];
+            order[k++] = i;
+        }
+        while (j < nm)
+            order[k++] = tmp[j++];
         for (uint32_t i = 0; i < w->count; i++)
             if (!mark[i] && w->group[i] > g)
                 order[k++] = i;
+        for (uint32_t m = 0; m < nm; m++) {
+            w->group[tmp[m]] = (uint8_t)g;
+            w->squad[tmp[m]] = 0;
+            w->slot[tmp[m]] = 0;
+        }
         PERMUTE(w->x, float, order, w->count, tmp);
         PERMUTE(w->y, float, order, w->count, tmp);
         PERMUTE(w->vx, float, order, w->count, tmp);
@@ -564,6 +596,7 @@ int sim_regroup_ids(struct sim_world *w, const uint32_t *ids, uint32_t n, int gr
         }
         w->epoch++;
     }
+    free(keys);
     free(tmp);
     free(order);
     free(mark);

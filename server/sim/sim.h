@@ -128,9 +128,9 @@ int sim_remove_ids(struct sim_world *w, const uint32_t *ids, uint32_t n);
 /*
  * Moves the boids whose ids are among ids[0..n) into `group` (a team
  * converting units), each out of its squad (squad 0 of the new group),
- * placed after the group's last boid in their present order; every other
- * boid keeps its order. Returns how many changed group, or SIM_EINVAL (bad
- * group) or SIM_ECAPACITY (no memory for the pass) with nothing changed.
+ * placed among the group's boids in id order (a group's boids are always
+ * in id order); every other boid keeps its order. Returns how many changed group, or SIM_EINVAL
+ * (bad group) or SIM_ECAPACITY (no memory for the pass) with nothing changed.
  */
 int sim_regroup_ids(struct sim_world *w, const uint32_t *ids, uint32_t n, int group);
 

@@ -109,6 +109,12 @@ async def commands_are_acked_or_refused_with_the_scripts_reason():
         assert c.welcome["script"]["name"] == "flockwars"
         r = await c.command("join", room="war3", role="player", mode="rts", script="nope")
         assert r["type"] == "error" and "script" in r["message"], r
+        # an existing room is joined with its own script's name, or none
+        r = await c.command("join", room="war2", role="viewer", script="other")
+        assert r["type"] == "error" and r["code"] == "bad_arg", r
+        r = await c.command("join", room="plain", role="viewer", script="flockwars")
+        assert r["type"] == "error" and "no script" in r["message"], r
+        await ok(c, "join", room="war2", role="viewer", script="flockwars")
         for x in (a, admin, s, c):
             await x.close()
 

@@ -256,6 +256,17 @@ static void test_convert_and_despawn_by_id(void **state)
         assert_true(v.group[i - 1] <= v.group[i]);
     assert_int_equal(v.id[v.count - 3], 2);
     assert_int_equal(v.id[v.count - 1], 19);
+    /* Into a team that has units: each group stays in id order, and a
+     * converted unit can be selected by its id. */
+    uint32_t ids[] = {3, 20, 7};
+    assert_int_equal(sim_regroup_ids(w, ids, 3, 2), 3);
+    sim_view(w, &v);
+    for (uint32_t i = 1; i < v.count; i++)
+        assert_true(v.group[i - 1] < v.group[i] ||
+                    (v.group[i - 1] == v.group[i] && v.id[i - 1] < v.id[i]));
+    uint32_t pick[] = {3, 7};
+    struct sim_selection sel = {.by = SIM_SELECT_IDS, .ids = pick, .n = 2};
+    assert_true(sim_select(w, 2, 1, &sel) >= 1);
 }
 
 static void test_state_survives_save_and_restore(void **state)
