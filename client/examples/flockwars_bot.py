@@ -108,7 +108,7 @@ class Bot:
             part = ids[at:at + SELECT_MAX]
             try:
                 self.c.select(ids=part, squad=squad)
-            except flockd.NotFound as e:  # a unit of them changed hands since the frame
+            except (flockd.NotFound, flockd.Forbidden) as e:  # captured or gone since the frame
                 print(f"squad {squad}: {e.message}; {len(part)} units left as they are",
                       flush=True)
         self.members.setdefault(squad, []).extend(ids)

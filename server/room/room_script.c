@@ -236,7 +236,7 @@ int room__script_game(struct room *r, const struct proto_command *c, char *why)
         char reason[SCRIPT_REASON_MAX];
         rc = script_command(rs->s, &p, g->text, strlen(g->text), reason);
         if (rc < 0)
-            snprintf(why, PROTO_MESSAGE_MAX, "game: %s", reason);
+            snprintf(why, PROTO_MESSAGE_MAX, "game: %.150s", reason);
     } else {
         script_player_event(rs->s, g->event == PROTO_GAME_JOIN ? SCRIPT_JOIN : SCRIPT_LEAVE, &p);
     }
@@ -264,7 +264,7 @@ int room__script_reload(struct room *r, char *why, const char **at)
     char err[SCRIPT_REASON_MAX];
     script_dir_error(r->cfg.scripts, rs->name, err, sizeof err);
     if (err[0]) {
-        snprintf(why, PROTO_MESSAGE_MAX, "script: %s does not load, the running one stays: %s",
+        snprintf(why, PROTO_MESSAGE_MAX, "script: %s does not load, the running one stays: %.80s",
                  rs->name, err);
         script_source_free(&src);
         return PROTO_E_BAD_ARG;

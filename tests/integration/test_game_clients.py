@@ -7,9 +7,7 @@ playing; the JS library does the same from node; two
 client/examples/flockwars_bot.py bots play a short match out to a winner
 (exit 0, phase lines, units lines, "winner: team N").
 
-Not in ctest's lists yet: run by hand after `make build`:
-
-    /usr/bin/python3 tests/integration/test_game_clients.py build/server/flockd [TEST_NAME...]
+Usage: test_game_clients.py FLOCKD_BINARY [TEST_NAME...]
 """
 
 import asyncio
