@@ -480,8 +480,9 @@ static struct lobby_room *create_room(struct lobby *l, const struct proto_join_a
     const char *password = a->has_password ? a->password : NULL;
     const struct room_link *link = l->tmpl.link;
     /* A cluster may tick it on a less loaded node (this copy relays it
-     * then), but not an RTS room a player makes: its teams are its node's. */
-    if (link && !(mode == PROTO_MODE_RTS && a->role == PROTO_ROLE_PLAYER))
+     * then), but not an RTS room a player makes (its teams are its node's)
+     * nor a scripted one (its script is read from this node's directory). */
+    if (link && !(mode == PROTO_MODE_RTS && a->role == PROTO_ROLE_PLAYER) && !a->has_script)
         link->place(link->arg, a->room, mode, boids, password);
     struct script_source script = {0};
     if (a->has_script &&

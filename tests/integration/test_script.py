@@ -7,7 +7,8 @@ refused; custom commands are acked or refused with the script's reason; a
 runaway loop and a huge allocation disable the script with the reason
 shown to admins while the room and another room keep ticking; an admin's
 reload takes a new version and one that does not compile leaves the old
-running; a recorded scripted match replays with --verify.
+running; a match killed -9 comes back from its checkpoint with its
+script's phase and state; a recorded scripted match replays with --verify.
 A real flockd on loopback, python3-websockets clients.
 
 Usage: test_script.py FLOCKD_BINARY [TEST_NAME...]
@@ -198,6 +199,42 @@ async def a_reload_takes_a_new_version_and_a_broken_one_keeps_the_old():
             await ok(admin, "game", action="after-hup")
             await admin.close()
             await c2.close()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+@test
+async def a_match_resumes_from_its_checkpoint_after_a_crash():
+    """kill -9 mid-match: the room comes back from its checkpoint with its
+    script, its phase, its teams' units and the script's own state."""
+    tmp = tempfile.mkdtemp(prefix="flockd-script-ckpt-")
+    args = (*GAME, "--checkpoint-dir", tmp, "--checkpoint-every", "0.5", "--admin-token", "s3cret")
+    try:
+        d = Flockd(FLOCKD, *args).__enter__()
+        try:
+            admin = await joined(d, "default", "admin", token="s3cret")
+            await ok(admin, "game", action="units", n=80)
+            a = await joined(d, "default", "player")
+            b = await joined(d, "default", "player")
+            await ok(a, "game", action="ready")
+            await ok(b, "game", action="ready")
+            await phase(admin, "playing", timeout=10)
+            await admin.wait_for(lambda: d.room("default")["boids"] == 160, 5)
+            await asyncio.sleep(1.5)  # a checkpoint or two of the match
+        finally:
+            d.proc.send_signal(9)
+            d.proc.wait()
+            d._join_drains()
+        with Flockd(FLOCKD, *args) as d2:
+            v = await joined(d2, "default", "admin", token="s3cret")
+            assert v.welcome["script"]["name"] == "flockwars", v.welcome
+            st = (await phase(v, "playing", timeout=10))["state"]
+            assert sum(st["units"]) == 160, st  # the script's state: its units by team
+            assert d2.room("default")["boids"] == 160
+            assert "captured" in st, st  # published from the restored `state`
+            r = await refused(v, "refused", "game", action="time_limit", seconds=9)
+            assert "lobby" in r["message"], r  # the match helper's phase came back
+            await v.close()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
