@@ -55,8 +55,9 @@ static int sorted_keys(lua_State *L, int idx, struct key **out, char *why, size_
 {
     size_t n = 0, have = 8;
     struct key *k = malloc(have * sizeof *k);
+    bool oom = k == NULL;
     lua_pushnil(L);
-    while (k && lua_next(L, idx)) {
+    while (!oom && lua_next(L, idx)) {
         lua_pop(L, 1);
         int t = lua_type(L, -1);
         if (t != LUA_TNUMBER && t != LUA_TSTRING) {
@@ -67,7 +68,8 @@ static int sorted_keys(lua_State *L, int idx, struct key **out, char *why, size_
         }
         if (n == have) {
             struct key *more = realloc(k, (have *= 2) * sizeof *k);
-            if (!more) {
+            oom = more == NULL;
+            if (oom) {
                 lua_pop(L, 1);
                 break;
             }
@@ -82,7 +84,7 @@ static int sorted_keys(lua_State *L, int idx, struct key **out, char *why, size_
             e->s = lua_tolstring(L, -1, &e->len);
         }
     }
-    if (!k || n > have) {
+    if (oom) {
         free(k);
         snprintf(why, cap, "out of memory");
         return PROTO_E_INTERNAL;
