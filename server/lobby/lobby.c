@@ -368,7 +368,11 @@ static void detach(struct lobby *l, struct lobby_member *m, bool kicked, int64_t
 
 void lobby_enter(struct lobby *l, struct lobby_member *m)
 {
-    m->role = m->loopback && !lobby_has_admin_token(l) ? PROTO_ROLE_ADMIN : PROTO_ROLE_PLAYER;
+    /* In an rts default room a player owns a team, which only a join gives. */
+    bool is_rts = lobby_room_mode(l->rooms[0]) == PROTO_MODE_RTS;
+    m->role = m->loopback && !lobby_has_admin_token(l) ? PROTO_ROLE_ADMIN
+              : is_rts                                 ? PROTO_ROLE_VIEWER
+                                                       : PROTO_ROLE_PLAYER;
     m->team = -1;
     m->joined = false;
     m->owner = l->next_owner++;

@@ -56,7 +56,8 @@ void lobby_destroy(struct lobby *l);
 bool lobby_has_admin_token(const struct lobby *l);
 
 /* Puts a new connection into the default room: admin if it comes from
- * loopback and the server has no admin token, else player. */
+ * loopback and the server has no admin token, else player (viewer in an
+ * rts default room: a player's team comes with a join). */
 void lobby_enter(struct lobby *l, struct lobby_member *m);
 
 /* The welcome for m in its room (§6.1) into buf: its length, or a negative

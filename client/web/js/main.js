@@ -458,7 +458,8 @@ function stateElements(m, heading) {
   const out = [el('h3', 'phase', [heading, m.title].filter(Boolean).join(' · '))];
   if (m.banner) out.push(el('div', 'winner', m.banner));
   if (m.message) out.push(el('p', 'message', m.message));
-  if (m.actions.length) {
+  // A viewer watches: its page offers no actions (a script takes them from players and admins).
+  if (m.actions.length && !(app.perm && app.perm.role === 'viewer')) {
     const bar = el('div', 'actions');
     for (const name of m.actions) {
       const b = el('button', '', name);
