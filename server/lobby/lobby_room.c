@@ -27,7 +27,7 @@ struct lobby_room {
     struct proto_limits limits;
     uint32_t team_units;
     bool is_contained; /* its world contains its boids (edges "contain") */
-    bool scripted;     /* it runs a script (lobby_room_is_scripted) */
+    bool scripted;     /* it runs a script: its teams' units come from the script */
     float edge_margin; /* how near an edge contained boids turn back */
     /* Per service thread: the frame it last announced, its members. */
     struct frame *frame[LOBBY_THREADS_MAX];
@@ -249,11 +249,6 @@ void lobby_room_end_expired_teams(struct lobby_room *lr, int64_t now)
 {
     for (int t; (t = teams_expired(&lr->teams, now)) != 0;)
         team_end(lr, t);
-}
-
-bool lobby_room_is_scripted(const struct lobby_room *lr)
-{
-    return lr->scripted;
 }
 
 void lobby_room_reload_script(struct lobby_room *lr)

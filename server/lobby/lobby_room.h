@@ -101,9 +101,6 @@ bool lobby_room_can_play(const struct lobby_room *lr, const char *password);
 /* True if players of lr need a password. */
 bool lobby_room_has_password(const struct lobby_room *lr);
 
-/* True if the room runs a script: its teams' units come from the script,
- * not from joining. */
-bool lobby_room_is_scripted(const struct lobby_room *lr);
 /* Has a scripted room take the scripts directory's version of its script. */
 void lobby_room_reload_script(struct lobby_room *lr);
 
