@@ -286,11 +286,6 @@ static void tell_availability(struct sessions *ss, struct session *s, const stru
     }
 }
 
-static void send_text(void *ctx, const char *text, size_t len)
-{
-    session_send(ctx, text, len);
-}
-
 /* One reply of lr's room to s. A welcome from its current room starts the
  * feed of frames (a welcome from a room it has left since starts
  * nothing), the ack of keyframe restarts its version 2 stream on a key
@@ -311,9 +306,7 @@ static void route_reply(struct sessions *ss, struct lobby *l, struct lobby_room 
                                         .availability_seq = rep->availability_seq,
                                         .v3 = {.req = {.whole = true}}};
         send_roster(ss, s, lr);
-        /* Its room's script's latest state (§14), before anything new. */
-        s->feed.game_seen = room_game_send(lobby_room_room(lr), 0, s->m.team,
-                                           s->m.role == PROTO_ROLE_ADMIN, send_text, s);
+        session_send_game(s); /* its room's script's latest state (§14) */
         /* A change since its welcome was written. */
         tell_availability(ss, s, lr, compose_availability(ss, lr));
     }
@@ -366,7 +359,7 @@ static void send_squads(struct sessions *ss, struct lobby_room *lr)
         if (s->feed.room != lr || (!is_admin && m->team < 0))
             continue;
         s->feed.squads_seen =
-            room_squads_send(r, s->feed.squads_seen, is_admin ? -1 : m->team, send_text, s);
+            room_squads_send(r, s->feed.squads_seen, is_admin ? -1 : m->team, session_send_text, s);
     }
 }
 
@@ -381,7 +374,7 @@ static void send_game(struct sessions *ss, struct lobby_room *lr)
         struct session *s = m->session;
         if (s->feed.room == lr)
             s->feed.game_seen = room_game_send(r, s->feed.game_seen, m->team,
-                                               m->role == PROTO_ROLE_ADMIN, send_text, s);
+                                               m->role == PROTO_ROLE_ADMIN, session_send_text, s);
     }
 }
 

@@ -108,6 +108,7 @@ int session_open(struct session *s, struct lws *wsi, struct sessions *ss, struct
                                     .last_frame_ns = now,
                                     .availability_seq = seen,
                                     .v3 = {.req = {.whole = true}}};
+    session_send_game(s); /* a scripted default room's latest state */
     return 0;
 }
 
@@ -333,6 +334,17 @@ static bool outq_grow(struct session *s)
 void session_send(struct session *s, const char *text, size_t len)
 {
     session_reply(s, text, len, 0);
+}
+
+void session_send_text(void *ctx, const char *text, size_t len)
+{
+    session_send(ctx, text, len);
+}
+
+void session_send_game(struct session *s)
+{
+    s->feed.game_seen = room_game_send(lobby_room_room(s->m.room), 0, s->m.team,
+                                       s->m.role == PROTO_ROLE_ADMIN, session_send_text, s);
 }
 
 void session_reply(struct session *s, const char *text, size_t len, int64_t at_ns)

@@ -146,6 +146,13 @@ bool session_receive(struct session *s, const void *in, size_t len, uint32_t max
  * memory cannot be found for is dropped. */
 void session_send(struct session *s, const char *text, size_t len);
 
+/* session_send() for a board's messages (room_text_fn): ctx is the session. */
+void session_send_text(void *ctx, const char *text, size_t len);
+
+/* The latest messages of its room's script (§14) to s, which just arrived
+ * in that room: its feed's game board is current from then on. */
+void session_send_game(struct session *s);
+
 /* session_send() for the reply to a command that arrived at at_ns (0:
  * not timed): its wait goes into the reply-latency metric when written. */
 void session_reply(struct session *s, const char *text, size_t len, int64_t at_ns);

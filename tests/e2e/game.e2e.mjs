@@ -71,7 +71,7 @@ async function playerChecks(browser, server, consoleLog) {
       const vp = await openViewer(browser, `${server.url}?room=default&role=viewer`, consoleLog);
       try {
         await waitFor('the panel', async () => (await vp.locator('#game').isVisible()) &&
-          (await panelText(vp)).includes('ended'), 5000);
+          (await panelText(vp)).includes('ended'), 10000);
         const b = await buttons(vp);
         assert(b.length === 0, `a viewer's buttons: ${JSON.stringify(b)}`);
       } finally {
