@@ -38,7 +38,8 @@ CC_PICK = $$(command -v clang || command -v cc)
 .PHONY: all deps build run check check-tests test release-test asan-test tsan-test fuzz \
         fuzz-test asan-build tsan-build fuzz-build gcc-build gate-light gate-load \
         release-light asan-light tsan-light browser-lane churn-lane fuzz-parallel \
-        format format-check bench bench-rooms bench-cluster fog-soak bench-viewer clean help
+        format format-check bench bench-rooms bench-cluster fog-soak bench-viewer script-match \
+        clean help
 
 all: build
 
@@ -61,6 +62,8 @@ help:
 	@echo "              KB/s and screenshots at full zoom-out and at 1:1 (BENCH_ARGS=\"--boids N\")"
 	@echo "make fog-soak  an rts room of 4 teams of 500 units for 5 minutes: counts the enemy"
 	@echo "              units a player's version 3 frames showed out of sight (BENCH_ARGS=--seconds=N)"
+	@echo "make script-match  a 3-minute flockwars match recorded and replayed with --verify,"
+	@echo "              and scriptbench: what the sample's script costs a tick of 4 x 500 units"
 	@echo "make fuzz     run each fuzz target for FUZZ_SECONDS (default 60) under ASan+UBSan"
 	@echo "make format   reformat the C sources with clang-format"
 	@echo "make clean    remove build folders"
@@ -285,6 +288,12 @@ churn-lane:
 	$(call lane_part,tsan,integration)
 fuzz-parallel:
 	$(FUZZ_TESTS)
+
+# The room scripts' long run: `make test` records an 8-s match.
+script-match: build
+	FLOCKD_SCRIPT_MATCH_SECONDS=180 /usr/bin/python3 tests/integration/test_script.py \
+	  $(BUILD)/server/flockd a_recorded_scripted_match_replays_with_verify
+	$(BUILD)/server/scriptbench --ticks 3000
 
 fuzz: fuzz-build
 	@for t in $(FUZZ_TARGETS); do \
