@@ -194,8 +194,11 @@ static void print_banner(const struct cfg *c, const struct net *net, const struc
     if (c->tls_redirect_port)
         printf("flockd: http://%s%s%s:%d answers with redirects to https\n", v6 ? "[" : "", c->host,
                v6 ? "]" : "", c->tls_redirect_port);
-    printf("flockd: room \"default\": %u boids, %.0f x %.0f %s, %g Hz ticks, %g Hz snapshots\n",
-           c->boids, c->width, c->height, c->edges, c->tick_hz, c->snapshot_hz);
+    printf("flockd: room \"default\": %s, %u boids, %.0f x %.0f %s, %g Hz ticks, %g Hz snapshots\n",
+           c->room_mode, c->boids, c->width, c->height, c->edges, c->tick_hz, c->snapshot_hz);
+    if (c->room_script[0])
+        printf("flockd: room \"default\" plays by script %s (--scripts-dir %s)\n", c->room_script,
+               c->scripts_dir);
     printf("flockd: %u service threads, %u tick threads; up to %u rooms%s\n", net_threads(net),
            pool_workers(pool), c->max_rooms,
            c->allow_create ? ", created by joining a new name" : "; joins do not create rooms");

@@ -78,6 +78,10 @@ static void render_room(struct textbuf *t, struct lobby_room *lr, bool first, co
         textbuf_printf(t, ",\"max_teams\":%u,\"units\":%u", sum.max_teams, sum.team_units);
     textbuf_printf(t, ",\"width\":%g,\"height\":%g,\"edges\":\"%s\"", info.width, info.height,
                    info.wrap ? "wrap" : "contain");
+    char script[SCRIPT_NAME_MAX + 1];
+    uint64_t hash;
+    if (room_script_info(lobby_room_room(lr), script, &hash, NULL)) /* a name: [A-Za-z0-9_-] */
+        textbuf_printf(t, ",\"script\":\"%s\"", script);
     if (node)
         textbuf_printf(t, ",\"node\":\"%s\"", node);
     textbuf_printf(t, "}");

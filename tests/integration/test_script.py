@@ -57,6 +57,7 @@ async def two_players_play_a_match_to_its_winner():
         lobby = await phase(viewer, "lobby")
         assert "ready" in lobby["state"]["actions"], lobby
         assert d.room("default")["boids"] == 0  # no units at join
+        assert d.room("default")["script"] == "flockwars"  # /api/rooms names it
         await ok(admin, "game", action="time_limit", seconds=6)
         await ok(a, "game", action="ready")
         await refused(viewer, "refused", "game", action="ready")  # a viewer has no team
@@ -107,6 +108,7 @@ async def commands_are_acked_or_refused_with_the_scripts_reason():
         s = await joined(d, "plain", "player")
         r = await refused(s, "bad_arg", "game", action="ready")
         assert "no script" in r["message"], r
+        assert "script" not in d.room("plain"), d.room("plain")
         # a join names a script; an unknown one is refused
         c = await joined(d, "war2", "player", mode="rts", script="flockwars", teams=2)
         assert c.welcome["script"]["name"] == "flockwars"
