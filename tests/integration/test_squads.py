@@ -20,6 +20,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 
 from flockd_harness import Flockd, Suite, arg, joined, ok, refused
 
@@ -87,11 +88,18 @@ async def players_see_their_own_squads_reach_their_formation():
         e = done["squads"][0]
         assert math.dist(e["anchor"], goal) < 0.5 and e["to"] == [], e
         # Every unit of team a is near a slot of the wedge (snapshots: v1, every client).
-        await asyncio.sleep(2.0)
-        snap = await viewer.next_snapshot()
-        units = [(x, y) for x, y, _, g in snap["boids"] if g == ta]
+        # Two seconds of the room's ticks after the stop (not of the wall
+        # clock: a sanitizer's room on a loaded machine ticks slower), then
+        # each newer frame until they settle, for up to 20 s.
         places = slots(e)
-        far = [u for u in units if min(math.dist(u, p) for p in places) > 12.5]
+        snap = await viewer.next_snapshot(after_tick=done["tick"] + 2 * 60, timeout=20)
+        deadline = time.time() + 20
+        while True:
+            units = [(x, y) for x, y, _, g in snap["boids"] if g == ta]
+            far = [u for u in units if min(math.dist(u, p) for p in places) > 12.5]
+            if (len(units) == 120 and len(far) <= 6) or time.time() > deadline:
+                break
+            snap = await viewer.next_snapshot(after_tick=snap["tick"])
         assert len(units) == 120 and len(far) <= 6, (len(units), len(far), far[:5])
         # Each player got its own team's only; a viewer none; an admin both.
         assert squads_of(a) and all(m["team"] == ta for m in squads_of(a))
