@@ -829,6 +829,12 @@ def dump_csv_and_jsonl_hold_the_values_of_the_default_dump():
                               '{"cmd":"spawn","n":15,"group":3,"x":200,"y":300}',
                               '{"cmd":"obstacle_add","x":400,"y":300,"r":25}')
         assert rc == 0, out
+        # A frame with the spawned boids is out before the recording's first
+        # (the room's latest frame, which a loaded machine may not have
+        # replaced yet when the recorder connects).
+        deadline = time.time() + 10
+        while d.room("default")["boids"] != 75 and time.time() < deadline:
+            time.sleep(0.02)
         path = os.path.join(tmp, "f.rec")
         rc, out, err = flockctl("record", path, "--url", d.url, "--seconds", "1")
         assert rc == 0, (rc, out, err)
