@@ -47,12 +47,17 @@ static int key_cmp(const void *a, const void *b)
     return c ? c : (x->len > y->len) - (x->len < y->len);
 }
 
-/* The keys of the table at idx, sorted, into a malloc'd *out; their count,
- * or PROTO_E_BAD_VALUE (a key that is neither a number nor a string) or
+/* The keys of the table at idx (nested `depth` deep), sorted, into a
+ * malloc'd *out; their count, or PROTO_E_BAD_VALUE (nested deeper than
+ * DEPTH_MAX, a key that is neither a number nor a string) or
  * PROTO_E_INTERNAL (memory) with a reason. The strings stay valid while
  * the table is on the stack. */
-static int sorted_keys(lua_State *L, int idx, struct key **out, char *why, size_t cap)
+static int sorted_keys(lua_State *L, int idx, int depth, struct key **out, char *why, size_t cap)
 {
+    if (depth > DEPTH_MAX) {
+        snprintf(why, cap, "tables nested deeper than %d", DEPTH_MAX);
+        return PROTO_E_BAD_VALUE;
+    }
     size_t n = 0, have = 8;
     struct key *k = malloc(have * sizeof *k);
     bool oom = k == NULL;
@@ -121,12 +126,8 @@ static int json_value(lua_State *L, int idx, struct proto_json_writer *w, int de
 static int json_table(lua_State *L, int idx, struct proto_json_writer *w, int depth, char *why,
                       size_t cap)
 {
-    if (depth > DEPTH_MAX) {
-        snprintf(why, cap, "tables nested deeper than %d", DEPTH_MAX);
-        return PROTO_E_BAD_VALUE;
-    }
     struct key *k;
-    int n = sorted_keys(L, idx, &k, why, cap);
+    int n = sorted_keys(L, idx, depth, &k, why, cap);
     if (n < 0)
         return n;
     bool arr = is_array(k, n);
@@ -292,12 +293,8 @@ static int enc_value(lua_State *L, int idx, struct enc *e, int depth, char *why,
 
 static int enc_table(lua_State *L, int idx, struct enc *e, int depth, char *why, size_t cap)
 {
-    if (depth > DEPTH_MAX) {
-        snprintf(why, cap, "tables nested deeper than %d", DEPTH_MAX);
-        return PROTO_E_BAD_VALUE;
-    }
     struct key *k;
-    int n = sorted_keys(L, idx, &k, why, cap);
+    int n = sorted_keys(L, idx, depth, &k, why, cap);
     if (n < 0)
         return n;
     put(e, "T", 1);

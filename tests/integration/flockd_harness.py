@@ -321,6 +321,15 @@ class Client:
         await self.reader
 
 
+def replay(binary, log, *args, timeout=600):
+    """Runs `binary --replay log ARGS`; returns (exit status, its last line
+    as JSON, stderr)."""
+    r = subprocess.run([binary, "--replay", log, *args], capture_output=True, text=True,
+                       timeout=timeout)
+    last = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else "{}"
+    return r.returncode, json.loads(last), r.stderr
+
+
 async def joined(d, room, role, headers_only=False, **args):
     """A new client of flockd `d` that has joined `room` as `role`; its join
     ack is `c.ack`."""

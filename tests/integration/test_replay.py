@@ -33,7 +33,7 @@ import tempfile
 import time
 import zlib
 
-from flockd_harness import Client, Flockd, Suite
+from flockd_harness import Client, Flockd, replay, Suite
 
 FLOCKD = sys.argv[1] if len(sys.argv) > 1 else "build/server/flockd"
 FULL = "--full" in sys.argv
@@ -93,14 +93,6 @@ def expected_verifications(records):
         elif typ == BEGIN and p[1] == 1 and begin_seq(p) in marked:
             count += 1
     return count
-
-
-def replay(log, *args):
-    """Runs flockd --replay; returns (exit status, the last line as JSON, stderr)."""
-    r = subprocess.run([FLOCKD, "--replay", log, *args], capture_output=True, text=True,
-                       timeout=600)
-    last = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else "{}"
-    return r.returncode, json.loads(last), r.stderr
 
 
 # ---- driving a room ---------------------------------------------------------------
@@ -265,7 +257,7 @@ async def a_room_recorded_through_a_crash_and_a_restart_replays_and_verifies():
         print(f"FIGURES log: {os.path.getsize(log)} bytes, {len(records)} records, "
               f"{commands} commands", flush=True)
         t = time.time()
-        rc, out, err = replay(log, "--verify")
+        rc, out, err = replay(FLOCKD, log, "--verify")
         took = time.time() - t
         print(f"FIGURES replay --verify: {out} in {took:.1f} s; {err.strip()}", flush=True)
         assert rc == 0 and out["first_divergence"] is None, (rc, out, err)
@@ -303,16 +295,16 @@ async def a_changed_command_is_found_at_the_first_hash_after_it():
                 await asyncio.sleep(0.3)
             await c.close()
         log = os.path.join(dirs["rec"], "default.flog")
-        rc, out, _ = replay(log, "--verify")
+        rc, out, _ = replay(FLOCKD, log, "--verify")
         assert rc == 0 and out["verified"] > 0, out
         bad = os.path.join(tmp, "bad.flog")
         tick = tampered(log, bad)
-        rc, out, err = replay(bad, "--verify")
+        rc, out, err = replay(FLOCKD, bad, "--verify")
         div = out["first_divergence"]
         assert rc == 1 and div is not None and tick < div <= tick + 60, (rc, out, tick)
         assert f"diverges at tick {div}" in err, err
         # Without --verify nothing is compared, and it plays to the end.
-        rc, out, _ = replay(bad)
+        rc, out, _ = replay(FLOCKD, bad)
         assert rc == 0 and out["verified"] == 0 and out["first_divergence"] is None, out
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -332,14 +324,14 @@ async def a_torn_log_replays_to_its_last_whole_record_and_recording_resumes_afte
         size = os.path.getsize(log)
         with open(log, "r+b") as f:  # the END record cut in half, as a crash would
             f.truncate(size - 10)
-        rc, out, err = replay(log, "--verify")
+        rc, out, err = replay(FLOCKD, log, "--verify")
         assert rc == 0 and "torn record" in err, (rc, err)
         with Flockd(FLOCKD, "--boids", "300", "--record", rec) as d:
             await asyncio.sleep(0.3)
         assert any("torn record" in line for line in d.stderr), d.stderr
         records = read_log(log)
         assert [t for _, t, _ in records].count(BEGIN) == 2
-        rc, out, _ = replay(log, "--verify")
+        rc, out, _ = replay(FLOCKD, log, "--verify")
         assert rc == 0 and out["first_divergence"] is None, out
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -423,7 +415,7 @@ async def an_rts_room_comes_back_with_its_teams_and_a_player_rejoins_its_team():
         assert before["tick"] > 0
         await q.close()
         d.__exit__(None, None, None)
-        rc, out, err = replay(os.path.join(dirs["rec"], "arena.flog"), "--verify")
+        rc, out, err = replay(FLOCKD, os.path.join(dirs["rec"], "arena.flog"), "--verify")
         assert rc == 0 and out["first_divergence"] is None and out["verified"] > 0, (out, err)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -22,7 +22,7 @@ import subprocess
 import tempfile
 import time
 
-from flockd_harness import Flockd, Suite, arg, joined, ok, refused, sanitizer_of
+from flockd_harness import arg, Flockd, joined, ok, refused, replay, sanitizer_of, Suite
 
 FLOCKD = arg(0, "build/server/flockd")
 # The recorded match's length (`make test`: 8 s, 3 under a sanitizer; by
@@ -248,13 +248,6 @@ async def a_match_resumes_from_its_checkpoint_after_a_crash():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def replay(log, *args):
-    r = subprocess.run([FLOCKD, "--replay", log, *args], capture_output=True, text=True,
-                       timeout=600)
-    last = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else "{}"
-    return r.returncode, json.loads(last), r.stderr
-
-
 @test
 async def a_recorded_scripted_match_replays_with_verify():
     seconds = MATCH_SECONDS
@@ -275,7 +268,7 @@ async def a_recorded_scripted_match_replays_with_verify():
             last = await ok(a, "ping")
             await a.close()
             await b.close()
-        rc, out, err = replay(os.path.join(tmp, "default.flog"), "--verify")
+        rc, out, err = replay(FLOCKD, os.path.join(tmp, "default.flog"), "--verify")
         assert rc == 0 and out["first_divergence"] is None and out["verified"] > 0, (rc, out, err)
         assert out["tick"] >= last["tick"], (out, last)
         print(f"replay --verify: {out['verified']} hashes agree over {out['tick']} ticks",

@@ -22,7 +22,7 @@ import subprocess
 import tempfile
 import time
 
-from flockd_harness import Flockd, Suite, arg, joined, ok, refused
+from flockd_harness import arg, Flockd, joined, ok, refused, replay, Suite
 
 FLOCKD = arg(0, "build/server/flockd")
 SUITE = Suite(timeout=150)
@@ -189,14 +189,6 @@ async def what_a_player_may_not_do_is_refused_and_changes_nothing():
             await c.close()
 
 
-def replay(log, *args):
-    """Runs flockd --replay; returns (exit status, its last line as JSON, stderr)."""
-    r = subprocess.run([FLOCKD, "--replay", log, *args], capture_output=True, text=True,
-                       timeout=300)
-    last = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else "{}"
-    return r.returncode, json.loads(last), r.stderr
-
-
 @test
 async def a_recorded_match_with_squads_replays_with_verify():
     tmp = tempfile.mkdtemp(prefix="flockd-squads-")
@@ -218,7 +210,7 @@ async def a_recorded_match_with_squads_replays_with_verify():
             await asyncio.sleep(1.5)
             last = await ok(admin, "ping")
             await admin.close()
-        rc, out, err = replay(os.path.join(tmp, "default.flog"), "--verify")
+        rc, out, err = replay(FLOCKD, os.path.join(tmp, "default.flog"), "--verify")
         assert rc == 0 and out["first_divergence"] is None and out["verified"] > 0, (rc, out, err)
         assert out["tick"] >= last["tick"], (out, last)
         print(f"replay --verify: {out['verified']} hashes agree", flush=True)

@@ -61,22 +61,31 @@ static struct sim_world *world(void)
     return g_world;
 }
 
-/* A script of `text` on a fresh world; NULL (reason in why) if it fails. */
-static struct script *load(const char *text, const struct script_limits *lim, char *why)
+/* A script of `text` on the world (a fresh one if none), its random
+ * stream from `seed`, restored from saved[0..len) if saved; NULL (reason
+ * in why) if it fails. */
+static struct script *load_from(const char *text, uint64_t seed, const struct script_limits *lim,
+                                const uint8_t *saved, size_t len, char *why)
 {
     if (!g_world)
         world();
     struct script_source src = {0};
     assert_int_equal(script_source_set(&src, "t", text, strlen(text)), 0);
     struct script_env env = {.world = g_world,
-                             .seed = 11,
+                             .seed = seed,
                              .tick_hz = 30.0,
                              .max_teams = 4,
                              .room = "test",
                              .publish = published};
-    struct script *s = script_create(&src, &env, lim, NULL, 0, why);
+    struct script *s = script_create(&src, &env, lim, saved, len, why);
     script_source_free(&src);
     return s;
+}
+
+/* A script of `text` on a fresh world; NULL (reason in why) if it fails. */
+static struct script *load(const char *text, const struct script_limits *lim, char *why)
+{
+    return load_from(text, 11, lim, NULL, 0, why);
 }
 
 static struct script *load_ok(const char *text)
@@ -288,16 +297,8 @@ static void test_state_survives_save_and_restore(void **state)
     assert_true(script_tick(g_script));
     char first[4096];
     snprintf(first, sizeof first, "%s", g_published);
-    struct script_source src = {0};
-    script_source_set(&src, "t", text, strlen(text));
-    struct script_env env = {.world = g_world,
-                             .seed = 99,
-                             .tick_hz = 30.0,
-                             .max_teams = 4,
-                             .room = "test",
-                             .publish = published};
-    struct script *again = script_create(&src, &env, NULL, saved, (size_t)n, why);
-    script_source_free(&src);
+    /* Another seed: the draw must come from the saved stream. */
+    struct script *again = load_from(text, 99, NULL, saved, (size_t)n, why);
     free(saved);
     assert_non_null(again);
     assert_true(script_tick(again)); /* the same random draw: the stream came with the state */
