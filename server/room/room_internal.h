@@ -11,6 +11,7 @@
  *                   private to that file, and its switches
  *   room_squads.c   the teams' squads messages
  *   room_script.c   the room's script (script.h) and what it publishes
+ *   room_board.c    the texts those two write for members (room_board.h)
  *
  * Nothing else includes this header. replay.c and apply.c are modules of
  * their own (replay.h, apply.h) that know nothing of a room.

@@ -9,6 +9,8 @@
  */
 #include "room_internal.h"
 
+#include "room_board.h"
+
 #include "metrics.h"
 #include "proto_json.h"
 #include "script.h"
@@ -20,11 +22,9 @@
 
 #define GAME_TEXT_MAX (SCRIPT_PUBLISH_MAX + 128)
 
-struct board_text {
-    uint64_t version; /* the board's when written; 0: none */
-    size_t len;
-    char *text;
-};
+/* The board's slots: the room-wide state, team t's at t, the status. */
+#define SLOT_ROOM   0u
+#define SLOT_STATUS SIM_GROUPS
 
 struct room_script {
     /* The room thread's own. */
@@ -32,29 +32,12 @@ struct room_script {
     struct script_source pending; /* a new version waiting for its moment; text NULL: none */
     bool was_running;
     size_t memory_told; /* bytes told to the metrics */
-    /* Under the lock: the board, and what the welcome and metrics show. */
-    pthread_mutex_t lock;
-    uint64_t version;
-    _Atomic uint64_t news;
-    struct board_text all, team[SIM_GROUPS], status;
+    struct room_board board;
+    /* Under the board's lock: what the welcome and metrics show. */
     char name[SCRIPT_NAME_MAX + 1];
     uint64_t hash;
     struct script_stats stats;
 };
-
-static void board_put(struct room_script *rs, struct board_text *b, const char *text, size_t len)
-{
-    char *copy = malloc(len);
-    if (!copy)
-        return;
-    memcpy(copy, text, len);
-    pthread_mutex_lock(&rs->lock);
-    free(b->text);
-    b->text = copy;
-    b->len = len;
-    b->version = ++rs->version;
-    pthread_mutex_unlock(&rs->lock);
-}
 
 /* The script's publish hook: a `game` message for everyone or a team. */
 static void published(void *arg, int team, const char *json, size_t len)
@@ -74,8 +57,7 @@ static void published(void *arg, int team, const char *json, size_t len)
         return;
     memcpy(buf + head, json, len);
     buf[head + len] = '}';
-    board_put(rs, team > 0 ? &rs->team[team] : &rs->all, buf, (size_t)head + len + 1);
-    news_post(&rs->news);
+    room_board_put(&rs->board, team > 0 ? (unsigned)team : SLOT_ROOM, buf, (size_t)head + len + 1);
 }
 
 /* The `script` message admins get: the script's name, hash and status. */
@@ -99,8 +81,7 @@ static void post_status(struct room *r, const char *status, const char *reason)
     proto_json_close(&w, '}');
     int len = proto_json_finish(&w);
     if (len > 0)
-        board_put(rs, &rs->status, buf, (size_t)len);
-    news_post(&rs->news);
+        room_board_put(&rs->board, SLOT_STATUS, buf, (size_t)len);
 }
 
 static struct script *make(struct room *r, const struct script_source *src, const uint8_t *saved,
@@ -123,10 +104,10 @@ static void install(struct room *r, struct script *s)
     script_destroy(rs->s);
     rs->s = s;
     rs->was_running = true;
-    pthread_mutex_lock(&rs->lock);
+    pthread_mutex_lock(&rs->board.lock);
     snprintf(rs->name, sizeof rs->name, "%s", script_source(s)->name);
     rs->hash = script_source(s)->hash;
-    pthread_mutex_unlock(&rs->lock);
+    pthread_mutex_unlock(&rs->board.lock);
 }
 
 int room__script_create(struct room *r, const struct script_source *src, const uint8_t *saved,
@@ -138,7 +119,7 @@ int room__script_create(struct room *r, const struct script_source *src, const u
             snprintf(why, SCRIPT_REASON_MAX, "out of memory");
             return PROTO_E_INTERNAL;
         }
-        pthread_mutex_init(&r->script->lock, NULL);
+        room_board_init(&r->script->board);
     }
     struct script *s = make(r, src, saved, len, why);
     if (!s)
@@ -160,11 +141,7 @@ void room__script_destroy(struct room *r)
     script_destroy(rs->s);
     metrics_script_memory(-(int64_t)rs->memory_told);
     script_source_free(&rs->pending);
-    free(rs->all.text);
-    free(rs->status.text);
-    for (int g = 0; g < SIM_GROUPS; g++)
-        free(rs->team[g].text);
-    pthread_mutex_destroy(&rs->lock);
+    room_board_free(&rs->board);
     free(rs);
     r->script = NULL;
 }
@@ -208,9 +185,9 @@ void room__script_tick(struct room *r)
     if (rs->was_running && !running)
         post_status(r, "disabled", why);
     rs->was_running = running;
-    pthread_mutex_lock(&rs->lock);
+    pthread_mutex_lock(&rs->board.lock);
     script_stats(rs->s, &rs->stats);
-    pthread_mutex_unlock(&rs->lock);
+    pthread_mutex_unlock(&rs->board.lock);
     metrics_script_hook(rs->stats.last_ms);
     metrics_script_memory((int64_t)rs->stats.memory - (int64_t)rs->memory_told);
     rs->memory_told = rs->stats.memory;
@@ -286,12 +263,12 @@ bool room_script_info(struct room *r, char name[SCRIPT_NAME_MAX + 1], uint64_t *
     struct room_script *rs = r->script;
     if (!rs)
         return false;
-    pthread_mutex_lock(&rs->lock);
+    pthread_mutex_lock(&rs->board.lock);
     snprintf(name, SCRIPT_NAME_MAX + 1, "%s", rs->name);
     *hash = rs->hash;
     if (stats)
         *stats = rs->stats;
-    pthread_mutex_unlock(&rs->lock);
+    pthread_mutex_unlock(&rs->board.lock);
     return name[0] != '\0';
 }
 
@@ -302,24 +279,28 @@ struct script *room__script(const struct room *r)
 
 bool room_take_game_news(struct room *r, unsigned thread)
 {
-    return r->script && news_take(&r->script->news, thread);
+    return r->script && news_take(&r->script->board.news, thread);
+}
+
+/* Who a member is to the board: its team, whether an admin. */
+struct game_member {
+    int team;
+    bool admin;
+};
+
+/* The room-wide state to all; a team's to its player and admins; the
+ * status to admins. */
+static bool is_for(unsigned slot, const void *arg)
+{
+    const struct game_member *m = arg;
+    if (slot == SLOT_ROOM)
+        return true;
+    return m->admin || (slot != SLOT_STATUS && (int)slot == m->team);
 }
 
 uint64_t room_game_send(struct room *r, uint64_t since, int team, bool admin, room_text_fn *send,
                         void *ctx)
 {
-    struct room_script *rs = r->script;
-    if (!rs)
-        return since;
-    pthread_mutex_lock(&rs->lock);
-    if (rs->all.version > since)
-        send(ctx, rs->all.text, rs->all.len);
-    for (int g = 1; g < SIM_GROUPS; g++)
-        if (rs->team[g].version > since && (admin || team == g))
-            send(ctx, rs->team[g].text, rs->team[g].len);
-    if (admin && rs->status.version > since)
-        send(ctx, rs->status.text, rs->status.len);
-    uint64_t now = rs->version;
-    pthread_mutex_unlock(&rs->lock);
-    return now;
+    struct game_member m = {team, admin};
+    return r->script ? room_board_send(&r->script->board, since, is_for, &m, send, ctx) : since;
 }

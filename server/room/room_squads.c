@@ -10,6 +10,8 @@
  */
 #include "room_internal.h"
 
+#include "room_board.h"
+
 #include "proto_json.h"
 
 #include <stdlib.h>
@@ -19,19 +21,11 @@
 #define MOVING_EVERY_NS 250000000   /* a moving team's message at most this often */
 
 struct room_squads {
-    pthread_mutex_t lock; /* the texts and versions */
-    uint64_t version;     /* of the board: +1 for every text written */
-    _Atomic uint64_t news;
+    struct room_board board; /* slot g: team g's message */
     /* The room thread's own. */
     uint32_t seen[SIM_GROUPS];      /* sim_squad_news() at the last text */
     int64_t written[SIM_GROUPS];    /* when */
     uint64_t ever[SIM_GROUPS / 64]; /* groups that had a text */
-    /* Under the lock. */
-    struct {
-        uint64_t version; /* the board's when it was written; 0: none */
-        size_t len;
-        char *text;
-    } team[SIM_GROUPS];
 };
 
 /* The board, once the room thread made it (it is never replaced). */
@@ -45,9 +39,7 @@ void room__squads_destroy(struct room *r)
     struct room_squads *b = board_of(r);
     if (!b)
         return;
-    for (int g = 0; g < SIM_GROUPS; g++)
-        free(b->team[g].text);
-    pthread_mutex_destroy(&b->lock);
+    room_board_free(&b->board);
     free(b);
     atomic_store_explicit(&r->squads, NULL, memory_order_relaxed);
 }
@@ -135,19 +127,12 @@ static void write_team(struct room *r, struct room_squads *b, int g, uint64_t ti
 {
     static _Thread_local char buf[SQUADS_TEXT_MAX];
     size_t len = compose(r, g, tick, buf, sizeof buf);
-    char *text = len ? malloc(len) : NULL;
-    if (!text)
+    if (!len)
         return;
-    memcpy(text, buf, len);
     b->seen[g] = sim_squad_news(r->world, g);
     b->written[g] = now;
     b->ever[g / 64] |= 1ull << (g % 64);
-    pthread_mutex_lock(&b->lock);
-    free(b->team[g].text);
-    b->team[g].text = text;
-    b->team[g].len = len;
-    b->team[g].version = ++b->version;
-    pthread_mutex_unlock(&b->lock);
+    room_board_put(&b->board, (unsigned)g, buf, len);
 }
 
 void room__squads_after_step(struct room *r, int64_t now)
@@ -162,7 +147,7 @@ void room__squads_after_step(struct room *r, int64_t now)
         b = calloc(1, sizeof *b);
         if (!b)
             return;
-        pthread_mutex_init(&b->lock, NULL);
+        room_board_init(&b->board);
         atomic_store_explicit(&r->squads, b, memory_order_release);
     }
     struct sim_view v;
@@ -175,28 +160,25 @@ void room__squads_after_step(struct room *r, int64_t now)
             wrote = true;
         }
     }
-    if (wrote) {
-        news_post(&b->news);
+    if (wrote)
         room__wake(r);
-    }
 }
 
 bool room_take_squads_news(struct room *r, unsigned thread)
 {
     struct room_squads *b = board_of(r);
-    return b && news_take(&b->news, thread);
+    return b && news_take(&b->board.news, thread);
+}
+
+/* A team's own slot, or every team's (team < 0: an admin). */
+static bool is_teams(unsigned slot, const void *arg)
+{
+    int team = *(const int *)arg;
+    return team < 0 || (unsigned)team == slot;
 }
 
 uint64_t room_squads_send(struct room *r, uint64_t since, int team, room_text_fn *send, void *ctx)
 {
     struct room_squads *b = board_of(r);
-    if (!b)
-        return since;
-    pthread_mutex_lock(&b->lock);
-    for (int g = 0; g < SIM_GROUPS; g++)
-        if (b->team[g].version > since && (team < 0 || team == g))
-            send(ctx, b->team[g].text, b->team[g].len);
-    uint64_t now = b->version;
-    pthread_mutex_unlock(&b->lock);
-    return now;
+    return b ? room_board_send(&b->board, since, is_teams, &team, send, ctx) : since;
 }
