@@ -25,7 +25,7 @@
 
 struct room_board {
     pthread_mutex_t lock;
-    uint64_t version;     /* +1 for every text written */
+    uint64_t version;      /* +1 for every text written */
     _Atomic uint64_t news; /* news.h: a text was written */
     struct {
         uint64_t version; /* the board's when it was written; 0: none */
