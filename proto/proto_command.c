@@ -187,8 +187,7 @@ static int read_enum(struct ctx *c, const char *name, int required, const char *
 /* Room names: [A-Za-z0-9_-]. */
 static int room_chars_ok(const char *s)
 {
-    return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-") ==
-           strlen(s);
+    return strspn(s, PROTO_ROOM_CHARS) == strlen(s);
 }
 
 /* Printable UTF-8: no C0 controls, DEL or C1 controls (U+0080..U+009F). */

@@ -36,7 +36,8 @@
 #define PROTO_MAX_STEP       1000
 #define PROTO_MAX_SEED       9007199254740992.0 /* 2^53: exact in every JSON reader */
 #define PROTO_DEFAULT_SPREAD 50.0f
-#define PROTO_ROOM_MAX       32  /* characters of [A-Za-z0-9_-] */
+#define PROTO_ROOM_MAX       32 /* characters of [A-Za-z0-9_-] */
+#define PROTO_ROOM_CHARS     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
 #define PROTO_NAME_MAX       32  /* bytes of printable UTF-8 */
 #define PROTO_TOKEN_MAX      128 /* bytes of printable UTF-8 */
 #define PROTO_NODE_MAX       64  /* characters of [A-Za-z0-9_-]: a cluster node's id (/api/rooms) */

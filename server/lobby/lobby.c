@@ -15,6 +15,7 @@
 #include "persist.h"
 #include "pool.h"
 #include "roles.h"
+#include "room_persist.h"
 #include "room_relay.h"
 
 #include <arpa/inet.h>
@@ -67,7 +68,7 @@ static struct lobby_room_shape server_shape(const struct lobby *l)
 /* Opens a room shaped as `shape` (NULL: the server's). */
 static struct lobby_room *open_room(struct lobby *l, const char *name, enum proto_mode mode,
                                     uint32_t boids, const char *password, int64_t now,
-                                    const struct ckpt *restore,
+                                    const struct ckpt *restore, bool resumed,
                                     const struct lobby_room_shape *shape,
                                     const struct script_source *script, const char **err)
 {
@@ -81,6 +82,7 @@ static struct lobby_room *open_room(struct lobby *l, const char *name, enum prot
         .max_message = l->cfg.max_message,
         .shape = shape ? *shape : server_shape(l),
         .restore = restore,
+        .resumed = resumed,
         .grace_ns = seconds_ns(l->cfg.grace),
     };
     struct lobby_room *lr = lobby_room_open(&c, l->pool, now, err);
@@ -104,38 +106,80 @@ static void owners_after(struct lobby *l, const struct ckpt *c)
         l->next_owner = most + 1;
 }
 
-/* Opens the room a loaded checkpoint holds and says how it went; NULL if
- * it could not be restored. */
-static struct lobby_room *reopen_room(struct lobby *l, const struct ckpt *c, int64_t now)
+static struct lobby_room *find_room(const struct lobby *l, const char *name);
+
+/* The state room `name` carries on from at start: its checkpoint c (NULL:
+ * none) and, in a single process that records, every command its log
+ * holds after c (room_resume_log: the state is then in *res). NULL:
+ * nothing to restore. */
+static const struct ckpt *carry_on(struct lobby *l, const char *name, const struct ckpt *c,
+                                   struct room_resumed *res)
 {
     struct persist *p = l->tmpl.persist;
-    const char *err = "the server runs its most rooms (--max-rooms)";
-    struct lobby_room *lr =
-        l->nrooms < l->cfg.max_rooms
-            ? open_room(l, c->room, c->mode, c->boids, c->password, now, c, NULL, NULL, &err)
-            : NULL;
-    if (!lr) {
-        persist_say(p, "room \"%s\" not restored from its checkpoint: %s; %s", c->room, err,
-                    strcmp(c->room, "default") == 0 ? "it starts fresh" : "a join creates it anew");
+    uint8_t *log = NULL;
+    size_t len = 0;
+    char why[256];
+    *res = (struct room_resumed){0};
+    if (l->tmpl.link || persist_read_log(p, name, &log, &len) <= 0)
+        return c;
+    int rc = room_resume_log(c, log, len, 0, res, why, sizeof why);
+    if (rc == 0)
+        return &res->ck;
+    if (rc != PROTO_E_NOT_FOUND)
+        persist_say(p, "room \"%s\": %s; %s", name, why,
+                    c ? "it carries on from its checkpoint alone, without the commands after it"
+                      : "it is not restored");
+    return c;
+}
+
+/* Opens room `name` where it stopped (carry_on) and says how it went; NULL
+ * if there is nothing to restore or it could not be restored. */
+static struct lobby_room *reopen_room(struct lobby *l, const char *name, const struct ckpt *c,
+                                      int64_t now)
+{
+    struct persist *p = l->tmpl.persist;
+    struct room_resumed res;
+    const struct ckpt *from = carry_on(l, name, c, &res);
+    if (!from)
         return NULL;
-    }
-    struct room_info info;
-    room_info(lobby_room_room(lr), &info);
-    persist_say(p, "room \"%s\" restored at tick %llu from checkpoint %u (by %s)", c->room,
-                (unsigned long long)info.tick, c->seq, c->build);
-    owners_after(l, c);
+    const char *err = "the server runs its most rooms (--max-rooms)";
+    struct lobby_room *lr = l->nrooms < l->cfg.max_rooms
+                                ? open_room(l, name, from->mode, from->boids, from->password, now,
+                                            from, res.mem != NULL, NULL, NULL, &err)
+                                : NULL;
+    struct room_info info = {0};
+    if (lr)
+        room_info(lobby_room_room(lr), &info);
+    if (!lr)
+        persist_say(p, "room \"%s\" not restored: %s; %s", name, err,
+                    strcmp(name, "default") == 0 ? "it starts fresh" : "a join creates it anew");
+    else if (res.mem)
+        persist_say(p, "room \"%s\" resumed at tick %llu, where its command log ends (from %s%u)",
+                    name, (unsigned long long)info.tick,
+                    res.from_checkpoint ? "checkpoint " : "the log's last start, checkpoint ",
+                    from->seq);
+    else
+        persist_say(p, "room \"%s\" restored at tick %llu from checkpoint %u (by %s)", name,
+                    (unsigned long long)info.tick, from->seq, from->build);
+    if (lr)
+        owners_after(l, from);
+    room_resumed_free(&res);
     return lr;
 }
 
-/* Every room the checkpoint directory held but the default room, which
- * lobby_create() opened first. */
+/* Every room the checkpoint directory or the record directory held but
+ * the default room, which lobby_create() opened first. */
 static void restore_rooms(struct lobby *l, int64_t now)
 {
     struct persist *p = l->tmpl.persist;
     const struct ckpt *c;
+    const char *name;
     for (size_t i = 0; (c = persist_restored_at(p, i)) != NULL; i++)
         if (strcmp(c->room, "default") != 0)
-            reopen_room(l, c, now);
+            reopen_room(l, c->room, c, now);
+    for (size_t i = 0; (name = persist_logged_at(p, i)) != NULL; i++)
+        if (!find_room(l, name)) /* a room whose first checkpoint was not due yet */
+            reopen_room(l, name, NULL, now);
     persist_restored_done(p);
 }
 
@@ -155,7 +199,7 @@ static struct lobby_room *open_cluster_room(struct lobby *l, const char *name, i
     struct lobby_room *lr = NULL;
     if (l->nrooms < l->cfg.max_rooms && ckpt_decode(buf, len, &c, &why) == 0 &&
         strcmp(c.room, name) == 0)
-        lr = open_room(l, name, c.mode, c.boids, c.password, now, &c, NULL, NULL, &why);
+        lr = open_room(l, name, c.mode, c.boids, c.password, now, &c, false, NULL, NULL, &why);
     free(buf);
     return lr;
 }
@@ -204,8 +248,9 @@ struct lobby *lobby_create(const struct cfg *cfg, const struct room_config *tmpl
     /* The default room never expires: when it became empty never matters.
      * It comes back from its checkpoint if there is one, else starts anew. */
     const struct ckpt *saved = tmpl->persist ? persist_restored(tmpl->persist, "default") : NULL;
-    if (!(saved && reopen_room(l, saved, now)) && !open_cluster_room(l, "default", now) &&
-        !open_room(l, "default", default_mode(cfg), tmpl->boids, NULL, 0, NULL, NULL,
+    if (!(tmpl->persist && reopen_room(l, "default", saved, now)) &&
+        !open_cluster_room(l, "default", now) &&
+        !open_room(l, "default", default_mode(cfg), tmpl->boids, NULL, 0, NULL, false, NULL,
                    l->room_script.text ? &l->room_script : NULL, err)) {
         lobby_destroy(l);
         return NULL;
@@ -295,7 +340,7 @@ static void adopt_rooms(struct lobby *l, int64_t now)
         if (!find_room(l, ad.name) && l->nrooms < l->cfg.max_rooms &&
             ad.boids <= l->cfg.max_room_boids &&
             !open_room(l, ad.name, ad.mode, ad.boids, ad.password[0] ? ad.password : NULL, now,
-                       NULL, NULL, NULL, &err))
+                       NULL, false, NULL, NULL, &err))
             fprintf(stderr, "flockd: room \"%s\" placed here not opened: %s\n", ad.name, err);
     }
 }
@@ -495,7 +540,7 @@ static struct lobby_room *create_room(struct lobby *l, const struct proto_join_a
         *why = "join: that script is not in the server's scripts directory";
         return NULL;
     }
-    struct lobby_room *lr = open_room(l, a->room, mode, boids, password, now, NULL, &shape,
+    struct lobby_room *lr = open_room(l, a->room, mode, boids, password, now, NULL, false, &shape,
                                       a->has_script ? &script : NULL, &err);
     script_source_free(&script);
     if (!lr) {

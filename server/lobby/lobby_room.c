@@ -95,7 +95,10 @@ static struct room *make_room(struct lobby_room *lr, const struct lobby_room_con
         lr->room = room;
         lr->scripted = c->script || (c->restore && c->restore->script[0]);
         lobby_room_identity(lr, now, &id);
-        room_record_begin(room, &id, c->restore != NULL);
+        room_record_begin(room, &id,
+                          !c->restore  ? RECLOG_FRESH
+                          : c->resumed ? RECLOG_RESUMED
+                                       : RECLOG_RESTORED);
     }
     return room;
 }

@@ -74,6 +74,7 @@ struct lobby_room_config {
      * password, world and teams win over the fields above); a team whose
      * player was playing waits for it grace_ns from now. NULL: a new room. */
     const struct ckpt *restore;
+    bool resumed; /* restore is where the room's command log ends (room_resume_log) */
     int64_t grace_ns;
     const struct script_source *script; /* the room's rules (§14); NULL: none */
 };

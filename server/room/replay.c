@@ -26,12 +26,12 @@
 struct entry {
     size_t offset;
     enum reclog_type type;
-    uint64_t tick; /* BEGIN: its state's tick */
-    uint64_t step; /* steps taken when it plays */
-    bool reset;    /* a reset command: the tick is 0 after it */
-    uint32_t seq;  /* CHECKPOINT; BEGIN: the checkpoint it carries on from */
-    bool restored; /* BEGIN: the room carried on from a checkpoint */
-    bool played;   /* CHECKPOINT: `hash` holds the state it was taken from */
+    uint64_t tick;             /* BEGIN: its state's tick */
+    uint64_t step;             /* steps taken when it plays */
+    bool reset;                /* a reset command: the tick is 0 after it */
+    uint32_t seq;              /* CHECKPOINT; BEGIN: the checkpoint it carries on from */
+    enum reclog_reason reason; /* BEGIN: fresh, restored from a checkpoint, resumed */
+    bool played;               /* CHECKPOINT: `hash` holds the state it was taken from */
     uint64_t hash;
 };
 
@@ -59,7 +59,9 @@ struct replay {
     struct sim_world *world;
     enum proto_mode mode;
     struct script *script; /* the room's script as the log last set it; NULL: none */
-    bool scripted;         /* a script ran: seeking back starts from the log's start */
+    bool paused;           /* the room's pause and steps still to run, as played */
+    uint32_t steps_pending;
+    bool scripted; /* a script ran: seeking back starts from the log's start */
     double tick_hz;
     uint32_t max_teams;
     size_t cursor;
@@ -101,7 +103,7 @@ static int index_begin(struct replay *rp, struct entry *e, const char **why)
     sim_state_check(ck.world, ck.world_len, &info, NULL);
     e->tick = info.tick;
     e->seq = ck.seq;
-    e->restored = rp->rec.reason == RECLOG_RESTORED;
+    e->reason = rp->rec.reason;
     const char **grown = realloc(rp->builds, (rp->nbuilds + 1) * sizeof *grown);
     if (grown)
         rp->builds = grown;
@@ -126,7 +128,9 @@ static int index_begin(struct replay *rp, struct entry *e, const char **why)
  * room's tick as the previous entry left it). */
 static int index_steps(struct entry *e, uint64_t *tick, uint64_t *step, const char **why)
 {
-    if (e->type == RECLOG_BEGIN) {
+    if (e->type == RECLOG_BEGIN) { /* resumed: the world steps on to its tick first */
+        if (e->reason == RECLOG_RESUMED && e->tick > *tick)
+            *step += e->tick - *tick;
         e->step = *step;
         *tick = e->tick;
         return 0;
@@ -317,8 +321,66 @@ static int compare(struct replay *rp, uint64_t recorded, const char *what)
 static int make_script(struct replay *rp, const char *name, const char *text, size_t len,
                        const uint8_t *saved, size_t saved_len);
 
-/* The room's state a BEGIN carries: into the world (a new one if its
- * config differs); a restore is compared with the checkpoint it names. */
+/* The room's state a checkpoint holds: into the world (a new one if its
+ * config differs), with its script, pause and rates. */
+static int load(struct replay *rp, const struct ckpt *ck)
+{
+    const char *why = NULL;
+    if (!rp->world || sim_state_decode(rp->world, ck->world, ck->world_len, NULL) < 0) {
+        sim_destroy(rp->world);
+        rp->world = sim_state_create(ck->world, ck->world_len, &why);
+        if (!rp->world)
+            return diverge(rp, PROTO_E_BAD_VALUE, why);
+    }
+    rp->mode = ck->mode;
+    rp->tick_hz = ck->tick_hz;
+    rp->max_teams = ck->max_teams;
+    rp->paused = ck->paused;
+    rp->steps_pending = ck->steps_pending;
+    script_destroy(rp->script);
+    rp->script = NULL;
+    if (!ck->script[0])
+        return 0;
+    return make_script(rp, ck->script, ck->script_text, ck->script_len,
+                       ck->script_state_len ? ck->script_state : NULL, ck->script_state_len);
+}
+
+/* One tick of the room with no command: the rules' turn, then the step
+ * (a paused room only steps what a `step` left to run). */
+static void step_once(struct replay *rp)
+{
+    if (rp->script) /* the rules' turn before the step, as in the room */
+        script_tick(rp->script);
+    sim_step(rp->world);
+    rp->steps++;
+    if (rp->paused && rp->steps_pending > 0)
+        rp->steps_pending--;
+}
+
+static bool is_ticking(const struct replay *rp)
+{
+    return !rp->paused || rp->steps_pending > 0;
+}
+
+/* A resumed BEGIN: the world the records before it reached, stepped on to
+ * its tick, must be its state. */
+static int compare_resumed(struct replay *rp, const struct ckpt *ck)
+{
+    struct sim_state_info info;
+    sim_state_check(ck->world, ck->world_len, &info, NULL);
+    while (rp->world && tick_now(rp) < info.tick && is_ticking(rp))
+        step_once(rp);
+    if (!rp->world || tick_now(rp) != info.tick)
+        return 0; /* no earlier state to compare with */
+    uint64_t reached = sim_hash(rp->world);
+    int rc = load(rp, ck);
+    return rc < 0 ? rc
+                  : compare(rp, reached,
+                            "the resumed state differs from the one the records before reach");
+}
+
+/* The room's state a BEGIN carries; a restore is compared with the
+ * checkpoint it names, a resume with the state the log reached. */
 static int play_begin(struct replay *rp, size_t i)
 {
     const char *why = NULL;
@@ -326,25 +388,11 @@ static int play_begin(struct replay *rp, size_t i)
     if (record_at(rp, rp->e[i].offset, &why) < 0 ||
         ckpt_decode(rp->rec.state, rp->rec.state_len, &ck, &why) < 0)
         return diverge(rp, PROTO_E_BAD_VALUE, why);
-    if (!rp->world || sim_state_decode(rp->world, ck.world, ck.world_len, NULL) < 0) {
-        sim_destroy(rp->world);
-        rp->world = sim_state_create(ck.world, ck.world_len, &why);
-        if (!rp->world)
-            return diverge(rp, PROTO_E_BAD_VALUE, why);
-    }
-    rp->mode = ck.mode;
-    rp->tick_hz = ck.tick_hz;
-    rp->max_teams = ck.max_teams;
-    script_destroy(rp->script);
-    rp->script = NULL;
-    if (ck.script[0]) {
-        int rc = make_script(rp, ck.script, ck.script_text, ck.script_len,
-                             ck.script_state_len ? ck.script_state : NULL, ck.script_state_len);
-        if (rc < 0)
-            return rc;
-    }
-    if (!rp->e[i].restored)
-        return 0;
+    if (rp->e[i].reason == RECLOG_RESUMED)
+        return compare_resumed(rp, &ck);
+    int rc = load(rp, &ck);
+    if (rc < 0 || rp->e[i].reason != RECLOG_RESTORED)
+        return rc;
     for (size_t k = i; k-- > 0;)
         if (rp->e[k].type == RECLOG_CHECKPOINT && rp->e[k].seq == ck.seq && rp->e[k].played)
             return compare(rp, rp->e[k].hash,
@@ -417,6 +465,11 @@ static int apply(struct replay *rp, const struct reclog_record *rec)
 {
     if (rec->cmd.kind == PROTO_CMD_GAME)
         return play_game(rp, &rec->cmd.args.game);
+    if (rec->cmd.kind == PROTO_CMD_PAUSE || rec->cmd.kind == PROTO_CMD_RESUME ||
+        rec->cmd.kind == PROTO_CMD_STEP) { /* as the room's handlers (room_apply.c) */
+        rp->paused = rec->cmd.kind != PROTO_CMD_RESUME;
+        rp->steps_pending = rec->cmd.kind == PROTO_CMD_STEP ? rec->cmd.args.step.n : 0;
+    }
     int64_t rc = apply_command(rp->world, rp->mode, &rec->cmd);
     if (rc < 0)
         return diverge(rp, PROTO_E_BAD_VALUE, "the world refuses a command the room applied");
@@ -484,10 +537,7 @@ int replay_advance(struct replay *rp, uint64_t until)
         } else if (e->tick > tick_now(rp)) {
             if (tick_now(rp) >= until)
                 return 0;
-            if (rp->script) /* the rules' turn before the step, as in the room */
-                script_tick(rp->script);
-            sim_step(rp->world);
-            rp->steps++;
+            step_once(rp);
             keep(rp);
             return 1;
         } else if (e->type == RECLOG_COMMAND && tick_now(rp) >= until) {
@@ -500,6 +550,65 @@ int replay_advance(struct replay *rp, uint64_t until)
         rp->cursor++;
     }
     return 0;
+}
+
+/* ---- resuming ----------------------------------------------------------------- */
+
+bool replay_is_closed(const struct replay *rp)
+{
+    return rp->n && rp->e[rp->n - 1].type == RECLOG_END;
+}
+
+/* The entry of the last segment's CHECKPOINT record naming c (its
+ * sequence number and tick), or of its BEGIN. */
+static size_t resume_point(const struct replay *rp, const struct ckpt *c)
+{
+    size_t b = rp->n;
+    while (b > 0 && rp->e[b - 1].type != RECLOG_BEGIN)
+        b--;
+    b = b ? b - 1 : 0;
+    struct sim_state_info info;
+    if (!c || sim_state_check(c->world, c->world_len, &info, NULL) < 0)
+        return b;
+    size_t at = b;
+    for (size_t i = b + 1; i < rp->n; i++)
+        if (rp->e[i].type == RECLOG_CHECKPOINT && rp->e[i].seq == c->seq &&
+            rp->e[i].tick == info.tick)
+            at = i;
+    return at;
+}
+
+int replay_play_on(struct replay *rp, const struct ckpt *c, uint64_t tick, struct ckpt *from)
+{
+    size_t at = resume_point(rp, c);
+    const char *why = NULL;
+    int rc = 0;
+    if (rp->e[at].type == RECLOG_CHECKPOINT)
+        *from = *c;
+    else if (record_at(rp, rp->e[at].offset, &why) < 0 ||
+             ckpt_decode(rp->rec.state, rp->rec.state_len, from, &why) < 0)
+        return diverge(rp, PROTO_E_BAD_VALUE, why);
+    rc = load(rp, from);
+    if (rc < 0)
+        return rc;
+    rp->cursor = at + 1;
+    rp->steps = rp->e[at].step;
+    while ((rc = replay_advance(rp, UINT64_MAX)) == 1)
+        ;
+    while (rc == 0 && tick_now(rp) < tick && is_ticking(rp))
+        step_once(rp);
+    return rc;
+}
+
+struct script *replay_script(const struct replay *rp)
+{
+    return rp->script;
+}
+
+void replay_pause_state(const struct replay *rp, bool *paused, uint32_t *steps_pending)
+{
+    *paused = rp->paused;
+    *steps_pending = rp->steps_pending;
 }
 
 /* ---- seeking ------------------------------------------------------------------ */

@@ -80,6 +80,27 @@ uint64_t replay_verified(const struct replay *rp); /* hashes compared and equal 
 /* True after a divergence, with its tick and reason. */
 bool replay_divergence(const struct replay *rp, uint64_t *tick, const char **why);
 
+/* ---- resuming a room that stopped without closing ---- */
+
+/* True if the log's last record is an END: its room closed in order. */
+bool replay_is_closed(const struct replay *rp);
+
+/*
+ * Plays a fresh replay to where its room carries on after a crash: from
+ * the checkpoint c when the log's last segment records taking it (a
+ * CHECKPOINT of its sequence number at its tick), else from that
+ * segment's BEGIN; then every record to the end of the log, and the world
+ * stepped on (as the room ticks: rules, step, pause) until `tick` if the
+ * records end before it. *from is set to the state it started from (*c,
+ * or the BEGIN's, pointing into the log: valid while the replay lives).
+ * 0, or a negative code as replay_advance.
+ */
+int replay_play_on(struct replay *rp, const struct ckpt *c, uint64_t tick, struct ckpt *from);
+/* The script as played (the replay owns it), NULL: none. */
+struct script *replay_script(const struct replay *rp);
+/* The room's pause and the steps a `step` still has to run, as played. */
+void replay_pause_state(const struct replay *rp, bool *paused, uint32_t *steps_pending);
+
 /* ---- seeking ---- */
 
 /* Steps from the start to the end of the log. */

@@ -16,6 +16,7 @@
 #include "persist.h"
 #include "reclog.h"
 #include "recorder.h"
+#include "replay.h"
 #include "sim_state.h"
 
 #include <stdio.h>
@@ -134,7 +135,7 @@ void room__take_checkpoint(struct room *r, const struct ckpt *id)
 
 /* ---- the log ------------------------------------------------------------------ */
 
-void room_record_begin(struct room *r, const struct ckpt *id, bool restored)
+void room_record_begin(struct room *r, const struct ckpt *id, enum reclog_reason reason)
 {
     struct room_store *s = store_of(r);
     if (!s || !persist_is_recording(s->persist) || s->log)
@@ -152,8 +153,8 @@ void room_record_begin(struct room *r, const struct ckpt *id, bool restored)
     uint8_t *ck = j ? malloc(state) : NULL, *rec = ck ? malloc(cap) : NULL;
     int len = rec ? ckpt_encode(&j->ck, ck, state) : PROTO_E_INTERNAL;
     if (len > 0)
-        len = reclog_put_begin(rec, cap, restored ? RECLOG_RESTORED : RECLOG_FRESH,
-                               persist_config(s->persist)->build, ck, (size_t)len);
+        len =
+            reclog_put_begin(rec, cap, reason, persist_config(s->persist)->build, ck, (size_t)len);
     if (len > 0)
         recorder_add(s->log, rec, (size_t)len);
     else
@@ -303,4 +304,107 @@ void room__resume_from(struct room *r, const uint8_t *ck, size_t len)
     sim_view(r->world, &v);
     fprintf(stderr, "flockd: room \"%s\" resumed from checkpoint %u at tick %llu\n", r->name, c.seq,
             (unsigned long long)v.tick);
+}
+
+/* ---- resuming where a log ends ------------------------------------------------ */
+
+/* The owners of `from` that still name an obstacle of w, ascending. */
+static uint32_t live_owners(const struct ckpt *from, const struct sim_world *w,
+                            struct ckpt_owner *out)
+{
+    struct sim_view v;
+    sim_view(w, &v);
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < from->owner_count; k++) {
+        struct ckpt_owner o;
+        ckpt_owner(from, k, &o);
+        for (uint32_t i = 0; i < v.obstacle_count; i++)
+            if (v.obstacles[i].id == o.id) {
+                out[n++] = o;
+                break;
+            }
+    }
+    return n;
+}
+
+/* The replay's end as a checkpoint with from's identity, encoded into
+ * out->mem and decoded into out->ck. */
+static int encode_resumed(struct replay *rp, const struct ckpt *from, struct room_resumed *out,
+                          const char **why)
+{
+    struct sim_world *w = replay_world(rp);
+    struct script *script = replay_script(rp);
+    struct ckpt ck = *from;
+    size_t world = sim_state_size(w);
+    uint8_t *saved = NULL;
+    char reason[SCRIPT_REASON_MAX];
+    int saved_len = script ? script_save(script, &saved, reason) : 0;
+    struct ckpt_owner *owners = malloc((from->owner_count + 1) * sizeof *owners);
+    uint8_t *state = malloc(world);
+    int rc = PROTO_E_INTERNAL;
+    *why = "out of memory";
+    if (saved_len >= 0 && owners && state) {
+        sim_state_encode(w, state, world);
+        bool paused;
+        replay_pause_state(rp, &paused, &ck.steps_pending);
+        ck.paused = paused;
+        ck.owners = owners;
+        ck.owner_count = live_owners(from, w, owners);
+        ck.world = state;
+        ck.world_len = world;
+        const struct script_source *src = script ? script_source(script) : NULL;
+        snprintf(ck.script, sizeof ck.script, "%s", src ? src->name : "");
+        ck.script_text = src ? src->text : NULL;
+        ck.script_len = src ? src->len : 0;
+        ck.script_state = saved;
+        ck.script_state_len = (size_t)saved_len;
+        size_t size = ckpt_size(&ck);
+        out->mem = malloc(size);
+        rc = out->mem ? ckpt_encode(&ck, out->mem, size) : PROTO_E_INTERNAL;
+        if (rc > 0)
+            rc = ckpt_decode(out->mem, (size_t)rc, &out->ck, why);
+    } else if (saved_len < 0) {
+        *why = "the script's state could not be saved";
+    }
+    free(saved);
+    free(owners);
+    free(state);
+    return rc < 0 ? rc : 0;
+}
+
+int room_resume_log(const struct ckpt *c, uint8_t *log, size_t len, uint64_t tick,
+                    struct room_resumed *out, char *why, size_t n)
+{
+    *out = (struct room_resumed){0};
+    struct replay *rp = replay_open(log, len, why, n);
+    if (!rp)
+        return PROTO_E_BAD_VALUE;
+    struct ckpt from;
+    const char *reason = NULL;
+    uint64_t at = 0;
+    int rc = PROTO_E_NOT_FOUND;
+    if (replay_is_closed(rp) && !c) {
+        snprintf(why, n, "its log ends with the room closed");
+    } else if ((rc = replay_play_on(rp, c, tick, &from)) < 0) {
+        replay_divergence(rp, &at, &reason);
+        snprintf(why, n, "its log does not replay: %s at tick %llu", reason ? reason : "?",
+                 (unsigned long long)at);
+    } else if (c && from.seq != c->seq && from.wall_us < c->wall_us) {
+        rc = PROTO_E_NOT_FOUND;
+        snprintf(why, n, "its log ends before checkpoint %u", c->seq);
+    } else if ((rc = encode_resumed(rp, &from, out, &reason)) < 0) {
+        snprintf(why, n, "%s", reason);
+    } else {
+        out->from_checkpoint = c && from.seq == c->seq && from.wall_us == c->wall_us;
+    }
+    replay_destroy(rp);
+    if (rc < 0)
+        room_resumed_free(out);
+    return rc;
+}
+
+void room_resumed_free(struct room_resumed *out)
+{
+    free(out->mem);
+    out->mem = NULL;
 }

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 
 #include "checkpoint.h"
+#include "reclog.h"
 #include "room.h"
 
 /*
@@ -35,13 +36,35 @@ int room_config_restoring(struct room_config *cfg, const struct ckpt *c, const c
  */
 int room_restore(struct room *r, const struct ckpt *c, const char **why);
 
+/* A room's state where its command log ends, as a checkpoint: out->ck
+ * points into out->mem (free with room_resumed_free()). */
+struct room_resumed {
+    struct ckpt ck;
+    uint8_t *mem;
+    bool from_checkpoint; /* the log's records after checkpoint c were played */
+};
+
+/*
+ * Where a room that stopped without closing (kill -9) carries on: its last
+ * checkpoint c (NULL: none) and every command its log holds after it,
+ * played as the room played them (replay.h, replay_play_on), the world
+ * stepped on to `tick` if the records end before it. Takes log[0..len)
+ * (malloc'd). 0 and *out; PROTO_E_NOT_FOUND when the log has nothing to
+ * add (its room closed, without a checkpoint; or it ends before c); else
+ * a negative code: the log is refused or does not replay. why[0..n) says
+ * why.
+ */
+int room_resume_log(const struct ckpt *c, uint8_t *log, size_t len, uint64_t tick,
+                    struct room_resumed *out, char *why, size_t n);
+void room_resumed_free(struct room_resumed *out);
+
 /*
  * Starts the room's command log if its persist records: opens
  * DIR/NAME.flog and writes BEGIN with the room as it is now. Before the
  * room is scheduled. A log that cannot be opened is said on stderr and the
  * room runs unrecorded.
  */
-void room_record_begin(struct room *r, const struct ckpt *id, bool restored);
+void room_record_begin(struct room *r, const struct ckpt *id, enum reclog_reason reason);
 
 /*
  * Asks a scheduled room for a checkpoint (any thread): queued like a

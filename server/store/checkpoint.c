@@ -162,8 +162,7 @@ static int is_printable(const char *s, size_t n)
 static int is_room_name(const char *s)
 {
     size_t n = strlen(s);
-    return n >= 1 &&
-           strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-") == n;
+    return n >= 1 && strspn(s, PROTO_ROOM_CHARS) == n;
 }
 
 static int is_token(const char *s)

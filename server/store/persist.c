@@ -12,6 +12,7 @@
 #include "persist.h"
 
 #include "clock.h"
+#include "reclog.h"
 #include "sim_state.h"
 
 #include <dirent.h>
@@ -60,6 +61,8 @@ struct persist {
     bool due_started;
     struct loaded *restored;
     size_t nrestored;
+    char (*logged)[PROTO_ROOM_MAX + 1]; /* rooms with a log in the record directory */
+    size_t nlogged;
 };
 
 void persist_say(const struct persist *p, const char *fmt, ...)
@@ -406,6 +409,47 @@ static void load_all(struct persist *p)
         qsort(p->restored, p->nrestored, sizeof *p->restored, by_room);
 }
 
+/* The rooms of the record directory's logs (NAME.flog, NAME a room's name). */
+static void list_logs(struct persist *p)
+{
+    DIR *d = p->record_dir[0] ? opendir(p->record_dir) : NULL;
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+        size_t n = strlen(e->d_name);
+        if (!has_suffix(e->d_name, ".flog") || n - 5 > PROTO_ROOM_MAX ||
+            strspn(e->d_name, PROTO_ROOM_CHARS) != n - 5)
+            continue;
+        char(*grown)[PROTO_ROOM_MAX + 1] = realloc(p->logged, (p->nlogged + 1) * sizeof *grown);
+        if (!grown)
+            break;
+        p->logged = grown;
+        snprintf(p->logged[p->nlogged++], sizeof *grown, "%.*s", (int)(n - 5), e->d_name);
+    }
+    if (d)
+        closedir(d);
+}
+
+const char *persist_logged_at(const struct persist *p, size_t i)
+{
+    return i < p->nlogged ? p->logged[i] : NULL;
+}
+
+int persist_read_log(const struct persist *p, const char *room, uint8_t **buf, size_t *len)
+{
+    char path[PATH_BYTES];
+    struct stat st;
+    *buf = NULL;
+    *len = 0;
+    snprintf(path, sizeof path, "%s/%s.flog", p->record_dir, room);
+    if (!p->record_dir[0] || (stat(path, &st) < 0 && errno == ENOENT))
+        return 0;
+    const char *why = read_file(path, RECLOG_FILE_MAX, buf, len);
+    if (why) {
+        persist_say(p, "command log %s not read: %s", path, why);
+        return PROTO_E_BAD_LENGTH;
+    }
+    return 1;
+}
+
 const struct ckpt *persist_restored(const struct persist *p, const char *room)
 {
     for (size_t i = 0; i < p->nrestored; i++)
@@ -426,6 +470,9 @@ void persist_restored_done(struct persist *p)
     free(p->restored);
     p->restored = NULL;
     p->nrestored = 0;
+    free(p->logged);
+    p->logged = NULL;
+    p->nlogged = 0;
 }
 
 /* ---- life ---------------------------------------------------------------------- */
@@ -475,6 +522,7 @@ struct persist *persist_create(const struct persist_config *cfg, const char **er
     if (p->checkpoint_dir[0]) {
         p->dir_fd = open(p->checkpoint_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         load_all(p);
+        list_logs(p); /* a room restarts where its log ends (room_persist.h) */
     }
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->work, NULL);

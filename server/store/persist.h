@@ -107,7 +107,14 @@ bool persist_checkpoint_due(struct persist *p, int64_t now);
 const struct ckpt *persist_restored(const struct persist *p, const char *room);
 /* The i-th loaded checkpoint (any room), or NULL past the last. */
 const struct ckpt *persist_restored_at(const struct persist *p, size_t i);
-/* Frees the loaded checkpoints. */
+/* The i-th room (any order) with a command log in the record directory
+ * when p was made, or NULL past the last. Lobby thread. */
+const char *persist_logged_at(const struct persist *p, size_t i);
+/* Reads DIR/ROOM.flog (at most RECLOG_FILE_MAX bytes) whole into *buf
+ * (malloc'd, the caller frees): 1, 0 if there is none, or a negative
+ * code (said on stderr). */
+int persist_read_log(const struct persist *p, const char *room, uint8_t **buf, size_t *len);
+/* Frees the loaded checkpoints and the list of logs. */
 void persist_restored_done(struct persist *p);
 
 /* Writes "flockd: MESSAGE" to stderr (a room that could not be restored). */

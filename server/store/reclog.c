@@ -403,7 +403,7 @@ static int read_frame(struct reclog_reader *rd, const uint8_t **payload, size_t 
 static int get_begin(struct bytes_r *r, struct reclog_record *rec, const char **why)
 {
     uint64_t reason = bytes_get(r, 1), bl = bytes_get(r, 1);
-    if (reason > RECLOG_RESTORED || bl > CKPT_BUILD_MAX)
+    if (reason > RECLOG_RESUMED || bl > CKPT_BUILD_MAX)
         return refuse(why, PROTO_E_BAD_VALUE, "a BEGIN record with a bad reason or build id");
     rec->reason = (enum reclog_reason)reason;
     bytes_get_str(r, rec->build, bl);

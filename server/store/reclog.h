@@ -38,6 +38,7 @@
 #define RECLOG_PREAMBLE   16           /* bytes before the first record */
 #define RECLOG_FRAME      8            /* a record's length and CRC-32 */
 #define RECLOG_RECORD_MAX (256u << 20) /* bytes of one record's payload */
+#define RECLOG_FILE_MAX   (1u << 30)   /* bytes of a log a server reads back to resume a room */
 #define RECLOG_SMALL      2048 /* enough for any record but BEGIN (a select of 256 ids: 1,077) */
 
 enum reclog_type {
@@ -55,6 +56,7 @@ enum reclog_type {
 enum reclog_reason {
     RECLOG_FRESH = 0,    /* the room starts new (created, or nothing to restore) */
     RECLOG_RESTORED = 1, /* the room carries on from the checkpoint in the record */
+    RECLOG_RESUMED = 2,  /* it carries on where the records before this one end (a crash) */
 };
 
 /* One decoded record. Which members mean something depends on type. */
