@@ -25,6 +25,7 @@ static const struct status_name status_names[] = {
     {PROTO_E_BAD_ROOM, "bad_room"},
     {PROTO_E_INTERNAL, "internal"},
     {PROTO_E_REFUSED, "refused"},
+    {PROTO_E_UNAVAILABLE, "unavailable"},
     {PROTO_E_NOSPACE, "nospace"},
     {PROTO_E_UNENCODABLE, "unencodable"},
     {PROTO_E_TRUNCATED, "truncated"},
@@ -49,5 +50,5 @@ const char *proto_status_name(int status)
 
 int proto_status_is_wire(int status)
 {
-    return status <= PROTO_E_BAD_JSON && status >= PROTO_E_REFUSED;
+    return status <= PROTO_E_BAD_JSON && status >= PROTO_E_UNAVAILABLE;
 }

@@ -50,6 +50,7 @@ enum proto_status {
     PROTO_E_BAD_ROOM = -12,    /* join: no such room, or it cannot take this client */
     PROTO_E_INTERNAL = -13,    /* a server fault; the command may not have applied */
     PROTO_E_REFUSED = -14,     /* the room's script refused the command (its reason says why) */
+    PROTO_E_UNAVAILABLE = -15, /* a cluster room could not make it durable; it did not apply */
     /* Codec status codes (never sent on the wire). */
     PROTO_E_NOSPACE = -20,     /* the caller's output buffer is too small */
     PROTO_E_UNENCODABLE = -21, /* the view breaks a limit of the snapshot format */
@@ -72,7 +73,7 @@ enum proto_status {
  */
 const char *proto_status_name(int status);
 
-/* 1 if status is one of the wire error codes (PROTO_E_BAD_JSON..INTERNAL). */
+/* 1 if status is one of the wire error codes (PROTO_E_BAD_JSON..UNAVAILABLE). */
 int proto_status_is_wire(int status);
 
 #endif

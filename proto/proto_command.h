@@ -37,6 +37,11 @@
 #define PROTO_MAX_SEED       9007199254740992.0 /* 2^53: exact in every JSON reader */
 #define PROTO_DEFAULT_SPREAD 50.0f
 #define PROTO_ROOM_MAX       32 /* characters of [A-Za-z0-9_-] */
+/* Set in every origin: the key of a command one node of a cluster
+ * forwards to another, unique for the life of the cluster's command log
+ * (server/cluster/CLUSTER.md §3.2); a log records it instead of the client
+ * (server/store/FILES.md §1.3). */
+#define PROTO_ORIGIN_BIT (1ull << 63)
 #define PROTO_ROOM_CHARS     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
 #define PROTO_NAME_MAX       32  /* bytes of printable UTF-8 */
 #define PROTO_TOKEN_MAX      128 /* bytes of printable UTF-8 */

@@ -293,6 +293,7 @@ static struct cluster *start_cluster(struct cfg *c, struct room_config *rc)
         .node_id = c->node_id,
         .frame_pre = LWS_PRE,
         .max_message = c->max_message,
+        .command_log = strcmp(c->cluster_log, "on") == 0,
     };
     const char *err = NULL;
     struct cluster *cl = cluster_create(&cc, &err);

@@ -20,6 +20,7 @@
 
 #include "clock.h"
 #include "cluster_wire.h"
+#include "secret.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -192,7 +193,7 @@ static int open_buckets(struct cluster *c)
     natsStatus s2 = s == NATS_OK ? js_CreateKeyValue(&ck, c->js, &kc) : s;
     if (s == NATS_OK && s2 != NATS_OK)
         s2 = js_KeyValue(&ck, c->js, BUCKET_CKPT);
-    if (s != NATS_OK || s2 != NATS_OK) {
+    if (s != NATS_OK || s2 != NATS_OK || (c->cfg.command_log && cluster__log_open(c) < 0)) {
         kvStore_Destroy(kv);
         kvStore_Destroy(ck);
         return PROTO_E_INTERNAL;
@@ -252,6 +253,7 @@ static void steward_step(struct cluster *c, int64_t now)
     if (natsConnection_Status(c->nc) == NATS_CONN_STATUS_CONNECTED)
         atomic_store(&c->connected, true);
     cluster__availability(c, now);
+    cluster__resend(c, now);
     if (!cluster__is_connected(c))
         return;
     bool is_reopen = atomic_load(&c->reconnected) &&
@@ -400,9 +402,18 @@ struct cluster *cluster_create(const struct cluster_config *cfg, const char **er
                                  .adopt = link_adopt,
                                  .params = cluster__link_params,
                                  .owner_of = link_owner_of};
+    if (cfg->command_log) {
+        c->link.can_log = cluster__link_can_log;
+        c->link.log = cluster__link_log;
+    }
     pthread_mutex_init(&c->lock, NULL);
     pthread_mutex_init(&c->kv_lock, NULL);
     pthread_mutex_init(&c->pend_lock, NULL);
+    pthread_mutex_init(&c->fwd_lock, NULL);
+    char token[SECRET_TOKEN_LEN + 1];
+    secret_token(token, clock_mono_ns()); /* the origins' base: random, per run */
+    token[16] = '\0';
+    c->origin_base = strtoull(token, NULL, 16);
     pthread_mutex_init(&c->stop_lock, NULL);
     pthread_cond_init(&c->stop_cond, NULL);
     if (nats_Open(-1) != NATS_OK || connect_nats(c, err) < 0 || cluster__tiles_start(c) < 0 ||
@@ -455,6 +466,8 @@ void cluster_destroy(struct cluster *c)
     pthread_mutex_destroy(&c->lock);
     pthread_mutex_destroy(&c->kv_lock);
     pthread_mutex_destroy(&c->pend_lock);
+    cluster__forwards_free(c);
+    pthread_mutex_destroy(&c->fwd_lock);
     pthread_mutex_destroy(&c->stop_lock);
     pthread_cond_destroy(&c->stop_cond);
     free(c);
@@ -501,6 +514,20 @@ void cluster_render_metrics(struct cluster *c, struct textbuf *t)
         {"leases_lost", "owned rooms another node took", &c->n.leases_lost},
         {"checkpoints_stored", "checkpoints stored in the bucket", &c->n.checkpoints_stored},
         {"checkpoints_dropped", "checkpoints not stored (NATS lost)", &c->n.checkpoints_dropped},
+        {"log_batches", "batches of commands stored in the rooms' command log", &c->n.log_batches},
+        {"log_failures", "batches the command log did not store (the room stepped down)",
+         &c->n.log_failures},
+        {"log_trims", "times a room's log before its previous checkpoint went", &c->n.log_trims},
+        {"log_takeovers", "rooms taken over with their command log read and marked",
+         &c->n.log_takeovers},
+        {"frames_fenced", "frames not published: the lease not renewed lately enough",
+         &c->n.frames_fenced},
+        {"commands_resent", "forwarded commands sent again (no reply within a second)",
+         &c->n.commands_resent},
+        {"commands_expired", "forwarded commands answered unavailable (no reply in 8 s)",
+         &c->n.commands_expired},
+        {"replies_duplicate", "owners' replies to commands already answered, dropped",
+         &c->n.replies_duplicate},
         {"messages_rejected", "messages from NATS refused as malformed or hostile", &c->n.rejected},
         {"nats_disconnects", "times the NATS connection was lost", &c->n.disconnects},
         {"nats_reconnects", "times it came back", &c->n.reconnects},

@@ -47,6 +47,7 @@ struct cluster_config {
     double step_s;        /* the steward's period (renewals, takeovers); 0: lease / 5 */
     size_t frame_pre;     /* headroom before each part of a relayed frame (LWS_PRE) */
     uint32_t max_message; /* commands from other nodes are parsed against this */
+    bool command_log;     /* commands stored in the stream before their acks (CLUSTER.md §2.1) */
 };
 
 struct cluster;

@@ -1,5 +1,5 @@
 /*
- * cluster_internal — what the five files of the cluster module share: the
+ * cluster_internal — what the six files of the cluster module share: the
  * private struct cluster, its rooms, the other nodes' pending commands,
  * the directory, and the functions one file calls in another (prefix
  * cluster__). Included by cluster.c, cluster_msg.c, cluster_lease.c,
@@ -7,11 +7,13 @@
  *
  * Calls between the files run one way, and nothing calls back:
  *
- *     cluster.c        calls  cluster_msg.c, cluster_lease.c, cluster_tiles.c, cluster_dir.c
+ *     cluster.c        calls  cluster_msg.c, cluster_lease.c, cluster_tiles.c, cluster_dir.c,
+ *                             cluster_log.c
  *     cluster_msg.c    calls  cluster_tiles.c, cluster_dir.c
- *     cluster_lease.c  calls  cluster_dir.c
+ *     cluster_lease.c  calls  cluster_dir.c, cluster_log.c
  *     cluster_tiles.c  calls  none of them
  *     cluster_dir.c    calls  none of them
+ *     cluster_log.c    calls  none of them
  *
  *   cluster.c        the NATS connection and the steward thread, which
  *                    acts on what the others report: after each round of
@@ -29,6 +31,8 @@
  *   cluster_lease.c  the leases (a lease taken or lost changes the room's
  *                    role and nothing else: it calls no message code),
  *                    checkpoints, the heartbeat, placing a new room.
+ *   cluster_log.c    the rooms' command log in the stream: an owner's
+ *                    batches, a takeover's read and mark, trimming.
  *   cluster_dir.c    the directory (the rooms of the cluster as the lease
  *                    watcher shows them, the nodes' loads, placements, the
  *                    rooms placed here): data and its rules, no NATS, no
@@ -63,10 +67,19 @@
 
 #define BUCKET_ROOMS  "flockd"      /* room.NAME: leases; node.ID: heartbeats */
 #define BUCKET_CKPT   "flockd_ckpt" /* NAME: the room's last checkpoint */
+#define LOG_STREAM    "FLOCKD_LOG"  /* the rooms' command logs, subjects flockd.log.NAME */
+#define LOG_SUBJECTS_PREFIX "flockd.log"
+/* An owner whose lease was last renewed (the request sent) this share of
+ * a lease ago publishes no frame and applies no command: another node may
+ * take the lease a whole lease after the last renewal it saw. */
+#define FENCE_SHARE 0.6
 #define WAIT_MS       500           /* the longest a key-value call waits */
 #define MAX_ROOMS     1024          /* attached rooms (max-rooms is at most 1024) */
 #define PENDING       4096          /* other nodes' commands awaiting a reply */
 #define PENDING_TTL_S 10.0          /* a reply not produced by then is forgotten */
+#define FORWARDS      4096          /* this node's clients' commands awaiting the owner's reply */
+#define RESEND_S      1.0           /* a forwarded command unanswered this long is sent again */
+#define FORWARD_TTL_S 8.0           /* ... and answered `unavailable` after this long */
 #define REMOTE        (1ull << 63)  /* client ids of other nodes' clients here */
 #define SUBJECT_MAX   128
 #define HEARTBEAT_S   1.0  /* how often a node writes its heartbeat */
@@ -113,6 +126,16 @@ struct croom {
     uint64_t term_seen;  /* relay: the highest term of a frame accepted */
     int64_t frame_ns;    /* relay: when it last accepted a frame (or became a relay) */
     bool unavailable;    /* relay: its clients were told the owner cannot be reached */
+    int64_t renewed_ns;  /* owner: when the last renewal that held was sent */
+    /* owner: the room's command log (cluster_log.c): the last message of
+     * the subject (what the next write expects), whether a write failed
+     * (the room steps down), and the messages holding checkpoint marks */
+    uint64_t log_seq;
+    bool log_failed;
+    struct {
+        uint32_t ckpt;
+        uint64_t seq;
+    } marks[4];
     natsSubscription *frames, *cmds, *wants, *params, *asks;
     natsSubscription *tiles, *views; /* relay: its tiles; owner: its relays' views */
     struct ctiles *ct;               /* version 3's tiles (cluster_tiles.c); NULL: none */
@@ -130,9 +153,24 @@ struct croom {
 struct pending {
     uint64_t gen; /* 0: free */
     uint64_t client;
+    uint64_t origin;
     int64_t at_ns;
     char room[PROTO_ROOM_MAX + 1];
     char reply_to[SUBJECT_MAX];
+};
+
+/* A command of this node's client forwarded to the owner, until its reply
+ * comes: sent again every RESEND_S (to whichever node owns the room then:
+ * it applies it once, by its origin), answered `unavailable` after
+ * FORWARD_TTL_S. */
+struct forward {
+    uint64_t origin; /* 0: free */
+    uint64_t client;
+    char room[PROTO_ROOM_MAX + 1];
+    char id[PROTO_ID_TEXT_MAX];
+    uint8_t *msg; /* the command message as sent */
+    size_t len;
+    int64_t first_ns, sent_ns;
 };
 
 /* ---- cluster_dir.c: the directory (calls no other file) ---- */
@@ -227,11 +265,13 @@ int cluster__dir_render(const struct cluster_dir *d, struct textbuf *t, cluster_
 struct cluster_counters {
     atomic_uint_fast64_t frames_published, frames_relayed, frames_dropped, frames_stale;
     atomic_uint_fast64_t commands_forwarded, commands_served, replies_relayed;
+    atomic_uint_fast64_t commands_resent, commands_expired, replies_duplicate;
     atomic_uint_fast64_t renewals, takeovers, leases_lost;
     atomic_uint_fast64_t checkpoints_stored, checkpoints_dropped, rejected;
     atomic_uint_fast64_t disconnects, reconnects;
     atomic_uint_fast64_t tiles_published, tiles_dropped, tiles_received, tiles_stale;
     atomic_uint_fast64_t tiles_bytes, tiles_parts, tiles_restarts;
+    atomic_uint_fast64_t log_batches, log_failures, log_trims, log_takeovers, frames_fenced;
     atomic_int_fast64_t rtt_us;
     atomic_int_fast64_t tiles_wanted; /* super-tiles this node's relayed rooms ask for */
 };
@@ -267,6 +307,11 @@ struct cluster {
     pthread_mutex_t pend_lock;
     struct pending pend[PENDING];
     uint64_t pend_gen;
+    /* This node's forwarded commands, under fwd_lock; origins are
+     * origin_base + a count (a random base: unique across nodes and runs). */
+    pthread_mutex_t fwd_lock;
+    struct forward fwd[FORWARDS];
+    uint64_t origin_base, origin_count;
 
     pthread_t steward;
     pthread_mutex_t stop_lock;
@@ -351,6 +396,11 @@ void cluster__publish_params(struct cluster *c);
 void cluster__ask_params(struct cluster *c, const char *name);
 /* Gives r the parameters fetched for it, if any. Under lock. */
 void cluster__take_fetched(struct cluster *c, struct room *r);
+/* Forwarded commands without a reply: sent again, or answered
+ * `unavailable` when too old. Steward. */
+void cluster__resend(struct cluster *c, int64_t now);
+/* Frees every forwarded command still held (the cluster goes). */
+void cluster__forwards_free(struct cluster *c);
 /* Tells the clients of each relayed room whether its owner can be reached
  * (NATS up and a frame within OWNER_SILENT_S), on a change. Steward. */
 void cluster__availability(struct cluster *c, int64_t now);
@@ -379,6 +429,27 @@ void cluster__tiles_resubscribe(struct cluster *c, struct croom *cr);
  * true; between steps only those with news, advance false), held frames
  * that waited too long shown. Steward. */
 void cluster__tiles_step(struct cluster *c, bool advance, int64_t now);
+
+/* ---- cluster_log.c: the rooms' command log (calls no other file) ---- */
+
+/* The stream of the logs, made if missing: 0, or PROTO_E_INTERNAL. Steward. */
+int cluster__log_open(struct cluster *c);
+/* The link's can_log and log hooks (room_relay.h). */
+bool cluster__link_can_log(void *arg, struct room *r);
+int cluster__link_log(void *arg, struct room *r, const uint8_t *records, size_t len,
+                      uint32_t checkpoint);
+/*
+ * A takeover of room `room` at lease term `term`: reads its log into t
+ * (t->log; t->tick already set) and marks it as this node's (a RESUME
+ * record at t->tick, written only if no other write came after what was
+ * read: a write that came first is read too), *seq the mark's sequence
+ * number. 0, or PROTO_E_INTERNAL (t->log NULL). Steward, outside the lock.
+ */
+int cluster__log_take(struct cluster *c, const char *room, uint64_t term, struct room_takeover *t,
+                      uint64_t *seq);
+/* Checkpoint `stored` of room is in the bucket: the log's messages before
+ * the previous checkpoint's mark go. The writer thread. */
+void cluster__log_trim(struct cluster *c, const char *room, uint32_t stored);
 
 /* ---- cluster_lease.c: leases, checkpoints, heartbeat, placing (calls cluster_dir.c) ---- */
 

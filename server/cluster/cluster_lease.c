@@ -36,8 +36,12 @@ struct lease_job {
     enum { KEEP, RENEWED, TAKEN, LOST, SEEN } outcome;
     uint64_t new_rev;
     bool store_reset; /* the revision went back: the server's store is new */
-    uint8_t *ck;      /* TAKEN: the checkpoint to restore, or NULL */
-    size_t ck_len;
+    bool log_failed;  /* the room's command log failed it: no renewal */
+    int64_t sent_ns;  /* when the renewal was sent */
+    /* TAKEN: what the room carries on from (its checkpoint, its log) and
+     * the mark's sequence number in the log; tick: the last frame relayed */
+    struct room_takeover t;
+    uint64_t log_seq;
 };
 
 /* The lease value for room r into buf (cap bytes): JSON with this node and
@@ -61,17 +65,17 @@ static int entry_node(struct cluster *c, kvEntry *e, char *node, size_t cap)
     return rc;
 }
 
-/* The room's last checkpoint from the bucket into j (none: j->ck NULL). */
-static void fetch_checkpoint(struct cluster *c, struct lease_job *j)
+/* The room's last checkpoint from the bucket into t (none: t->ck NULL). */
+static void fetch_checkpoint(struct cluster *c, const char *name, struct room_takeover *t)
 {
     kvEntry *e = NULL;
-    if (kvStore_Get(&e, c->ckpt, j->name) != NATS_OK)
+    if (kvStore_Get(&e, c->ckpt, name) != NATS_OK)
         return;
     int len = kvEntry_ValueLen(e);
-    j->ck = len > 0 ? malloc((size_t)len) : NULL;
-    if (j->ck) {
-        memcpy(j->ck, kvEntry_Value(e), (size_t)len);
-        j->ck_len = (size_t)len;
+    t->ck = len > 0 ? malloc((size_t)len) : NULL;
+    if (t->ck) {
+        memcpy(t->ck, kvEntry_Value(e), (size_t)len);
+        t->ck_len = (size_t)len;
     }
     kvEntry_Destroy(e);
 }
@@ -88,13 +92,12 @@ bool cluster__lease_fetch(struct cluster *c, const char *name, uint8_t **ck, siz
     pthread_mutex_lock(&c->kv_lock);
     natsStatus s = c->kv ? kvStore_Get(&e, c->kv, key) : NATS_NOT_FOUND;
     kvEntry_Destroy(e);
-    struct lease_job j = {0};
-    snprintf(j.name, sizeof j.name, "%s", name);
+    struct room_takeover t = {0};
     if (s == NATS_OK && c->ckpt)
-        fetch_checkpoint(c, &j);
+        fetch_checkpoint(c, name, &t);
     pthread_mutex_unlock(&c->kv_lock);
-    *ck = j.ck;
-    *len = j.ck_len;
+    *ck = t.ck;
+    *len = t.ck_len;
     return s == NATS_OK;
 }
 
@@ -104,6 +107,9 @@ static void renew(struct cluster *c, struct lease_job *j, const char *key, const
                   int vlen)
 {
     uint64_t rev = 0;
+    if (j->log_failed) /* stepping down (cluster_log.c): let the lease run out */
+        return;
+    j->sent_ns = clock_mono_ns();
     if (kvStore_Update(&rev, c->kv, key, val, vlen, j->rev) == NATS_OK) {
         j->outcome = RENEWED;
         j->new_rev = rev;
@@ -163,8 +169,17 @@ static void lease_step(struct cluster *c, struct lease_job *j, int64_t now)
         renew(c, j, key, j->val, j->vlen);
     else
         watch(c, j, key, j->val, j->vlen, now);
-    if (j->outcome == TAKEN && !j->owner)
-        fetch_checkpoint(c, j);
+    if (j->outcome != TAKEN || j->owner)
+        return;
+    j->sent_ns = clock_mono_ns();
+    fetch_checkpoint(c, j->name, &j->t);
+    if (!c->cfg.command_log || !j->t.ck)
+        return;
+    if (cluster__log_take(c, j->name, j->new_rev, &j->t, &j->log_seq) == 0)
+        COUNT(c, log_takeovers);
+    else
+        fprintf(stderr, "flockd: cluster: room \"%s\": its command log could not be read; it "
+                        "carries on from its checkpoint alone\n", j->name);
 }
 
 /* A job's result into its room, if it is still attached. Under lock. */
@@ -172,19 +187,23 @@ static void lease_apply(struct cluster *c, struct lease_job *j, int64_t now)
 {
     struct croom *cr = cluster__find_room(c, j->room);
     if (!cr || strcmp(cr->name, j->name) != 0) {
-        free(j->ck);
+        room_takeover_free(&j->t);
         return;
     }
     switch (j->outcome) {
     case RENEWED:
         cr->rev = j->new_rev;
+        cr->renewed_ns = j->sent_ns;
         COUNT(c, renewals);
         break;
     case TAKEN:
         cr->rev = cr->term = j->new_rev;
+        cr->renewed_ns = j->sent_ns;
         if (!cr->owner) {
-            room_relay_set(cr->room, true, j->ck, j->ck_len);
-            j->ck = NULL;
+            cr->log_seq = j->log_seq;
+            cr->log_failed = false;
+            memset(cr->marks, 0, sizeof cr->marks);
+            room_relay_set(cr->room, true, &j->t);
             COUNT(c, takeovers);
             fprintf(stderr, "flockd: cluster: node %s owns room \"%s\" (term %llu)\n", c->node,
                     cr->name, (unsigned long long)cr->term);
@@ -196,7 +215,7 @@ static void lease_apply(struct cluster *c, struct lease_job *j, int64_t now)
         cr->term_seen = cr->term;
         cr->rev_seen_ns = now;
         cr->frame_ns = now;
-        room_relay_set(cr->room, false, NULL, 0);
+        room_relay_set(cr->room, false, NULL);
         COUNT(c, leases_lost);
         fprintf(stderr, "flockd: cluster: room \"%s\" is owned by another node now\n", cr->name);
         break;
@@ -209,7 +228,7 @@ static void lease_apply(struct cluster *c, struct lease_job *j, int64_t now)
     case KEEP:
         break;
     }
-    free(j->ck);
+    room_takeover_free(&j->t);
 }
 
 void cluster__leases(struct cluster *c, int64_t now)
@@ -219,12 +238,18 @@ void cluster__leases(struct cluster *c, int64_t now)
     size_t n = c->nrooms;
     for (size_t i = 0; i < n; i++) {
         struct croom *cr = c->rooms[i];
-        jobs[i] = (struct lease_job){
-            .room = cr->room, .owner = cr->owner, .rev = cr->rev, .rev_seen_ns = cr->rev_seen_ns};
+        jobs[i] = (struct lease_job){.room = cr->room,
+                                     .owner = cr->owner,
+                                     .rev = cr->rev,
+                                     .rev_seen_ns = cr->rev_seen_ns,
+                                     .log_failed = cr->log_failed};
         snprintf(jobs[i].name, sizeof jobs[i].name, "%s", cr->name);
         /* Attached, so alive while the lock is held (a room detaches
          * under it before it is freed). */
         jobs[i].vlen = lease_value(c, cr->room, jobs[i].val, sizeof jobs[i].val);
+        struct room_info info;
+        room_info(cr->room, &info);
+        jobs[i].t.tick = info.tick; /* a relay's: the last frame of the owner it showed */
     }
     pthread_mutex_unlock(&c->lock);
     for (size_t i = 0; i < n; i++)
@@ -343,6 +368,9 @@ void cluster_store_checkpoint(void *arg, const char *room, const uint8_t *buf, s
     pthread_mutex_unlock(&c->kv_lock);
     if (s == NATS_OK)
         COUNT(c, checkpoints_stored);
+    if (s == NATS_OK && c->cfg.command_log && len >= 20) /* its sequence number: FILES.md §2.1 */
+        cluster__log_trim(c, room, (uint32_t)buf[16] | (uint32_t)buf[17] << 8 |
+                                       (uint32_t)buf[18] << 16 | (uint32_t)buf[19] << 24);
     else
         COUNT(c, checkpoints_dropped);
 }

@@ -42,6 +42,10 @@ void cluster__link_frame(void *arg, struct room *r, const struct frame *f)
     pthread_mutex_lock(&c->lock);
     struct croom *cr = cluster__find_room(c, r);
     uint64_t term = cr && cr->owner ? cr->term : 0;
+    if (term && (double)(clock_mono_ns() - cr->renewed_ns) > FENCE_SHARE * c->cfg.lease_s * 1e9) {
+        COUNT(c, frames_fenced); /* its lease may be another node's by now */
+        term = 0;
+    }
     if (term && cluster__is_connected(c))
         cluster__tiles_publish(c, cr, f, term); /* its relays' tiles, off the tick */
     pthread_mutex_unlock(&c->lock);
@@ -66,7 +70,7 @@ void cluster__link_frame(void *arg, struct room *r, const struct frame *f)
 /* A slot for a command from reply_to's client: its client id here, or 0
  * if every slot is taken. */
 static uint64_t pending_take(struct cluster *c, const char *room, const char *reply_to,
-                             uint64_t client)
+                             uint64_t client, uint64_t origin)
 {
     int64_t now = clock_mono_ns();
     uint64_t id = 0;
@@ -75,7 +79,8 @@ static uint64_t pending_take(struct cluster *c, const char *room, const char *re
         struct pending *p = &c->pend[i];
         if (p->gen && (double)(now - p->at_ns) < PENDING_TTL_S * 1e9)
             continue;
-        *p = (struct pending){.gen = ++c->pend_gen, .client = client, .at_ns = now};
+        *p = (struct pending){
+            .gen = ++c->pend_gen, .client = client, .origin = origin, .at_ns = now};
         snprintf(p->room, sizeof p->room, "%s", room);
         snprintf(p->reply_to, sizeof p->reply_to, "%s", reply_to);
         id = REMOTE | (p->gen << 12) | i;
@@ -111,7 +116,8 @@ static bool is_reply_subject(const char *subject)
 static void send_reply(struct cluster *c, const struct pending *p, enum room_reply_kind kind,
                        const char *text, size_t len)
 {
-    struct cluster_reply rep = {.client = p->client, .kind = kind, .text = text, .text_len = len};
+    struct cluster_reply rep = {
+        .client = p->client, .origin = p->origin, .kind = kind, .text = text, .text_len = len};
     snprintf(rep.room, sizeof rep.room, "%s", p->room);
     uint8_t buf[PROTO_REPLY_BYTES + 128];
     int n =
@@ -146,7 +152,7 @@ static void refuse_now(struct cluster *c, const struct cluster_cmd *cmd, const c
 {
     char text[PROTO_REPLY_BYTES];
     int len = proto_reply_error(text, sizeof text, cmd->id, code, message);
-    struct pending p = {.gen = 1, .client = cmd->who.client};
+    struct pending p = {.gen = 1, .client = cmd->who.client, .origin = cmd->who.origin};
     snprintf(p.room, sizeof p.room, "%s", cmd->room);
     snprintf(p.reply_to, sizeof p.reply_to, "%s", reply_to);
     if (len > 0)
@@ -185,7 +191,7 @@ static void serve_command(struct cluster *c, struct room *r, struct cluster_cmd 
             return;
         }
     }
-    uint64_t client = pending_take(c, cmd->room, reply_to, cmd->who.client);
+    uint64_t client = pending_take(c, cmd->room, reply_to, cmd->who.client, cmd->who.origin);
     if (!client) {
         refuse_now(c, cmd, reply_to, PROTO_E_QUEUE_FULL, "the owner node has too many commands");
         return;
@@ -221,10 +227,8 @@ static void on_command(natsConnection *nc, natsSubscription *sub, natsMsg *msg, 
     }
     pthread_mutex_lock(&c->lock);
     struct croom *cr = cluster__find(c, name, len);
-    if (cr && cr->owner)
+    if (cr && cr->owner) /* else the relay sends it again, to the owner of then */
         serve_command(c, cr->room, &cmd, reply_to);
-    else
-        refuse_now(c, &cmd, reply_to, PROTO_E_INTERNAL, "the room moved to another node; retry");
     pthread_mutex_unlock(&c->lock);
     natsMsg_Destroy(msg);
 }
@@ -456,6 +460,121 @@ void cluster__take_fetched(struct cluster *c, struct room *r)
         }
 }
 
+/* ---- a relay's forwarded commands until their replies ---------------------------- */
+
+static uint64_t new_origin(struct cluster *c)
+{
+    pthread_mutex_lock(&c->fwd_lock);
+    uint64_t n = ++c->origin_count;
+    pthread_mutex_unlock(&c->fwd_lock);
+    return PROTO_ORIGIN_BIT | ((c->origin_base + n) & ~PROTO_ORIGIN_BIT);
+}
+
+/* A command message to the owner of room: 0, or PROTO_E_UNAVAILABLE. */
+static int send_command(struct cluster *c, const char *room, const uint8_t *buf, size_t len)
+{
+    char subject[SUBJECT_MAX];
+    snprintf(subject, sizeof subject, "flockd.room.%s.cmd", room);
+    return natsConnection_PublishRequest(c->nc, subject, c->reply_subject, buf, (int)len) ==
+                   NATS_OK
+               ? 0
+               : PROTO_E_UNAVAILABLE;
+}
+
+/* Keeps m (sent as buf) until its reply: false if every slot is taken. */
+static bool hold_forward(struct cluster *c, const struct cluster_cmd *m, const uint8_t *buf,
+                         size_t len)
+{
+    int64_t now = clock_mono_ns();
+    uint8_t *copy = malloc(len);
+    if (!copy)
+        return false;
+    memcpy(copy, buf, len);
+    pthread_mutex_lock(&c->fwd_lock);
+    struct forward *f = NULL;
+    for (size_t i = 0; i < FORWARDS && !f; i++)
+        if (!c->fwd[i].origin)
+            f = &c->fwd[i];
+    if (f) {
+        *f = (struct forward){.origin = m->who.origin,
+                              .client = m->who.client,
+                              .msg = copy,
+                              .len = len,
+                              .first_ns = now,
+                              .sent_ns = now};
+        snprintf(f->room, sizeof f->room, "%s", m->room);
+        snprintf(f->id, sizeof f->id, "%s", m->id);
+        copy = NULL;
+    }
+    pthread_mutex_unlock(&c->fwd_lock);
+    free(copy);
+    return f != NULL;
+}
+
+/* True if the forwarded command of origin was waiting for its reply (it
+ * is not any more), false if it was answered already or never held. */
+static bool take_forward(struct cluster *c, uint64_t origin)
+{
+    bool held = false;
+    pthread_mutex_lock(&c->fwd_lock);
+    for (size_t i = 0; i < FORWARDS && !held; i++)
+        if (c->fwd[i].origin == origin) {
+            free(c->fwd[i].msg);
+            c->fwd[i] = (struct forward){0};
+            held = true;
+        }
+    pthread_mutex_unlock(&c->fwd_lock);
+    return held;
+}
+
+/* Answers a forwarded command that had no reply in time. */
+static void expire(struct cluster *c, const struct forward *f)
+{
+    char text[PROTO_REPLY_BYTES];
+    int len = proto_reply_error(text, sizeof text, f->id, PROTO_E_UNAVAILABLE,
+                                "no node that owns the room answered within 8 s (NATS or "
+                                "the owner lost): it may or may not have taken effect");
+    pthread_mutex_lock(&c->lock);
+    struct croom *cr = cluster__find(c, f->room, strlen(f->room));
+    if (cr && len > 0)
+        room_relay_reply(cr->room, f->client, ROOM_REPLY_PLAIN, text, (size_t)len);
+    pthread_mutex_unlock(&c->lock);
+    COUNT(c, commands_expired);
+}
+
+void cluster__resend(struct cluster *c, int64_t now)
+{
+    for (size_t i = 0; i < FORWARDS; i++) {
+        struct forward f = {0};
+        pthread_mutex_lock(&c->fwd_lock);
+        struct forward *at = &c->fwd[i];
+        bool old = at->origin && (double)(now - at->first_ns) >= FORWARD_TTL_S * 1e9;
+        bool again = at->origin && !old && (double)(now - at->sent_ns) >= RESEND_S * 1e9 &&
+                     cluster__is_connected(c);
+        if (old) { /* answered below, outside the lock */
+            f = *at;
+            *at = (struct forward){0};
+        } else if (again && (f.msg = malloc(at->len)) != NULL) {
+            memcpy(f.msg, at->msg, at->len);
+            f.len = at->len;
+            snprintf(f.room, sizeof f.room, "%s", at->room);
+            at->sent_ns = now;
+        }
+        pthread_mutex_unlock(&c->fwd_lock);
+        if (old)
+            expire(c, &f);
+        else if (f.msg && send_command(c, f.room, f.msg, f.len) == 0)
+            COUNT(c, commands_resent);
+        free(f.msg);
+    }
+}
+
+void cluster__forwards_free(struct cluster *c)
+{
+    for (size_t i = 0; i < FORWARDS; i++)
+        free(c->fwd[i].msg);
+}
+
 int cluster__link_forward(void *arg, struct room *r, const struct room_actor *who,
                           const struct proto_command *cmd, int refused, const char *message)
 {
@@ -476,15 +595,17 @@ int cluster__link_forward(void *arg, struct room *r, const struct room_actor *wh
         return PROTO_E_INTERNAL;
     struct cluster_cmd m = {
         .who = *who, .refused = refused, .text = text, .text_len = (size_t)tlen};
+    m.who.origin = new_origin(c);
     snprintf(m.room, sizeof m.room, "%s", room_name(r));
     snprintf(m.id, sizeof m.id, "%s", cmd->id);
     static _Thread_local uint8_t buf[65536 + 1024];
     int len = cluster_cmd_encode(&m, buf, sizeof buf);
-    char subject[SUBJECT_MAX];
-    snprintf(subject, sizeof subject, "flockd.room.%s.cmd", m.room);
-    if (len < 0 ||
-        natsConnection_PublishRequest(c->nc, subject, c->reply_subject, buf, len) != NATS_OK)
-        return PROTO_E_INTERNAL;
+    if (len < 0 || !hold_forward(c, &m, buf, (size_t)len))
+        return PROTO_E_UNAVAILABLE; /* every slot taken: too many commands in flight */
+    if (send_command(c, m.room, buf, (size_t)len) < 0) {
+        take_forward(c, m.who.origin);
+        return PROTO_E_UNAVAILABLE;
+    }
     COUNT(c, commands_forwarded);
     return 0;
 }
@@ -498,6 +619,8 @@ void cluster__on_reply(natsConnection *nc, natsSubscription *sub, natsMsg *msg, 
     if (cluster_reply_decode((const uint8_t *)natsMsg_GetData(msg),
                              (size_t)natsMsg_GetDataLength(msg), &rep) < 0) {
         COUNT(c, rejected);
+    } else if (!take_forward(c, rep.origin)) { /* answered already: one reply per command */
+        COUNT(c, replies_duplicate);
     } else {
         pthread_mutex_lock(&c->lock);
         struct croom *cr = cluster__find(c, rep.room, strlen(rep.room));

@@ -40,7 +40,7 @@ bool cluster_is_room_name(const char *name, size_t len)
 }
 
 /* Reads magic and version: 0, or the code that refuses the message. */
-static int check_head(struct bytes_r *r, const char *magic)
+static int check_version(struct bytes_r *r, const char *magic, uint16_t wanted)
 {
     const uint8_t *m = bytes_take(r, 4);
     uint16_t version = (uint16_t)bytes_get(r, 2);
@@ -48,13 +48,23 @@ static int check_head(struct bytes_r *r, const char *magic)
         return PROTO_E_TRUNCATED;
     if (memcmp(m, magic, 4) != 0)
         return PROTO_E_BAD_MAGIC;
-    return version == CLUSTER_WIRE_VERSION ? 0 : PROTO_E_BAD_VERSION;
+    return version == wanted ? 0 : PROTO_E_BAD_VERSION;
+}
+
+static int check_head(struct bytes_r *r, const char *magic)
+{
+    return check_version(r, magic, CLUSTER_WIRE_VERSION);
+}
+
+static void put_version(struct bytes_w *w, const char *magic, uint16_t version)
+{
+    bytes_put_mem(w, magic, 4);
+    bytes_put(w, version, 2);
 }
 
 static void put_head(struct bytes_w *w, const char *magic)
 {
-    bytes_put_mem(w, magic, 4);
-    bytes_put(w, CLUSTER_WIRE_VERSION, 2);
+    put_version(w, magic, CLUSTER_WIRE_VERSION);
 }
 
 /* A room name of n bytes into room: 0, or PROTO_E_BAD_VALUE. */
@@ -232,7 +242,7 @@ int cluster_cmd_encode(const struct cluster_cmd *c, uint8_t *buf, size_t cap)
 {
     struct bytes_w w = {.buf = buf, .cap = cap};
     size_t room_len = strlen(c->room), id_len = strlen(c->id);
-    put_head(&w, MAGIC_CMD);
+    put_version(&w, MAGIC_CMD, CLUSTER_CMD_VERSION);
     bytes_put(&w, (uint16_t)(int16_t)c->refused, 2);
     bytes_put(&w, c->who.client, 8);
     bytes_put(&w, c->who.owner, 8);
@@ -242,6 +252,7 @@ int cluster_cmd_encode(const struct cluster_cmd *c, uint8_t *buf, size_t cap)
     bytes_put(&w, room_len, 1);
     bytes_put(&w, id_len, 2);
     bytes_put(&w, c->text_len, 4);
+    bytes_put(&w, c->who.origin, 8);
     bytes_put_mem(&w, c->room, room_len);
     bytes_put_mem(&w, c->id, id_len);
     bytes_put_mem(&w, c->text, c->text_len);
@@ -251,7 +262,7 @@ int cluster_cmd_encode(const struct cluster_cmd *c, uint8_t *buf, size_t cap)
 int cluster_cmd_decode(const uint8_t *buf, size_t len, struct cluster_cmd *c)
 {
     struct bytes_r r = {.buf = buf, .len = len};
-    int rc = check_head(&r, MAGIC_CMD);
+    int rc = check_version(&r, MAGIC_CMD, CLUSTER_CMD_VERSION);
     if (rc < 0)
         return rc;
     memset(c, 0, sizeof *c);
@@ -263,9 +274,10 @@ int cluster_cmd_decode(const uint8_t *buf, size_t len, struct cluster_cmd *c)
     c->who.team = (int16_t)bytes_get(&r, 2);
     size_t room_len = (size_t)bytes_get(&r, 1), id_len = (size_t)bytes_get(&r, 2);
     c->text_len = (size_t)bytes_get(&r, 4);
+    c->who.origin = bytes_get(&r, 8);
     if (r.short_read)
         return PROTO_E_TRUNCATED;
-    if (role > PROTO_ROLE_ADMIN || c->who.protocol > 2 || c->who.team < -1 || c->who.team > 255 ||
+    if (!(c->who.origin & PROTO_ORIGIN_BIT) || role > PROTO_ROLE_ADMIN || c->who.protocol > 2 || c->who.team < -1 || c->who.team > 255 ||
         c->who.client == 0 || c->refused > 0 || c->refused < PROTO_E_INTERNAL ||
         id_len >= PROTO_ID_TEXT_MAX || c->text_len > CLUSTER_TEXT_MAX ||
         (c->refused && c->text_len >= PROTO_MESSAGE_MAX))
@@ -291,11 +303,12 @@ int cluster_reply_encode(const struct cluster_reply *rep, uint8_t *buf, size_t c
 {
     struct bytes_w w = {.buf = buf, .cap = cap};
     size_t room_len = strlen(rep->room);
-    put_head(&w, MAGIC_REPLY);
+    put_version(&w, MAGIC_REPLY, CLUSTER_CMD_VERSION);
     bytes_put(&w, (uint64_t)rep->kind, 1);
     bytes_put(&w, room_len, 1);
     bytes_put(&w, rep->client, 8);
     bytes_put(&w, rep->text_len, 4);
+    bytes_put(&w, rep->origin, 8);
     bytes_put_mem(&w, rep->room, room_len);
     bytes_put_mem(&w, rep->text, rep->text_len);
     return w.overflow ? PROTO_E_NOSPACE : (int)w.len;
@@ -304,7 +317,7 @@ int cluster_reply_encode(const struct cluster_reply *rep, uint8_t *buf, size_t c
 int cluster_reply_decode(const uint8_t *buf, size_t len, struct cluster_reply *rep)
 {
     struct bytes_r r = {.buf = buf, .len = len};
-    int rc = check_head(&r, MAGIC_REPLY);
+    int rc = check_version(&r, MAGIC_REPLY, CLUSTER_CMD_VERSION);
     if (rc < 0)
         return rc;
     memset(rep, 0, sizeof *rep);
@@ -312,9 +325,10 @@ int cluster_reply_decode(const uint8_t *buf, size_t len, struct cluster_reply *r
     size_t room_len = (size_t)bytes_get(&r, 1);
     rep->client = bytes_get(&r, 8);
     rep->text_len = (size_t)bytes_get(&r, 4);
+    rep->origin = bytes_get(&r, 8);
     if (r.short_read)
         return PROTO_E_TRUNCATED;
-    if (kind > ROOM_REPLY_KEYFRAME || rep->client == 0 || rep->text_len < 2 ||
+    if (!(rep->origin & PROTO_ORIGIN_BIT) || kind > ROOM_REPLY_KEYFRAME || rep->client == 0 || rep->text_len < 2 ||
         rep->text_len > CLUSTER_TEXT_MAX)
         return PROTO_E_BAD_VALUE;
     rep->kind = (enum room_reply_kind)kind;

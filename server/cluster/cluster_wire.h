@@ -24,6 +24,8 @@
 #include "snapenc.h"
 
 #define CLUSTER_WIRE_VERSION 1
+#define CLUSTER_CMD_VERSION  2 /* commands and replies: with the command's origin */
+
 #define CLUSTER_FRAME_HEADER 84         /* bytes before a frame message's parts */
 #define CLUSTER_TEXT_MAX     (1u << 20) /* the longest command or reply text */
 
@@ -75,6 +77,7 @@ int cluster_cmd_decode(const uint8_t *buf, size_t len, struct cluster_cmd *c);
 struct cluster_reply {
     char room[PROTO_ROOM_MAX + 1];
     uint64_t client;
+    uint64_t origin; /* the command's (struct room_actor) */
     enum room_reply_kind kind;
     const char *text; /* points into the message */
     size_t text_len;

@@ -57,6 +57,7 @@ struct cfg_row {
 static const char *const edge_modes[] = {"wrap", "contain", NULL};
 static const char *const room_modes[] = {"sandbox", "rts", NULL};
 static const char *const fsync_modes[] = {"never", "interval", "always", NULL};
+static const char *const on_off[] = {"on", "off", NULL};
 
 static const struct cfg_row rows[] = {
     {"config", T_STRING, FIELD(config_path), "", 0, LEN(config_path), NULL, "FILE", ROW_CONFIG_FILE,
@@ -187,6 +188,10 @@ static const struct cfg_row rows[] = {
      "several separated by commas); empty: a single process"},
     {"node-id", T_STRING, FIELD(node_id), "", 0, LEN(node_id), NULL, "ID", 0,
      "with --nats, this node's name in the cluster ([A-Za-z0-9_-]); empty: HOST-PORT"},
+    {"cluster-log", T_STRING, FIELD(cluster_log), "on", 1, LEN(cluster_log), on_off, "on|off", 0,
+     "with --nats: on, every command a room applies is stored in the cluster's command log on "
+     "NATS before its ack, so a node taking the room over carries it on with nothing acked "
+     "lost; off, a failover goes back to the room's last checkpoint"},
 };
 
 #define ROW_COUNT (sizeof rows / sizeof rows[0])

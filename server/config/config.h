@@ -83,6 +83,7 @@ struct cfg {
     char nats_url[1024];       /* "nats": NATS server(s) of the cluster; "" = a single process */
     char node_id[PROTO_NODE_MAX +
                  1]; /* "node-id": this node's name in the cluster; "" = HOST-PORT */
+    char cluster_log[8]; /* "cluster-log": on (commands stored on NATS before their acks), off */
 };
 
 /* Fills *c with every default from the table. */

@@ -494,6 +494,8 @@ static int play(struct replay *rp, size_t i)
         return apply(rp, &rp->rec);
     if (e->type == RECLOG_SCRIPT)
         return swap_script(rp, &rp->rec);
+    if (e->type == RECLOG_RESUME) /* the world was stepped on to its tick: nothing more */
+        return 0;
     return compare(rp, rp->rec.hash,
                    e->type == RECLOG_END ? "the final hash differs" : "a recorded hash differs");
 }
@@ -578,7 +580,8 @@ static size_t resume_point(const struct replay *rp, const struct ckpt *c)
     return at;
 }
 
-int replay_play_on(struct replay *rp, const struct ckpt *c, uint64_t tick, struct ckpt *from)
+int replay_play_on(struct replay *rp, const struct ckpt *c, uint64_t tick, struct ckpt *from,
+                   uint64_t *hash_at)
 {
     size_t at = resume_point(rp, c);
     const char *why = NULL;
@@ -593,10 +596,13 @@ int replay_play_on(struct replay *rp, const struct ckpt *c, uint64_t tick, struc
         return rc;
     rp->cursor = at + 1;
     rp->steps = rp->e[at].step;
-    while ((rc = replay_advance(rp, UINT64_MAX)) == 1)
+    while ((rc = replay_advance(rp, tick)) == 1) /* to `tick`, before its commands */
         ;
-    while (rc == 0 && tick_now(rp) < tick && is_ticking(rp))
+    while (rc == 0 && tick_now(rp) < tick && is_ticking(rp)) /* the records end before */
         step_once(rp);
+    *hash_at = rc == 0 && tick_now(rp) == tick ? sim_hash(rp->world) : 0;
+    while (rc == 0 && (rc = replay_advance(rp, UINT64_MAX)) == 1) /* the rest */
+        ;
     return rc;
 }
 

@@ -92,10 +92,13 @@ bool replay_is_closed(const struct replay *rp);
  * segment's BEGIN; then every record to the end of the log, and the world
  * stepped on (as the room ticks: rules, step, pause) until `tick` if the
  * records end before it. *from is set to the state it started from (*c,
- * or the BEGIN's, pointing into the log: valid while the replay lives).
- * 0, or a negative code as replay_advance.
+ * or the BEGIN's, pointing into the log: valid while the replay lives);
+ * *hash_at to the world's sim_hash when it was at `tick` before that
+ * tick's commands (the state a frame of that tick showed), 0 if it was
+ * never there. 0, or a negative code as replay_advance.
  */
-int replay_play_on(struct replay *rp, const struct ckpt *c, uint64_t tick, struct ckpt *from);
+int replay_play_on(struct replay *rp, const struct ckpt *c, uint64_t tick, struct ckpt *from,
+                   uint64_t *hash_at);
 /* The script as played (the replay owns it), NULL: none. */
 struct script *replay_script(const struct replay *rp);
 /* The room's pause and the steps a `step` still has to run, as played. */

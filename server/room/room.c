@@ -19,6 +19,7 @@
 #include "clock.h"
 #include "fog.h"
 #include "metrics.h"
+#include "reclog.h"
 #include "replay.h"
 
 #include <math.h>
@@ -30,23 +31,26 @@
 
 /* ---- replies -------------------------------------------------------------- */
 
-static void add_reply(struct room *r, const struct room_actor *who, enum room_reply_kind kind,
-                      const char *text, size_t len, uint32_t availability_seq,
-                      const struct proto_view_args *view)
+/* A reply of a batch held until the cluster's log has the batch's records
+ * (room_internal.h, `staging`): `logged` if its command is one of them. */
+struct staged {
+    struct staged *next;
+    struct room_reply *rep;
+    bool logged;
+    char id[PROTO_ID_TEXT_MAX];
+};
+
+static struct room_reply *make_reply(const struct room_actor *who, enum room_reply_kind kind,
+                                     const char *text, size_t len, uint32_t availability_seq,
+                                     const struct proto_view_args *view)
 {
-    uint64_t client = who->client;
-    if (client == 0) /* the server's own command: nobody to answer */
-        return;
-    const struct room_link *l = r->cfg.link;
-    if (l && l->reply(l->arg, client, kind, text, len)) /* another node's client */
-        return;
     struct room_reply *rep = malloc(sizeof *rep + len + 1);
     if (!rep) { /* out of memory: the client sees no reply; count it */
         metrics_reject("internal");
-        return;
+        return NULL;
     }
     rep->next = NULL;
-    rep->client = client;
+    rep->client = who->client;
     rep->kind = kind;
     rep->availability_seq = availability_seq;
     rep->at_ns = who->at_ns;
@@ -54,22 +58,98 @@ static void add_reply(struct room *r, const struct room_actor *who, enum room_re
     rep->len = len;
     memcpy(rep->text, text, len);
     rep->text[len] = '\0';
+    return rep;
+}
+
+/* Sends rep: to the link if it is another node's client, else into the
+ * room's replies for the service threads. Takes rep. */
+static void post_reply(struct room *r, struct room_reply *rep)
+{
+    const struct room_link *l = r->cfg.link;
+    if (l && l->reply(l->arg, rep->client, rep->kind, rep->text, rep->len)) {
+        free(rep); /* another node's client */
+        return;
+    }
     pthread_mutex_lock(&r->lock);
     *r->replies_tail = rep;
     r->replies_tail = &rep->next;
     pthread_mutex_unlock(&r->lock);
 }
 
+/* Holds rep among the batch's staged replies. Tick thread. */
+static void stage_reply(struct room *r, struct room_reply *rep)
+{
+    struct staged *st = calloc(1, sizeof *st);
+    if (!st) {
+        post_reply(r, rep);
+        return;
+    }
+    st->rep = rep;
+    *r->staged_tail = st;
+    r->staged_tail = &st->next;
+    r->staged_last = st;
+}
+
+/* A reply (staged while the tick thread runs a batch: `may_stage`, which
+ * only the tick thread's own callers pass). */
+static void add_reply(struct room *r, const struct room_actor *who, enum room_reply_kind kind,
+                      const char *text, size_t len, uint32_t availability_seq,
+                      const struct proto_view_args *view, bool may_stage)
+{
+    if (who->client == 0) /* the server's own command: nobody to answer */
+        return;
+    struct room_reply *rep = make_reply(who, kind, text, len, availability_seq, view);
+    if (rep && may_stage && r->staging)
+        stage_reply(r, rep);
+    else if (rep)
+        post_reply(r, rep);
+}
+
+void room__add_reply_now(struct room *r, const struct room_actor *who, enum room_reply_kind kind,
+                         const char *text, size_t len)
+{
+    add_reply(r, who, kind, text, len, 0, NULL, false);
+}
+
+/* The batch's replies leave, in order: as they are if the log has its
+ * records (stored true), else a logged command's ack becomes a refusal. */
+static void release_staged(struct room *r, bool stored)
+{
+    struct staged *st = r->staged;
+    r->staged = r->staged_last = NULL;
+    r->staged_tail = &r->staged;
+    while (st) {
+        struct staged *next = st->next;
+        struct room_reply *rep = st->rep;
+        char text[PROTO_REPLY_BYTES];
+        int len = !stored && st->logged
+                      ? proto_reply_error(text, sizeof text, st->id, PROTO_E_UNAVAILABLE,
+                                          "the room's command log could not store it: it did "
+                                          "not take effect; retry")
+                      : 0;
+        if (len > 0) {
+            struct room_reply *err = make_reply(&(struct room_actor){.client = rep->client},
+                                                ROOM_REPLY_PLAIN, text, (size_t)len, 0, NULL);
+            free(rep);
+            rep = err;
+        }
+        if (rep)
+            post_reply(r, rep);
+        free(st);
+        st = next;
+    }
+}
+
 void room__add_reply(struct room *r, const struct room_actor *who, enum room_reply_kind kind,
                      const char *text, size_t len)
 {
-    add_reply(r, who, kind, text, len, 0, NULL);
+    add_reply(r, who, kind, text, len, 0, NULL, true);
 }
 
 void room__add_view_reply(struct room *r, const struct room_actor *who, const char *text,
                           size_t len, const struct proto_view_args *view)
 {
-    add_reply(r, who, ROOM_REPLY_VIEW, text, len, 0, view);
+    add_reply(r, who, ROOM_REPLY_VIEW, text, len, 0, view, true);
 }
 
 void room__send_welcome(struct room *r, const struct room_actor *who)
@@ -79,7 +159,7 @@ void room__send_welcome(struct room *r, const struct room_actor *who)
     uint32_t seen = room_availability_seq(r); /* before: a change meanwhile is news */
     int len = room_welcome(r, who, welcome, sizeof welcome);
     if (len > 0)
-        add_reply(r, who, ROOM_REPLY_WELCOME, welcome, (size_t)len, seen, NULL);
+        add_reply(r, who, ROOM_REPLY_WELCOME, welcome, (size_t)len, seen, NULL, true);
 }
 
 struct room_reply *room_take_replies(struct room *r)
@@ -594,8 +674,31 @@ static void apply_one(struct room *r, const struct queued *q)
         return;
     }
     struct room_applied a;
-    if (room__apply_command(r, q, &a))
-        room__record_command(r, q->who.client, &a);
+    struct staged *before = r->staged_last;
+    if (!room__apply_command(r, q, &a))
+        return;
+    room__record_command(r, q->who.origin ? q->who.origin : q->who.client, &a);
+    if (reclog_is_recorded(a.cmd.kind))
+        room__origin_note(r, q->who.origin, a.tick, a.obstacle);
+    if (r->staging && r->staged_last != before && reclog_is_recorded(a.cmd.kind)) {
+        r->staged_last->logged = true; /* its reply waits for the log */
+        snprintf(r->staged_last->id, sizeof r->staged_last->id, "%s", q->cmd.id);
+    }
+}
+
+/* The cluster's command log cannot take records now (NATS lost, or the
+ * lease not renewed lately): the batch's commands that would change the
+ * room are refused in their turn, unapplied. */
+static void refuse_unloggable(struct room *r, uint32_t n)
+{
+    for (uint32_t k = 0; k < n; k++) {
+        struct queued *q = &r->batch[k];
+        if (q->checkpoint || q->refused || !reclog_is_recorded(q->cmd.kind))
+            continue;
+        q->refused = PROTO_E_UNAVAILABLE;
+        snprintf(q->message, sizeof q->message,
+                 "the room's command log cannot be reached: it did not take effect; retry");
+    }
 }
 
 /* At the start of a tick, the switch the cluster asked for: to ticking,
@@ -607,8 +710,8 @@ static void take_switch(struct room *r)
     if (!room__relay_take_switch(r, &sw))
         return;
     if (sw.owner && room__is_relay(r)) {
-        if (sw.ck)
-            room__resume_from(r, sw.ck, sw.len);
+        if (sw.from.ck)
+            room__resume_from(r, &sw.from);
         uint64_t last_seq = room__latest_seq(r);
         if (r->frame_seq < last_seq + PROTO_V2_HISTORY + 1)
             r->frame_seq = last_seq + PROTO_V2_HISTORY + 1;
@@ -617,7 +720,7 @@ static void take_switch(struct room *r)
     room__relay_become(r, sw.owner);
     if (sw.owner) /* its own world's parameters from now on, told to the relays */
         room__refresh_welcome(r);
-    free(sw.ck);
+    room_takeover_free(&sw.from);
 }
 
 /*
@@ -634,11 +737,18 @@ static bool apply_queued(struct room *r)
     uint32_t n = take_batch(r);
     if (!is_relay)
         room__hash_for_pings(r, n);
+    r->staging = n > 0 && !is_relay && room__logs_to_cluster(r);
+    if (r->staging && !r->cfg.link->can_log(r->cfg.link->arg, r))
+        refuse_unloggable(r, n);
     for (uint32_t k = 0; k < n; k++)
         if (!is_relay || !room__relay_forward(r, &r->batch[k]))
             apply_one(r, &r->batch[k]);
-    if (n > 0) {               /* the replies go now, not after the step and the frame, */
-        room__record_flush(r); /* and not before what they ack is in the log */
+    if (n > 0) { /* the replies go now, not after the step and the frame, */
+        room__record_flush(r); /* and not before what they ack is in the logs */
+        if (r->staging) {
+            r->staging = false;
+            release_staged(r, room__clog_flush(r) == 0);
+        }
         room__wake(r);
     }
     return is_relay;
@@ -681,6 +791,8 @@ void room_tick(struct room *r, const struct pool_time *t)
             r->steps_pending--;
     }
     room__record_tick(r, stepping, t->now_ns);
+    if (room__logs_to_cluster(r))
+        room__clog_flush(r); /* records of the tick's own (a script reloaded) */
     room__squads_after_step(r, t->now_ns);
     bool is_published = false;
     r->snapshot_phase += r->cfg.snapshot_hz;
@@ -751,6 +863,7 @@ struct room *room_create(const struct room_config *cfg, const char **err)
     }
     pthread_mutex_init(&r->lock, NULL);
     r->replies_tail = &r->replies;
+    r->staged_tail = &r->staged;
     r->snapshot_phase = cfg->tick_hz - cfg->snapshot_hz; /* the first tick publishes */
     r->linger = (uint64_t)ceil(ROOM_WANT_LINGER_S * cfg->snapshot_hz);
     if (!cfg->replay) { /* its mode's parameters and its boids, spread over the world */

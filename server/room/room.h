@@ -124,6 +124,10 @@ struct room_actor {
     int team;       /* rts player's group; -1: none */
     uint64_t owner; /* obstacles added are owned by this key */
     int64_t at_ns;  /* when its command arrived (clock.h); 0: not timed */
+    /* Another node's command: its key in the cluster (top bit set), which
+     * its log records instead of the client and by which a command sent
+     * again is known (applied once, acked again); 0: a client of here. */
+    uint64_t origin;
 };
 
 /*

@@ -589,6 +589,12 @@ bool room__apply_command(struct room *r, const struct queued *q, struct room_app
     as_applied(r, q, &out->cmd);
     const struct proto_command *c = &out->cmd;
     int rc = (unsigned)c->kind < PROTO_CMD_COUNT ? taken_here(r, c->kind, &o) : PROTO_E_INTERNAL;
+    struct room_origin seen;
+    if (rc == 0 && reclog_is_recorded(c->kind) && room__origin_find(r, q->who.origin, &seen)) {
+        o.obstacle = seen.obstacle; /* sent again: acked as it was, applied once */
+        answer(r, q, c, 0, seen.tick, &o);
+        return false;
+    }
     if (rc == 0)
         rc = handlers[c->kind].fn(r, c, &o);
     answer(r, q, c, rc, out->tick, &o);

@@ -113,6 +113,10 @@ struct room {
     uint64_t since_measure;
     bool unmeasured;    /* the world changed since the last frame measure took */
     bool offered_empty; /* the last frame offered had no boids */
+    /* A batch's replies while it runs, held until the cluster's command log
+     * (cfg.link->log) has its records: they leave after, or as refusals. */
+    bool staging;
+    struct staged *staged, **staged_tail, *staged_last;
 
     pthread_mutex_t lock;
     struct queued *ring; /* bounded command queue */
@@ -135,6 +139,10 @@ struct room {
  */
 void room__add_reply(struct room *r, const struct room_actor *who, enum room_reply_kind kind,
                      const char *text, size_t len);
+
+/* The same from any thread, never held with a batch's replies. */
+void room__add_reply_now(struct room *r, const struct room_actor *who, enum room_reply_kind kind,
+                         const char *text, size_t len);
 
 /* The ack of view (text) with the view it installs for the client, as
  * room__add_reply() (ROOM_REPLY_VIEW). */
@@ -187,6 +195,28 @@ bool room__apply_command(struct room *r, const struct queued *q, struct room_app
 
 /* ---- room_persist.c ---- */
 
+/* Commands of other nodes the room remembers having applied: a resend of
+ * one (after a failover, or a reply lost) is acked again, not applied. */
+#define ROOM_ORIGINS 4096
+struct room_origin {
+    uint64_t origin, tick;
+    uint32_t obstacle; /* the id an obstacle_add gave */
+};
+/* Notes the origin of a command of another node applied at tick (the
+ * obstacle it added); finds one. Tick thread. */
+void room__origin_note(struct room *r, uint64_t origin, uint64_t tick, uint32_t obstacle);
+bool room__origin_find(const struct room *r, uint64_t origin, struct room_origin *out);
+
+/* True if the room writes a cluster's command log (it ticks for a cluster
+ * whose link logs). Tick thread. */
+bool room__logs_to_cluster(const struct room *r);
+
+/* Hands the records of this batch to the cluster's command log and waits
+ * until they are stored: 0 (none or stored), or a negative code: the
+ * records are not stored, and the room no longer ticks for the cluster.
+ * Tick thread. */
+int room__clog_flush(struct room *r);
+
 /* After a command was applied: logs it if the log records its kind. Tick
  * thread. */
 void room__record_command(struct room *r, uint64_t client, const struct room_applied *a);
@@ -202,10 +232,13 @@ void room__record_flush(struct room *r);
  * writer thread, a mark in the log. Tick thread. */
 void room__take_checkpoint(struct room *r, const struct ckpt *id);
 
-/* A cluster's checkpoint (ck[0..len), checkpoint.h's bytes) restored into
- * the room as it takes the room over; said on stderr, and why not if it
- * cannot be (the room then carries on from its own state). Tick thread. */
-void room__resume_from(struct room *r, const uint8_t *ck, size_t len);
+/* What the room carries on from as it takes the room over (t has a
+ * checkpoint): the checkpoint, the command log's records after it, the
+ * world stepped on to t->tick (room_resume_log); the checkpoint alone if
+ * the log does not replay from it. Said on stderr, and why not if nothing
+ * can be restored (the room then carries on from its own state). Tick
+ * thread. */
+void room__resume_from(struct room *r, const struct room_takeover *t);
 
 /* The room's script as it runs from now on, in the log (SCRIPT). */
 void room__record_script(struct room *r);
@@ -217,9 +250,8 @@ void room__store_close(struct room *r);
 
 /* A switch between relaying and ticking (room_relay_set). */
 struct room_switch {
-    bool owner;  /* tick the world here; false: relay the owner's */
-    uint8_t *ck; /* owner: the checkpoint to restore first (malloc'd), or NULL */
-    size_t len;
+    bool owner;               /* tick the world here; false: relay the owner's */
+    struct room_takeover from; /* owner: what to carry on from (its ck NULL: its own state) */
 };
 
 /* The relay's state for a room with cfg.link, which starts as a relay,
@@ -234,7 +266,7 @@ void room__relay_destroy(struct room *r);
 bool room__is_relay(const struct room *r);
 
 /* The switch asked for since the last tick, if any, into *sw (the caller
- * frees sw->ck): true, or false for none. Tick thread. */
+ * frees sw->from's buffers): true, or false for none. Tick thread. */
 bool room__relay_take_switch(struct room *r, struct room_switch *sw);
 
 /* The room relays (owner false) or ticks from now on; ticking, its

@@ -27,6 +27,15 @@ struct room_store {
     struct persist *persist;
     struct recorder *log; /* NULL: not recording */
     uint32_t seq;         /* the last checkpoint's sequence number */
+    /* The records of this batch for the cluster's command log (CLUSTER.md
+     * §2.1): its commands, script reloads and checkpoint marks. */
+    uint8_t *clog;
+    size_t clog_len, clog_cap;
+    uint32_t clog_ckpt;   /* the checkpoint this batch marks; 0: none */
+    bool clog_commands;   /* it holds commands or a script, not only marks */
+    /* The last ROOM_ORIGINS commands of other nodes applied (a ring). */
+    struct room_origin *origins;
+    size_t origin_next;
 };
 
 /* The room's store, made on first use; NULL without a persist. */
@@ -108,13 +117,72 @@ static uint64_t world_tick(const struct room *r)
     return v.tick;
 }
 
+bool room__logs_to_cluster(const struct room *r)
+{
+    return r->store && r->cfg.link && r->cfg.link->log && !room__is_relay(r);
+}
+
+/* Adds rec[0..len) to the cluster's records of this batch. */
+static void clog_add(struct room *r, const uint8_t *rec, size_t len)
+{
+    struct room_store *s = r->store;
+    if (len > s->clog_cap - s->clog_len) {
+        size_t cap = s->clog_cap ? s->clog_cap : 4096;
+        while (cap - s->clog_len < len)
+            cap *= 2;
+        uint8_t *grown = realloc(s->clog, cap);
+        if (!grown) { /* the batch cannot be stored whole: clog_flush refuses it */
+            s->clog_len = SIZE_MAX;
+            return;
+        }
+        s->clog = grown;
+        s->clog_cap = cap;
+    }
+    memcpy(s->clog + s->clog_len, rec, len);
+    s->clog_len += len;
+}
+
+/* Adds one record to the room's logs: its file, and the cluster's (all but
+ * the hashes and the end). */
+static void add_record(struct room *r, const uint8_t *rec, size_t len)
+{
+    if (r->store->log)
+        recorder_add(r->store->log, rec, len);
+    enum reclog_type type = rec[RECLOG_FRAME];
+    if (type == RECLOG_HASH || type == RECLOG_END || !room__logs_to_cluster(r) ||
+        r->store->clog_len == SIZE_MAX)
+        return;
+    clog_add(r, rec, len);
+    r->store->clog_commands |= type != RECLOG_CHECKPOINT;
+}
+
+int room__clog_flush(struct room *r)
+{
+    struct room_store *s = r->store;
+    const struct room_link *l = r->cfg.link;
+    if (!s || s->clog_len == 0 || (!s->clog_commands && !l->can_log(l->arg, r)))
+        return 0; /* nothing, or only checkpoint marks: they wait for the log */
+    size_t len = s->clog_len;
+    s->clog_len = 0;
+    s->clog_commands = false;
+    int rc = len == SIZE_MAX ? PROTO_E_INTERNAL
+                             : l->log(l->arg, r, s->clog, len, s->clog_ckpt);
+    s->clog_ckpt = 0;
+    if (s->clog_cap > (1u << 20)) { /* a big batch's buffer does not stay */
+        free(s->clog);
+        s->clog = NULL;
+        s->clog_cap = 0;
+    }
+    return rc;
+}
+
 /* Adds one small record, written by put into a stack buffer. */
 #define RECORD(r, put, ...)                                                                        \
     do {                                                                                           \
         uint8_t rec_[RECLOG_SMALL];                                                                \
         int len_ = put(rec_, sizeof rec_, __VA_ARGS__);                                            \
         if (len_ > 0)                                                                              \
-            recorder_add((r)->store->log, rec_, (size_t)len_);                                     \
+            add_record((r), rec_, (size_t)len_);                                                   \
     } while (0)
 
 void room__take_checkpoint(struct room *r, const struct ckpt *id)
@@ -129,8 +197,9 @@ void room__take_checkpoint(struct room *r, const struct ckpt *id)
     }
     s->seq++;
     persist_write(s->persist, j);
-    if (s->log)
-        RECORD(r, reclog_put_checkpoint, world_tick(r), s->seq);
+    RECORD(r, reclog_put_checkpoint, world_tick(r), s->seq);
+    if (room__logs_to_cluster(r))
+        s->clog_ckpt = s->seq;
 }
 
 /* ---- the log ------------------------------------------------------------------ */
@@ -169,7 +238,7 @@ void room_record_begin(struct room *r, const struct ckpt *id, enum reclog_reason
 void room__record_script(struct room *r)
 {
     struct script *script = room__script(r);
-    if (!r->store || !r->store->log || !script)
+    if (!r->store || !script || !(r->store->log || room__logs_to_cluster(r)))
         return;
     const struct script_source *src = script_source(script);
     size_t cap = reclog_script_size(strlen(src->name), src->len);
@@ -177,13 +246,13 @@ void room__record_script(struct room *r)
     int len = rec ? reclog_put_script(rec, cap, world_tick(r), src->name, src->text, src->len)
                   : PROTO_E_INTERNAL;
     if (len > 0)
-        recorder_add(r->store->log, rec, (size_t)len);
+        add_record(r, rec, (size_t)len);
     free(rec);
 }
 
 void room__record_command(struct room *r, uint64_t client, const struct room_applied *a)
 {
-    if (r->store && r->store->log && reclog_is_recorded(a->cmd.kind))
+    if (r->store && (r->store->log || room__logs_to_cluster(r)) && reclog_is_recorded(a->cmd.kind))
         RECORD(r, reclog_put_command, a->tick, client, &a->cmd, a->obstacle);
 }
 
@@ -212,6 +281,8 @@ void room__store_close(struct room *r)
         RECORD(r, reclog_put_end, world_tick(r), sim_hash(r->world));
         recorder_close(r->store->log);
     }
+    free(r->store->clog);
+    free(r->store->origins);
     free(r->store);
     r->store = NULL;
 }
@@ -290,20 +361,111 @@ int room_restore(struct room *r, const struct ckpt *c, const char **why)
     return 0;
 }
 
-void room__resume_from(struct room *r, const uint8_t *ck, size_t len)
+/*
+ * Reads t's records (a cluster's log: no preamble, no BEGIN): notes in the
+ * room every command of another node among them (a resend of one is
+ * acked, not applied again) and finds the CHECKPOINT record of sequence
+ * number seq: its offset in t->log, or a negative code (none, or a record
+ * that does not read).
+ */
+static long scan_takeover(struct room *r, const struct room_takeover *t, uint32_t seq,
+                          char *why, size_t n)
+{
+    uint8_t *buf = malloc(RECLOG_PREAMBLE + t->log_len);
+    static _Thread_local struct reclog_record rec; /* large */
+    const char *reason = "out of memory";
+    long mark = PROTO_E_NOT_FOUND;
+    struct reclog_reader rd;
+    int rc = buf ? 0 : PROTO_E_INTERNAL;
+    if (buf) {
+        reclog_preamble(buf);
+        memcpy(buf + RECLOG_PREAMBLE, t->log, t->log_len);
+        rc = reclog_reader_init(&rd, buf, RECLOG_PREAMBLE + t->log_len, &reason);
+    }
+    while (rc == 0 && (rc = reclog_next(&rd, &rec, &reason)) == 1) {
+        if (rec.type == RECLOG_CHECKPOINT && rec.seq == seq)
+            mark = (long)(rec.offset - RECLOG_PREAMBLE);
+        if (rec.type == RECLOG_COMMAND && (rec.client & PROTO_ORIGIN_BIT))
+            room__origin_note(r, rec.client, rec.tick, rec.obstacle);
+        rc = 0;
+    }
+    free(buf);
+    if (rc < 0)
+        snprintf(why, n, "its command log does not read: %s", reason);
+    else if (mark < 0)
+        snprintf(why, n, "the command log does not reach back to checkpoint %u", seq);
+    return rc < 0 ? rc : mark;
+}
+
+/* A log of t's checkpoint (a BEGIN restoring it) and t's records from
+ * offset `mark` on, for room_resume_log (malloc'd; NULL if memory runs
+ * out). */
+static uint8_t *takeover_log(const struct room_takeover *t, size_t mark, size_t *len)
+{
+    size_t begin = reclog_begin_size(t->ck_len), tail = t->log_len - mark;
+    uint8_t *buf = malloc(RECLOG_PREAMBLE + begin + tail);
+    int n = buf ? reclog_put_begin(buf + RECLOG_PREAMBLE, begin, RECLOG_RESTORED, "", t->ck,
+                                   t->ck_len)
+                : PROTO_E_INTERNAL;
+    if (n < 0) {
+        free(buf);
+        return NULL;
+    }
+    reclog_preamble(buf);
+    memcpy(buf + RECLOG_PREAMBLE + n, t->log + mark, tail);
+    *len = RECLOG_PREAMBLE + (size_t)n + tail;
+    return buf;
+}
+
+/* Where t's log carries the room on from checkpoint c: 0 and *res, or a
+ * negative code and why (c alone is then what there is). */
+static int resume_takeover(struct room *r, const struct room_takeover *t, const struct ckpt *c,
+                           struct room_resumed *res, char *why, size_t n)
+{
+    long mark = scan_takeover(r, t, c->seq, why, n);
+    size_t len = 0;
+    uint8_t *log = mark >= 0 ? takeover_log(t, (size_t)mark, &len) : NULL;
+    if (mark >= 0 && !log)
+        snprintf(why, n, "out of memory");
+    if (!log)
+        return mark < 0 ? (int)mark : PROTO_E_INTERNAL;
+    int rc = room_resume_log(c, log, len, t->tick, res, why, n);
+    if (rc == 0 && !res->from_checkpoint) { /* cannot be: the mark is right after the BEGIN */
+        room_resumed_free(res);
+        snprintf(why, n, "the command log does not reach back to checkpoint %u", c->seq);
+        rc = PROTO_E_NOT_FOUND;
+    }
+    return rc;
+}
+
+void room__resume_from(struct room *r, const struct room_takeover *t)
 {
     struct ckpt c;
     const char *why = NULL;
-    if (ckpt_decode(ck, len, &c, &why) < 0 || strcmp(c.room, r->name) != 0 ||
-        room_restore(r, &c, &why) < 0) {
+    if (ckpt_decode(t->ck, t->ck_len, &c, &why) < 0 || strcmp(c.room, r->name) != 0) {
         fprintf(stderr, "flockd: room \"%s\" taken over without its checkpoint: %s\n", r->name,
                 why ? why : "it names another room");
         return;
     }
-    struct sim_view v;
-    sim_view(r->world, &v);
-    fprintf(stderr, "flockd: room \"%s\" resumed from checkpoint %u at tick %llu\n", r->name, c.seq,
-            (unsigned long long)v.tick);
+    struct room_resumed res = {0};
+    char lost[256] = "";
+    bool logged = t->log_len > 0 && resume_takeover(r, t, &c, &res, lost, sizeof lost) == 0;
+    if (room_restore(r, logged ? &res.ck : &c, &why) < 0) {
+        fprintf(stderr, "flockd: room \"%s\" taken over without its checkpoint: %s\n", r->name,
+                why);
+    } else if (logged) {
+        fprintf(stderr,
+                "flockd: room \"%s\" resumed from checkpoint %u and its command log at tick "
+                "%llu, state hash %016llx; at tick %llu, the last the old owner showed here, "
+                "the log's state hash was %016llx\n",
+                r->name, c.seq, (unsigned long long)world_tick(r),
+                (unsigned long long)sim_hash(r->world), (unsigned long long)t->tick,
+                (unsigned long long)res.hash_at);
+    } else {
+        fprintf(stderr, "flockd: room \"%s\" resumed from checkpoint %u at tick %llu%s%s\n",
+                r->name, c.seq, (unsigned long long)world_tick(r), lost[0] ? ": " : "", lost);
+    }
+    room_resumed_free(&res);
 }
 
 /* ---- resuming where a log ends ------------------------------------------------ */
@@ -385,7 +547,7 @@ int room_resume_log(const struct ckpt *c, uint8_t *log, size_t len, uint64_t tic
     int rc = PROTO_E_NOT_FOUND;
     if (replay_is_closed(rp) && !c) {
         snprintf(why, n, "its log ends with the room closed");
-    } else if ((rc = replay_play_on(rp, c, tick, &from)) < 0) {
+    } else if ((rc = replay_play_on(rp, c, tick, &from, &out->hash_at)) < 0) {
         replay_divergence(rp, &at, &reason);
         snprintf(why, n, "its log does not replay: %s at tick %llu", reason ? reason : "?",
                  (unsigned long long)at);
@@ -407,4 +569,28 @@ void room_resumed_free(struct room_resumed *out)
 {
     free(out->mem);
     out->mem = NULL;
+}
+
+/* ---- commands of other nodes, once ------------------------------------------- */
+
+void room__origin_note(struct room *r, uint64_t origin, uint64_t tick, uint32_t obstacle)
+{
+    struct room_store *s = store_of(r);
+    if (!s || !origin)
+        return;
+    if (!s->origins && !(s->origins = calloc(ROOM_ORIGINS, sizeof *s->origins)))
+        return;
+    s->origins[s->origin_next] = (struct room_origin){origin, tick, obstacle};
+    s->origin_next = (s->origin_next + 1) % ROOM_ORIGINS;
+}
+
+bool room__origin_find(const struct room *r, uint64_t origin, struct room_origin *out)
+{
+    const struct room_store *s = r->store;
+    for (size_t i = 0; s && s->origins && origin && i < ROOM_ORIGINS; i++)
+        if (s->origins[i].origin == origin) {
+            *out = s->origins[i];
+            return true;
+        }
+    return false;
 }

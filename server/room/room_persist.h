@@ -42,6 +42,7 @@ struct room_resumed {
     struct ckpt ck;
     uint8_t *mem;
     bool from_checkpoint; /* the log's records after checkpoint c were played */
+    uint64_t hash_at;     /* sim_hash at `tick` before its commands; 0: not reached */
 };
 
 /*

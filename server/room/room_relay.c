@@ -28,6 +28,8 @@
  */
 #include "room_internal.h"
 
+#include "reclog.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,7 +76,7 @@ void room__relay_destroy(struct room *r)
     if (rl->attached)
         r->cfg.link->detach(r->cfg.link->arg, r);
     if (rl->switch_to)
-        free(rl->switch_to->ck);
+        room_takeover_free(&rl->switch_to->from);
     free(rl->switch_to);
     pthread_mutex_destroy(&rl->lock);
     free(rl);
@@ -83,23 +85,39 @@ void room__relay_destroy(struct room *r)
 
 /* ---- switches ------------------------------------------------------------------ */
 
-void room_relay_set(struct room *r, bool owner, uint8_t *ck, size_t len)
+int room_resume_mark(uint8_t *buf, size_t cap, uint64_t tick, uint64_t term)
 {
-    struct room_switch *sw = malloc(sizeof *sw);
-    if (!sw || !r->relay) {
-        free(sw);
-        free(ck);
+    return reclog_put_resume(buf, cap, tick, term);
+}
+
+void room_takeover_free(struct room_takeover *t)
+{
+    free(t->ck);
+    free(t->log);
+    *t = (struct room_takeover){0};
+}
+
+void room_relay_set(struct room *r, bool owner, struct room_takeover *t)
+{
+    struct room_takeover from = {0};
+    if (t) {
+        from = *t;
+        *t = (struct room_takeover){0};
+    }
+    if (!owner) /* a relay carries nothing on */
+        room_takeover_free(&from);
+    struct room_switch *sw = r->relay ? malloc(sizeof *sw) : NULL;
+    if (!sw) {
+        room_takeover_free(&from);
         return;
     }
-    *sw = (struct room_switch){.owner = owner, .ck = owner ? ck : NULL, .len = len};
-    if (!owner)
-        free(ck);
+    *sw = (struct room_switch){.owner = owner, .from = from};
     pthread_mutex_lock(&r->relay->lock);
     struct room_switch *old = r->relay->switch_to;
     r->relay->switch_to = sw;
     pthread_mutex_unlock(&r->relay->lock);
     if (old)
-        free(old->ck);
+        room_takeover_free(&old->from);
     free(old);
 }
 
@@ -175,7 +193,7 @@ void room_relay_reply(struct room *r, uint64_t client, enum room_reply_kind kind
                       size_t len)
 {
     /* Its arrival was timed on the node it came to, not here. */
-    room__add_reply(r, &(struct room_actor){.client = client}, kind, text, len);
+    room__add_reply_now(r, &(struct room_actor){.client = client}, kind, text, len);
     room__wake(r);
 }
 

@@ -34,7 +34,8 @@ struct room_adoption {
 
 /*
  * A room's link to a cluster of flockd nodes (cluster.h); NULL in a single
- * process. Each hook is called on the room's tick thread and must not block.
+ * process. Each hook is called on the room's tick thread and must not block
+ * (but `log`, which waits for the cluster to store its records).
  */
 struct room_link {
     void *arg;
@@ -73,15 +74,43 @@ struct room_link {
      * another node ticks r or was chosen to (its RTS teams are that
      * node's), 0 if this node does or will. */
     int (*owner_of)(void *arg, struct room *r, char *node, size_t cap);
+    /* The room ticks here: true if its commands can be logged now (the
+     * cluster's command log is reachable). NULL: the cluster keeps no log. */
+    bool (*can_log)(void *arg, struct room *r);
+    /* The room ticks here: stores records[0..len) (reclog.h's records of
+     * the commands a batch applied) in the cluster's command log and waits
+     * for it, the one hook that may: 0 once stored; a negative code when
+     * they cannot be (the room then relays: another node carries it on
+     * from the log, which lacks them). */
+    int (*log)(void *arg, struct room *r, const uint8_t *records, size_t len,
+               uint32_t checkpoint); /* the checkpoint they mark (0: none) */
 };
 
+/* What a node that takes a room over carries it on from (CLUSTER.md §2):
+ * buffers malloc'd, NULL for none. */
+struct room_takeover {
+    uint8_t *ck; /* the room's last checkpoint */
+    size_t ck_len;
+    uint8_t *log; /* the command log's records from before that checkpoint on */
+    size_t log_len;
+    uint64_t tick; /* the tick the old owner last published: the world steps on to it */
+};
+
+/* Frees t's buffers. */
+void room_takeover_free(struct room_takeover *t);
+
+/* The record a node taking a room over (lease term `term`) writes into
+ * the room's command log: the room carries on from there, stepped on to
+ * `tick` (reclog.h, RESUME). Its length, or a negative code. */
+int room_resume_mark(uint8_t *buf, size_t cap, uint64_t tick, uint64_t term);
+
 /*
- * Asks the room to tick its world (owner, with the checkpoint ck of len
- * bytes to restore first, or NULL to carry on from its own state) or to
- * relay another node's (owner false; ck ignored). Takes ck (malloc'd).
- * Any thread; the last request before a tick wins.
+ * Asks the room to tick its world (owner, carrying on from t if t has a
+ * checkpoint, else from its own state) or to relay another node's (owner
+ * false; t NULL). Takes t's buffers. Any thread; the last request before a
+ * tick wins.
  */
-void room_relay_set(struct room *r, bool owner, uint8_t *ck, size_t len);
+void room_relay_set(struct room *r, bool owner, struct room_takeover *t);
 
 /* A frame from the owner becomes the latest (the room takes the caller's
  * reference); its tick, and the boids and pause its parts say, show in

@@ -310,6 +310,11 @@ int reclog_put_end(uint8_t *buf, size_t cap, uint64_t tick, uint64_t hash)
     return put_tick_hash(buf, cap, RECLOG_END, tick, hash);
 }
 
+int reclog_put_resume(uint8_t *buf, size_t cap, uint64_t tick, uint64_t term)
+{
+    return put_tick_hash(buf, cap, RECLOG_RESUME, tick, term);
+}
+
 size_t reclog_script_size(size_t name_len, size_t text_len)
 {
     return RECLOG_FRAME + 1 + 8 + 1 + name_len + 4 + text_len;
@@ -591,6 +596,10 @@ static int get_record(const uint8_t *payload, size_t n, struct reclog_record *re
         break;
     case RECLOG_SCRIPT:
         rc = get_script(&r, rec, why);
+        break;
+    case RECLOG_RESUME:
+        rec->tick = bytes_get(&r, 8);
+        rec->term = bytes_get(&r, 8);
         break;
     default:
         return refuse(why, PROTO_E_BAD_VALUE, "a record of an unknown type");

@@ -48,6 +48,7 @@ enum reclog_type {
     RECLOG_CHECKPOINT = 4,
     RECLOG_END = 5,
     RECLOG_SCRIPT = 6,
+    RECLOG_RESUME = 7,
 };
 
 #define RECLOG_SCRIPT_NAME_MAX 32        /* bytes of a script's name */
@@ -77,6 +78,8 @@ struct reclog_record {
     uint64_t hash;
     /* CHECKPOINT */
     uint32_t seq;
+    /* RESUME: the lease term of the node that carries the room on */
+    uint64_t term;
     /* SCRIPT: the room runs this script from this tick on (points into the log) */
     char script_name[RECLOG_SCRIPT_NAME_MAX + 1];
     const char *script;
@@ -105,6 +108,9 @@ size_t reclog_script_size(size_t name_len, size_t text_len);
 int reclog_put_script(uint8_t *buf, size_t cap, uint64_t tick, const char *name, const char *text,
                       size_t text_len);
 int reclog_put_end(uint8_t *buf, size_t cap, uint64_t tick, uint64_t hash);
+/* A cluster node (lease term `term`) carries the room on from the records
+ * before, its world stepped on to `tick` first (a failover, CLUSTER.md). */
+int reclog_put_resume(uint8_t *buf, size_t cap, uint64_t tick, uint64_t term);
 
 /* ---- reading ---- */
 

@@ -173,7 +173,12 @@ static struct cluster_cmd sample_cmd(void)
     memset(&c, 0, sizeof c);
     snprintf(c.room, sizeof c.room, "arena-2");
     c.who = (struct room_actor){
-        .client = 77, .protocol = 2, .role = PROTO_ROLE_PLAYER, .team = -1, .owner = 12};
+        .client = 77,
+        .protocol = 2,
+        .role = PROTO_ROLE_PLAYER,
+        .team = -1,
+        .owner = 12,
+        .origin = PROTO_ORIGIN_BIT | 0x1234};
     snprintf(c.id, sizeof c.id, "\"abc\"");
     c.text = "{\"cmd\":\"ping\",\"id\":\"abc\"}";
     c.text_len = strlen(c.text);
@@ -195,6 +200,7 @@ static void a_command_reads_back_field_for_field(void **state)
     assert_int_equal(d.who.role, PROTO_ROLE_PLAYER);
     assert_int_equal(d.who.protocol, 2);
     assert_int_equal(d.who.team, -1);
+    assert_true(d.who.origin == (PROTO_ORIGIN_BIT | 0x1234));
     assert_int_equal(d.refused, 0);
     assert_int_equal(d.text_len, c.text_len);
     assert_memory_equal(d.text, c.text, c.text_len);
@@ -245,6 +251,10 @@ static void bad_room_name(struct cluster_cmd *c)
 {
     snprintf(c->room, sizeof c->room, "a.b");
 }
+static void origin_without_its_bit(struct cluster_cmd *c)
+{
+    c->who.origin = 0x1234;
+}
 static void id_not_a_scalar(struct cluster_cmd *c)
 {
     snprintf(c->id, sizeof c->id, "1,\"type\":\"ack\"");
@@ -260,6 +270,7 @@ static void commands_that_break_their_rules_are_refused(void **state)
     expect_cmd_refused(unknown_refusal, PROTO_E_BAD_VALUE);
     expect_cmd_refused(bad_room_name, PROTO_E_BAD_VALUE);
     expect_cmd_refused(id_not_a_scalar, PROTO_E_BAD_VALUE);
+    expect_cmd_refused(origin_without_its_bit, PROTO_E_BAD_VALUE);
     uint8_t buf[256];
     struct cluster_cmd c = sample_cmd(), d;
     int len = cluster_cmd_encode(&c, buf, sizeof buf);
@@ -275,6 +286,7 @@ static void replies_and_wants_read_back_and_bad_ones_are_refused(void **state)
     uint8_t buf[256];
     struct cluster_reply r = {.room = "default",
                               .client = 5,
+                              .origin = PROTO_ORIGIN_BIT | 9,
                               .kind = ROOM_REPLY_KEYFRAME,
                               .text = "{\"type\":\"ack\"}",
                               .text_len = 14},
@@ -283,6 +295,7 @@ static void replies_and_wants_read_back_and_bad_ones_are_refused(void **state)
     assert_int_equal(cluster_reply_decode(buf, (size_t)len, &s), 0);
     assert_string_equal(s.room, "default");
     assert_int_equal(s.client, 5);
+    assert_true(s.origin == (PROTO_ORIGIN_BIT | 9));
     assert_int_equal(s.kind, ROOM_REPLY_KEYFRAME);
     assert_memory_equal(s.text, r.text, r.text_len);
     for (int cut = 0; cut < len; cut++)
@@ -304,6 +317,10 @@ static void replies_and_wants_read_back_and_bad_ones_are_refused(void **state)
     }
     r.text = "{}";
     r.text_len = 2;
+    r.origin = 9; /* without its bit */
+    len = cluster_reply_encode(&r, buf, sizeof buf);
+    assert_int_equal(cluster_reply_decode(buf, (size_t)len, &s), PROTO_E_BAD_VALUE);
+    r.origin = PROTO_ORIGIN_BIT | 9;
     r.kind = (enum room_reply_kind)3;
     len = cluster_reply_encode(&r, buf, sizeof buf);
     assert_int_equal(cluster_reply_decode(buf, (size_t)len, &s), PROTO_E_BAD_VALUE);

@@ -1432,6 +1432,11 @@ export default {
    "code": "refused",
    "by": "room",
    "when": "the room's script refused the command; its message is the script's reason (§14)"
+  },
+  {
+   "code": "unavailable",
+   "by": "server",
+   "when": "a cluster room could not make the command durable (its command log on NATS could not store it, or its owner was lost before it answered and no other node took it in time); it did not take effect: retry (§5.7)"
   }
  ]
 };

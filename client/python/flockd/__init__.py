@@ -22,7 +22,7 @@ from .decode import Decoder, Frame
 from .errors import (BadArgument, BadJson, BadRoom, Capacity, CommandError, ConnectError,
                      ConnectionLost, FlockdError, Forbidden, InternalError, NotFound, NotJoined,
                      OutOfRange, QueueFull, RateLimited, Refused, SnapshotError, Timeout,
-                     TooLarge, UnknownCommand)
+                     TooLarge, Unavailable, UnknownCommand)
 from .messages import (Ack, Availability, Game, Message, Roster, ScriptStatus, Squads, Stats,
                        Welcome)
 from .snapshot import Obstacle, Snapshot, Target
@@ -35,6 +35,6 @@ __all__ = [
     "FlockdError", "Forbidden", "Frame", "Game", "InternalError", "Message", "NotFound",
     "NotJoined", "Obstacle", "OutOfRange", "QueueFull", "RateLimited", "Refused", "Roster",
     "ScriptStatus", "Snapshot", "SnapshotError", "Snapshots", "Squads", "Stats", "Target",
-    "Timeout", "TooLarge", "UnknownCommand", "Welcome",
+    "Timeout", "TooLarge", "Unavailable", "UnknownCommand", "Welcome",
     "connect", "connect_async", "decode_v3", "squads",
 ]

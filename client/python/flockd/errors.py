@@ -111,9 +111,17 @@ class Refused(CommandError):
     code = "refused"
 
 
+class Unavailable(CommandError):
+    """A cluster room could not make the command durable (its command log
+    could not store it, or its owner was lost before it answered): it did
+    not take effect, and may be sent again (PROTOCOL.md §7.1)."""
+
+    code = "unavailable"
+
+
 BY_CODE = {cls.code: cls for cls in (
     BadJson, TooLarge, UnknownCommand, BadArgument, OutOfRange, Capacity, NotFound, QueueFull,
-    RateLimited, Forbidden, NotJoined, BadRoom, InternalError, Refused)}
+    RateLimited, Forbidden, NotJoined, BadRoom, InternalError, Refused, Unavailable)}
 
 
 def command_error(code, message, command=None, client_side=False):
