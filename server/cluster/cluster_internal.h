@@ -72,7 +72,7 @@
 /* An owner whose lease was last renewed (the request sent) this share of
  * a lease ago publishes no frame and applies no command: another node may
  * take the lease a whole lease after the last renewal it saw. */
-#define FENCE_SHARE 0.6
+#define FENCE_SHARE 0.75
 #define WAIT_MS       500           /* the longest a key-value call waits */
 #define MAX_ROOMS     1024          /* attached rooms (max-rooms is at most 1024) */
 #define PENDING       4096          /* other nodes' commands awaiting a reply */
@@ -338,6 +338,13 @@ struct cluster {
 static inline bool cluster__is_connected(const struct cluster *c)
 {
     return atomic_load_explicit(&c->connected, memory_order_acquire);
+}
+
+/* True if owned room cr's lease was last renewed too long ago to act as
+ * its owner (FENCE_SHARE). Under lock. */
+static inline bool cluster__is_fenced(const struct cluster *c, const struct croom *cr, int64_t now)
+{
+    return (double)(now - cr->renewed_ns) > FENCE_SHARE * c->cfg.lease_s * 1e9;
 }
 
 /* The attached room called name (len bytes), or NULL, also once the

@@ -109,7 +109,6 @@ static void renew(struct cluster *c, struct lease_job *j, const char *key, const
     uint64_t rev = 0;
     if (j->log_failed) /* stepping down (cluster_log.c): let the lease run out */
         return;
-    j->sent_ns = clock_mono_ns();
     if (kvStore_Update(&rev, c->kv, key, val, vlen, j->rev) == NATS_OK) {
         j->outcome = RENEWED;
         j->new_rev = rev;
@@ -165,15 +164,15 @@ static void lease_step(struct cluster *c, struct lease_job *j, int64_t now)
     char key[64];
     snprintf(key, sizeof key, "room.%s", j->name);
     j->outcome = KEEP;
+    j->sent_ns = clock_mono_ns(); /* before the write: what fencing counts from */
     if (j->owner)
         renew(c, j, key, j->val, j->vlen);
     else
         watch(c, j, key, j->val, j->vlen, now);
     if (j->outcome != TAKEN || j->owner)
         return;
-    j->sent_ns = clock_mono_ns();
     fetch_checkpoint(c, j->name, &j->t);
-    if (!c->cfg.command_log || !j->t.ck)
+    if (!c->cfg.command_log) /* marked with or without a checkpoint: the old owner is fenced */
         return;
     if (cluster__log_take(c, j->name, j->new_rev, &j->t, &j->log_seq) == 0)
         COUNT(c, log_takeovers);

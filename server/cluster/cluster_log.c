@@ -53,7 +53,7 @@ bool cluster__link_can_log(void *arg, struct room *r)
     struct cluster *c = arg;
     pthread_mutex_lock(&c->lock);
     struct croom *cr = cluster__find_room(c, r);
-    bool ok = cr && cr->owner && !cr->log_failed;
+    bool ok = cr && cr->owner && !cr->log_failed && !cluster__is_fenced(c, cr, clock_mono_ns());
     pthread_mutex_unlock(&c->lock);
     return ok && cluster__is_connected(c);
 }

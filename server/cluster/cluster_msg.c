@@ -42,7 +42,7 @@ void cluster__link_frame(void *arg, struct room *r, const struct frame *f)
     pthread_mutex_lock(&c->lock);
     struct croom *cr = cluster__find_room(c, r);
     uint64_t term = cr && cr->owner ? cr->term : 0;
-    if (term && (double)(clock_mono_ns() - cr->renewed_ns) > FENCE_SHARE * c->cfg.lease_s * 1e9) {
+    if (term && cluster__is_fenced(c, cr, clock_mono_ns())) {
         COUNT(c, frames_fenced); /* its lease may be another node's by now */
         term = 0;
     }

@@ -618,6 +618,56 @@ async def kill_9_of_the_owner_loses_no_acked_command_and_answers_every_one():
         await admin.close()
 
 
+def stale_frames(nodes, every):
+    """Frames of an old term the nodes (of the cluster `every`) dropped."""
+    return sum(n.metric(f'flockd_cluster_frames_stale_total{{node="{NODES[every.index(n)]}"}}')
+               for n in nodes)
+
+
+# Fencing: an owner stopped (SIGSTOP) for longer than its lease wakes up
+# fenced: no frame of its old term reaches any relay, a command sent to it
+# is forwarded to the new owner or refused, never applied by it, and its
+# own viewer is served the new owner's frames.
+@test
+async def an_owner_woken_from_sigstop_after_losing_its_lease_never_acts_as_owner():
+    with cluster() as (nats, nodes):
+        owner_id = (await settled(nodes))["default"]
+        owner = by_id(nodes, owner_id)
+        others = [n for n in nodes if n is not owner]
+        local = await Client.connect(owner.url, headers_only=True)
+        far = await Client.connect(others[0].url, headers_only=True)
+        await far.next_snapshot()
+        await asyncio.sleep(1.5)  # a checkpoint taken (--checkpoint-every 1)
+        base = (await far.next_snapshot())["boid_count"]
+        owner.proc.send_signal(signal.SIGSTOP)
+        try:
+            new_id = (await settled(others, not_on=owner_id, timeout=15))["default"]
+            stale = stale_frames(others, nodes)
+            tick = far.snapshots[-1][1]["tick"]
+            await far.next_snapshot(after_tick=tick, timeout=10)
+        finally:
+            owner.proc.send_signal(signal.SIGCONT)
+        # At once, before its steward can see the lease gone: a spawn.
+        r = await local.command("spawn", n=5, group=0, x=100.0, y=100.0, timeout=15)
+        assert r["type"] == "ack" or r["code"] == "unavailable", r
+        await settled(nodes, timeout=15)
+        assert listing(owner)["default"] == new_id
+        tick = far.snapshots[-1][1]["tick"]
+        snap = await far.next_snapshot(after_tick=tick + 2, timeout=10)
+        added = 5 if r["type"] == "ack" else 0
+        assert snap["boid_count"] == base + added, (snap["boid_count"], base, r)
+        # Its own viewer is served the new owner's frames.
+        mine = await local.next_snapshot(after_tick=snap["tick"], timeout=10)
+        assert abs(mine["tick"] - snap["tick"]) < 60, (mine["tick"], snap["tick"])
+        await asyncio.sleep(1.0)
+        assert stale_frames(others, nodes) == stale, "a frame of the stopped owner's term was published"
+        fenced = owner.metric(f'flockd_cluster_frames_fenced_total{{node="{owner_id}"}}')
+        print(f"FIGURES SIGSTOP of the owner: new owner {new_id}; after SIGCONT the spawn got "
+              f"{r['type']}, {fenced:.0f} frames fenced, 0 stale frames at the relays", flush=True)
+        await local.close()
+        await far.close()
+
+
 @test
 async def an_owner_stopped_with_sigterm_hands_its_room_over_with_nothing_lost():
     with cluster("--checkpoint-every", "60") as (_, nodes):
