@@ -141,20 +141,11 @@ static bool read_settings(int argc, char **argv, struct cfg *c, int *code)
         *code = 0;
         return false;
     }
-    if (rc < 0 || cfg_validate(c, err, sizeof err) < 0) {
+    if (rc < 0 || cfg_apply_env(c, err, sizeof err) < 0 || cfg_validate(c, err, sizeof err) < 0 ||
+        cfg_check_files(c, err, sizeof err) < 0) {
         fprintf(stderr, "flockd: %s\n", err);
         *code = 2;
         return false;
-    }
-    const char *env = getenv("FLOCKD_ADMIN_TOKEN");
-    if (!c->admin_token[0] && env && env[0]) {
-        if (strlen(env) >= sizeof c->admin_token) {
-            fprintf(stderr, "flockd: FLOCKD_ADMIN_TOKEN is longer than %zu bytes\n",
-                    sizeof c->admin_token - 1);
-            *code = 2;
-            return false;
-        }
-        snprintf(c->admin_token, sizeof c->admin_token, "%s", env);
     }
     return true;
 }
