@@ -284,6 +284,13 @@ static struct cluster *start_cluster(struct cfg *c, struct room_config *rc)
         .node_id = c->node_id,
         .frame_pre = LWS_PRE,
         .max_message = c->max_message,
+        .user = c->nats_user,
+        .password = c->nats_password,
+        .token = c->nats_token,
+        .creds = c->nats_creds,
+        .ca = c->nats_ca,
+        .cert = c->nats_cert,
+        .key = c->nats_key,
     };
     const char *err = NULL;
     struct cluster *cl = cluster_create(&cc, &err);
@@ -292,7 +299,9 @@ static struct cluster *start_cluster(struct cfg *c, struct room_config *rc)
         return NULL;
     }
     rc->link = cluster_link(cl);
-    printf("flockd: node %s of the cluster on %s\n", c->node_id, c->nats_url);
+    char shown[1400];
+    cluster_describe(&cc, shown, sizeof shown);
+    printf("flockd: node %s of the cluster on %s\n", c->node_id, shown);
     return cl;
 }
 
