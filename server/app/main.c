@@ -141,20 +141,11 @@ static bool read_settings(int argc, char **argv, struct cfg *c, int *code)
         *code = 0;
         return false;
     }
-    if (rc < 0 || cfg_validate(c, err, sizeof err) < 0) {
+    if (rc < 0 || cfg_apply_env(c, err, sizeof err) < 0 || cfg_validate(c, err, sizeof err) < 0 ||
+        cfg_check_files(c, err, sizeof err) < 0) {
         fprintf(stderr, "flockd: %s\n", err);
         *code = 2;
         return false;
-    }
-    const char *env = getenv("FLOCKD_ADMIN_TOKEN");
-    if (!c->admin_token[0] && env && env[0]) {
-        if (strlen(env) >= sizeof c->admin_token) {
-            fprintf(stderr, "flockd: FLOCKD_ADMIN_TOKEN is longer than %zu bytes\n",
-                    sizeof c->admin_token - 1);
-            *code = 2;
-            return false;
-        }
-        snprintf(c->admin_token, sizeof c->admin_token, "%s", env);
     }
     return true;
 }
@@ -294,6 +285,13 @@ static struct cluster *start_cluster(struct cfg *c, struct room_config *rc)
         .frame_pre = LWS_PRE,
         .max_message = c->max_message,
         .command_log = strcmp(c->cluster_log, "on") == 0,
+        .user = c->nats_user,
+        .password = c->nats_password,
+        .token = c->nats_token,
+        .creds = c->nats_creds,
+        .ca = c->nats_ca,
+        .cert = c->nats_cert,
+        .key = c->nats_key,
     };
     const char *err = NULL;
     struct cluster *cl = cluster_create(&cc, &err);
@@ -302,7 +300,9 @@ static struct cluster *start_cluster(struct cfg *c, struct room_config *rc)
         return NULL;
     }
     rc->link = cluster_link(cl);
-    printf("flockd: node %s of the cluster on %s\n", c->node_id, c->nats_url);
+    char shown[1400];
+    cluster_describe(&cc, shown, sizeof shown);
+    printf("flockd: node %s of the cluster on %s\n", c->node_id, shown);
     return cl;
 }
 

@@ -1,10 +1,10 @@
 /*
- * cluster.c — the NATS connection and the steward thread, the rooms
- * attached to the cluster, and what the endpoints show (see cluster.h;
- * subjects and keys in server/cluster/CLUSTER.md). The messages between
- * nodes are in cluster_msg.c, the leases in cluster_lease.c, the
- * directory in cluster_dir.c; this file calls them and none calls it
- * (cluster_internal.h).
+ * cluster.c — the steward thread, the rooms attached to the cluster, and
+ * what the endpoints show (see cluster.h; subjects and keys in
+ * server/cluster/CLUSTER.md). The NATS connection is made in
+ * cluster_conn.c, the messages between nodes are in cluster_msg.c, the
+ * leases in cluster_lease.c, the directory in cluster_dir.c; this file
+ * calls them and none calls it (cluster_internal.h).
  *
  * Locking: `lock` guards the attached rooms (their list, terms and
  * subscriptions) and the directory; `pend_lock` the other nodes' clients
@@ -116,36 +116,6 @@ static int link_owner_of(void *arg, struct room *r, char *node, size_t cap)
 const struct room_link *cluster_link(struct cluster *c)
 {
     return &c->link;
-}
-
-static void on_disconnected(natsConnection *nc, void *arg)
-{
-    (void)nc;
-    struct cluster *c = arg;
-    atomic_store(&c->connected, false);
-    COUNT(c, disconnects);
-    fprintf(stderr, "flockd: cluster: NATS lost; owned rooms tick on, relayed rooms wait\n");
-}
-
-/* The first connection, made in the background when NATS was not there
- * at start (a connect never blocks start-up). */
-static void on_connected(natsConnection *nc, void *arg)
-{
-    (void)nc;
-    struct cluster *c = arg;
-    atomic_store(&c->connected, true);
-    fprintf(stderr, "flockd: cluster: connected to NATS\n");
-}
-
-static void on_reconnected(natsConnection *nc, void *arg)
-{
-    (void)nc;
-    struct cluster *c = arg;
-    atomic_store(&c->reconnected_ns, clock_mono_ns());
-    atomic_store(&c->reconnected, true);
-    atomic_store(&c->connected, true);
-    COUNT(c, reconnects);
-    fprintf(stderr, "flockd: cluster: NATS is back\n");
 }
 
 static void stop_watching(struct cluster *c)
@@ -314,50 +284,15 @@ static void *steward_main(void *arg)
     return NULL;
 }
 
-/* The URLs of cfg as libnats takes them (split at commas): 0, or
- * PROTO_E_BAD_ARG if libnats takes none. */
-static int set_servers(natsOptions *o, const char *url)
-{
-    char copy[1024];
-    const char *list[32];
-    int n = 0;
-    snprintf(copy, sizeof copy, "%s", url);
-    for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok && n < 32;
-         tok = strtok_r(NULL, ",", &save))
-        list[n++] = tok;
-    return n > 0 && natsOptions_SetServers(o, list, n) == NATS_OK ? 0 : PROTO_E_BAD_ARG;
-}
-
 /* Connects (or starts connecting in the background) and subscribes to
- * this node's reply subject: 0, or PROTO_E_BAD_ARG (the URLs) or
- * PROTO_E_INTERNAL (libnats refused) with a static reason in *err. */
+ * this node's reply subject: 0, or a negative PROTO_E* with a static
+ * reason in *err (cluster__connect()). */
 static int connect_nats(struct cluster *c, const char **err)
 {
+    int rc = cluster__connect(c, err);
+    if (rc < 0)
+        return rc;
     *err = "cannot set up the NATS connection";
-    if (natsOptions_Create(&c->opts) != NATS_OK)
-        return PROTO_E_INTERNAL;
-    natsOptions *o = c->opts;
-    if (set_servers(o, c->cfg.url) < 0) {
-        *err = "--nats: not a NATS URL list";
-        return PROTO_E_BAD_ARG;
-    }
-    if (natsOptions_SetName(o, c->node) != NATS_OK ||
-        natsOptions_SetTimeout(o, WAIT_MS) != NATS_OK ||
-        natsOptions_SetMaxReconnect(o, -1) != NATS_OK ||
-        natsOptions_SetReconnectWait(o, 250) != NATS_OK ||
-        natsOptions_SetPingInterval(o, 1000) != NATS_OK ||
-        natsOptions_SetMaxPingsOut(o, 2) != NATS_OK ||
-        natsOptions_SetReconnectBufSize(o, 1 << 20) != NATS_OK ||
-        natsOptions_SetRetryOnFailedConnect(o, true, on_connected, c) != NATS_OK ||
-        natsOptions_SetDisconnectedCB(o, on_disconnected, c) != NATS_OK ||
-        natsOptions_SetReconnectedCB(o, on_reconnected, c) != NATS_OK)
-        return PROTO_E_INTERNAL;
-    natsStatus s = natsConnection_Connect(&c->nc, o);
-    if (s != NATS_OK && s != NATS_NOT_YET_CONNECTED) {
-        *err = "--nats: cannot connect";
-        return PROTO_E_BAD_ARG;
-    }
-    atomic_store(&c->connected, s == NATS_OK);
     jsOptions jo;
     jsOptions_Init(&jo);
     jo.Wait = WAIT_MS;
@@ -366,6 +301,7 @@ static int connect_nats(struct cluster *c, const char **err)
         natsConnection_Subscribe(&c->replies, c->nc, c->reply_subject, cluster__on_reply, c) !=
             NATS_OK)
         return PROTO_E_INTERNAL;
+    *err = NULL;
     return 0;
 }
 
@@ -440,13 +376,12 @@ void cluster_destroy(struct cluster *c)
 {
     if (!c)
         return;
-    if (c->started) {
-        pthread_mutex_lock(&c->stop_lock);
-        c->stop = true;
-        pthread_cond_signal(&c->stop_cond);
-        pthread_mutex_unlock(&c->stop_lock);
+    pthread_mutex_lock(&c->stop_lock);
+    c->stop = true; /* also: the connection's close below is not news (cluster_conn.c) */
+    pthread_cond_signal(&c->stop_cond);
+    pthread_mutex_unlock(&c->stop_lock);
+    if (c->started)
         pthread_join(c->steward, NULL);
-    }
     cluster__tiles_stop(c); /* before NATS goes: it publishes */
     cluster__unsubscribe(&c->replies);
     stop_watching(c);

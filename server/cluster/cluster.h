@@ -41,25 +41,42 @@
 #include "textbuf.h"
 
 struct cluster_config {
-    const char *url;      /* one NATS URL, or several separated by commas */
+    const char *url;      /* one NATS URL, or several separated by commas; tls:// asks for TLS;
+                             USER:PASSWORD@ or TOKEN@ before a host signs in there */
     const char *node_id;  /* [A-Za-z0-9_-], 1..64 */
     double lease_s;       /* a lease whose revision stays this long is taken; 0: 1 s */
     double step_s;        /* the steward's period (renewals, takeovers); 0: lease / 5 */
     size_t frame_pre;     /* headroom before each part of a relayed frame (LWS_PRE) */
     uint32_t max_message; /* commands from other nodes are parsed against this */
     bool command_log;     /* commands stored in the stream before their acks (CLUSTER.md §2.1) */
+    /* Signing in, one way at most (NULL or "": not given), and TLS, which
+     * a certificate file asks for as a tls:// URL does. */
+    const char *user, *password; /* a user and its password */
+    const char *token;
+    const char *creds;      /* a NATS credentials file: a user JWT and its NKey seed */
+    const char *ca;         /* PEM authorities trusted, besides the system's, to sign NATS's */
+    const char *cert, *key; /* PEM certificate and key shown to a NATS that verifies clients */
 };
 
 struct cluster;
 
 /*
- * Connects (retrying in the background if NATS is not there yet) and
- * starts the steward. NULL and a static reason in *err for a bad node id
- * or URL, or if nothing could be started. cluster_destroy() after every
- * room is gone.
+ * Connects (retrying in the background while no NATS server can be
+ * reached) and starts the steward. NULL and a static reason in *err for a
+ * bad node id or URL, a certificate or key libnats cannot load, a server
+ * that refused the credentials or TLS (the reason names the URLs without
+ * their secrets; the next cluster_create() overwrites it), or if nothing
+ * could be started. cluster_destroy() after every room is gone.
  */
 struct cluster *cluster_create(const struct cluster_config *cfg, const char **err);
 void cluster_destroy(struct cluster *c);
+
+/* The URL list urls as it may be shown: a password (USER:***@) or token
+ * (***@) hidden. Into out (cap bytes, cut short if need be). Pure. */
+void cluster_show_urls(const char *urls, char *out, size_t cap);
+/* The URLs as cluster_show_urls() shows them, whether TLS is asked for
+ * and how the node signs in, for the start-up log. Pure. */
+void cluster_describe(const struct cluster_config *cfg, char *out, size_t cap);
 
 /* From now on nothing from NATS reaches a room (frames, replies, commands,
  * wants are dropped): call it before the network goes away, which the

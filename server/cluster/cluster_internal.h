@@ -1,22 +1,27 @@
 /*
- * cluster_internal — what the six files of the cluster module share: the
- * private struct cluster, its rooms, the other nodes' pending commands,
- * the directory, and the functions one file calls in another (prefix
- * cluster__). Included by cluster.c, cluster_msg.c, cluster_lease.c,
- * cluster_tiles.c and cluster_dir.c only.
+ * cluster_internal — what the seven files of the cluster module share:
+ * the private struct cluster, its rooms, the other nodes' pending
+ * commands, the directory, and the functions one file calls in another
+ * (prefix cluster__). Included by cluster.c, cluster_conn.c,
+ * cluster_msg.c, cluster_lease.c, cluster_log.c, cluster_tiles.c and
+ * cluster_dir.c only.
  *
  * Calls between the files run one way, and nothing calls back:
  *
- *     cluster.c        calls  cluster_msg.c, cluster_lease.c, cluster_tiles.c, cluster_dir.c,
- *                             cluster_log.c
+ *     cluster.c        calls  cluster_conn.c, cluster_msg.c, cluster_lease.c, cluster_tiles.c,
+ *                             cluster_dir.c, cluster_log.c
  *     cluster_msg.c    calls  cluster_tiles.c, cluster_dir.c
  *     cluster_lease.c  calls  cluster_dir.c, cluster_log.c
+ *     cluster_conn.c   calls  none of them
  *     cluster_tiles.c  calls  none of them
  *     cluster_dir.c    calls  none of them
  *     cluster_log.c    calls  none of them
  *
- *   cluster.c        the NATS connection and the steward thread, which
- *                    acts on what the others report: after each round of
+ *   cluster_conn.c   the NATS connection: its options (the servers,
+ *                    signing in, TLS), the first connection and its
+ *                    refusals, libnats's connection callbacks.
+ *   cluster.c        the steward thread, which acts on what the others
+ *                    report (it has cluster_conn.c connect): after each round of
  *                    leases it has cluster_msg.c follow the rooms' roles
  *                    (cluster__follow_roles), reads the directory's
  *                    updates into cluster_dir.c and queues the rooms placed
@@ -41,7 +46,7 @@
  * cluster_msg.c and cluster_lease.c never call each other, and no file
  * calls cluster.c. The inline helpers at the end of this header (a room by
  * name, unsubscribing, whether NATS is up) call no file. cluster_wire.h
- * and tilefeed.h are modules of their own below all five.
+ * and tilefeed.h are modules of their own below all six.
  *
  * Threading and locking: as cluster.h and cluster.c say. `lock` guards
  * the attached rooms and the directory, `pend_lock` the pending commands,
@@ -296,6 +301,7 @@ struct cluster {
     natsSubscription *replies;
     atomic_bool connected, reconnected;
     atomic_int_fast64_t reconnected_ns; /* when NATS came back last (clock.h) */
+    atomic_int_fast64_t refused_ns;     /* when a refused subject was last said (cluster_conn.c) */
     struct room_link link;
 
     pthread_mutex_t lock;
@@ -377,6 +383,14 @@ static inline void cluster__unsubscribe(natsSubscription **s)
         *s = NULL;
     }
 }
+
+/* ---- cluster_conn.c: the NATS connection (calls no other file) ---- */
+
+/* c->opts and c->nc as c->cfg says, connected or connecting in the
+ * background (c->connected says which): 0, or PROTO_E_BAD_ARG (the URLs,
+ * a file libnats cannot load, a server that refused the credentials or
+ * TLS) or PROTO_E_INTERNAL, with the reason in *err (cluster_create()). */
+int cluster__connect(struct cluster *c, const char **err);
 
 /* ---- cluster_msg.c: frames, commands, replies, wants, parameters (calls cluster_dir.c) ---- */
 

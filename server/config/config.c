@@ -11,6 +11,8 @@
  * bound is at most 2^53, so an in-range integer is always exact. Integer
  * text longer than that is refused before it could round into range.
  */
+#define _POSIX_C_SOURCE 200809L
+
 #include "config.h"
 
 #include "sim.h"
@@ -18,11 +20,14 @@
 #include <assert.h>
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define CFG_FILE_MAX (1024 * 1024)      /* a config file larger than this is refused */
 #define EXACT_MAX    9007199254740992.0 /* 2^53: largest integer range a double holds exactly */
@@ -37,6 +42,10 @@ enum cfg_type {
 
 /* Names the config file: applied before other flags, not allowed inside a file. */
 #define ROW_CONFIG_FILE 1u
+/* Is or may hold a secret: messages never show its value. */
+#define ROW_SECRET 2u
+/* Names a file flockd reads: cfg_check_files() opens it. */
+#define ROW_FILE 4u
 
 struct cfg_row {
     const char *name; /* flag without "--", and JSON key */
@@ -109,7 +118,8 @@ static const struct cfg_row rows[] = {
      "1: joining an unknown room name creates it"},
     {"room-expiry", T_DOUBLE, FIELD(room_expiry), "60", 0, 86400, NULL, "SECONDS", 0,
      "an empty room other than the default one is removed after this long"},
-    {"admin-token", T_STRING, FIELD(admin_token), "", 0, LEN(admin_token), NULL, "TOKEN", 0,
+    {"admin-token", T_STRING, FIELD(admin_token), "", 0, LEN(admin_token), NULL, "TOKEN",
+     ROW_SECRET,
      "token that makes a join an admin (also FLOCKD_ADMIN_TOKEN); empty: loopback clients are "
      "admins, remote ones never"},
     {"auth-tries", T_UINT, FIELD(auth_tries), "5", 1, 1000, NULL, "N", 0,
@@ -183,11 +193,30 @@ static const struct cfg_row rows[] = {
      "with --checkpoint-dir, seconds between checkpoints of every room; 0: only when flockd "
      "stops (SIGTERM)"},
     /* A cluster of nodes on NATS (server/cluster/cluster.h, server/cluster/CLUSTER.md). */
-    {"nats", T_STRING, FIELD(nats_url), "", 0, LEN(nats_url), NULL, "URL", 0,
-     "join a cluster of flockd nodes on this NATS server with JetStream (nats://HOST:PORT, or "
-     "several separated by commas); empty: a single process"},
+    {"nats", T_STRING, FIELD(nats_url), "", 0, LEN(nats_url), NULL, "URL", ROW_SECRET,
+     "join a cluster of flockd nodes on this NATS server with JetStream (nats://HOST:PORT, "
+     "tls://HOST:PORT for TLS, nats://USER:PASSWORD@HOST:PORT or nats://TOKEN@HOST:PORT to sign "
+     "in; or several separated by commas); empty: a single process"},
     {"node-id", T_STRING, FIELD(node_id), "", 0, LEN(node_id), NULL, "ID", 0,
      "with --nats, this node's name in the cluster ([A-Za-z0-9_-]); empty: HOST-PORT"},
+    /* Signing in to NATS, one way of the three, and TLS to it (server/cluster/CLUSTER.md §8). */
+    {"nats-user", T_STRING, FIELD(nats_user), "", 0, LEN(nats_user), NULL, "USER", 0,
+     "with --nats, sign in to NATS as this user, with --nats-password"},
+    {"nats-password", T_STRING, FIELD(nats_password), "", 0, LEN(nats_password), NULL, "PASSWORD",
+     ROW_SECRET, "the password of --nats-user (also FLOCKD_NATS_PASSWORD)"},
+    {"nats-token", T_STRING, FIELD(nats_token), "", 0, LEN(nats_token), NULL, "TOKEN", ROW_SECRET,
+     "with --nats, sign in to NATS with this token (also FLOCKD_NATS_TOKEN)"},
+    {"nats-creds", T_STRING, FIELD(nats_creds), "", 0, LEN(nats_creds), NULL, "FILE", ROW_FILE,
+     "with --nats, sign in to NATS with this credentials file (.creds: a user JWT and its NKey "
+     "seed)"},
+    {"nats-ca", T_STRING, FIELD(nats_ca), "", 0, LEN(nats_ca), NULL, "FILE", ROW_FILE,
+     "with --nats, TLS to NATS, trusting these PEM authorities (besides the system's) to have "
+     "signed its server's certificate, which must name the URL's host"},
+    {"nats-cert", T_STRING, FIELD(nats_cert), "", 0, LEN(nats_cert), NULL, "FILE", ROW_FILE,
+     "with --nats, TLS to NATS, showing it this PEM certificate (with its chain) when it verifies "
+     "its clients; needs --nats-key"},
+    {"nats-key", T_STRING, FIELD(nats_key), "", 0, LEN(nats_key), NULL, "FILE", ROW_FILE,
+     "PEM private key of --nats-cert (not encrypted)"},
     {"cluster-log", T_STRING, FIELD(cluster_log), "on", 1, LEN(cluster_log), on_off, "on|off", 0,
      "with --nats: on, every command a room applies is stored in the cluster's command log on "
      "NATS before its ack, so a node taking the room over carries it on with nothing acked "
@@ -204,6 +233,16 @@ static const struct {
     {"boids", "capacity"},
     {"team-units", "team-cap"},
     {"ping-interval", "idle-timeout"},
+};
+
+/* The secrets the environment may give instead of a flag or the file
+ * (cfg_apply_env). */
+static const struct {
+    const char *row, *env;
+} env_rules[] = {
+    {"admin-token", "FLOCKD_ADMIN_TOKEN"},
+    {"nats-password", "FLOCKD_NATS_PASSWORD"},
+    {"nats-token", "FLOCKD_NATS_TOKEN"},
 };
 
 #if defined(__GNUC__)
@@ -358,6 +397,9 @@ static int check_text(const struct cfg_row *r, const char *s, const char *label,
                 return 0;
         return fail(err, errlen, CFG_EINVAL, "%s: \"%s\" is not one of %s", label, s, range);
     }
+    if (((double)len < r->min || (double)len > r->max) && (r->flags & ROW_SECRET))
+        return fail(err, errlen, CFG_EINVAL, "%s: the value has length %zu, allowed %s", label, len,
+                    range);
     if ((double)len < r->min || (double)len > r->max)
         return fail(err, errlen, CFG_EINVAL, "%s: \"%.40s%s\" has length %zu, allowed %s", label, s,
                     len > 40 ? "..." : "", len, range);
@@ -645,6 +687,107 @@ int cfg_load_file(struct cfg *c, const char *path, char *err, size_t errlen)
     return rc;
 }
 
+/* The first of the NATS URLs, user, password and token that holds a '"',
+ * a '\\' or a control character, which libnats (3.4.1) cannot send: it
+ * writes them into its JSON CONNECT line unescaped. NULL if none does. */
+static const char *unsendable(const struct cfg *c)
+{
+    const struct {
+        const char *name, *value;
+    } sent[] = {{"--nats", c->nats_url},
+                {"--nats-user", c->nats_user},
+                {"--nats-password (or FLOCKD_NATS_PASSWORD)", c->nats_password},
+                {"--nats-token (or FLOCKD_NATS_TOKEN)", c->nats_token}};
+    for (size_t i = 0; i < sizeof sent / sizeof sent[0]; i++)
+        for (const char *p = sent[i].value; *p; p++)
+            if (*p == '"' || *p == '\\' || (unsigned char)*p < 0x20)
+                return sent[i].name;
+    return NULL;
+}
+
+/*
+ * With --nats: the URLs, user, password and token sendable, the
+ * certificate with its key, the user with a password, and one way of
+ * signing in (a user and password or a token in a URL of the list, which
+ * is what an '@' there is, --nats-user, --nats-token or --nats-creds).
+ * Without --nats these settings are not used.
+ */
+static int validate_nats(const struct cfg *c, char *err, size_t errlen)
+{
+    if (!c->nats_url[0])
+        return 0;
+    const char *bad = unsendable(c);
+    if (bad)
+        return fail(err, errlen, CFG_EINVAL,
+                    "%s: holds a \", a \\ or a control character, which libnats cannot send to "
+                    "NATS",
+                    bad);
+    if (!c->nats_cert[0] != !c->nats_key[0])
+        return fail(err, errlen, CFG_EINVAL,
+                    "--nats-cert and --nats-key go together: give both or neither");
+    if (!c->nats_user[0] != !c->nats_password[0])
+        return fail(err, errlen, CFG_EINVAL,
+                    "--nats-user and --nats-password (or FLOCKD_NATS_PASSWORD) go together: "
+                    "give both or neither");
+    const char *ways[4];
+    size_t n = 0;
+    if (strchr(c->nats_url, '@'))
+        ways[n++] = "credentials in the --nats URL";
+    if (c->nats_user[0])
+        ways[n++] = "--nats-user";
+    if (c->nats_token[0])
+        ways[n++] = "--nats-token (or FLOCKD_NATS_TOKEN)";
+    if (c->nats_creds[0])
+        ways[n++] = "--nats-creds";
+    if (n > 1)
+        return fail(err, errlen, CFG_EINVAL, "NATS sign-in given twice, by %s and by %s: give one",
+                    ways[0], ways[1]);
+    return 0;
+}
+
+int cfg_apply_env(struct cfg *c, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < sizeof env_rules / sizeof env_rules[0]; i++) {
+        const struct cfg_row *r = find_row(env_rules[i].row, strlen(env_rules[i].row));
+        assert(r && r->type == T_STRING);
+        char *field = (char *)c + r->offset;
+        const char *value = getenv(env_rules[i].env);
+        if (field[0] || !value || !value[0])
+            continue;
+        if ((double)strlen(value) > r->max)
+            return fail(err, errlen, CFG_EINVAL, "%s is longer than %.0f bytes", env_rules[i].env,
+                        r->max);
+        memcpy(field, value, strlen(value) + 1);
+    }
+    return 0;
+}
+
+/* 0 if path names something that can be opened for reading and is not a
+ * directory, else a negative errno. */
+static int check_readable(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    struct stat st;
+    int rc = fstat(fd, &st) < 0 ? -errno : S_ISDIR(st.st_mode) ? -EISDIR : 0;
+    close(fd);
+    return rc;
+}
+
+int cfg_check_files(const struct cfg *c, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < ROW_COUNT; i++) {
+        const char *path = (const char *)c + rows[i].offset;
+        if (!(rows[i].flags & ROW_FILE) || !path[0])
+            continue;
+        int rc = check_readable(path);
+        if (rc < 0)
+            return fail(err, errlen, CFG_EIO, "--%s %s: %s", rows[i].name, path, strerror(-rc));
+    }
+    return 0;
+}
+
 /* Checks one stored field against its row, as if it had just been set. */
 static int validate_row(const struct cfg *c, const struct cfg_row *r, char *err, size_t errlen)
 {
@@ -676,6 +819,8 @@ int cfg_validate(const struct cfg *c, char *err, size_t errlen)
         return fail(err, errlen, CFG_EINVAL, "--tls-redirect-port needs --tls-cert");
     if (c->tls_redirect_port && c->tls_redirect_port == c->port)
         return fail(err, errlen, CFG_EINVAL, "--tls-redirect-port must differ from --port");
+    if (validate_nats(c, err, errlen) < 0)
+        return CFG_EINVAL;
     for (size_t i = 0; i < sizeof order_rules / sizeof order_rules[0]; i++) {
         const struct cfg_row *lo = find_row(order_rules[i].lo, strlen(order_rules[i].lo));
         const struct cfg_row *hi = find_row(order_rules[i].hi, strlen(order_rules[i].hi));

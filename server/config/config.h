@@ -8,8 +8,11 @@
  * file named by --config, then the other flags.
  *
  * Never: touches the network or a world (it only asks the flocking core
- * for the default world size, sim_world_for()). Threading: fill a
- * struct cfg once at start-up; afterwards it is read-only.
+ * for the default world size, sim_world_for()); shows a secret's value
+ * (admin-token, the NATS password and token, the --nats URL, which may
+ * hold them) in a message. It reads the environment in cfg_apply_env()
+ * and files in cfg_load_file() and cfg_check_files() only. Threading:
+ * fill a struct cfg once at start-up; afterwards it is read-only.
  * Errors: functions return 0 on success, CFG_HELP when --help was given,
  * or a negative CFG_E* code with a message naming the setting in err.
  */
@@ -82,8 +85,15 @@ struct cfg {
     int tls_redirect_port;     /* "tls-redirect-port": plain HTTP sent on to https; 0 = none */
     char nats_url[1024];       /* "nats": NATS server(s) of the cluster; "" = a single process */
     char node_id[PROTO_NODE_MAX +
-                 1]; /* "node-id": this node's name in the cluster; "" = HOST-PORT */
-    char cluster_log[8]; /* "cluster-log": on (commands stored on NATS before their acks), off */
+                 1];         /* "node-id": this node's name in the cluster; "" = HOST-PORT */
+    char nats_user[256];     /* "nats-user": signs in to NATS with nats-password */
+    char nats_password[256]; /* "nats-password" (or FLOCKD_NATS_PASSWORD): a secret */
+    char nats_token[256];    /* "nats-token" (or FLOCKD_NATS_TOKEN): a secret */
+    char nats_creds[1024];   /* "nats-creds": a NATS credentials file (JWT and NKey seed) */
+    char nats_ca[1024];      /* "nats-ca": PEM authority that signed NATS's certificate */
+    char nats_cert[1024];    /* "nats-cert": PEM certificate flockd shows NATS */
+    char nats_key[1024];     /* "nats-key": its PEM private key */
+    char cluster_log[8];     /* "cluster-log": on (commands stored on NATS before acks), off */
 };
 
 /* Fills *c with every default from the table. */
@@ -107,8 +117,24 @@ int cfg_parse_args(struct cfg *c, int argc, char **argv, char *err, size_t errle
  */
 int cfg_load_file(struct cfg *c, const char *path, char *err, size_t errlen);
 
-/* Checks cross-setting rules (snapshot-hz <= tick-hz, boids <= capacity). */
+/*
+ * The secrets that may come from the environment instead (admin-token:
+ * FLOCKD_ADMIN_TOKEN, nats-password: FLOCKD_NATS_PASSWORD, nats-token:
+ * FLOCKD_NATS_TOKEN), each taken when neither a flag nor the file set it
+ * and the variable is not empty. CFG_EINVAL for a value too long.
+ */
+int cfg_apply_env(struct cfg *c, char *err, size_t errlen);
+
+/*
+ * Checks cross-setting rules (snapshot-hz <= tick-hz, boids <= capacity,
+ * the TLS pair; with --nats, the NATS pairs and one way of signing in).
+ */
 int cfg_validate(const struct cfg *c, char *err, size_t errlen);
+
+/* Checks that every file a setting names for flockd to read (the NATS
+ * credentials and TLS files) can be opened: 0, or CFG_EIO naming the
+ * setting, the file and the system's reason. */
+int cfg_check_files(const struct cfg *c, char *err, size_t errlen);
 
 /* Writes usage and one line per setting (flag, default, bounds, help). */
 void cfg_help(FILE *out, const char *prog);

@@ -70,6 +70,16 @@ static void check_length(const char *name, const char *s, size_t size, size_t lo
         fuzz_fail("accepted %s of a bad length", name);
 }
 
+/* What libnats can write into its CONNECT line: no '"', '\\' or control
+ * character. */
+static bool is_sendable(const char *s)
+{
+    for (; *s; s++)
+        if (*s == '"' || *s == '\\' || (unsigned char)*s < 0x20)
+            return false;
+    return true;
+}
+
 /* The bounds config.h states for each field, written out independently of
  * config.c's table; then cfg_validate() against the cross-setting rules. */
 static void check_settings(const struct cfg *c)
@@ -97,22 +107,35 @@ static void check_settings(const struct cfg *c)
     check_range("tls-redirect-port", c->tls_redirect_port, 0, 65535);
     check_length("tls-cert", c->tls_cert, sizeof c->tls_cert, 0);
     check_length("tls-key", c->tls_key, sizeof c->tls_key, 0);
+    check_length("nats", c->nats_url, sizeof c->nats_url, 0);
+    check_length("nats-password", c->nats_password, sizeof c->nats_password, 0);
+    check_length("nats-key", c->nats_key, sizeof c->nats_key, 0);
 
     /* The cross-setting rules: rates, boids, teams, pings, the TLS pair and
-     * its redirect port. */
+     * its redirect port; with --nats, its certificate and key, its user and
+     * password, and at most one way of signing in (an '@' in the URLs is
+     * one). */
     bool has_cert = c->tls_cert[0] != '\0', has_key = c->tls_key[0] != '\0';
-    int cross_ok = c->snapshot_hz <= c->tick_hz && c->boids <= c->capacity &&
-                   c->team_units <= c->team_cap && c->ping_interval <= c->idle_timeout &&
-                   has_cert == has_key &&
-                   (!c->tls_redirect_port || (has_cert && c->tls_redirect_port != c->port));
+    int sign_ins = (strchr(c->nats_url, '@') != NULL) + (c->nats_user[0] != '\0') +
+                   (c->nats_token[0] != '\0') + (c->nats_creds[0] != '\0');
+    bool nats_ok =
+        !c->nats_url[0] ||
+        ((!c->nats_cert[0] == !c->nats_key[0]) && (!c->nats_user[0] == !c->nats_password[0]) &&
+         sign_ins <= 1 && is_sendable(c->nats_url) && is_sendable(c->nats_user) &&
+         is_sendable(c->nats_password) && is_sendable(c->nats_token));
+    int cross_ok =
+        c->snapshot_hz <= c->tick_hz && c->boids <= c->capacity && c->team_units <= c->team_cap &&
+        c->ping_interval <= c->idle_timeout && has_cert == has_key &&
+        (!c->tls_redirect_port || (has_cert && c->tls_redirect_port != c->port)) && nats_ok;
     int rc = cfg_validate(c, err, sizeof err);
     if (rc != 0 && rc != CFG_EINVAL)
         fuzz_fail("cfg_validate returned %d", rc);
     if ((rc == 0) != cross_ok)
-        fuzz_fail("cfg_validate returned %d for snapshot-hz %g, tick-hz %g, boids %u, "
-                  "capacity %u, tls-cert %d, tls-key %d, tls-redirect-port %d, port %d: %s",
-                  rc, c->snapshot_hz, c->tick_hz, c->boids, c->capacity, has_cert, has_key,
-                  c->tls_redirect_port, c->port, rc ? err : "");
+        fuzz_fail(
+            "cfg_validate returned %d for snapshot-hz %g, tick-hz %g, boids %u, "
+            "capacity %u, tls-cert %d, tls-key %d, tls-redirect-port %d, port %d, nats %d: %s",
+            rc, c->snapshot_hz, c->tick_hz, c->boids, c->capacity, has_cert, has_key,
+            c->tls_redirect_port, c->port, nats_ok, rc ? err : "");
     if (!memchr(err, '\0', sizeof err))
         fuzz_fail("cfg_validate left err unterminated");
 }

@@ -15,6 +15,7 @@ import datetime
 import json
 import os
 import pathlib
+import secrets
 import shutil
 import socket
 import ssl
@@ -182,7 +183,8 @@ def build_context_holds_only_what_the_image_is_built_from():
     """The repository's .dockerignore, applied by the engine itself to a
     small tree with a secret, build output and dependencies in it."""
     keep = ["CMakeLists.txt", "server/room/room.c", "proto/proto.c", "client/cli/flockctl.c",
-            "client/web/index.html", "docker/healthcheck.sh"]
+            "client/web/index.html", "docker/healthcheck.sh", "docker/nats.conf",
+            "docker/nats-start.sh"]
     leave_out = [".env", "docker/.env", "server/.env", "client/web/.env.local",
                  "build/server/flockd", "build-asan/CMakeCache.txt", "server/build/x.o",
                  "client/web/node_modules/ws/index.js", "tests/unit/test_sim.c",
@@ -395,12 +397,18 @@ async def the_cluster_compose_file_runs_nats_and_three_nodes_that_serve_one_room
                           capture_output=True, text=True).stdout.strip()
     ports = [free_port() for _ in range(3)]
     env = {"FLOCKD_BASE": base, "FLOCKD_HOST_IP": "127.0.0.1",
+           "FLOCKD_NATS_PASSWORD": secrets.token_urlsafe(18),
            **{f"FLOCKD_PORT{i + 1}": str(p) for i, p in enumerate(ports)}}
     with Compose(name="compose.cluster.yaml", env=env) as compose:
-        check_every_service(compose)
+        names = check_every_service(compose)
         for p in ports:
             h = wait_healthz(p, timeout=60)
             assert h.get("nats") == "connected", h
+        # Signed in to a NATS that asks for the password, which no log shows.
+        for service, name in names.items():
+            said = logs(name)
+            assert env["FLOCKD_NATS_PASSWORD"] not in said, service
+            assert service == "nats" or "signed in as flockd" in said, (service, said)
         # Every node lists the default room, ticked by one and the same node.
         deadline = time.time() + 30
         while True:

@@ -24,12 +24,14 @@
 
 /* Every setting name from config.h, in the order of the struct. */
 static const char *const setting_names[] = {
-    "host",          "port",        "boids",       "capacity",       "tick-hz",
-    "snapshot-hz",   "seed",        "width",       "height",         "edges",
-    "max-obstacles", "web-root",    "max-message", "queue",          "stale-timeout",
-    "max-clients",   "workers",     "max-rooms",   "max-room-boids", "allow-create",
-    "room-expiry",   "admin-token", "rate",        "burst",          "player-obstacles",
-    "max-teams",     "team-units",  "team-cap",    "grace",          "config",
+    "host",          "port",        "boids",         "capacity",       "tick-hz",
+    "snapshot-hz",   "seed",        "width",         "height",         "edges",
+    "max-obstacles", "web-root",    "max-message",   "queue",          "stale-timeout",
+    "max-clients",   "workers",     "max-rooms",     "max-room-boids", "allow-create",
+    "room-expiry",   "admin-token", "rate",          "burst",          "player-obstacles",
+    "max-teams",     "team-units",  "team-cap",      "grace",          "config",
+    "nats",          "nats-user",   "nats-password", "nats-token",     "nats-creds",
+    "nats-ca",       "nats-cert",   "nats-key",
 };
 
 /* A scratch directory holding at most one config file at a time. */
@@ -555,6 +557,126 @@ static void a_size_given_by_flag_or_file_should_be_kept_whatever_the_boids(void 
     assert_true(c.width == 1600.0 && c.height == 1000.0);
 }
 
+static void a_secret_too_long_should_be_refused_without_showing_it(void **state)
+{
+    struct cfg c;
+    char err[256], secret[2000]; /* longer than any of them: --nats takes 1023 */
+    const char *const flags[] = {"--admin-token", "--nats-password", "--nats-token", "--nats"};
+    memset(secret, 's', sizeof secret - 1);
+    secret[sizeof secret - 1] = '\0';
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
+        char *argv[] = {"flockd", (char *)flags[i], secret};
+        assert_int_equal(parse(&c, ARGC(argv), argv, err, sizeof err), CFG_EINVAL);
+        assert_non_null(strstr(err, flags[i]));
+        assert_non_null(strstr(err, "has length 1999"));
+        assert_null(strstr(err, "sss"));
+    }
+}
+
+/* Sets (value) or unsets (NULL) an environment variable for one test. */
+static void set_env(const char *name, const char *value)
+{
+    if (value)
+        assert_int_equal(setenv(name, value, 1), 0);
+    else
+        assert_int_equal(unsetenv(name), 0);
+}
+
+static void secrets_should_come_from_the_environment_when_no_flag_gives_them(void **state)
+{
+    struct cfg c;
+    char err[256];
+    char *argv[] = {"flockd", "--nats-password", "from-flag"};
+    set_env("FLOCKD_NATS_PASSWORD", "from-env");
+    set_env("FLOCKD_NATS_TOKEN", "token-env");
+    set_env("FLOCKD_ADMIN_TOKEN", "");
+    assert_int_equal(parse(&c, ARGC(argv), argv, err, sizeof err), 0);
+    assert_int_equal(cfg_apply_env(&c, err, sizeof err), 0);
+    assert_string_equal(c.nats_password, "from-flag");
+    assert_string_equal(c.nats_token, "token-env");
+    assert_string_equal(c.admin_token, ""); /* an empty variable gives nothing */
+
+    char big[300];
+    memset(big, 't', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    set_env("FLOCKD_NATS_TOKEN", big);
+    cfg_default(&c);
+    assert_int_equal(cfg_apply_env(&c, err, sizeof err), CFG_EINVAL);
+    assert_string_equal(err, "FLOCKD_NATS_TOKEN is longer than 255 bytes");
+    set_env("FLOCKD_NATS_PASSWORD", NULL);
+    set_env("FLOCKD_NATS_TOKEN", NULL);
+    set_env("FLOCKD_ADMIN_TOKEN", NULL);
+}
+
+/* cfg_validate's message for argv, which must be refused. */
+static void expect_refused(char **argv, int argc, const char *message)
+{
+    struct cfg c;
+    char err[256];
+    assert_int_equal(parse(&c, argc, argv, err, sizeof err), 0);
+    assert_int_equal(cfg_validate(&c, err, sizeof err), CFG_EINVAL);
+    if (!strstr(err, message))
+        fail_msg("\"%s\" does not say \"%s\"", err, message);
+}
+
+static void nats_settings_should_go_together_and_sign_in_one_way(void **state)
+{
+    char *cert[] = {"flockd", "--nats", "nats://h", "--nats-cert", "c.pem"};
+    char *key[] = {"flockd", "--nats", "nats://h", "--nats-key", "k.pem"};
+    char *user[] = {"flockd", "--nats", "nats://h", "--nats-user", "u"};
+    char *password[] = {"flockd", "--nats", "nats://h", "--nats-password", "p"};
+    char *url_and_token[] = {"flockd", "--nats", "nats://u:p@h", "--nats-token", "t"};
+    char *user_and_creds[] = {"flockd",          "--nats", "nats://h",     "--nats-user", "u",
+                              "--nats-password", "p",      "--nats-creds", "f.creds"};
+    expect_refused(cert, ARGC(cert), "--nats-cert and --nats-key go together");
+    expect_refused(key, ARGC(key), "--nats-cert and --nats-key go together");
+    expect_refused(user, ARGC(user), "--nats-user and --nats-password");
+    expect_refused(password, ARGC(password), "--nats-user and --nats-password");
+    expect_refused(url_and_token, ARGC(url_and_token),
+                   "NATS sign-in given twice, by credentials in the --nats URL and by "
+                   "--nats-token (or FLOCKD_NATS_TOKEN)");
+    expect_refused(user_and_creds, ARGC(user_and_creds), "by --nats-user and by --nats-creds");
+    /* libnats writes them into JSON unescaped. */
+    char *quote[] = {"flockd", "--nats", "nats://h", "--nats-token", "a\"b"};
+    char *backslash[] = {"flockd", "--nats", "nats://u:a\\b@h"};
+    char *newline[] = {"flockd", "--nats",          "nats://h", "--nats-user",
+                       "u",      "--nats-password", "a\nb"};
+    expect_refused(quote, ARGC(quote), "--nats-token (or FLOCKD_NATS_TOKEN): holds a \"");
+    expect_refused(backslash, ARGC(backslash), "--nats: holds a \"");
+    expect_refused(newline, ARGC(newline), "--nats-password (or FLOCKD_NATS_PASSWORD): holds");
+
+    struct cfg c;
+    char err[256];
+    char *fine[] = {"flockd",      "--nats", "tls://u:p@h", "--nats-ca", "ca.pem",
+                    "--nats-cert", "c.pem",  "--nats-key",  "k.pem"};
+    assert_int_equal(parse(&c, ARGC(fine), fine, err, sizeof err), 0);
+    assert_int_equal(cfg_validate(&c, err, sizeof err), 0);
+    /* Without --nats they are not used, and not checked. */
+    char *unused[] = {"flockd", "--nats-user", "u", "--nats-token", "t"};
+    assert_int_equal(parse(&c, ARGC(unused), unused, err, sizeof err), 0);
+    assert_int_equal(cfg_validate(&c, err, sizeof err), 0);
+}
+
+static void files_to_read_should_be_checked_naming_the_setting(void **state)
+{
+    struct scratch *s = *state;
+    struct cfg c;
+    char err[512];
+    cfg_default(&c);
+    assert_int_equal(cfg_check_files(&c, err, sizeof err), 0);
+    const char *path = write_json(state, "{}");
+    snprintf(c.nats_ca, sizeof c.nats_ca, "%s", path);
+    assert_int_equal(cfg_check_files(&c, err, sizeof err), 0);
+    snprintf(c.nats_cert, sizeof c.nats_cert, "%s/missing.pem", s->dir);
+    assert_int_equal(cfg_check_files(&c, err, sizeof err), CFG_EIO);
+    assert_non_null(strstr(err, "--nats-cert"));
+    assert_non_null(strstr(err, "missing.pem"));
+    assert_non_null(strstr(err, strerror(ENOENT)));
+    snprintf(c.nats_cert, sizeof c.nats_cert, "%s", s->dir);
+    assert_int_equal(cfg_check_files(&c, err, sizeof err), CFG_EIO);
+    assert_non_null(strstr(err, strerror(EISDIR)));
+}
+
 /* A test that gets a fresh scratch directory as its state. */
 #define FILE_TEST(f) cmocka_unit_test_setup_teardown(f, scratch_setup, scratch_teardown)
 
@@ -590,6 +712,10 @@ int main(void)
         cmocka_unit_test(validate_should_refuse_more_boids_than_capacity),
         cmocka_unit_test(validate_should_refuse_fields_set_out_of_bounds_directly),
         cmocka_unit_test(help_should_describe_every_setting),
+        cmocka_unit_test(a_secret_too_long_should_be_refused_without_showing_it),
+        cmocka_unit_test(secrets_should_come_from_the_environment_when_no_flag_gives_them),
+        cmocka_unit_test(nats_settings_should_go_together_and_sign_in_one_way),
+        FILE_TEST(files_to_read_should_be_checked_naming_the_setting),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
