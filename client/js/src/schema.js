@@ -1436,7 +1436,7 @@ export default {
   {
    "code": "unavailable",
    "by": "server",
-   "when": "a cluster room could not make the command durable (its command log on NATS could not store it, or its owner was lost before it answered and no other node took it in time); it did not take effect: retry (§5.7)"
+   "when": "a cluster room could not make the command durable (its owner cannot reach NATS, its lease is stale, or its command log did not take it): it did not take effect, send it again; or a forwarded command had no reply from any owner for 8 s: its outcome is unknown, the message says so (§5.7)"
   }
  ]
 };
