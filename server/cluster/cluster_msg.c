@@ -587,7 +587,7 @@ int cluster__link_forward(void *arg, struct room *r, const struct room_actor *wh
     bool has_owner = (cr && cr->term_seen > 0) || (d && !d->placed);
     pthread_mutex_unlock(&c->lock);
     if (!cluster__is_connected(c) || !has_owner)
-        return PROTO_E_INTERNAL;
+        return PROTO_E_UNAVAILABLE;
     char text[CLUSTER_TEXT_MAX < 65536 ? CLUSTER_TEXT_MAX : 65536];
     int tlen = refused ? snprintf(text, sizeof text, "%s", message)
                        : proto_command_format(cmd, text, sizeof text);

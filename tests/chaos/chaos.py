@@ -1,0 +1,260 @@
+#!/usr/bin/python3
+"""A chaos run of a flockd cluster (server/cluster/CLUSTER.md §2, §2.1).
+
+Three real flockd nodes on one real nats-server with JetStream. On every
+node an admin client spawns one boid at a time in the `default` room
+(never despawned: the room's boid count is the count of spawns applied)
+and a viewer watches it. A driver, seeded, picks a fault every few
+seconds: kill -9 of a node (restarted under the same id a little later),
+SIGSTOP of a node for a couple of seconds then SIGCONT, or a restart of
+nats-server (same store). When the time is up the faults stop, the
+cluster settles, and a checker proves:
+
+- every command sent on a connection that stayed open got exactly one
+  reply: an ack, or `unavailable`;
+- every acked spawn is in the room exactly once: the boid count every
+  node shows is at least the start plus the acked spawns and at most that
+  plus the spawns whose outcome nobody could know (sent on a connection
+  that died with its node, or answered "outcome unknown");
+- after each fault, the viewers of the nodes that were not hit got a new
+  frame again within the failover bound (FAILOVER_S);
+- every node agrees on the room's tick and boids at the end;
+- no node exited but the killed ones, and no node wrote a sanitizer
+  report.
+
+Usage: chaos.py FLOCKD [--seconds N] [--seed S]
+`make chaos` runs it for 30 minutes (CHAOS_SECONDS), `make test` for one.
+It prints a line per fault and, last, a FIGURES line and a JSON summary.
+"""
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import signal
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "integration"))
+
+from flockd_harness import SANITIZER_REPORTS, Client  # noqa: E402
+from test_cluster import NODES, Nats, Node, settled  # noqa: E402
+
+FAILOVER_S = 10.0  # a viewer streams again within this of a fault (generous: sanitizers)
+SPAWN_EVERY_S = 0.2
+
+
+class Member:
+    """One node's process and its two clients."""
+
+    def __init__(self, node_id):
+        self.id = node_id
+        self.node = None
+        self.admin = None
+        self.viewer = None
+        self.sent = {}  # command id -> time sent, on the current admin connection
+        self.unknown = 0  # spawns whose connection died without their reply
+        self.replies = {}  # command id -> replies, of connections that lived
+        self.next_id = 1
+        self.down = False
+        self.killed_nodes = []
+
+    def start(self, flockd, nats_url):
+        self.node = Node(flockd, "--nats", nats_url, "--node-id", self.id,
+                         "--checkpoint-every", "1", stop_timeout=60)
+        self.node.__enter__()
+        self.down = False
+
+    async def connect(self):
+        self.admin = await Client.connect(self.node.url, headers_only=True)
+        self.viewer = await Client.connect(self.node.url, headers_only=True)
+        self.sent = {}
+
+    def settle_connection(self, died):
+        """The admin connection ends: its replies are counted; a command
+        without one is unknown if the connection died with its node."""
+        if not self.admin:
+            return
+        got = {}
+        for r in self.admin.replies:
+            if "id" in r:
+                got.setdefault(r["id"], []).append(r)
+        for i in self.sent:
+            if i in got:
+                self.replies[i] = got[i]
+            elif died:
+                self.unknown += 1
+            else:
+                self.replies[i] = []
+        self.sent = {}
+
+    async def spawn(self):
+        if self.down or not self.admin:
+            return
+        i = self.next_id
+        self.next_id += 1
+        try:
+            await self.admin.ws.send(json.dumps({"cmd": "spawn", "id": i, "n": 1, "group": 0,
+                                                 "x": 200.0, "y": 200.0}))
+            self.sent[i] = time.time()
+        except Exception:  # the connection died with its node: nothing was sent
+            pass
+
+
+async def spawner(members, stop):
+    while not stop.is_set():
+        for m in members:
+            await m.spawn()
+        await asyncio.sleep(SPAWN_EVERY_S)
+
+
+async def streaming_again(members, hit, t0):
+    """Seconds until every viewer of a node not hit had a frame after t0."""
+    waits = []
+    for m in members:
+        if m is hit or m.down:
+            continue
+        v = m.viewer
+        deadline = t0 + FAILOVER_S
+        while not any(t > t0 + 0.05 for t, _ in v.snapshots[-50:]):
+            if time.time() > deadline:
+                raise AssertionError(f"the viewer on {m.id} had no frame {FAILOVER_S} s after "
+                                     f"the fault")
+            await asyncio.sleep(0.05)
+        waits.append(next(t for t, _ in v.snapshots[-50:] if t > t0 + 0.05) - t0)
+    return max(waits) if waits else 0.0
+
+
+async def fault(rng, members, nats, flockd, log):
+    kind = rng.choice(["kill", "kill", "stop", "nats"])
+    t0 = time.time()
+    if kind == "nats":
+        await asyncio.get_running_loop().run_in_executor(None, nats.stop)
+        await asyncio.sleep(rng.uniform(0.5, 2.0))
+        await asyncio.get_running_loop().run_in_executor(None, lambda: nats.start(nats.port))
+        log.append({"fault": "nats restart", "at": round(t0, 2)})
+        return None, time.time()
+    m = rng.choice(members)
+    if kind == "stop":
+        m.node.proc.send_signal(signal.SIGSTOP)
+        await asyncio.sleep(rng.uniform(1.0, 3.0))
+        m.node.proc.send_signal(signal.SIGCONT)
+        log.append({"fault": f"SIGSTOP {m.id}", "at": round(t0, 2)})
+        return m, t0
+    m.down = True
+    m.settle_connection(died=True)
+    m.node.kill()
+    m.killed_nodes.append(m.node)
+    for c in (m.admin, m.viewer):
+        c.reader.cancel()
+    m.admin = m.viewer = None
+    log.append({"fault": f"kill -9 {m.id}", "at": round(t0, 2)})
+    await asyncio.sleep(rng.uniform(1.0, 3.0))
+    m.start(flockd, nats.url)
+    await m.connect()
+    return m, t0
+
+
+def boids(member):
+    return member.viewer.snapshots[-1][1]["boid_count"]
+
+
+async def run(flockd, seconds, seed):
+    rng = random.Random(seed)
+    nats = Nats().start()
+    members = [Member(n) for n in NODES]
+    log, waits = [], []
+    stop = asyncio.Event()
+    try:
+        for m in members:
+            m.start(flockd, nats.url)
+        await settled([m.node for m in members], timeout=30)
+        for m in members:
+            await m.connect()
+        await members[0].viewer.next_snapshot(timeout=10)
+        await asyncio.sleep(1.5)  # the room's first checkpoint
+        base = boids(members[0])
+        spawning = asyncio.ensure_future(spawner(members, stop))
+        end = time.time() + seconds
+        while time.time() < end:
+            await asyncio.sleep(rng.uniform(3.0, 6.0))
+            hit, t0 = await fault(rng, members, nats, flockd, log)
+            waits.append(await streaming_again(members, hit, t0))
+            print(f"chaos: {log[-1]['fault']}: viewers streaming again after "
+                  f"{waits[-1]:.2f} s", flush=True)
+        stop.set()
+        await spawning
+        await settled([m.node for m in members], timeout=30)
+        await asyncio.sleep(2.0)
+        for m in members:  # every reply of the live connections (the relays send again 8 s)
+            await m.admin.wait_for(lambda m=m: all(any(r.get("id") == i for r in m.admin.replies)
+                                                   for i in m.sent), 20)
+            m.settle_connection(died=False)
+        return check(members, base, log, waits, seed, seconds)
+    finally:
+        stop.set()
+        for m in members:
+            for c in (m.admin, m.viewer):
+                if c:
+                    await c.close()
+            if m.node and m.node.proc.poll() is None:
+                m.node.__exit__(None, None, None)
+        nats.stop()
+
+
+def check(members, base, log, waits, seed, seconds):
+    replies = [rs for m in members for rs in m.replies.values()]
+    missing = sum(1 for rs in replies if len(rs) == 0)
+    twice = sum(1 for rs in replies if len(rs) > 1)
+    acked = sum(1 for rs in replies if len(rs) == 1 and rs[0]["type"] == "ack")
+    refused = [rs[0] for rs in replies if len(rs) == 1 and rs[0]["type"] != "ack"]
+    unknown = sum(m.unknown for m in members) + sum("unknown" in r["message"] for r in refused)
+    counts = {m.id: boids(m) for m in members}
+    ticks = {m.id: m.viewer.snapshots[-1][1]["tick"] for m in members}
+    reports = [m.id for m in members for n in [m.node] + m.killed_nodes
+               if any(r in "".join(n.stderr) for r in SANITIZER_REPORTS)]
+    exited = [m.id for m in members if m.node.proc.poll() is not None]
+    summary = {"seed": seed, "seconds": seconds, "faults": len(log),
+               "sent": len(replies) + sum(m.unknown for m in members), "acked": acked,
+               "refused": len(refused), "unknown": unknown, "missing": missing, "twice": twice,
+               "boids": counts, "base": base, "ticks": ticks,
+               "streaming_again_max_s": round(max(waits, default=0.0), 2),
+               "sanitizer_reports": reports, "exited": exited}
+    print(f"FIGURES chaos seed {seed}, {seconds:.0f} s, {len(log)} faults: {summary['sent']} "
+          f"spawns, {acked} acked, {len(refused)} refused, {unknown} of unknown outcome, "
+          f"{missing} unanswered, {twice} answered twice; boids {counts} from {base}; viewers "
+          f"streaming again within {summary['streaming_again_max_s']} s", flush=True)
+    print(json.dumps(summary), flush=True)
+    problems = []
+    if missing or twice:
+        problems.append(f"{missing} commands unanswered, {twice} answered twice")
+    if any(r["code"] != "unavailable" for r in refused):
+        problems.append(f"refusals other than unavailable: "
+                        f"{[r for r in refused if r['code'] != 'unavailable'][:3]}")
+    if len(set(counts.values())) != 1:
+        problems.append(f"the nodes show different boid counts: {counts}")
+    count = min(counts.values())
+    if not base + acked <= count <= base + acked + unknown:
+        problems.append(f"boids {count} not within [{base + acked}, {base + acked + unknown}]: "
+                        f"an acked spawn lost or one applied twice")
+    if reports or exited:
+        problems.append(f"sanitizer reports on {reports}; nodes exited: {exited}")
+    for p in problems:
+        print(f"chaos: FAIL {p}", flush=True)
+    return not problems
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("flockd")
+    ap.add_argument("--seconds", type=float, default=60.0)
+    ap.add_argument("--seed", type=int, default=1)
+    a = ap.parse_args()
+    ok = asyncio.run(run(a.flockd, a.seconds, a.seed))
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
