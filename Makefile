@@ -38,7 +38,7 @@ CC_PICK = $$(command -v clang || command -v cc)
 .PHONY: all deps build run check check-tests test release-test asan-test tsan-test fuzz \
         fuzz-test asan-build tsan-build fuzz-build gcc-build gate-light gate-load \
         release-light asan-light tsan-light browser-lane churn-lane fuzz-parallel \
-        format format-check bench bench-rooms bench-cluster fog-soak bench-viewer script-match \
+        format format-check bench bench-rooms bench-cluster fog-soak bench-viewer script-match chaos \
         clean help
 
 all: build
@@ -64,6 +64,8 @@ help:
 	@echo "              units a player's version 3 frames showed out of sight (BENCH_ARGS=--seconds=N)"
 	@echo "make script-match  a 3-minute flockwars match recorded and replayed with --verify,"
 	@echo "              and scriptbench: what the sample's script costs a tick of 4 x 500 units"
+	@echo "make chaos    a cluster of three nodes under kill -9, SIGSTOP and NATS restarts for"
+	@echo "              CHAOS_SECONDS (1800), seeded (CHAOS_SEED): no acked command lost or doubled"
 	@echo "make fuzz     run each fuzz target for FUZZ_SECONDS (default 60) under ASan+UBSan"
 	@echo "make format   reformat the C sources with clang-format"
 	@echo "make clean    remove build folders"
@@ -288,6 +290,13 @@ churn-lane:
 	$(call lane_part,tsan,integration)
 fuzz-parallel:
 	$(FUZZ_TESTS)
+
+# The chaos run by hand (tests/chaos/chaos.py): `make test` runs 45 s of it.
+CHAOS_SECONDS ?= 1800
+CHAOS_SEED ?= 1
+chaos: build
+	/usr/bin/python3 tests/chaos/chaos.py $(BUILD)/server/flockd --seconds $(CHAOS_SECONDS) \
+	  --seed $(CHAOS_SEED)
 
 # The room scripts' long run: `make test` records an 8-s match.
 script-match: build

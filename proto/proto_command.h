@@ -41,7 +41,7 @@
  * forwards to another, unique for the life of the cluster's command log
  * (server/cluster/CLUSTER.md §3.2); a log records it instead of the client
  * (server/store/FILES.md §1.3). */
-#define PROTO_ORIGIN_BIT (1ull << 63)
+#define PROTO_ORIGIN_BIT     (1ull << 63)
 #define PROTO_ROOM_CHARS     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
 #define PROTO_NAME_MAX       32  /* bytes of printable UTF-8 */
 #define PROTO_TOKEN_MAX      128 /* bytes of printable UTF-8 */

@@ -70,22 +70,22 @@
 #include <stdint.h>
 #include <string.h>
 
-#define BUCKET_ROOMS  "flockd"      /* room.NAME: leases; node.ID: heartbeats */
-#define BUCKET_CKPT   "flockd_ckpt" /* NAME: the room's last checkpoint */
-#define LOG_STREAM    "FLOCKD_LOG"  /* the rooms' command logs, subjects flockd.log.NAME */
+#define BUCKET_ROOMS        "flockd"      /* room.NAME: leases; node.ID: heartbeats */
+#define BUCKET_CKPT         "flockd_ckpt" /* NAME: the room's last checkpoint */
+#define LOG_STREAM          "FLOCKD_LOG"  /* the rooms' command logs, subjects flockd.log.NAME */
 #define LOG_SUBJECTS_PREFIX "flockd.log"
 /* An owner whose lease was last renewed (the request sent) this share of
  * a lease ago publishes no frame and applies no command: another node may
  * take the lease a whole lease after the last renewal it saw. */
-#define FENCE_SHARE 0.75
-#define WAIT_MS       500           /* the longest a key-value call waits */
-#define MAX_ROOMS     1024          /* attached rooms (max-rooms is at most 1024) */
-#define PENDING       4096          /* other nodes' commands awaiting a reply */
-#define PENDING_TTL_S 10.0          /* a reply not produced by then is forgotten */
-#define FORWARDS      4096          /* this node's clients' commands awaiting the owner's reply */
-#define RESEND_S      1.0           /* a forwarded command unanswered this long is sent again */
-#define FORWARD_TTL_S 8.0           /* ... and answered `unavailable` after this long */
-#define REMOTE        (1ull << 63)  /* client ids of other nodes' clients here */
+#define FENCE_SHARE   0.75
+#define WAIT_MS       500          /* the longest a key-value call waits */
+#define MAX_ROOMS     1024         /* attached rooms (max-rooms is at most 1024) */
+#define PENDING       4096         /* other nodes' commands awaiting a reply */
+#define PENDING_TTL_S 10.0         /* a reply not produced by then is forgotten */
+#define FORWARDS      4096         /* this node's clients' commands awaiting the owner's reply */
+#define RESEND_S      1.0          /* a forwarded command unanswered this long is sent again */
+#define FORWARD_TTL_S 8.0          /* ... and answered `unavailable` after this long */
+#define REMOTE        (1ull << 63) /* client ids of other nodes' clients here */
 #define SUBJECT_MAX   128
 #define HEARTBEAT_S   1.0  /* how often a node writes its heartbeat */
 #define DIR_WAIT_MS   50   /* the longest the steward waits for a lease update at once */

@@ -177,8 +177,10 @@ static void lease_step(struct cluster *c, struct lease_job *j, int64_t now)
     if (cluster__log_take(c, j->name, j->new_rev, &j->t, &j->log_seq) == 0)
         COUNT(c, log_takeovers);
     else
-        fprintf(stderr, "flockd: cluster: room \"%s\": its command log could not be read; it "
-                        "carries on from its checkpoint alone\n", j->name);
+        fprintf(stderr,
+                "flockd: cluster: room \"%s\": its command log could not be read; it "
+                "carries on from its checkpoint alone\n",
+                j->name);
 }
 
 /* A job's result into its room, if it is still attached. Under lock. */
@@ -368,8 +370,9 @@ void cluster_store_checkpoint(void *arg, const char *room, const uint8_t *buf, s
     if (s == NATS_OK)
         COUNT(c, checkpoints_stored);
     if (s == NATS_OK && c->cfg.command_log && len >= 20) /* its sequence number: FILES.md §2.1 */
-        cluster__log_trim(c, room, (uint32_t)buf[16] | (uint32_t)buf[17] << 8 |
-                                       (uint32_t)buf[18] << 16 | (uint32_t)buf[19] << 24);
+        cluster__log_trim(c, room,
+                          (uint32_t)buf[16] | (uint32_t)buf[17] << 8 | (uint32_t)buf[18] << 16 |
+                              (uint32_t)buf[19] << 24);
     else
         COUNT(c, checkpoints_dropped);
 }

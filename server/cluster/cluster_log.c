@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LOG_WAIT_MS  1000      /* the longest a batch waits for the stream's ack */
+#define LOG_WAIT_MS  1000       /* the longest a batch waits for the stream's ack */
 #define LOG_READ_MAX (64 << 20) /* bytes of a room's log a takeover reads, at most */
 #define MARK_TRIES   4          /* takeovers' marks tried while other writes come first */
 
@@ -141,8 +141,7 @@ static uint64_t msg_seq(natsMsg *m)
 /* Every record of the room's log into *t (t->log malloc'd, NULL if it has
  * none), and the last message's sequence number: 0, or PROTO_E_INTERNAL
  * (NATS did not answer, or the log is larger than a takeover reads). */
-static int read_log(struct cluster *c, const char *subject, struct room_takeover *t,
-                    uint64_t *last)
+static int read_log(struct cluster *c, const char *subject, struct room_takeover *t, uint64_t *last)
 {
     jsDirectGetMsgOptions o;
     jsDirectGetMsgOptions_Init(&o);

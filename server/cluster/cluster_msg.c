@@ -475,8 +475,7 @@ static int send_command(struct cluster *c, const char *room, const uint8_t *buf,
 {
     char subject[SUBJECT_MAX];
     snprintf(subject, sizeof subject, "flockd.room.%s.cmd", room);
-    return natsConnection_PublishRequest(c->nc, subject, c->reply_subject, buf, (int)len) ==
-                   NATS_OK
+    return natsConnection_PublishRequest(c->nc, subject, c->reply_subject, buf, (int)len) == NATS_OK
                ? 0
                : PROTO_E_UNAVAILABLE;
 }

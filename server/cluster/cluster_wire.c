@@ -277,10 +277,10 @@ int cluster_cmd_decode(const uint8_t *buf, size_t len, struct cluster_cmd *c)
     c->who.origin = bytes_get(&r, 8);
     if (r.short_read)
         return PROTO_E_TRUNCATED;
-    if (!(c->who.origin & PROTO_ORIGIN_BIT) || role > PROTO_ROLE_ADMIN || c->who.protocol > 2 || c->who.team < -1 || c->who.team > 255 ||
-        c->who.client == 0 || c->refused > 0 || c->refused < PROTO_E_INTERNAL ||
-        id_len >= PROTO_ID_TEXT_MAX || c->text_len > CLUSTER_TEXT_MAX ||
-        (c->refused && c->text_len >= PROTO_MESSAGE_MAX))
+    if (!(c->who.origin & PROTO_ORIGIN_BIT) || role > PROTO_ROLE_ADMIN || c->who.protocol > 2 ||
+        c->who.team < -1 || c->who.team > 255 || c->who.client == 0 || c->refused > 0 ||
+        c->refused < PROTO_E_INTERNAL || id_len >= PROTO_ID_TEXT_MAX ||
+        c->text_len > CLUSTER_TEXT_MAX || (c->refused && c->text_len >= PROTO_MESSAGE_MAX))
         return PROTO_E_BAD_VALUE;
     c->who.role = (enum proto_role)role;
     if ((rc = get_room(&r, room_len, c->room)) < 0)
@@ -328,8 +328,8 @@ int cluster_reply_decode(const uint8_t *buf, size_t len, struct cluster_reply *r
     rep->origin = bytes_get(&r, 8);
     if (r.short_read)
         return PROTO_E_TRUNCATED;
-    if (!(rep->origin & PROTO_ORIGIN_BIT) || kind > ROOM_REPLY_KEYFRAME || rep->client == 0 || rep->text_len < 2 ||
-        rep->text_len > CLUSTER_TEXT_MAX)
+    if (!(rep->origin & PROTO_ORIGIN_BIT) || kind > ROOM_REPLY_KEYFRAME || rep->client == 0 ||
+        rep->text_len < 2 || rep->text_len > CLUSTER_TEXT_MAX)
         return PROTO_E_BAD_VALUE;
     rep->kind = (enum room_reply_kind)kind;
     if ((rc = get_room(&r, room_len, rep->room)) < 0)

@@ -601,7 +601,7 @@ int replay_play_on(struct replay *rp, const struct ckpt *c, uint64_t tick, struc
     while (rc == 0 && tick_now(rp) < tick && is_ticking(rp)) /* the records end before */
         step_once(rp);
     *hash_at = rc == 0 && tick_now(rp) == tick ? sim_hash(rp->world) : 0;
-    while (rc == 0 && (rc = replay_advance(rp, UINT64_MAX)) == 1) /* the rest */
+    while (rc >= 0 && (rc = replay_advance(rp, UINT64_MAX)) == 1) /* the rest */
         ;
     return rc;
 }

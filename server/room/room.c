@@ -743,7 +743,7 @@ static bool apply_queued(struct room *r)
     for (uint32_t k = 0; k < n; k++)
         if (!is_relay || !room__relay_forward(r, &r->batch[k]))
             apply_one(r, &r->batch[k]);
-    if (n > 0) { /* the replies go now, not after the step and the frame, */
+    if (n > 0) {               /* the replies go now, not after the step and the frame, */
         room__record_flush(r); /* and not before what they ack is in the logs */
         if (r->staging) {
             r->staging = false;

@@ -250,7 +250,7 @@ void room__store_close(struct room *r);
 
 /* A switch between relaying and ticking (room_relay_set). */
 struct room_switch {
-    bool owner;               /* tick the world here; false: relay the owner's */
+    bool owner;                /* tick the world here; false: relay the owner's */
     struct room_takeover from; /* owner: what to carry on from (its ck NULL: its own state) */
 };
 

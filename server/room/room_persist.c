@@ -31,8 +31,8 @@ struct room_store {
      * §2.1): its commands, script reloads and checkpoint marks. */
     uint8_t *clog;
     size_t clog_len, clog_cap;
-    uint32_t clog_ckpt;   /* the checkpoint this batch marks; 0: none */
-    bool clog_commands;   /* it holds commands or a script, not only marks */
+    uint32_t clog_ckpt; /* the checkpoint this batch marks; 0: none */
+    bool clog_commands; /* it holds commands or a script, not only marks */
     /* The last ROOM_ORIGINS commands of other nodes applied (a ring). */
     struct room_origin *origins;
     size_t origin_next;
@@ -165,8 +165,7 @@ int room__clog_flush(struct room *r)
     size_t len = s->clog_len;
     s->clog_len = 0;
     s->clog_commands = false;
-    int rc = len == SIZE_MAX ? PROTO_E_INTERNAL
-                             : l->log(l->arg, r, s->clog, len, s->clog_ckpt);
+    int rc = len == SIZE_MAX ? PROTO_E_INTERNAL : l->log(l->arg, r, s->clog, len, s->clog_ckpt);
     s->clog_ckpt = 0;
     if (s->clog_cap > (1u << 20)) { /* a big batch's buffer does not stay */
         free(s->clog);
@@ -368,8 +367,8 @@ int room_restore(struct room *r, const struct ckpt *c, const char **why)
  * number seq: its offset in t->log, or a negative code (none, or a record
  * that does not read).
  */
-static long scan_takeover(struct room *r, const struct room_takeover *t, uint32_t seq,
-                          char *why, size_t n)
+static long scan_takeover(struct room *r, const struct room_takeover *t, uint32_t seq, char *why,
+                          size_t n)
 {
     uint8_t *buf = malloc(RECLOG_PREAMBLE + t->log_len);
     static _Thread_local struct reclog_record rec; /* large */
@@ -404,9 +403,9 @@ static uint8_t *takeover_log(const struct room_takeover *t, size_t mark, size_t 
 {
     size_t begin = reclog_begin_size(t->ck_len), tail = t->log_len - mark;
     uint8_t *buf = malloc(RECLOG_PREAMBLE + begin + tail);
-    int n = buf ? reclog_put_begin(buf + RECLOG_PREAMBLE, begin, RECLOG_RESTORED, "", t->ck,
-                                   t->ck_len)
-                : PROTO_E_INTERNAL;
+    int n =
+        buf ? reclog_put_begin(buf + RECLOG_PREAMBLE, begin, RECLOG_RESTORED, "", t->ck, t->ck_len)
+            : PROTO_E_INTERNAL;
     if (n < 0) {
         free(buf);
         return NULL;

@@ -170,12 +170,12 @@ bool room__relay_forward(struct room *r, const struct queued *q)
     int rc = l->forward(l->arg, r, &q->who, &q->cmd, q->refused, q->message);
     if (rc < 0) { /* a refusal found here stays what it was */
         char text[PROTO_REPLY_BYTES];
-        int len = q->refused ? proto_reply_error(text, sizeof text, q->cmd.id, q->refused,
-                                                 q->message)
-                             : proto_reply_error(text, sizeof text, q->cmd.id, rc,
-                                                 "the room is unavailable: its node is starting "
-                                                 "or cannot be reached; it did not take effect; "
-                                                 "try again");
+        int len = q->refused
+                      ? proto_reply_error(text, sizeof text, q->cmd.id, q->refused, q->message)
+                      : proto_reply_error(text, sizeof text, q->cmd.id, rc,
+                                          "the room is unavailable: its node is starting "
+                                          "or cannot be reached; it did not take effect; "
+                                          "try again");
         if (len > 0)
             room__add_reply(r, &q->who, ROOM_REPLY_PLAIN, text, (size_t)len);
     }

@@ -320,7 +320,7 @@ async def a_killed_server_restarts_its_rooms_where_their_logs_end():
         back = (await boids_of(a), await boids_of(b))
         print(f"FIGURES kill -9 after {spawned} acked spawns: the rooms came back with "
               f"{back[0] - 300} and {back[1] - 100} of them", flush=True)
-        assert back == (300 + spawned[0], 100 + spawned[1]), (back, spawned)
+        assert back == (300 + spawned[0], 100 + spawned[1]), (back, spawned, d.stderr)
         assert sum("where its command log ends" in line for line in d.stderr) == 2, d.stderr
         await a.close()
         await b.close()

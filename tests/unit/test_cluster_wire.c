@@ -172,13 +172,12 @@ static struct cluster_cmd sample_cmd(void)
     struct cluster_cmd c;
     memset(&c, 0, sizeof c);
     snprintf(c.room, sizeof c.room, "arena-2");
-    c.who = (struct room_actor){
-        .client = 77,
-        .protocol = 2,
-        .role = PROTO_ROLE_PLAYER,
-        .team = -1,
-        .owner = 12,
-        .origin = PROTO_ORIGIN_BIT | 0x1234};
+    c.who = (struct room_actor){.client = 77,
+                                .protocol = 2,
+                                .role = PROTO_ROLE_PLAYER,
+                                .team = -1,
+                                .owner = 12,
+                                .origin = PROTO_ORIGIN_BIT | 0x1234};
     snprintf(c.id, sizeof c.id, "\"abc\"");
     c.text = "{\"cmd\":\"ping\",\"id\":\"abc\"}";
     c.text_len = strlen(c.text);
