@@ -24,10 +24,22 @@ test_cluster.py's helpers), then prints two figures:
   the least loaded node; its viewer watches it from the node it joined),
   watched --seconds; then how many each node ticks and every room's p99
   tick lateness from its owner's /metrics: median and worst.
-- failover: --trials times, kill -9 of the node that owns `default`; the
-  time from the kill to the first frame at each viewer on the two
-  surviving nodes (the worst of the two per trial), then the killed node is
-  started again under its id and the cluster settles. Median and worst.
+- failover: --trials times, kill -9 of the node that owns `default`
+  while an admin on another node spawns one boid every 50 ms (20
+  commands/s, from 2 s before the kill to 3 s after); the time from the
+  kill to the first frame at each viewer on the two surviving nodes (the
+  worst of the two per trial); the commands acked, refused and never
+  answered; acked spawns missing from the room the new owner carries on
+  (its boid count against the start plus the acked spawns); and whether
+  the new owner carried the room on from its command log (CLUSTER.md
+  §2.1; the integration test checks its state hash against the old
+  owner's last frame). Then the killed node is started
+  again under its id and the cluster settles. Median and worst, totals.
+- ack (with --ack SECONDS): a second cluster beside the first, its nodes
+  run with --cluster-log off, each on its own nats-server; a client on
+  each cluster's owner node and one on another node send `seek` commands
+  one at a time, the four in turn, for SECONDS; each command's round trip
+  to its ack, p50, p99 and worst, log on beside log off.
 
 Every process runs on this machine: the figures include the viewers'
 own Python decoding, and the machine is shared.
@@ -120,9 +132,13 @@ async def one_failover(nodes, restart):
     owner = tc.by_id(nodes, owner_id)
     others = [n for n in nodes if n is not owner]
     viewers = [await Client.connect(n.url, headers_only=True) for n in others]
+    admin = await Client.connect(others[0].url, headers_only=True)
     for v in viewers:
         await v.next_snapshot()
     await asyncio.sleep(1.5)  # a checkpoint of the room (--checkpoint-every 1)
+    base = viewers[0].snapshots[-1][1]["boid_count"]
+    sending = asyncio.ensure_future(tc.send_spawns(admin, 5.0))
+    await asyncio.sleep(2.0)
     t_kill = time.time()
     owner.kill()
     await asyncio.sleep(0.3)
@@ -130,11 +146,70 @@ async def one_failover(nodes, restart):
     for v, k in zip(viewers, counts):
         await v.wait_for(lambda v=v, k=k: len(v.snapshots) > k, 10)
     worst = max(v.snapshots[k][0] - t_kill for v, k in zip(viewers, counts))
+    ids = await sending
+    try:
+        await admin.wait_for(lambda: all(any(r.get("id") == i for r in admin.replies)
+                                         for i in ids), 20)
+    except AssertionError:
+        pass
+    answers = [[r for r in admin.replies if r.get("id") == i] for i in ids]
+    acked = sum(1 for a in answers if a and a[0]["type"] == "ack")
+    unanswered = sum(1 for a in answers if not a)
+    twice = sum(1 for a in answers if len(a) > 1)
     new_owner = (await tc.settled(others, not_on=owner_id))["default"]
-    for v in viewers:
+    tick = viewers[0].snapshots[-1][1]["tick"]
+    await viewers[0].next_snapshot(after_tick=tick + 2, timeout=10)
+    lost = base + acked - viewers[0].snapshots[-1][1]["boid_count"]
+    line = next((m for m in map(tc.RESUMED.search, tc.by_id(nodes, new_owner).stderr) if m), None)
+    for v in viewers + [admin]:
         await v.close()
     restart(owner_id)
-    return worst, owner_id, new_owner
+    return {"worst": worst, "was": owner_id, "now": new_owner, "sent": len(ids),
+            "acked": acked, "refused": len(ids) - acked - unanswered, "unanswered": unanswered,
+            "twice": twice, "lost": lost, "resumed": bool(line)}
+
+
+async def ack_side_by_side(args, nodes, flags):
+    """Ack round trips with the command log on (nodes) and off (a second
+    cluster), the four clients in turn."""
+    nats = tc.Nats().start()
+    off = []
+    try:
+        for node_id in tc.NODES[:2]:
+            n = tc.Node(args.flockd, "--nats", nats.url, "--node-id", node_id,
+                        "--checkpoint-every", "1", "--cluster-log", "off", *flags)
+            n.__enter__()
+            off.append(n)
+        clients = {}
+        for name, cluster in (("on", nodes), ("off", off)):
+            owner_id = (await tc.settled(cluster))["default"]
+            owner = tc.by_id(cluster, owner_id)
+            other = next(n for n in cluster if n is not owner)
+            clients[f"log {name}, client on the owner"] = await Client.connect(owner.url,
+                                                                                headers_only=True)
+            clients[f"log {name}, client on another node"] = await Client.connect(
+                other.url, headers_only=True)
+        rtts = {k: [] for k in clients}
+        end = time.time() + args.ack
+        x = 0.0
+        while time.time() < end:
+            for k, c in clients.items():
+                x = (x + 37.0) % 1500
+                t0 = time.perf_counter()
+                r = await c.command("seek", group=0, x=x, y=300.0, timeout=10)
+                assert r["type"] == "ack", r
+                rtts[k].append((time.perf_counter() - t0) * 1e3)
+            await asyncio.sleep(0.02)
+        print(f"ack round trips over {args.ack:.0f} s (a tick is {1000 / 60:.1f} ms), ms:")
+        for k, v in rtts.items():
+            print(f"  {k:<34} p50 {pct(v, 50):7.2f}  p99 {pct(v, 99):7.2f}  "
+                  f"worst {max(v):7.2f}  ({len(v)} commands)")
+        for c in clients.values():
+            await c.close()
+    finally:
+        for n in off:
+            n.__exit__(None, None, None)
+        nats.stop()
 
 
 async def main():
@@ -147,6 +222,7 @@ async def main():
     ap.add_argument("--viewers", type=int, default=1000)
     ap.add_argument("--rooms", type=int, default=0)
     ap.add_argument("--room-boids", type=int, default=1000)
+    ap.add_argument("--ack", type=float, default=0.0)
     argv = sys.argv[1:]
     extra = argv[argv.index("--") + 1:] if "--" in argv else []
     args = ap.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
@@ -176,15 +252,26 @@ async def main():
             fanout(nodes, args.flockctl, args.viewers, args.seconds)
         if args.rooms:
             await rooms(nodes, args.rooms, args.room_boids, args.seconds)
-        times = []
+        if args.ack:
+            await ack_side_by_side(args, nodes, flags)
+        times, trials = [], []
         for trial in range(args.trials):
-            worst, was, now = await one_failover(nodes, start)
-            times.append(worst)
-            print(f"failover {trial + 1}: {was} -> {now}: first frame {worst * 1e3:.0f} ms "
-                  "after kill -9", flush=True)
+            t = await one_failover(nodes, start)
+            times.append(t["worst"])
+            trials.append(t)
+            print(f"failover {trial + 1}: {t['was']} -> {t['now']}: first frame "
+                  f"{t['worst'] * 1e3:.0f} ms after kill -9; {t['sent']} commands, "
+                  f"{t['acked']} acked, {t['refused']} refused, {t['unanswered']} unanswered, "
+                  f"{t['twice']} answered twice, {t['lost']} acked spawns lost; resumed from the "
+                  f"log: {t['resumed']}", flush=True)
         if times:
             print(f"failover over {len(times)} trials: median {statistics.median(times) * 1e3:.0f} ms, "
-                  f"worst {max(times) * 1e3:.0f} ms")
+                  f"worst {max(times) * 1e3:.0f} ms; {sum(t['sent'] for t in trials)} commands, "
+                  f"{sum(t['acked'] for t in trials)} acked, "
+                  f"{sum(t['unanswered'] for t in trials)} unanswered, "
+                  f"{sum(t['twice'] for t in trials)} answered twice, "
+                  f"{sum(t['lost'] for t in trials)} acked lost; "
+                  f"{sum(t['resumed'] for t in trials)} of {len(trials)} resumed from the log")
     finally:
         for n in nodes:
             n.__exit__(None, None, None)
