@@ -34,6 +34,7 @@ import subprocess
 import re
 import sys
 import tempfile
+import threading
 import time
 
 import websockets
@@ -666,6 +667,107 @@ async def an_owner_woken_from_sigstop_after_losing_its_lease_never_acts_as_owner
               f"{r['type']}, {fenced:.0f} frames fenced, 0 stale frames at the relays", flush=True)
         await local.close()
         await far.close()
+
+
+class Cut:
+    """A TCP proxy on loopback in front of nats-server, for one node, on a
+    thread of its own (a node's start blocks the test's loop): cut() drops
+    its connections and refuses new ones until heal()."""
+
+    def __init__(self, port):
+        self.port, self.cut_off, self.pipes = port, False, set()
+        self.loop = asyncio.new_event_loop()
+        ready = threading.Event()
+        threading.Thread(target=self._run, args=(ready,), daemon=True).start()
+        ready.wait(10)
+
+    def _run(self, ready):
+        asyncio.set_event_loop(self.loop)
+        self.server = self.loop.run_until_complete(
+            asyncio.start_server(self._serve, "127.0.0.1", 0))
+        self.url = f"nats://127.0.0.1:{self.server.sockets[0].getsockname()[1]}"
+        ready.set()
+        self.loop.run_forever()
+
+    async def _serve(self, reader, writer):
+        if self.cut_off:
+            writer.close()
+            return
+        up_r, up_w = await asyncio.open_connection("127.0.0.1", self.port)
+        pair = (writer, up_w)
+        self.pipes.add(pair)
+
+        async def pump(r, w):
+            try:
+                while data := await r.read(65536):
+                    w.write(data)
+                    await w.drain()
+            except (ConnectionError, OSError):
+                pass
+            finally:
+                w.close()
+        await asyncio.gather(pump(reader, up_w), pump(up_r, writer))
+        self.pipes.discard(pair)
+
+    def _cut(self):
+        self.cut_off = True
+        for a, b in list(self.pipes):
+            a.transport.abort()
+            b.transport.abort()
+
+    def cut(self):
+        self.loop.call_soon_threadsafe(self._cut)
+
+    def heal(self):
+        self.loop.call_soon_threadsafe(setattr, self, "cut_off", False)
+
+    def close(self):
+        self.cut()
+        self.loop.call_soon_threadsafe(self.loop.stop)
+
+
+# Fencing of a partition: the owner alone loses NATS (its proxy cut). The
+# others take the room over; a command sent to the cut node meanwhile is
+# refused (its log cannot store it), never applied there; when NATS comes
+# back the cut node relays the new owner's room, its viewer on its stream.
+@test
+async def an_owner_cut_off_from_nats_alone_gives_the_room_up_and_applies_nothing():
+    nats = Nats().start()
+    proxy = Cut(nats.port)
+    try:
+        with contextlib.ExitStack() as stack:
+            cut = stack.enter_context(Node(FLOCKD, "--nats", proxy.url, "--node-id", "n1",
+                                           "--checkpoint-every", "1"))
+            await settled([cut])  # n1 owns the default room before the others come
+            others = [stack.enter_context(Node(FLOCKD, "--nats", nats.url, "--node-id", n,
+                                               "--checkpoint-every", "1")) for n in NODES[1:]]
+            nodes = [cut] + others
+            assert (await settled(nodes))["default"] == "n1"
+            local = await Client.connect(cut.url, headers_only=True)
+            far = await Client.connect(others[0].url, headers_only=True)
+            await far.next_snapshot()
+            await asyncio.sleep(1.5)  # a checkpoint taken
+            base = (await far.next_snapshot())["boid_count"]
+            proxy.cut()
+            new_id = (await settled(others, not_on="n1", timeout=15))["default"]
+            r = await local.command("spawn", n=7, group=0, x=100.0, y=100.0, timeout=10)
+            assert r["type"] == "error" and r["code"] == "unavailable", r
+            proxy.heal()
+            await settled(nodes, timeout=20)
+            assert listing(cut)["default"] == new_id
+            tick = far.snapshots[-1][1]["tick"]
+            snap = await far.next_snapshot(after_tick=tick + 2, timeout=10)
+            assert snap["boid_count"] == base, (snap["boid_count"], base)
+            mine = await local.next_snapshot(after_tick=snap["tick"], timeout=10)
+            assert mine["boid_count"] == base and abs(mine["tick"] - snap["tick"]) < 60, mine
+            r = await local.command("spawn", n=7, group=0, x=100.0, y=100.0, timeout=10)
+            assert r["type"] == "ack", r
+            await local.close()
+            await far.close()
+    finally:
+        proxy.close()
+        nats.stop()
+        shutil.rmtree(nats.dir, ignore_errors=True)
 
 
 @test
