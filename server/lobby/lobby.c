@@ -126,6 +126,8 @@ static const struct ckpt *carry_on(struct lobby *l, const char *name, const stru
     if (rc == 0)
         return &res->ck;
     if (rc != PROTO_E_NOT_FOUND)
+        atomic_fetch_add_explicit(&g_metrics.logs_refused, 1, memory_order_relaxed);
+    if (rc != PROTO_E_NOT_FOUND)
         persist_say(p, "room \"%s\": %s; %s", name, why,
                     c ? "it carries on from its checkpoint alone, without the commands after it"
                       : "it is not restored");

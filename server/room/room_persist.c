@@ -13,6 +13,7 @@
  */
 #include "room_internal.h"
 
+#include "metrics.h"
 #include "persist.h"
 #include "reclog.h"
 #include "recorder.h"
@@ -463,6 +464,8 @@ void room__resume_from(struct room *r, const struct room_takeover *t)
     } else {
         fprintf(stderr, "flockd: room \"%s\" resumed from checkpoint %u at tick %llu%s%s\n",
                 r->name, c.seq, (unsigned long long)world_tick(r), lost[0] ? ": " : "", lost);
+        if (lost[0])
+            atomic_fetch_add_explicit(&g_metrics.logs_refused, 1, memory_order_relaxed);
     }
     room_resumed_free(&res);
 }

@@ -124,6 +124,10 @@ static void render_counters(struct textbuf *t)
         {"kicked_total", "Clients kicked by an admin.", offsetof(struct metrics, kicked)},
         {"rooms_created_total", "Rooms created by joins.", offsetof(struct metrics, rooms_created)},
         {"rooms_expired_total", "Empty rooms removed.", offsetof(struct metrics, rooms_expired)},
+        {"command_logs_refused_total",
+         "Command logs (a file at start, a cluster's at a takeover) refused as corrupt, foreign or "
+         "not replaying: the room carried on from its checkpoint alone.",
+         offsetof(struct metrics, logs_refused)},
         {"script_errors_total",
          "Room scripts disabled by an error, their budget or their memory cap.",
          offsetof(struct metrics, script_errors)},

@@ -79,7 +79,8 @@ struct metrics {
     atomic_uint_fast64_t kicked;
     atomic_uint_fast64_t rooms_created; /* by joins */
     atomic_uint_fast64_t rooms_expired;
-    atomic_int_fast64_t rooms; /* gauge */
+    atomic_uint_fast64_t logs_refused; /* command logs a room could not carry on from */
+    atomic_int_fast64_t rooms;         /* gauge */
     atomic_uint_fast64_t commands_rejected[METRICS_MAX_CODES];
     /* Snapshot frames by kind (snapenc.h): encoded (once per room and
      * snapshot) and the time that took; those written to clients and

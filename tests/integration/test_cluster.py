@@ -669,6 +669,42 @@ async def an_owner_woken_from_sigstop_after_losing_its_lease_never_acts_as_owner
         await far.close()
 
 
+# Bad input from NATS: a message that is no batch of records lands in a
+# room's command log. The owner's next batch is refused (the log is not as
+# it left it): it steps down and takes the room back at once; the log does
+# not read, which is said and counted, and the room carries on from its
+# checkpoint, its next commands acked.
+@test
+async def a_corrupt_command_log_is_refused_and_the_room_goes_on_from_its_checkpoint():
+    with cluster() as (nats, nodes):
+        owner_id = (await settled(nodes))["default"]
+        owner = by_id(nodes, owner_id)
+        other = next(n for n in nodes if n is not owner)
+        c = await Client.connect(other.url, headers_only=True)
+        await c.next_snapshot()
+        await asyncio.sleep(1.5)  # a checkpoint taken
+        nats.publish("flockd.log.default", b"\x05\x00\x00\x00garbage, not a record")
+        r = await c.command("seek", group=0, x=10.0, y=10.0, timeout=15)
+        assert r["type"] == "error" and r["code"] == "unavailable", r
+
+        def refused():
+            return sum(n.metric("flockd_command_logs_refused_total") or 0 for n in nodes)
+        deadline = time.time() + 15
+        while refused() < 1 and time.time() < deadline:
+            await asyncio.sleep(0.1)
+        assert refused() >= 1, [ln for n in nodes for ln in n.stderr if "room" in ln]
+        said = [ln for n in nodes for ln in n.stderr if "command log does not read" in ln]
+        assert said, [ln for n in nodes for ln in n.stderr if "room" in ln]
+        await settled(nodes)
+        tick = c.snapshots[-1][1]["tick"]
+        await c.next_snapshot(after_tick=tick, timeout=10)
+        deadline = time.time() + 10
+        while (r := await c.command("seek", group=0, x=20.0, y=20.0))["type"] != "ack":
+            assert time.time() < deadline, r  # the takeover settling
+            await asyncio.sleep(0.2)
+        await c.close()
+
+
 class Cut:
     """A TCP proxy on loopback in front of nats-server, for one node, on a
     thread of its own (a node's start blocks the test's loop): cut() drops
