@@ -353,6 +353,17 @@ static inline bool cluster__is_fenced(const struct cluster *c, const struct croo
     return (double)(now - cr->renewed_ns) > FENCE_SHARE * c->cfg.lease_s * 1e9;
 }
 
+/* Owned room cr relays from its next tick: its lease counted as seen
+ * now, the term it had the highest a relay accepts. Under lock. */
+static inline void cluster__become_relay(struct croom *cr, int64_t now)
+{
+    cr->owner = false;
+    cr->term_seen = cr->term;
+    cr->rev_seen_ns = now;
+    cr->frame_ns = now;
+    room_relay_set(cr->room, false, NULL);
+}
+
 /* The attached room called name (len bytes), or NULL, also once the
  * cluster is quiet (what NATS brings then is dropped). Under lock. */
 static inline struct croom *cluster__find(struct cluster *c, const char *name, size_t len)

@@ -212,11 +212,7 @@ static void lease_apply(struct cluster *c, struct lease_job *j, int64_t now)
         cr->owner = true;
         break;
     case LOST:
-        cr->owner = false;
-        cr->term_seen = cr->term;
-        cr->rev_seen_ns = now;
-        cr->frame_ns = now;
-        room_relay_set(cr->room, false, NULL);
+        cluster__become_relay(cr, now);
         COUNT(c, leases_lost);
         fprintf(stderr, "flockd: cluster: room \"%s\" is owned by another node now\n", cr->name);
         break;

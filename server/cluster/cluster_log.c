@@ -64,13 +64,8 @@ bool cluster__link_can_log(void *arg, struct room *r)
  * Under lock. */
 static void step_down(struct cluster *c, struct croom *cr, const char *why)
 {
-    int64_t now = clock_mono_ns();
     cr->log_failed = true;
-    cr->owner = false;
-    cr->term_seen = cr->term;
-    cr->rev_seen_ns = now;
-    cr->frame_ns = now;
-    room_relay_set(cr->room, false, NULL);
+    cluster__become_relay(cr, clock_mono_ns());
     COUNT(c, log_failures);
     fprintf(stderr, "flockd: cluster: room \"%s\" stops ticking here: its command log %s\n",
             cr->name, why);
