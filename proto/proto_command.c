@@ -510,7 +510,7 @@ static int read_rect(struct ctx *c, const cJSON *a, float rect[4])
 {
     double hi[4] = {c->lim->width, c->lim->height, 1e7, 1e7};
     for (int k = 0; k < 4; k++) {
-        double v;
+        double v = 0.0;
         int rc = check_num(c, cJSON_GetArrayItem(a, k), "rect", 0.0, hi[k], 0, &v);
         if (rc)
             return rc;
@@ -546,7 +546,7 @@ static int parse_select(struct ctx *c, struct proto_command *out)
     const cJSON *e, *list = ids ? ids : squads;
     cJSON_ArrayForEach(e, list)
     {
-        double v;
+        double v = 0.0;
         rc = ids ? check_num(c, e, "ids", 1.0, UINT32_TOP, 1, &v)
                  : check_num(c, e, "squads", 0.0, PROTO_SQUADS, 1, &v);
         if (rc)
@@ -568,7 +568,7 @@ static int read_waypoints(struct ctx *c, int max, struct proto_order_args *a)
         return rc;
     cJSON_ArrayForEach(p, to)
     {
-        double x, y;
+        double x = 0.0, y = 0.0;
         if (!cJSON_IsArray(p) || cJSON_GetArraySize(p) != 2)
             return fail(c, PROTO_E_BAD_ARG, "field 'to' must hold points [x, y]");
         rc = check_num(c, cJSON_GetArrayItem(p, 0), "to", 0.0, c->lim->width, 0, &x);
