@@ -39,7 +39,7 @@ CC_PICK = $$(command -v clang || command -v cc)
         fuzz-test asan-build tsan-build fuzz-build gcc-build gate-light gate-load \
         release-light asan-light tsan-light browser-lane churn-lane fuzz-parallel \
         format format-check bench bench-rooms bench-cluster fog-soak bench-viewer script-match chaos \
-        clean help
+        soak soak-short clean help
 
 all: build
 
@@ -66,6 +66,9 @@ help:
 	@echo "              and scriptbench: what the sample's script costs a tick of 4 x 500 units"
 	@echo "make chaos    a cluster of three nodes under kill -9, SIGSTOP and NATS restarts for"
 	@echo "              CHAOS_SECONDS (1800), seeded (CHAOS_SEED): no acked command lost or doubled"
+	@echo "make soak     one flockd under mixed load for SOAK_SECONDS (3600): its RSS, descriptors"
+	@echo "              and threads must stay flat after the warm-up (tests/soak/soak.py)"
+	@echo "make soak-short  the same for 3 minutes (3 min 10 s; about half a core)"
 	@echo "make fuzz     run each fuzz target for FUZZ_SECONDS (default 60) under ASan+UBSan"
 	@echo "make format   reformat the C sources with clang-format"
 	@echo "make clean    remove build folders"
@@ -157,8 +160,9 @@ run: build
 
 # ---- tests ----------------------------------------------------------------------
 #
-# ctest labels (tests/CMakeLists.txt): unit, web, integration, e2e, fuzz;
-# serial for the tests that must run alone (they measure time or rates, or,
+# ctest labels (tests/CMakeLists.txt): unit, web, integration, e2e, fuzz,
+# soak (soak_short: 3 minutes of mixed load, which no selection here
+# runs; `make soak-short` does); serial for the tests that must run alone (they measure time or rates, or,
 # e2e_viewer, fail on a busy machine), heavy for those that keep about a
 # core busy throughout (a browser, 100,000 connections). A build's tests
 # run in two parts: everything not serial, TEST_JOBS at a time (it waits
@@ -200,7 +204,7 @@ tests_asan := -E '^e2e_viewer(3|_timing)?$$'
 tests_tsan = $(TSAN_SELECT)
 # $(call part,TREE,TITLE,CTEST OPTIONS): some of TREE's tests.
 part = $(call phase,$(name_$(1)): $(2),cd $(dir_$(1)) && $(CTEST) $(3) $(tests_$(1)))
-parallel_part = $(call part,$(1),tests that may run in parallel,-j$(TEST_JOBS) -LE '^serial$$')
+parallel_part = $(call part,$(1),tests that may run in parallel,-j$(TEST_JOBS) -LE '^(serial|soak)$$')
 serial_part = $(call part,$(1),serial tests (one at a time),-L '^serial$$')
 # Fuzzers are single-threaded: two at a time on the usual two cores.
 FUZZ_TESTS = $(call phase,fuzz targets (two at a time),cd $(FUZZ_BUILD) && $(CTEST) -j2 -L '^fuzz$$')
@@ -275,7 +279,7 @@ fuzz-build: | tsan-build
 endif
 gate-load: fuzz-parallel churn-lane
 $(TREES:%=%-light): %-light:
-	$(call part,$*,light tests,-j$(GATE_JOBS) -LE '^(serial|heavy)$$')
+	$(call part,$*,light tests,-j$(GATE_JOBS) -LE '^(serial|heavy|soak)$$')
 release-light: build
 asan-light: asan-build
 tsan-light: tsan-build
@@ -297,6 +301,24 @@ CHAOS_SEED ?= 1
 chaos: build
 	/usr/bin/python3 tests/chaos/chaos.py $(BUILD)/server/flockd --seconds $(CHAOS_SECONDS) \
 	  --seed $(CHAOS_SEED)
+
+# The soak (tests/soak/soak.py, tests/README.md "The soak"): one flockd over
+# TLS, checkpointing and recording, under churn, commands at and past the
+# rate limit, slow consumers, viewers with views, matches and SIGHUPs for
+# SOAK_SECONDS; fails when its RSS drifts more than 2 MiB after the
+# warm-up, when its descriptors or threads grow, or when a client that
+# keeps the rules gets an error. The samples: $(BUILD)/soak*.csv, a plot
+# of them: $(BUILD)/soak*.svg. soak-short, 3 minutes, needs nothing but
+# the Release build (about half a core for flockd and the driver together).
+SOAK_SECONDS ?= 3600
+SOAK = /usr/bin/python3 tests/soak/soak.py $(BUILD)/server/flockd
+soak: build
+	$(call phase,soak of $(SOAK_SECONDS) s,$(SOAK) --seconds $(SOAK_SECONDS) \
+	  --csv $(BUILD)/soak.csv --svg $(BUILD)/soak.svg)
+
+soak-short: build
+	$(call phase,soak of 180 s,$(SOAK) --seconds 180 \
+	  --csv $(BUILD)/soak-short.csv --svg $(BUILD)/soak-short.svg)
 
 # The room scripts' long run: `make test` records an 8-s match.
 script-match: build

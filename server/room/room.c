@@ -278,14 +278,18 @@ int room_push_refusal(struct room *r, uint64_t client, const char *id, int code,
     return pushed(r, q);
 }
 
-/* Moves every queued item into r->batch; returns how many. */
+/* Moves every queued item into r->batch; returns how many. The empty ring
+ * starts again at its first slot: a head that went round would in time
+ * write every slot of it (about 2 KB each, 2 MiB at the default --queue)
+ * and so make all of it resident, however short the room's backlog; this
+ * way only as many slots as the deepest backlog are ever touched. */
 static uint32_t take_batch(struct room *r)
 {
     pthread_mutex_lock(&r->lock);
     uint32_t n = r->count;
     for (uint32_t k = 0; k < n; k++)
         r->batch[k] = r->ring[(r->head + k) % ring_len(r)];
-    r->head = (r->head + n) % ring_len(r);
+    r->head = 0;
     r->count = 0;
     pthread_mutex_unlock(&r->lock);
     return n;

@@ -17,6 +17,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import ssl
 import struct
 import subprocess
@@ -105,6 +106,49 @@ def stacks_of(pid):
         return f"(gdb could not show its threads: {e})\n"
     return "its threads when it was stopped:\n" + "\n".join(
         ln for ln in out.splitlines() if ln.startswith(("Thread", "#"))) + "\n"
+
+# ---- TLS: self-signed certificates and what flockd serves ----------------------------
+
+def self_signed_pair(folder, name, days=2, cn="localhost"):
+    """A self-signed certificate and its key, made with openssl: the paths
+    (FOLDER/NAME.crt, FOLDER/NAME.key); days < 0 makes one that expired."""
+    crt, key = os.path.join(folder, name + ".crt"), os.path.join(folder, name + ".key")
+    for args in (["req", "-new", "-newkey", "rsa:2048", "-nodes", "-keyout", key,
+                  "-subj", f"/CN={cn}", "-out", crt + ".csr"],
+                 ["x509", "-req", "-in", crt + ".csr", "-signkey", key, "-days", str(days),
+                  "-out", crt]):
+        subprocess.run(["openssl", *args], check=True, capture_output=True)
+    return crt, key
+
+
+def install_pair(pair, crt, key):
+    """Copies a (certificate, key) pair over the files flockd was started
+    with, each replaced at once (a SIGHUP never reads half a file)."""
+    for src, dst in zip(pair, (crt, key)):
+        with open(src, "rb") as f, open(dst + ".tmp", "wb") as g:
+            g.write(f.read())
+        os.replace(dst + ".tmp", dst)
+
+
+def unverified():
+    """A client TLS context that takes any certificate (the self-signed ones)."""
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    return ctx
+
+
+def served_certificate(port):
+    """The DER certificate flockd presents to a new TLS connection."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
+        with unverified().wrap_socket(raw) as tls:
+            return tls.getpeercert(binary_form=True)
+
+
+def der_of(crt):
+    with open(crt) as f:
+        return ssl.PEM_cert_to_DER_cert(f.read())
+
 
 class Flockd:
     """A flockd process with its own port; use as a context manager.

@@ -13,12 +13,12 @@ import asyncio
 import os
 import signal
 import socket
-import ssl
 import subprocess
 import tempfile
 import time
 
-from flockd_harness import Client, Flockd, Suite, arg
+from flockd_harness import (Client, Flockd, Suite, arg, der_of, install_pair, self_signed_pair,
+                            served_certificate, unverified)
 
 FLOCKD = arg(0, "build/server/flockd")
 FLOCKCTL = arg(1, "build/client/cli/flockctl")
@@ -28,18 +28,9 @@ test = SUITE.test
 TMP = tempfile.mkdtemp(prefix="flockd-tls-")
 
 
-def openssl(*args):
-    subprocess.run(["openssl", *args], check=True, capture_output=True)
-
-
 def make_pair(name, days=2, cn="localhost"):
-    """A self-signed certificate and key, NAME.crt and NAME.key in TMP; days
-    < 0 makes one that expired."""
-    crt, key = os.path.join(TMP, name + ".crt"), os.path.join(TMP, name + ".key")
-    openssl("req", "-new", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-subj", f"/CN={cn}",
-            "-out", crt + ".csr")
-    openssl("x509", "-req", "-in", crt + ".csr", "-signkey", key, "-days", str(days), "-out", crt)
-    return crt, key
+    """NAME.crt and NAME.key in TMP; days < 0 makes one that expired."""
+    return self_signed_pair(TMP, name, days, cn)
 
 
 A = make_pair("a", cn="first")
@@ -47,36 +38,9 @@ B = make_pair("b", cn="second")
 OLD = make_pair("old", days=-1)
 
 
-def unverified():
-    ctx = ssl.create_default_context()
-    ctx.check_hostname = False
-    ctx.verify_mode = ssl.CERT_NONE
-    return ctx
-
-
-def served_certificate(port):
-    """The DER certificate flockd presents to a new TLS connection."""
-    with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
-        with unverified().wrap_socket(raw) as tls:
-            return tls.getpeercert(binary_form=True)
-
-
-def der_of(crt):
-    with open(crt) as f:
-        return ssl.PEM_cert_to_DER_cert(f.read())
-
-
-def install(pair, crt, key):
-    """Copies a pair over the files flockd was started with."""
-    for src, dst in zip(pair, (crt, key)):
-        with open(src, "rb") as f, open(dst + ".tmp", "wb") as g:
-            g.write(f.read())
-        os.replace(dst + ".tmp", dst)
-
-
 def live_pair():
     crt, key = os.path.join(TMP, "live.crt"), os.path.join(TMP, "live.key")
-    install(A, crt, key)
+    install_pair(A, crt, key)
     return crt, key
 
 
@@ -148,7 +112,7 @@ async def sighup_loads_renewed_files_and_keeps_open_connections():
     with Flockd(FLOCKD, "--tls-cert", crt, "--tls-key", key, "--boids", "100") as d:
         assert served_certificate(d.port) == der_of(A[0])
         old = await connect_wss(d)
-        install(B, crt, key)
+        install_pair(B, crt, key)
         d.proc.send_signal(signal.SIGHUP)
         deadline = time.time() + 5
         while served_certificate(d.port) != der_of(B[0]):
@@ -160,7 +124,7 @@ async def sighup_loads_renewed_files_and_keeps_open_connections():
         await old.wait_for(lambda: len(old.snapshots) >= n + 5, 5)
         assert (await old.command("ping"))["type"] == "ack"
         # A mismatched pair is refused; the renewed one stays in use.
-        install((B[0], A[1]), crt, key)
+        install_pair((B[0], A[1]), crt, key)
         d.proc.send_signal(signal.SIGHUP)
         deadline = time.time() + 5
         while not any("refused" in line for line in d.stderr):
