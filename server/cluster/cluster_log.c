@@ -103,6 +103,8 @@ int cluster__link_log(void *arg, struct room *r, const uint8_t *records, size_t 
                        ? js_Publish(&pa, c->js, subject, records, (int)len, &po, &jerr)
                        : NATS_CONNECTION_DISCONNECTED;
     uint64_t seq = s == NATS_OK && pa ? pa->Sequence : 0;
+    /* Surely not stored: refused for its sequence, or never sent. */
+    bool lacks = jerr == JSStreamWrongLastSequenceErr || s == NATS_CONNECTION_DISCONNECTED;
     jsPubAck_Destroy(pa);
     pthread_mutex_lock(&c->lock);
     cr = cluster__find_room(c, r);
@@ -118,7 +120,7 @@ int cluster__link_log(void *arg, struct room *r, const uint8_t *records, size_t 
                       : "could not store a batch of commands (NATS lost or slow)");
     }
     pthread_mutex_unlock(&c->lock);
-    return seq ? 0 : PROTO_E_UNAVAILABLE;
+    return seq ? 0 : lacks ? PROTO_E_UNAVAILABLE : PROTO_E_INTERNAL;
 }
 
 /* ---- a takeover ------------------------------------------------------------------ */

@@ -112,9 +112,16 @@ void room__add_reply_now(struct room *r, const struct room_actor *who, enum room
 }
 
 /* The batch's replies leave, in order: as they are if the log has its
- * records (stored true), else a logged command's ack becomes a refusal. */
-static void release_staged(struct room *r, bool stored)
+ * records (stored 0), else a logged command's ack becomes a refusal that
+ * says whether the log surely lacks it (PROTO_E_UNAVAILABLE) or may hold
+ * it (any other code: a write whose answer was lost). */
+static void release_staged(struct room *r, int stored)
 {
+    const char *why = stored == PROTO_E_UNAVAILABLE
+                          ? "the room's command log could not store it: it did not take effect; "
+                            "retry"
+                          : "the room's command log did not answer: its outcome is unknown (the "
+                            "node that takes the room over applies it if the log has it)";
     struct staged *st = r->staged;
     r->staged = r->staged_last = NULL;
     r->staged_tail = &r->staged;
@@ -122,10 +129,8 @@ static void release_staged(struct room *r, bool stored)
         struct staged *next = st->next;
         struct room_reply *rep = st->rep;
         char text[PROTO_REPLY_BYTES];
-        int len = !stored && st->logged
-                      ? proto_reply_error(text, sizeof text, st->id, PROTO_E_UNAVAILABLE,
-                                          "the room's command log could not store it: it did "
-                                          "not take effect; retry")
+        int len = stored < 0 && st->logged
+                      ? proto_reply_error(text, sizeof text, st->id, PROTO_E_UNAVAILABLE, why)
                       : 0;
         if (len > 0) {
             struct room_reply *err = make_reply(&(struct room_actor){.client = rep->client},
@@ -751,7 +756,7 @@ static bool apply_queued(struct room *r)
         room__record_flush(r); /* and not before what they ack is in the logs */
         if (r->staging) {
             r->staging = false;
-            release_staged(r, room__clog_flush(r) == 0);
+            release_staged(r, room__clog_flush(r));
         }
         room__wake(r);
     }

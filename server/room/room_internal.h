@@ -212,9 +212,9 @@ bool room__origin_find(const struct room *r, uint64_t origin, struct room_origin
 bool room__logs_to_cluster(const struct room *r);
 
 /* Hands the records of this batch to the cluster's command log and waits
- * until they are stored: 0 (none or stored), or a negative code: the
- * records are not stored, and the room no longer ticks for the cluster.
- * Tick thread. */
+ * until they are stored: 0 (none or stored), or the link's negative code
+ * (room_link.log): they are not stored, or may not be, and the room no
+ * longer ticks for the cluster. Tick thread. */
 int room__clog_flush(struct room *r);
 
 /* After a command was applied: logs it if the log records its kind. Tick

@@ -79,9 +79,10 @@ struct room_link {
     bool (*can_log)(void *arg, struct room *r);
     /* The room ticks here: stores records[0..len) (reclog.h's records of
      * the commands a batch applied) in the cluster's command log and waits
-     * for it, the one hook that may: 0 once stored; a negative code when
-     * they cannot be (the room then relays: another node carries it on
-     * from the log, which lacks them). */
+     * for it, the one hook that may: 0 once stored; PROTO_E_UNAVAILABLE
+     * when the log surely lacks them, PROTO_E_INTERNAL when it may hold
+     * them (its answer lost). Either way the room then relays: another
+     * node carries it on from what the log holds. */
     int (*log)(void *arg, struct room *r, const uint8_t *records, size_t len,
                uint32_t checkpoint); /* the checkpoint they mark (0: none) */
 };
