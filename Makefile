@@ -295,7 +295,7 @@ churn-lane:
 fuzz-parallel:
 	$(FUZZ_TESTS)
 
-# The chaos run by hand (tests/chaos/chaos.py): `make test` runs 45 s of it.
+# The chaos run by hand (tests/chaos/chaos.py): `make test` runs 30 s of it.
 CHAOS_SECONDS ?= 1800
 CHAOS_SEED ?= 1
 chaos: build

@@ -23,7 +23,7 @@ cluster settles, and a checker proves:
   report.
 
 Usage: chaos.py FLOCKD [--seconds N] [--seed S]
-`make chaos` runs it for 30 minutes (CHAOS_SECONDS), `make test` for one.
+`make chaos` runs it for 30 minutes (CHAOS_SECONDS), `make test` for 30 s.
 It prints a line per fault and, last, a FIGURES line and a JSON summary.
 """
 
