@@ -246,7 +246,8 @@ fuzz-test: fuzz-build
 #    light tests (neither serial nor heavy, GATE_JOBS at a time per build)
 #    as soon as that build is done, and, once all compiling is done, the
 #    heavy browser test (e2e_lobby) of Release then ASan;
-# 2. the fuzz targets, two at a time, beside the churn tests of every build
+# 2. the fuzz targets, two at a time, beside the heavy integration tests of
+#    every build (churn; dilation: a room of a million boids overloaded)
 #    and the Release build's heavy unit test (test_step_forked_heavy: a
 #    100k-boid room for 400 ticks on 1, 2 and 7 threads; under ASan its
 #    small variant runs with the light tests) (none measures time: fuzzers
