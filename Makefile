@@ -11,6 +11,11 @@ GCC_BUILD  ?= build-gcc
 # Seconds per fuzz target for `make fuzz`; `make test` fuzzes each for
 # FLOCKD_FUZZ_SECONDS (10 s, tests/fuzz/CMakeLists.txt), two at a time.
 FUZZ_SECONDS ?= 60
+# `make fuzz-long` (tests/fuzz/long.sh): each target until FUZZ_LONG_SECONDS
+# or until its coverage has not grown for FUZZ_PLATEAU_SECONDS, then the
+# corpus grows by what it found, minimized. FUZZ_TARGETS=store: one target.
+FUZZ_LONG_SECONDS ?= 3600
+FUZZ_PLATEAU_SECONDS ?= 600
 FUZZ_TARGETS := command snapshot snapshot_v2 snapshot_v3 join config store cluster
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 # Tests that do not measure time mostly wait on the clock: run twice as
@@ -35,7 +40,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # (server/bench/README.md).
 CC_PICK = $$(command -v clang || command -v cc)
 
-.PHONY: all deps build run check check-tests test release-test asan-test tsan-test fuzz \
+.PHONY: all deps build run check check-tests test release-test asan-test tsan-test fuzz fuzz-long \
         fuzz-test asan-build tsan-build fuzz-build gcc-build gate-light gate-load \
         release-light asan-light tsan-light browser-lane churn-lane fuzz-parallel \
         format format-check bench bench-rooms bench-cluster fog-soak bench-viewer script-match chaos \
@@ -73,6 +78,9 @@ help:
 	@echo "              and threads must stay flat after the warm-up (tests/soak/soak.py)"
 	@echo "make soak-short  the same for 3 minutes (3 min 10 s; about half a core)"
 	@echo "make fuzz     run each fuzz target for FUZZ_SECONDS (default 60) under ASan+UBSan"
+	@echo "make fuzz-long  each fuzz target for FUZZ_LONG_SECONDS (3600) or until its coverage"
+	@echo "              stops growing for FUZZ_PLATEAU_SECONDS (600); the corpus grows by what"
+	@echo "              it found, minimized; a table of coverage before and after (FUZZ_TARGETS=store)"
 	@echo "make format   reformat the C sources with clang-format"
 	@echo "make clean    remove build folders"
 
@@ -335,6 +343,10 @@ fuzz: fuzz-build
 	  echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
 	  BUILD_DIR=$(FUZZ_BUILD) tests/fuzz/run.sh $$t $(FUZZ_SECONDS) || exit 1; \
 	done
+
+fuzz-long: fuzz-build
+	BUILD_DIR=$(FUZZ_BUILD) FUZZ_LONG_SECONDS=$(FUZZ_LONG_SECONDS) \
+	  FUZZ_PLATEAU_SECONDS=$(FUZZ_PLATEAU_SECONDS) tests/fuzz/long.sh $(FUZZ_TARGETS)
 
 SOURCES = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find server proto client tests -name '*.[ch]')
 
