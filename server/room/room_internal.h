@@ -213,7 +213,7 @@ bool room__origin_find(const struct room *r, uint64_t origin, struct room_origin
 
 /* True if the room writes a cluster's command log (it ticks for a cluster
  * whose link logs). Tick thread. */
-bool room__logs_to_cluster(const struct room *r);
+bool room__logs_to_cluster(struct room *r);
 
 /* Hands the records of this batch to the cluster's command log and waits
  * until they are stored: 0 (none or stored), or the link's negative code

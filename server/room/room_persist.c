@@ -118,9 +118,9 @@ static uint64_t world_tick(const struct room *r)
     return v.tick;
 }
 
-bool room__logs_to_cluster(const struct room *r)
+bool room__logs_to_cluster(struct room *r)
 {
-    return r->store && r->cfg.link && r->cfg.link->log && !room__is_relay(r);
+    return r->cfg.link && r->cfg.link->log && !room__is_relay(r) && store_of(r);
 }
 
 /* Adds rec[0..len) to the cluster's records of this batch. */
