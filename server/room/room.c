@@ -141,9 +141,9 @@ static void release_staged(struct room *r, int stored)
                       ? proto_reply_error(text, sizeof text, st->id, PROTO_E_UNAVAILABLE, why)
                       : 0;
         if (len > 0) {
-            struct room_reply *err = make_reply(&(struct room_actor){.client = rep->client},
-                                                ROOM_REPLY_PLAIN, text, (size_t)len,
-                                                (struct welcome_marks){0}, NULL);
+            struct room_reply *err =
+                make_reply(&(struct room_actor){.client = rep->client}, ROOM_REPLY_PLAIN, text,
+                           (size_t)len, (struct welcome_marks){0}, NULL);
             free(rep);
             rep = err;
         }
