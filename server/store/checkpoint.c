@@ -243,6 +243,10 @@ static int read_strings(struct bytes_r *r, const struct lengths *n, struct ckpt 
     return 0;
 }
 
+/* The zeros a team's token and name are padded with (FILES.md §2.2). */
+static const uint8_t
+    TEAM_PADDING[SECRET_TOKEN_LEN > PROTO_NAME_MAX ? SECRET_TOKEN_LEN : PROTO_NAME_MAX];
+
 static int read_team(struct bytes_r *r, struct ckpt_team *t, const char **why)
 {
     uint64_t state = bytes_get(r, 1), nl = bytes_get(r, 1), rl = bytes_get(r, 1);
@@ -251,7 +255,9 @@ static int read_team(struct bytes_r *r, struct ckpt_team *t, const char **why)
     t->grace_left_ns = (int64_t)bytes_get(r, 8);
     const uint8_t *rejoin = bytes_take(r, SECRET_TOKEN_LEN), *name = bytes_take(r, PROTO_NAME_MAX);
     if (!rejoin || !name || state > CKPT_TEAM_WAITING || nl > PROTO_NAME_MAX ||
-        rl > SECRET_TOKEN_LEN || pad)
+        rl > SECRET_TOKEN_LEN || pad ||
+        memcmp(rejoin + rl, TEAM_PADDING, SECRET_TOKEN_LEN - rl) != 0 ||
+        memcmp(name + nl, TEAM_PADDING, PROTO_NAME_MAX - nl) != 0)
         return refuse(why, PROTO_E_BAD_VALUE, "a malformed team");
     t->state = (enum ckpt_team_state)state;
     memcpy(t->rejoin, rejoin, rl);

@@ -7,7 +7,8 @@
  * byte too many, another format version, not a checkpoint, and fields
  * that break their rules under a valid checksum (team state, room name,
  * mode, tick rate, owners out of order or more than the obstacles, a
- * world whose time step is not the room's tick, a broken world state).
+ * world whose time step is not the room's tick, a broken world state, a
+ * team's padding other than zeros).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -270,6 +271,40 @@ static void fields_that_break_their_rules_are_refused_under_a_good_checksum(void
     free(broken);
 }
 
+/* buf's CRC (its last 4 bytes) set right for what comes before it. */
+static void put_crc(uint8_t *buf, size_t len)
+{
+    uLong crc = crc32(0, buf, (uInt)(len - 4));
+    for (int i = 0; i < 4; i++)
+        buf[len - 4 + i] = (uint8_t)(crc >> 8 * i);
+}
+
+/* FILES.md §2.2: a team's token and name are zero-padded to 32 bytes; a
+ * byte other than zero in the padding is refused, under a good checksum. */
+static void a_team_padded_with_other_than_zeros_is_refused(void **state)
+{
+    (void)state;
+    struct ckpt c = sample();
+    size_t len;
+    uint8_t *buf = encoded(&len);
+    size_t team1 = 60 + strlen(c.room) + strlen(c.build) + strlen(c.password), team2 = team1 + 84;
+    /* after team 1's name "ann"; in team 2's (free) token and name; in team 3's (no) name */
+    size_t at[] = {team1 + 52 + 3, team2 + 20, team2 + 52 + 31, team2 + 84 + 52};
+    struct ckpt out;
+    for (size_t k = 0; k < sizeof at / sizeof at[0]; k++) {
+        buf[at[k]] = 'x';
+        put_crc(buf, len);
+        const char *why = NULL;
+        if (ckpt_decode(buf, len, &out, &why) != PROTO_E_BAD_VALUE)
+            fail_msg("a byte at %zu in a team's padding is not refused", at[k]);
+        assert_non_null(why);
+        buf[at[k]] = 0;
+    }
+    put_crc(buf, len);
+    assert_int_equal(ckpt_decode(buf, len, &out, NULL), 0);
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -280,6 +315,7 @@ int main(void)
         cmocka_unit_test(a_byte_too_many_another_version_or_no_magic_is_refused),
         cmocka_unit_test(a_script_section_reads_back),
         cmocka_unit_test(fields_that_break_their_rules_are_refused_under_a_good_checksum),
+        cmocka_unit_test(a_team_padded_with_other_than_zeros_is_refused),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
