@@ -44,6 +44,7 @@ struct staged {
     struct staged *next;
     struct room_reply *rep;
     bool logged;
+    bool forwarded; /* another node's command: a refusal is not sent (it sends it again) */
     char id[PROTO_ID_TEXT_MAX];
 };
 
@@ -140,7 +141,10 @@ static void release_staged(struct room *r, int stored)
         int len = stored < 0 && st->logged
                       ? proto_reply_error(text, sizeof text, st->id, PROTO_E_UNAVAILABLE, why)
                       : 0;
-        if (len > 0) {
+        if (len > 0 && st->forwarded) { /* its node sends it again, to the owner of then */
+            free(rep);
+            rep = NULL;
+        } else if (len > 0) {
             struct room_reply *err =
                 make_reply(&(struct room_actor){.client = rep->client}, ROOM_REPLY_PLAIN, text,
                            (size_t)len, (struct welcome_marks){0}, NULL);
@@ -710,6 +714,7 @@ static void apply_one(struct room *r, const struct queued *q)
         room__origin_note(r, q->who.origin, a.tick, a.obstacle);
     if (r->staging && r->staged_last != before && reclog_is_recorded(a.cmd.kind)) {
         r->staged_last->logged = true; /* its reply waits for the log */
+        r->staged_last->forwarded = q->who.origin != 0;
         snprintf(r->staged_last->id, sizeof r->staged_last->id, "%s", q->cmd.id);
     }
 }
@@ -726,6 +731,8 @@ static void refuse_unloggable(struct room *r, uint32_t n)
         q->refused = PROTO_E_UNAVAILABLE;
         snprintf(q->message, sizeof q->message,
                  "the room's command log cannot be reached: it did not take effect; retry");
+        if (q->who.origin) /* not answered: its node sends it again, to the owner of then */
+            q->who.client = 0;
     }
 }
 
