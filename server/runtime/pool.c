@@ -48,8 +48,6 @@ struct job {
     void (*fn)(void *arg, unsigned part);
     void *arg;
     bool is_behind;        /* forked by a behind task's run */
-    int64_t longest_ns;    /* its longest piece so far */
-    int64_t last_run_ns;   /* the longest piece of its run's task's last run; 0: none */
     unsigned parts, taken; /* under lock */
     atomic_uint done;      /* written under lock, watched without it by the caller */
     struct job *next;      /* in the list while pieces are left */
@@ -258,11 +256,10 @@ static void watch(const atomic_uint *v, unsigned target)
             __asm__ __volatile__("" ::: "memory");
 }
 
-/* Takes job j's next piece and runs it outside the lock, timed; unlinks j
- * once its last piece is taken and wakes its caller once its last piece
- * is done. `busy`: 1 if the piece counts as a worker's behind work (a
- * worker's piece of a behind job; the caller's pieces are its run's),
- * else 0. */
+/* Takes job j's next piece and runs it outside the lock; unlinks j once its
+ * last piece is taken and wakes its caller once its last piece is done.
+ * `busy`: 1 if the piece counts as a worker's behind work (a worker's
+ * piece of a behind job; the caller's pieces are its run's), else 0. */
 static void run_piece(struct pool *p, struct job *j, unsigned busy)
 {
     unsigned part = j->taken++, parts = j->parts;
@@ -276,12 +273,8 @@ static void run_piece(struct pool *p, struct job *j, unsigned busy)
         atomic_store_explicit(&p->has_jobs, p->jobs != NULL, memory_order_release);
     }
     pthread_mutex_unlock(&p->lock);
-    int64_t start = clock_mono_ns();
     j->fn(j->arg, part);
-    int64_t took = clock_mono_ns() - start;
     pthread_mutex_lock(&p->lock);
-    if (took > j->longest_ns)
-        j->longest_ns = took;
     if (busy) {
         p->behind_busy--;
         wake_one(p);
@@ -292,43 +285,17 @@ static void run_piece(struct pool *p, struct job *j, unsigned busy)
         pthread_cond_broadcast(&p->joined);
 }
 
-/* The run the calling worker is in (set around it): the pieces a behind
- * task's run forks are behind work, and their length is remembered. */
-static _Thread_local struct {
-    struct pool_task *task; /* NULL: not in a run */
-    bool is_behind;
-    int64_t longest; /* the longest piece it forked so far */
-} running;
-
-/* Whether a worker beyond the behind tasks' share may spend ns on a
- * behind run's piece: no task on time falls due before it would end. An
- * unknown length (0) may not. Lock held. */
-static bool is_clear_for(const struct pool *p, int64_t ns)
-{
-    const struct queue *on = &p->queue[ON_TIME];
-    return ns > 0 && (on->count == 0 || on->at[0]->deadline_ns > clock_mono_ns() + ns);
-}
-
-/* Whether a free worker may take a piece of job j now (lock held): a
- * piece takes as long as the longest of the job's so far, or of its
- * task's last run. */
-static bool may_take(const struct pool *p, const struct job *j)
-{
-    int64_t piece = j->longest_ns > j->last_run_ns ? j->longest_ns : j->last_run_ns;
-    return !j->is_behind || may_do_behind(p) || is_clear_for(p, piece);
-}
+/* Whether the calling thread runs a behind task's run (set by its worker
+ * around the run): the pieces it forks are behind work. */
+static _Thread_local bool doing_behind;
 
 void pool_fork(struct pool *p, void (*fn)(void *arg, unsigned part), void *arg, unsigned parts)
 {
     if (parts == 0)
         return;
-    struct job j = {.fn = fn,
-                    .arg = arg,
-                    .parts = parts,
-                    .is_behind = running.task && running.is_behind,
-                    .last_run_ns = running.task ? running.task->piece_ns : 0};
+    struct job j = {.fn = fn, .arg = arg, .parts = parts, .is_behind = doing_behind};
     pthread_mutex_lock(&p->lock);
-    if (parts > 1 && (!j.is_behind || may_do_behind(p) || j.last_run_ns > 0)) {
+    if (parts > 1 && (!j.is_behind || may_do_behind(p))) {
         j.next = p->jobs;
         p->jobs = &j;
         atomic_store_explicit(&p->has_jobs, 1, memory_order_release);
@@ -346,8 +313,6 @@ void pool_fork(struct pool *p, void (*fn)(void *arg, unsigned part), void *arg, 
     }
     while (atomic_load_explicit(&j.done, memory_order_acquire) < j.parts)
         pthread_cond_wait(&p->joined, &p->lock);
-    if (j.longest_ns > running.longest)
-        running.longest = j.longest_ns;
     pthread_mutex_unlock(&p->lock);
 }
 
@@ -375,7 +340,7 @@ static bool is_task_due(const struct pool *p)
 static struct job *next_job(const struct pool *p)
 {
     for (struct job *j = p->jobs; j; j = j->next)
-        if (may_take(p, j))
+        if (!j->is_behind || may_do_behind(p))
             return j;
     return NULL;
 }
@@ -399,12 +364,9 @@ static void run_task(struct pool *p, struct pool_task *t, int64_t now)
                            .wall_us = clock_wall_us(),
                            .last_ns = t->last_ns,
                            .pool = p};
-    running.task = t;
-    running.is_behind = behind;
-    running.longest = 0;
+    doing_behind = behind;
     t->run(t->arg, &at);
-    t->piece_ns = running.longest;
-    running.task = NULL;
+    doing_behind = false;
     int64_t end = clock_mono_ns();
     metrics_tick((uint64_t)(end - now));
 
@@ -550,7 +512,6 @@ int pool_add(struct pool *p, struct pool_task *t)
         t->deadline_ns = clock_mono_ns();
         t->carry_ns = 0;
         t->last_ns = 0;
-        t->piece_ns = 0;
         t->pace_ns = 0;
         t->is_behind = false;
         t->is_poked = false;

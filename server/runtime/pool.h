@@ -22,13 +22,8 @@
  * its runs (with W = 1 there is none to leave: a long run delays every
  * other). A behind task waits for a worker it may take, however early its
  * deadline; the others come first. With only behind tasks added they take
- * all W. The worker left may still take a piece of a behind run when no
- * task on time falls due before the piece would end (a piece is taken to
- * last as long as the longest of its fork so far or of its task's last
- * run; of unknown length, it stays the run's own): a big room's long
- * pieces stay its own, a middling room's short ones are shared. (What
- * the machine's other threads and processes do to a worker's wake-up is
- * the kernel's: a busy machine still delays a tick that is due.)
+ * all W. (What the machine's other threads and processes do to a worker's
+ * wake-up is the kernel's: a busy machine still delays a tick that is due.)
  *
  * The workers are the tick threads' edge to the clock (clock.h): each reads
  * the time once as a run starts and passes it in (struct pool_time), so a
@@ -91,7 +86,6 @@ struct pool_task {
     int64_t deadline_ns;
     int64_t carry_ns; /* how far the last run overran the next deadline */
     int64_t last_ns;  /* the last run's duration */
-    int64_t piece_ns; /* the longest piece the last run forked; 0: none */
     size_t slot;
     int queue; /* which of the pool's queues holds it: on time, behind */
     int state;

@@ -11,9 +11,7 @@
  * workers beside the caller, or on the caller alone when no worker is free.
  * A run that paces its task moves its next deadline by the pace; tasks
  * behind share all workers but one while a task on time is added (their
- * runs and their pieces), and all of them when none is; the worker left
- * takes a behind run's pieces only when no task on time falls due before
- * they would end.
+ * runs and their pieces), and all of them when none is.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -22,7 +20,6 @@
 #include "clock.h"
 #include "metrics.h"
 
-#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -349,9 +346,6 @@ struct pieces {
     atomic_int saw_other;     /* piece 0 saw piece 1 start while it ran */
     int wait_for_other;       /* piece 0 waits (up to wait_ms, 0: 10 s) for piece 1 to start */
     int wait_ms;
-    int64_t busy_ns;      /* how long each piece takes */
-    pthread_t caller;     /* the thread that forked them ... */
-    atomic_int elsewhere; /* ... and whether a piece ran on another */
 };
 
 static void piece(void *arg, unsigned part)
@@ -364,10 +358,6 @@ static void piece(void *arg, unsigned part)
             sleep_ns(1000000);
         atomic_store(&ps->saw_other, (atomic_load(&ps->started) & 2) != 0);
     }
-    if (ps->busy_ns)
-        sleep_ns(ps->busy_ns);
-    if (!pthread_equal(pthread_self(), ps->caller))
-        atomic_store(&ps->elsewhere, 1);
     atomic_fetch_add(&ps->calls[part], 1);
     ps->value[part] = (int)part * 3 + 1;
 }
@@ -426,9 +416,8 @@ static void without_free_workers_the_caller_runs_every_piece(void **state)
 }
 
 /* A task that forks `parts` pieces from inside its run number fork_at
- * (0: the first; -1: every run but the first), as a room's tick does; `behind`: each run
- * says it is behind, as a dilated room's tick does. ok: every fork ran
- * each piece once. */
+ * (0: the first), as a room's tick does; `behind`: each run says it is
+ * behind, as a dilated room's tick does. */
 struct forking {
     struct pool_task task;
     atomic_int runs;
@@ -444,14 +433,9 @@ static void forking_run(void *arg, const struct pool_time *t)
     struct forking *f = arg;
     if (f->behind)
         pool_pace(&f->task, 0, true);
-    int run = atomic_load(&f->runs);
-    if (run == f->fork_at || (f->fork_at < 0 && run > 0)) {
-        bool first = f->fork_at >= 0 || run == 1;
-        for (unsigned k = 0; k < f->parts; k++)
-            atomic_store(&f->ps.calls[k], 0);
-        f->ps.caller = pthread_self();
+    if (atomic_load(&f->runs) == f->fork_at) {
         pool_fork(t->pool, piece, &f->ps, f->parts);
-        f->ok = first ? 1 : f->ok;
+        f->ok = 1;
         for (unsigned k = 0; k < f->parts; k++)
             f->ok &= atomic_load(&f->ps.calls[k]) == 1;
     }
@@ -556,45 +540,30 @@ static void tasks_behind_take_every_worker_when_none_is_on_time(void **state)
     pool_destroy(pool);
 }
 
-/* A task behind forking two pieces of 3 ms on each run (but its first,
- * before it is behind), beside a task on time of the given period, on two
- * workers, until it ran 12 times: whether any piece ran on the other
- * worker. */
-static int behind_pieces_elsewhere(int64_t period_ns)
+static void the_pieces_of_a_task_behind_stay_its_own_while_one_is_on_time(void **state)
 {
+    (void)state;
     const char *err = NULL;
     struct pool *pool = pool_create(2, &err);
     assert_non_null(pool);
     static struct forking f;
-    f = (struct forking){.ps.busy_ns = 3000000, .parts = 2, .fork_at = -1, .behind = true};
+    /* Its second run, once it is behind, forks two pieces. */
+    f = (struct forking){
+        .ps = {.wait_for_other = 1, .wait_ms = 100}, .parts = 2, .fork_at = 1, .behind = true};
     f.task = (struct pool_task){.run = forking_run, .arg = &f, .period_ns = 5000000};
     struct probe fast;
-    probe_init(&fast, period_ns, 0);
+    probe_init(&fast, 50000000, 0);
     assert_int_equal(pool_add(pool, &fast.task), 0);
     assert_int_equal(pool_add(pool, &f.task), 0);
-    for (int i = 0; i < 10000 && atomic_load(&f.runs) < 12; i++)
+    for (int i = 0; i < 10000 && atomic_load(&f.runs) < 3; i++)
         sleep_ns(1000000);
     pool_remove(pool, &f.task);
     pool_remove(pool, &fast.task);
     assert_int_equal(f.ok, 1);
+    /* Piece 0 waited 100 ms for piece 1, which the idle worker left: the
+     * caller ran it after. */
+    assert_int_equal(atomic_load(&f.ps.saw_other), 0);
     pool_destroy(pool);
-    return atomic_load(&f.ps.elsewhere);
-}
-
-static void
-a_behind_runs_pieces_stay_its_own_when_a_task_on_time_is_due_before_they_end(void **state)
-{
-    (void)state;
-    assert_int_equal(behind_pieces_elsewhere(2000000), 0); /* due every 2 ms */
-}
-
-static void
-a_behind_runs_pieces_go_to_the_worker_left_when_none_is_due_before_they_end(void **state)
-{
-    (void)state;
-    /* From its second run on (the first measures the pieces) the idle
-     * worker takes them: the task on time is due a second later. */
-    assert_int_equal(behind_pieces_elsewhere(1000000000), 1);
 }
 
 int main(void)
@@ -615,10 +584,7 @@ int main(void)
         cmocka_unit_test(a_paced_task_runs_its_pace_apart),
         cmocka_unit_test(tasks_behind_leave_a_worker_to_the_tasks_on_time),
         cmocka_unit_test(tasks_behind_take_every_worker_when_none_is_on_time),
-        cmocka_unit_test(
-            a_behind_runs_pieces_stay_its_own_when_a_task_on_time_is_due_before_they_end),
-        cmocka_unit_test(
-            a_behind_runs_pieces_go_to_the_worker_left_when_none_is_due_before_they_end),
+        cmocka_unit_test(the_pieces_of_a_task_behind_stay_its_own_while_one_is_on_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
