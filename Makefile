@@ -66,7 +66,7 @@ help:
 	@echo "              and scriptbench: what the sample's script costs a tick of 4 x 500 units"
 	@echo "make soak     one flockd under mixed load for SOAK_SECONDS (3600): its RSS, descriptors"
 	@echo "              and threads must stay flat after the warm-up (tests/soak/soak.py)"
-	@echo "make soak-short  the same for 3 minutes (3 min 10 s; about half a core)"
+	@echo "make soak-short  the same for 3 minutes (3 min 10 s; about 0.6 of a core)"
 	@echo "make fuzz     run each fuzz target for FUZZ_SECONDS (default 60) under ASan+UBSan"
 	@echo "make format   reformat the C sources with clang-format"
 	@echo "make clean    remove build folders"
@@ -300,7 +300,7 @@ fuzz-parallel:
 # warm-up, when its descriptors or threads grow, or when a client that
 # keeps the rules gets an error. The samples: $(BUILD)/soak*.csv, a plot
 # of them: $(BUILD)/soak*.svg. soak-short, 3 minutes, needs nothing but
-# the Release build (about half a core for flockd and the driver together).
+# the Release build (0.5-0.65 of a core for flockd and the driver together).
 SOAK_SECONDS ?= 3600
 SOAK = /usr/bin/python3 tests/soak/soak.py $(BUILD)/server/flockd
 soak: build
