@@ -73,7 +73,7 @@ help:
 	@echo "              CHAOS_SECONDS (1800), seeded (CHAOS_SEED): no acked command lost or doubled"
 	@echo "make soak     one flockd under mixed load for SOAK_SECONDS (3600): its RSS, descriptors"
 	@echo "              and threads must stay flat after the warm-up (tests/soak/soak.py)"
-	@echo "make soak-short  the same for 3 minutes (3 min 10 s; about half a core)"
+	@echo "make soak-short  the same for 3 minutes (3 min 10 s; about 0.6 of a core)"
 	@echo "make fuzz     run each fuzz target for FUZZ_SECONDS (default 60) under ASan+UBSan"
 	@echo "make fuzz-long  each fuzz target for FUZZ_LONG_SECONDS (3600) or until its coverage"
 	@echo "              stops growing for FUZZ_PLATEAU_SECONDS (600); the corpus grows by what"
@@ -317,7 +317,7 @@ chaos: build
 # warm-up, when its descriptors or threads grow, or when a client that
 # keeps the rules gets an error. The samples: $(BUILD)/soak*.csv, a plot
 # of them: $(BUILD)/soak*.svg. soak-short, 3 minutes, needs nothing but
-# the Release build (about half a core for flockd and the driver together).
+# the Release build (0.5-0.65 of a core for flockd and the driver together).
 SOAK_SECONDS ?= 3600
 SOAK = /usr/bin/python3 tests/soak/soak.py $(BUILD)/server/flockd
 soak: build

@@ -312,8 +312,9 @@ async def keep_going(run, who, until, body):
         try:
             await body(run, who, until)
         except Exception as e:  # report it and go on
-            tb = traceback.format_exc().strip().splitlines()
-            run.unexpected(who, f"{type(e).__name__}: {e} ({tb[-3].strip() if len(tb) > 2 else ''})")
+            mine = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == __file__]
+            where = f" (soak.py line {mine[-1].lineno}, in {mine[-1].name})" if mine else ""
+            run.unexpected(who, f"{type(e).__name__}: {e}{where}")
             await asyncio.sleep(1)
 
 
@@ -733,7 +734,7 @@ async def load(run, until):
     actors = [(who, body) for who, body in ACTORS + watchers()
               if not run.only or kind_of(who) in run.only]
     tasks = [asyncio.ensure_future(keep_going(run, who, until, body)) for who, body in actors]
-    done, pending = await asyncio.wait(tasks, timeout=left(until) + 120)
+    _, pending = await asyncio.wait(tasks, timeout=left(until) + 120)
     for t in pending:
         t.cancel()
     if pending and not run.over:
