@@ -44,15 +44,15 @@ struct lease_job {
     uint64_t log_seq;
 };
 
-/* The lease value for room r into buf (cap bytes): JSON with this node and
- * the room's figures. Its length (snprintf's: cap is ample). */
-static int lease_value(struct cluster *c, struct room *r, char *buf, size_t cap)
+/* The lease value for room r (its figures in info) into buf (cap bytes):
+ * JSON with this node and the room's figures. Its length (snprintf's: cap
+ * is ample). */
+static int lease_value(struct cluster *c, struct room *r, const struct room_info *info, char *buf,
+                       size_t cap)
 {
-    struct room_info info;
-    room_info(r, &info);
     return snprintf(buf, cap, "{\"node\":\"%s\",\"mode\":\"%s\",\"boids\":%u,\"tick\":%llu}",
-                    c->node, proto_mode_name(room_mode(r)), info.boids,
-                    (unsigned long long)info.tick);
+                    c->node, proto_mode_name(room_mode(r)), info->boids,
+                    (unsigned long long)info->tick);
 }
 
 /* The node lease entry e names, into node (cap bytes): 0, or
@@ -243,9 +243,9 @@ void cluster__leases(struct cluster *c, int64_t now)
         snprintf(jobs[i].name, sizeof jobs[i].name, "%s", cr->name);
         /* Attached, so alive while the lock is held (a room detaches
          * under it before it is freed). */
-        jobs[i].vlen = lease_value(c, cr->room, jobs[i].val, sizeof jobs[i].val);
         struct room_info info;
         room_info(cr->room, &info);
+        jobs[i].vlen = lease_value(c, cr->room, &info, jobs[i].val, sizeof jobs[i].val);
         jobs[i].t.tick = info.tick; /* a relay's: the last frame of the owner it showed */
     }
     pthread_mutex_unlock(&c->lock);
