@@ -156,15 +156,16 @@ class Flockd:
     by background threads (so a chatty server never blocks on a full pipe)
     into `stdout` and `stderr` (every line) and `output` (the last 200 lines
     of both). On leaving the block flockd gets SIGTERM and `stop_timeout`
-    seconds to exit 0."""
+    seconds to exit 0; it has `start_timeout` seconds to say it listens."""
 
-    def __init__(self, binary, *args, env=None, stop_timeout=30):
+    def __init__(self, binary, *args, env=None, stop_timeout=30, start_timeout=10):
         self.binary = binary
         self.args = list(args)
         self.env = env
         self.proc = None
         self.port = None
         self.stop_timeout = stop_timeout
+        self.start_timeout = start_timeout
         self.stdout, self.stderr, self.output = [], [], []
         self._drains = []
 
@@ -186,7 +187,7 @@ class Flockd:
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      text=True, env=env)
         self._drain(self.proc.stderr, self.stderr)
-        deadline = time.time() + 10
+        deadline = time.time() + self.start_timeout
         while time.time() < deadline:
             line = self.proc.stdout.readline()
             if not line:

@@ -117,9 +117,14 @@ class Nats:
 
 class Node(Flockd):
     """A flockd node; kill() ends it with SIGKILL, which then counts as a
-    clean exit."""
+    clean exit. A node signs in to NATS (over TLS, maybe) and sets up its
+    streams before it listens: a sanitizer's build on a loaded machine may
+    take more than the default 10 s to."""
 
     killed = False
+
+    def __init__(self, *args, start_timeout=40, **kw):
+        super().__init__(*args, start_timeout=start_timeout, **kw)
 
     def kill(self):
         self.killed = True

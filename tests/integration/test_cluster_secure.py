@@ -177,7 +177,7 @@ def tls_nats():
         files = make_certificates(folder)
         config = (f'tls {{\n  cert_file: "{files["server.pem"]}"\n'
                   f'  key_file: "{files["server-key.pem"]}"\n'
-                  f'  ca_file: "{files["ca.pem"]}"\n  verify: true\n  timeout: 2\n}}\n')
+                  f'  ca_file: "{files["ca.pem"]}"\n  verify: true\n  timeout: 10\n}}\n')
         with nats_server(config) as nats:
             yield nats, files
     finally:
