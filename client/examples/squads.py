@@ -28,6 +28,7 @@ import argparse
 import math
 import os
 import sys
+import threading
 import time
 
 try:
@@ -37,6 +38,17 @@ except ImportError:  # run from the source tree, not installed
     import flockd
 
 from flockd.squads import entry_slots, slot_fit
+
+_printing = threading.Lock()
+
+
+def say(line):
+    """Prints one whole line: the client's events (its `squads` messages)
+    come on the client's own thread, and print() writes a line and its end
+    apart."""
+    with _printing:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
 
 
 def team_units(snap, team):
@@ -90,7 +102,7 @@ def make_squads(c, opt):
     team, world = c.team, c.welcome.world
     snap = c.wait_for(lambda s: s.ids is not None and team_units(s, team), timeout=10)
     units = team_units(snap, team)
-    print(f"team {team}: {len(units)} units", flush=True)
+    say(f"team {team}: {len(units)} units")
     cx = sum(u[1] for u in units) / len(units)
     cy = sum(u[2] for u in units) / len(units)
     dx, dy = world.width / 2 - cx, world.height / 2 - cy
@@ -103,8 +115,8 @@ def make_squads(c, opt):
         shape = opt.shapes[(n - 1) % len(opt.shapes)]
         c.formation(squad=n, shape=shape, spacing=opt.spacing)
         members[n] = ids
-        print(f"squad {n}: {ack.units} units, formation {shape}, ids "
-              f"{','.join(map(str, ids))}", flush=True)
+        say(f"squad {n}: {ack.units} units, formation {shape}, ids "
+            f"{','.join(map(str, ids))}")
     return members, (cx, cy), towards, norm
 
 
@@ -113,17 +125,17 @@ def give_orders(c, opt, base, towards, norm):
     reach = min(opt.advance * norm, norm)
     goal = clamp([base[0] + towards[0] * reach, base[1] + towards[1] * reach], w, h)
     c.move(squad=1, to=[goal])
-    print(f"squad 1: move to [{goal[0]:.0f}, {goal[1]:.0f}]", flush=True)
+    say(f"squad 1: move to [{goal[0]:.0f}, {goal[1]:.0f}]")
     if opt.squads >= 2:
         side = (-towards[1] * 150, towards[0] * 150)
         front = [base[0] + towards[0] * reach * 0.6, base[1] + towards[1] * reach * 0.6]
         a = clamp([front[0] + side[0], front[1] + side[1]], w, h)
         b = clamp([front[0] - side[0], front[1] - side[1]], w, h)
         c.patrol(squad=2, to=[a, b])
-        print(f"squad 2: patrol [{a[0]:.0f}, {a[1]:.0f}] [{b[0]:.0f}, {b[1]:.0f}]", flush=True)
+        say(f"squad 2: patrol [{a[0]:.0f}, {a[1]:.0f}] [{b[0]:.0f}, {b[1]:.0f}]")
     if opt.squads >= 3:
         c.follow(squad=3, squad_of=1)
-        print("squad 3: follow squad 1", flush=True)
+        say("squad 3: follow squad 1")
 
 
 def play(c, opt):
@@ -131,7 +143,7 @@ def play(c, opt):
         raise flockd.FlockdError(f"room {c.welcome.room} is not an rts room with a team for us")
     def show(event):
         if event.message.team == c.team:
-            print(squads_line(event.message), flush=True)
+            say(squads_line(event.message))
     c.on("squads", show)
     members, base, towards, norm = make_squads(c, opt)
     give_orders(c, opt, base, towards, norm)
@@ -142,8 +154,7 @@ def play(c, opt):
         time.sleep(min(1.0, max(0.0, end - time.monotonic())))
         f = fits(c, members, 0.5 * sep)
         tick = c.snapshot.tick if c.snapshot else -1
-        print(f"fit tick {tick}: " + " ".join(f"#{n} {v:.2f}" for n, v in sorted(f.items())),
-              flush=True)
+        say(f"fit tick {tick}: " + " ".join(f"#{n} {v:.2f}" for n, v in sorted(f.items())))
     for n in members:
         c.stop(squad=n)
 
