@@ -76,6 +76,12 @@ def decode_snapshot(buf):
 
 
 # What a sanitizer writes to stderr when it finds something.
+# The default room's boids in a flockd a test starts, unless the test says
+# (a later --boids wins): a room of the server's default 1,000 keeps a
+# sanitizer's flockd busy even when nobody watches (about a tenth of a
+# core under ASan and TSan), and tests run several flockd processes at once.
+TEST_BOIDS = 200
+
 SANITIZER_REPORTS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
                      "WARNING: ThreadSanitizer", "ThreadSanitizer: reported",
                      "runtime error:")
@@ -181,7 +187,7 @@ class Flockd:
 
     def __enter__(self):
         root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        cmd = [self.binary, "--port", "0", "--host", "127.0.0.1",
+        cmd = [self.binary, "--port", "0", "--host", "127.0.0.1", "--boids", str(TEST_BOIDS),
                "--web-root", os.path.join(root, "client", "web")] + self.args
         env = dict(os.environ, **self.env) if self.env else None
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -483,7 +483,7 @@ async def a_join_creates_its_room_on_the_least_loaded_node():
 
 @test
 async def joins_of_new_rooms_in_quick_succession_spread_over_the_nodes():
-    with cluster("--room-expiry", "60") as (_, nodes):
+    with cluster("--room-expiry", "60", "--boids", "1000") as (_, nodes):
         owner = (await settled(nodes))["default"]  # it ticks 1,000 boids
         await asyncio.sleep(1.5)  # every node's heartbeat is in
         others = [i for i in NODES if i != owner]
@@ -614,11 +614,13 @@ async def kill_9_of_the_owner_loses_no_acked_command_and_answers_every_one():
         assert count == base + acked, (count, base, acked, [ln for ln in other.stderr
                                                             if "room" in ln])
         # The log replayed from the checkpoint reaches, at the old owner's
-        # last frame here, that frame's state hash.
+        # last frame here, that frame's state hash (the frame may reach the
+        # viewer after the kill on a loaded machine: the first frame of that
+        # tick is the old owner's).
         assert line, other.stderr
         t, h = int(line.group(1)), int(line.group(2), 16)
-        old = [(tk, hs) for ts, tk, hs, _ in seen if ts < t_kill and tk == t]
-        assert old and old[-1][1] == h, (t, hex(h), old, seen[-5:])
+        old = [(tk, hs) for ts, tk, hs, _ in seen if tk == t]
+        assert old and old[0][1] == h, (t, hex(h), old, seen[-5:])
         watching.cancel()
         await viewer.close()
         await admin.close()
