@@ -27,6 +27,9 @@
 #include <string.h>
 #include <time.h>
 
+/* How long cluster_destroy waits for the NATS library's threads. */
+#define NATS_CLOSE_WAIT_MS 15000
+
 static void link_attach(void *arg, struct room *r)
 {
     struct cluster *c = arg;
@@ -392,7 +395,12 @@ void cluster_destroy(struct cluster *c)
     jsCtx_Destroy(c->js);
     natsConnection_Destroy(c->nc);
     natsOptions_Destroy(c->opts);
-    nats_CloseAndWait(2000);
+    /* The library's threads deliver what they hold and end; on a loaded
+     * machine that may take seconds, and what they still hold if it gives
+     * up is leaked: wait long, and say so if even that was not enough. */
+    if (nats_CloseAndWait(NATS_CLOSE_WAIT_MS) != NATS_OK)
+        fprintf(stderr, "flockd: cluster: the NATS library did not stop within %d s\n",
+                NATS_CLOSE_WAIT_MS / 1000);
     for (size_t i = 0; i < c->nrooms; i++) { /* rooms still attached at exit */
         cluster__tiles_free(c->rooms[i]);
         free(c->rooms[i]);
