@@ -72,9 +72,10 @@ async function playerChecks(browser, server, consoleLog) {
     await check('a box dragged around the team selects its units into a squad and pans nothing', async () => {
       const xs = units.map((u) => u[0]);
       const ys = units.map((u) => u[1]);
-      // Units fly on while the mouse moves: a margin of a second's flight.
-      const a = await pointAt(page, Math.max(0, Math.min(...xs) - 100), Math.max(0, Math.min(...ys) - 100));
-      const b = await pointAt(page, Math.max(...xs) + 100, Math.max(...ys) + 100);
+      // Units fly on while the mouse moves: a margin of two seconds' flight
+      // (a loaded machine's browser takes one for the drag).
+      const a = await pointAt(page, Math.max(0, Math.min(...xs) - 200), Math.max(0, Math.min(...ys) - 200));
+      const b = await pointAt(page, Math.max(...xs) + 200, Math.max(...ys) + 200);
       const camera = await fv(page, 'view');
       await drag(page, [a.px, a.py], [b.px, b.py]);
       const sel = await waitFor('a select sent', () => sent.find((m) => m.cmd === 'select'), 3000);
