@@ -121,7 +121,8 @@ asan-build: deps $(ASAN_BUILD)/CMakeCache.txt
 # only what they need is built. Left out: integration_examples and the
 # client libraries' tests (pyclient, jsclient, jsexamples: their clients take
 # the same server paths as integration_flockd; they run in Release and under
-# ASan), the untimed parts of flockd, flockctl, hostile
+# ASan), integration_cluster_secure (once signed in to NATS its nodes take
+# the paths integration_cluster runs here), the untimed parts of flockd, flockctl, hostile
 # and replay (why: at TREES below), the other unit tests (single-threaded),
 # the browser and node tests (e2e_*, web_*). The build's tests carry
 # TSAN_OPTIONS (tests/CMakeLists.txt): a race fails the test, and
@@ -129,7 +130,7 @@ asan-build: deps $(ASAN_BUILD)/CMakeCache.txt
 TSAN_UNITS := test_pool test_lobby test_stepper test_step_forked test_tiles
 space := $(subst ,, )
 TSAN_SELECT = -R '^(integration_.+|$(subst $(space),|,$(TSAN_UNITS)))$$' \
-               -E '^(integration_(examples|pyclient|jsclient|jsexamples)(_.+)?|integration_(flockd|flockctl|hostile|replay)_untimed)$$'
+               -E '^(integration_(examples|pyclient|jsclient|jsexamples|cluster_secure)(_.+)?|integration_(flockd|flockctl|hostile|replay)_untimed)$$'
 
 $(TSAN_BUILD)/CMakeCache.txt:
 	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLOCKD_TSAN=ON \
