@@ -44,7 +44,7 @@ CC_PICK = $$(command -v clang || command -v cc)
         fuzz-test asan-build tsan-build fuzz-build gcc-build gate-light gate-load \
         release-light asan-light tsan-light browser-lane churn-lane fuzz-parallel \
         format format-check bench bench-rooms bench-cluster fog-soak bench-viewer script-match chaos \
-        soak soak-short clean help
+        soak soak-short overload-bench clean help
 
 all: build
 
@@ -59,6 +59,9 @@ help:
 	@echo "make release-test / asan-test / tsan-test / fuzz-test   one build's part of make test"
 	@echo "make gcc-build  every target built with gcc -O0 in $(GCC_BUILD): gcc's warnings fail it"
 	@echo "make bench    flockbench at 1k, 10k, 100k and 300k boids"
+	@echo "make overload-bench  a 1k-boid room beside one given ten times what the machine ticks,"
+	@echo "              three runs: the small room's tick lateness, the big one's dilation"
+	@echo "              (BENCH_ARGS=... e.g. \"--workers 1\" or \"--boids 2000000\")"
 	@echo "make bench-rooms  how many 1k-boid rooms flockd runs before ticks run late"
 	@echo "              (BENCH_ARGS=... e.g. \"--beside 100000 -- --workers 2\")"
 	@echo "make bench-cluster  three nodes on NATS: relay overhead, kill -9 failover times"
@@ -257,7 +260,8 @@ fuzz-test: fuzz-build
 #    light tests (neither serial nor heavy, GATE_JOBS at a time per build)
 #    as soon as that build is done, and, once all compiling is done, the
 #    heavy browser test (e2e_lobby) of Release then ASan;
-# 2. the fuzz targets, two at a time, beside the churn tests of every build
+# 2. the fuzz targets, two at a time, beside the heavy integration tests of
+#    every build (churn; dilation: a room of a million boids overloaded)
 #    and the Release build's heavy unit test (test_step_forked_heavy: a
 #    100k-boid room for 400 ticks on 1, 2 and 7 threads; under ASan its
 #    small variant runs with the light tests) (none measures time: fuzzers
@@ -355,6 +359,14 @@ format:
 
 bench: build
 	@for n in 1000 10000 100000 300000; do $(BUILD)/server/flockbench --boids $$n --ticks 100 | tail -1; done
+
+# Overload (server/bench/README.md, "Overload"): a 1,000-boid room beside
+# one given ten times what the machine ticks, on the pool of tick threads
+# without the network, three runs: how late the small room's ticks start,
+# and the big room's dilation second by second.
+overload-bench: build
+	@for k in 1 2 3; do echo "== run $$k of 3"; \
+	  $(BUILD)/server/flockbench --overload $(BENCH_ARGS) || exit 1; done
 
 # Rooms of 1k boids added one at a time to a real flockd until its ticks run
 # late (tests/bench/rooms_bench.py says how; BENCH_ARGS passes options).

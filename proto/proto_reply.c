@@ -207,6 +207,8 @@ int proto_reply_welcome(char *buf, size_t cap, const struct proto_welcome *in)
         proto_json_bool(&w, 0);
         proto_json_member_str(&w, "reason", in->unavailable_reason ? in->unavailable_reason : "");
     }
+    if (in->dilation > 0 && in->dilation < 1)
+        proto_json_member_float(&w, "dilation", (float)in->dilation);
     if (in->stream)
         put_stream(&w, in->stream);
     if (in->script) {
@@ -234,6 +236,20 @@ int proto_reply_availability(char *buf, size_t cap, const char *room, int availa
     proto_json_bool(&w, available);
     if (!available)
         proto_json_member_str(&w, "reason", reason ? reason : "");
+    proto_json_close(&w, '}');
+    return proto_json_finish(&w);
+}
+
+int proto_reply_dilation(char *buf, size_t cap, const struct proto_dilation *d)
+{
+    struct proto_json_writer w;
+    proto_json_init(&w, buf, cap);
+    proto_json_open(&w, '{');
+    proto_json_member_str(&w, "type", "dilation");
+    proto_json_member_str(&w, "room", d->room);
+    proto_json_member_float(&w, "factor", (float)d->factor);
+    proto_json_member_float(&w, "tick_hz", (float)d->tick_hz);
+    proto_json_member_float(&w, "snapshot_hz", (float)d->snapshot_hz);
     proto_json_close(&w, '}');
     return proto_json_finish(&w);
 }
@@ -276,6 +292,8 @@ int proto_reply_stats(char *buf, size_t cap, const char *id, uint64_t tick,
     proto_json_member_float(&w, "tick_ms_mean", (float)s->tick_ms_mean);
     proto_json_member_float(&w, "tick_ms_p99", (float)s->tick_ms_p99);
     proto_json_member_float(&w, "late_ms_p99", (float)s->late_ms_p99);
+    proto_json_member_float(&w, "dilation", (float)s->dilation);
+    proto_json_member_float(&w, "snapshot_hz", (float)s->snapshot_hz);
     put_flock(&w, s->flock);
     proto_json_close(&w, '}');
     proto_json_close(&w, '}');

@@ -55,6 +55,8 @@ struct proto_stats {
     int paused;
     double tick_ms_mean, tick_ms_p99; /* how long recent ticks took */
     double late_ms_p99;               /* how late recent ticks started */
+    double dilation;                  /* ticks a second over tick_hz, (0, 1] (§6.7) */
+    double snapshot_hz;               /* snapshots a second now */
     const struct proto_flock *flock;  /* NULL: not measured yet ("flock":null) */
 };
 
@@ -102,6 +104,10 @@ struct proto_welcome {
      * with why; 0: the member is left out (available). */
     int unavailable;
     const char *unavailable_reason; /* NULL: "" */
+
+    /* A room whose clock runs slow (§6.7): "dilation" when below 1; 0 or
+     * 1: left out. */
+    double dilation;
 
     const struct proto_welcome_stream *stream; /* version 3: "stream"; NULL: left out */
 
@@ -181,5 +187,17 @@ int proto_reply_roster(char *buf, size_t cap, const char *room, enum proto_mode 
  */
 int proto_reply_availability(char *buf, size_t cap, const char *room, int available,
                              const char *reason);
+
+/* What a dilation message says (§6.7). */
+struct proto_dilation {
+    const char *room;
+    double factor;      /* (0, 1]: ticks a second over the welcome's tick_hz */
+    double tick_hz;     /* ticks a second now */
+    double snapshot_hz; /* snapshots a second now */
+};
+
+/* {"type":"dilation","room":R,"factor":F,"tick_hz":T,"snapshot_hz":S}
+ * (§6.7). */
+int proto_reply_dilation(char *buf, size_t cap, const struct proto_dilation *d);
 
 #endif

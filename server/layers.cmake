@@ -67,7 +67,7 @@ set(FLOCKD_LAYER_app_USES base sim proto config stream runtime store script room
 set(FLOCKD_LAYER_app_SYSTEM libwebsockets.h)
 
 set(FLOCKD_LAYER_bench_DIR server/bench)
-set(FLOCKD_LAYER_bench_USES base sim proto stream runtime script)
+set(FLOCKD_LAYER_bench_USES base sim proto stream runtime script room)
 
 set(FLOCKD_LAYER_cli_DIR client/cli)
 set(FLOCKD_LAYER_cli_USES base/bytes.h sim/params.h proto)

@@ -75,6 +75,8 @@ export interface Welcome {
   flock?: FlockMeasures;
   available?: boolean;
   reason?: string;
+  /** Only while the room's clock runs slow (§6.7): 0 < dilation < 1. */
+  dilation?: number;
   replay?: { first_tick: number; last_tick: number };
   /** Version 3 only. */
   stream?: StreamInfo;
@@ -106,12 +108,28 @@ export interface Availability {
   reason?: string;
 }
 
+/** The room's clock runs slow, or keeps time again (§6.7). */
+export interface Dilation {
+  type: 'dilation';
+  room: string;
+  /** 0 < factor <= 1: ticks a second over the welcome's tick_hz; 1: it keeps time again. */
+  factor: number;
+  /** Ticks a second now. */
+  tick_hz: number;
+  /** Snapshots a second now. */
+  snapshot_hz: number;
+}
+
 export interface RoomStats {
   boids: number;
   paused: boolean;
   tick_ms_mean: number;
   tick_ms_p99: number;
   late_ms_p99: number;
+  /** 0 < dilation <= 1: 1 unless the room's clock runs slow (§6.7). */
+  dilation: number;
+  /** Snapshots a second the room sends now (fewer while it sheds load). */
+  snapshot_hz: number;
   flock: FlockMeasures | null;
 }
 
@@ -310,6 +328,8 @@ export interface ClientEvents {
   viewrefused: CommandError;
   roster: Roster;
   availability: Availability;
+  /** The room's clock runs slow, or keeps time again (§6.7). */
+  dilation: Dilation;
   squads: SquadsMessage;
   /** Each game state the room's script publishes (§14.4). */
   game: GameMessage;
@@ -336,6 +356,8 @@ export declare class Client {
   readonly roster: Roster | null;
   /** False while the room cannot be reached (a cluster, §6.6). */
   readonly available: boolean;
+  /** The room's dilation factor: 1, or less while its clock runs slow (§6.7). */
+  readonly dilation: number;
   /** The newest snapshot, or null. */
   readonly latest: Snapshot | null;
   readonly counters: Counters;

@@ -9,13 +9,15 @@
  * the run is repeated for each seed and the metrics are summarised (mean,
  * min, max). With --threads N, each tick runs as in flockd's biggest
  * rooms: sim_step_forked() cut into SIM_PARTS pieces per phase, which this
- * thread and N - 1 idle workers of a pool (pool.h) take. The last line
- * printed is one JSON object, for scripts; everything above it is for
- * people.
+ * thread and N - 1 idle workers of a pool (pool.h) take. With --overload
+ * it runs rooms instead (overload.h): a small room beside one given many
+ * times what the machine can tick. The last line printed is one JSON
+ * object, for scripts; everything above it is for people.
  */
 #define _POSIX_C_SOURCE 200809L
 
 #include "flockstats.h"
+#include "overload.h"
 #include "pool.h"
 #include "proto.h"
 #include "sim.h"
@@ -46,6 +48,8 @@ struct bench_opts {
     int nparams;
     const char *param_name[MAX_PARAMS];
     float param_value[MAX_PARAMS];
+    int overload;              /* the overload mode: over says how */
+    struct overload_opts over; /* its options (--boids: the big room's) */
 };
 
 /* ---- options ------------------------------------------------------------- */
@@ -94,7 +98,10 @@ static int parse_real(const char *s, double lo, double hi, char stop, double *ou
 
 static int opt_boids(struct bench_opts *o, const char *v)
 {
-    return parse_long(v, 1, 4194304, &o->boids) ? bad("--boids", "must be in [1, 4194304]") : 0;
+    if (parse_long(v, 1, 4194304, &o->boids))
+        return bad("--boids", "must be in [1, 4194304]");
+    o->over.big = o->boids;
+    return 0;
 }
 
 static int opt_ticks(struct bench_opts *o, const char *v)
@@ -108,6 +115,7 @@ static int opt_seconds(struct bench_opts *o, const char *v)
     if (parse_real(v, 1.0 / TICK_HZ, 1e6, 0, &o->seconds, NULL))
         return bad("--seconds", "must be in [1/60, 1e6]");
     o->ticks = lround(o->seconds * TICK_HZ);
+    o->over.seconds = o->seconds;
     return 0;
 }
 
@@ -208,10 +216,62 @@ static int opt_metrics(struct bench_opts *o, const char *v)
     return 0;
 }
 
+static int opt_overload(struct bench_opts *o, const char *v)
+{
+    (void)v;
+    o->overload = 1;
+    return 0;
+}
+
+static int opt_load(struct bench_opts *o, const char *v)
+{
+    return parse_real(v, 0.1, 1000, 0, &o->over.load, NULL)
+               ? bad("--load", "must be in [0.1, 1000]")
+               : 0;
+}
+
+static int opt_small(struct bench_opts *o, const char *v)
+{
+    return parse_long(v, 0, 4194304, &o->over.small) ? bad("--small", "must be in [0, 4194304]")
+                                                     : 0;
+}
+
+static int opt_workers(struct bench_opts *o, const char *v)
+{
+    long n;
+    if (parse_long(v, 0, 256, &n))
+        return bad("--workers", "must be in [0, 256]");
+    o->over.workers = (unsigned)n;
+    return 0;
+}
+
+static int opt_tick_hz(struct bench_opts *o, const char *v)
+{
+    return parse_real(v, 1, 240, 0, &o->over.tick_hz, NULL)
+               ? bad("--tick-hz", "must be in [1, 240]")
+               : 0;
+}
+
+static int opt_snapshot_hz(struct bench_opts *o, const char *v)
+{
+    if (parse_real(v, 1, 240, 0, &o->over.snapshot_hz, NULL))
+        return bad("--snapshot-hz", "must be in [1, 240]");
+    return 0;
+}
+
+static int opt_warmup(struct bench_opts *o, const char *v)
+{
+    return parse_real(v, 0, 600, 0, &o->over.warmup, NULL) ? bad("--warmup", "must be in [0, 600]")
+                                                           : 0;
+}
+
 static const struct option options[] = {
     {"--boids", "N", "boids in the world (default 10000, 1..4194304)", opt_boids},
     {"--ticks", "T", "ticks to run (default 200)", opt_ticks},
-    {"--seconds", "S", "simulated seconds to run, at 60 ticks/s (instead of --ticks)", opt_seconds},
+    {"--seconds", "S",
+     "simulated seconds to run, at 60 ticks/s (instead of --ticks); overload: seconds measured "
+     "with both rooms (default 30)",
+     opt_seconds},
     {"--density", "K",
      "size the torus for K neighbours per perception radius (default 15, 0.1..1000)", opt_density},
     {"--world", "WxH", "world size instead (e.g. 1600x1000), or auto: flockd's world for --boids",
@@ -223,6 +283,17 @@ static const struct option options[] = {
     {"--seek", "X,Y", "group 0 seeks (X, Y) from the start; reports its arrival", opt_seek},
     {"--metrics", NULL, "measure the flock at the end (flockstats.h)", opt_metrics},
     {"--brute", NULL, "use the O(n^2) reference neighbour search", opt_brute},
+    {"--overload", NULL,
+     "rooms on tick threads instead: a small room beside a big one (--boids, or --load times "
+     "what the machine ticks): the small one's lateness, the big one's dilation",
+     opt_overload},
+    {"--load", "K", "overload: the big room's boids, K times what the machine ticks (default 10)",
+     opt_load},
+    {"--small", "N", "overload: the small room's boids (default 1000)", opt_small},
+    {"--workers", "N", "overload: tick threads (default 0: one per core)", opt_workers},
+    {"--tick-hz", "HZ", "overload: both rooms' tick rate (default 30)", opt_tick_hz},
+    {"--snapshot-hz", "HZ", "overload: both rooms' snapshot rate (default 20)", opt_snapshot_hz},
+    {"--warmup", "S", "overload: seconds the big room ticks alone first (default 5)", opt_warmup},
 };
 
 #define OPTION_COUNT (sizeof options / sizeof options[0])
@@ -231,7 +302,8 @@ static void usage(FILE *out)
 {
     fprintf(out, "usage: flockbench [options]\n\n"
                  "Runs the flocking core headless from a random start and prints its speed\n"
-                 "and, with --metrics, the flock's measures.\n");
+                 "and, with --metrics, the flock's measures. With --overload it runs rooms\n"
+                 "on tick threads instead: a small room beside one far too big.\n");
     for (size_t i = 0; i < OPTION_COUNT; i++) {
         char flag[32];
         snprintf(flag, sizeof flag, "%s %s", options[i].name,
@@ -250,8 +322,18 @@ static void usage(FILE *out)
 
 static int parse_args(int argc, char **argv, struct bench_opts *o)
 {
-    *o = (struct bench_opts){
-        .boids = 10000, .ticks = 200, .threads = 1, .density = 15, .seed_lo = 1, .seed_hi = 1};
+    *o = (struct bench_opts){.boids = 10000,
+                             .ticks = 200,
+                             .threads = 1,
+                             .density = 15,
+                             .seed_lo = 1,
+                             .seed_hi = 1,
+                             .over = {.load = 10,
+                                      .small = 1000,
+                                      .seconds = 30,
+                                      .warmup = 5,
+                                      .tick_hz = 30,
+                                      .snapshot_hz = 20}};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -576,6 +658,13 @@ int main(int argc, char **argv)
     struct bench_opts o;
     if (parse_args(argc, argv, &o))
         return 2;
+    if (o.overload) {
+        if (o.over.snapshot_hz > o.over.tick_hz) {
+            bad("--snapshot-hz", "must be at most --tick-hz");
+            return 2;
+        }
+        return overload_run(&o.over) < 0 ? 1 : 0;
+    }
     float width, height;
     world_size(&o, &width, &height);
     int n = (int)(o.seed_hi - o.seed_lo + 1);

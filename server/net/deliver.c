@@ -304,9 +304,11 @@ static void route_reply(struct sessions *ss, struct lobby *l, struct lobby_room 
                                         .last_seq = 0,
                                         .last_frame_ns = now,
                                         .availability_seq = rep->availability_seq,
+                                        .dilation_seen = rep->dilation_seen,
                                         .v3 = {.req = {.whole = true}}};
         send_roster(ss, s, lr);
-        session_send_game(s); /* its room's script's latest state (§14) */
+        session_send_game(s);     /* its room's script's latest state (§14) */
+        session_send_dilation(s); /* a change since its welcome was written */
         /* A change since its welcome was written. */
         tell_availability(ss, s, lr, compose_availability(ss, lr));
     }
@@ -378,6 +380,17 @@ static void send_game(struct sessions *ss, struct lobby_room *lr)
     }
 }
 
+/* A new `dilation` message of lr to the members of this thread fed by it
+ * that have not had it (PROTOCOL.md §6.7). Under the lobby's lock. */
+static void send_dilation(struct sessions *ss, struct lobby_room *lr)
+{
+    for (struct lobby_member *m = lobby_room_members(lr, ss->cfg.thread); m; m = m->next) {
+        struct session *s = m->session;
+        if (s->feed.room == lr)
+            session_send_dilation(s);
+    }
+}
+
 /* The new roster of lr to every member of this thread fed by it. */
 static void send_rosters(struct sessions *ss, struct lobby_room *lr)
 {
@@ -436,7 +449,8 @@ void deliver_rooms(struct sessions *ss, struct lobby *l, int64_t now)
         bool roster = lobby_room_take_roster_change(mine[i], t);
         bool squads = room_take_squads_news(lobby_room_room(mine[i]), t);
         bool game = room_take_game_news(lobby_room_room(mine[i]), t);
-        if (!roster && !squads && !game)
+        bool dilation = room_take_dilation_news(lobby_room_room(mine[i]), t);
+        if (!roster && !squads && !game && !dilation)
             continue;
         if (!is_locked)
             lobby_lock(l);
@@ -447,6 +461,8 @@ void deliver_rooms(struct sessions *ss, struct lobby *l, int64_t now)
             send_squads(ss, mine[i]);
         if (game)
             send_game(ss, mine[i]);
+        if (dilation)
+            send_dilation(ss, mine[i]);
     }
     if (is_locked)
         lobby_unlock(l);

@@ -96,7 +96,9 @@ int session_open(struct session *s, struct lws *wsi, struct sessions *ss, struct
     lobby_enter(l, &s->m);
     s->state = SESSION_OPEN;
     s->reading = true; /* lws reads a new connection */
-    uint32_t seen = room_availability_seq(lobby_room_room(s->m.room)); /* before the welcome */
+    struct room *r = lobby_room_room(s->m.room);
+    uint32_t seen = room_availability_seq(r); /* before the welcome, as: */
+    uint64_t dilation_seen = room_dilation_version(r);
     int len = lobby_welcome(&s->m, ss->text, SESSIONS_TEXT_MAX);
     if (len <= 0) { /* no connection without its welcome */
         session_release(s, ss, l, now);
@@ -107,8 +109,10 @@ int session_open(struct session *s, struct lws *wsi, struct sessions *ss, struct
                                     .last_seq = 0,
                                     .last_frame_ns = now,
                                     .availability_seq = seen,
+                                    .dilation_seen = dilation_seen,
                                     .v3 = {.req = {.whole = true}}};
     session_send_game(s); /* a scripted default room's latest state */
+    session_send_dilation(s);
     return 0;
 }
 
@@ -345,6 +349,12 @@ void session_send_game(struct session *s)
 {
     s->feed.game_seen = room_game_send(lobby_room_room(s->m.room), 0, s->m.team,
                                        s->m.role == PROTO_ROLE_ADMIN, session_send_text, s);
+}
+
+void session_send_dilation(struct session *s)
+{
+    s->feed.dilation_seen = room_dilation_send(lobby_room_room(s->feed.room), s->feed.dilation_seen,
+                                               session_send_text, s);
 }
 
 void session_reply(struct session *s, const char *text, size_t len, int64_t at_ns)

@@ -69,6 +69,7 @@ struct session_feed {
     uint32_t availability_seq;     /* the room's availability it knows (room_availability) */
     uint64_t squads_seen;          /* the room's squads board it has had (room_squads_send) */
     uint64_t game_seen;            /* the room's script's board it has had (room_game_send) */
+    uint64_t dilation_seen;        /* the room's dilation board it knows (room_dilation_send) */
     /* Version 2: the frames written since the stream (re)started, newest
      * first: the bases its decoder holds (proto_v2_pick()). */
     uint32_t sent[PROTO_V2_HISTORY];
@@ -152,6 +153,10 @@ void session_send_text(void *ctx, const char *text, size_t len);
 /* The latest messages of its room's script (§14) to s, which just arrived
  * in that room: its feed's game board is current from then on. */
 void session_send_game(struct session *s);
+
+/* Its room's dilation messages (§6.7) newer than what s knows, to s (fed
+ * by that room); what it knows is current from then on. */
+void session_send_dilation(struct session *s);
 
 /* session_send() for the reply to a command that arrived at at_ns (0:
  * not timed): its wait goes into the reply-latency metric when written. */

@@ -31,6 +31,13 @@
 
 /* ---- replies -------------------------------------------------------------- */
 
+/* What a welcome's client knew of the room as it was written: the
+ * counts a later change is told against. */
+struct welcome_marks {
+    uint32_t availability_seq;
+    uint64_t dilation_seen;
+};
+
 /* A reply of a batch held until the cluster's log has the batch's records
  * (room_internal.h, `staging`): `logged` if its command is one of them. */
 struct staged {
@@ -42,7 +49,7 @@ struct staged {
 };
 
 static struct room_reply *make_reply(const struct room_actor *who, enum room_reply_kind kind,
-                                     const char *text, size_t len, uint32_t availability_seq,
+                                     const char *text, size_t len, struct welcome_marks marks,
                                      const struct proto_view_args *view)
 {
     struct room_reply *rep = malloc(sizeof *rep + len + 1);
@@ -53,7 +60,8 @@ static struct room_reply *make_reply(const struct room_actor *who, enum room_rep
     rep->next = NULL;
     rep->client = who->client;
     rep->kind = kind;
-    rep->availability_seq = availability_seq;
+    rep->availability_seq = marks.availability_seq;
+    rep->dilation_seen = marks.dilation_seen;
     rep->at_ns = who->at_ns;
     rep->view = view ? *view : (struct proto_view_args){0};
     rep->len = len;
@@ -94,12 +102,12 @@ static void stage_reply(struct room *r, struct room_reply *rep)
 /* A reply (staged while the tick thread runs a batch: `may_stage`, which
  * only the tick thread's own callers pass). */
 static void add_reply(struct room *r, const struct room_actor *who, enum room_reply_kind kind,
-                      const char *text, size_t len, uint32_t availability_seq,
+                      const char *text, size_t len, struct welcome_marks marks,
                       const struct proto_view_args *view, bool may_stage)
 {
     if (who->client == 0) /* the server's own command: nobody to answer */
         return;
-    struct room_reply *rep = make_reply(who, kind, text, len, availability_seq, view);
+    struct room_reply *rep = make_reply(who, kind, text, len, marks, view);
     if (rep && may_stage && r->staging)
         stage_reply(r, rep);
     else if (rep)
@@ -109,7 +117,7 @@ static void add_reply(struct room *r, const struct room_actor *who, enum room_re
 void room__add_reply_now(struct room *r, const struct room_actor *who, enum room_reply_kind kind,
                          const char *text, size_t len)
 {
-    add_reply(r, who, kind, text, len, 0, NULL, false);
+    add_reply(r, who, kind, text, len, (struct welcome_marks){0}, NULL, false);
 }
 
 /* The batch's replies leave, in order: as they are if the log has its
@@ -137,8 +145,9 @@ static void release_staged(struct room *r, int stored)
             free(rep);
             rep = NULL;
         } else if (len > 0) {
-            struct room_reply *err = make_reply(&(struct room_actor){.client = rep->client},
-                                                ROOM_REPLY_PLAIN, text, (size_t)len, 0, NULL);
+            struct room_reply *err =
+                make_reply(&(struct room_actor){.client = rep->client}, ROOM_REPLY_PLAIN, text,
+                           (size_t)len, (struct welcome_marks){0}, NULL);
             free(rep);
             rep = err;
         }
@@ -152,20 +161,22 @@ static void release_staged(struct room *r, int stored)
 void room__add_reply(struct room *r, const struct room_actor *who, enum room_reply_kind kind,
                      const char *text, size_t len)
 {
-    add_reply(r, who, kind, text, len, 0, NULL, true);
+    add_reply(r, who, kind, text, len, (struct welcome_marks){0}, NULL, true);
 }
 
 void room__add_view_reply(struct room *r, const struct room_actor *who, const char *text,
                           size_t len, const struct proto_view_args *view)
 {
-    add_reply(r, who, ROOM_REPLY_VIEW, text, len, 0, view, true);
+    add_reply(r, who, ROOM_REPLY_VIEW, text, len, (struct welcome_marks){0}, view, true);
 }
 
 void room__send_welcome(struct room *r, const struct room_actor *who)
 {
     char welcome[PROTO_WELCOME_BYTES];
     room__refresh_welcome(r);
-    uint32_t seen = room_availability_seq(r); /* before: a change meanwhile is news */
+    struct welcome_marks seen = {/* before: a change meanwhile is news */
+                                 .availability_seq = room_availability_seq(r),
+                                 .dilation_seen = room_dilation_version(r)};
     int len = room_welcome(r, who, welcome, sizeof welcome);
     if (len > 0)
         add_reply(r, who, ROOM_REPLY_WELCOME, welcome, (size_t)len, seen, NULL, true);
@@ -360,8 +371,9 @@ void room_want(struct room *r, unsigned kind, uint64_t seq)
         atomic_store_explicit(&r->wanted[kind], seq, memory_order_relaxed);
 }
 
-/* What this snapshot's encodings cost, into /metrics. */
-static void count_encodings(struct room *r)
+/* What this snapshot's encodings cost, into /metrics; returns the
+ * nanoseconds they took together. */
+static int64_t count_encodings(struct room *r)
 {
     struct snapenc_stats now;
     snapenc_stats(r->enc, &now);
@@ -371,12 +383,17 @@ static void count_encodings(struct room *r)
                            now.v3_ns - r->stats.v3_ns);
     atomic_fetch_add_explicit(&g_metrics.v2_state_ns, now.prepare_ns - r->stats.prepare_ns,
                               memory_order_relaxed);
+    uint64_t ns = now.v3_ns - r->stats.v3_ns + now.prepare_ns - r->stats.prepare_ns;
+    for (unsigned k = 0; k < FRAME_KINDS; k++)
+        ns += now.ns[k] - r->stats.ns[k];
     r->stats = now;
+    return (int64_t)ns;
 }
 
 /* Encodes the world into a new latest frame stamped with t's wall clock
  * (the tick wakes the service threads after); a room whose steps are split
- * cuts its tiles over the same threads. */
+ * cuts its tiles over the same threads. r->snapshot_ns says what the
+ * encodings took. */
 static void publish(struct room *r, const struct pool_time *t)
 {
     struct sim_fork fork = stepper_fork(t->pool, SIM_PARTS);
@@ -391,7 +408,7 @@ static void publish(struct room *r, const struct pool_time *t)
                                .teams = r->cfg.mode == PROTO_MODE_RTS ? r->cfg.max_teams : 0,
                                .fork = split ? &fork : NULL};
     struct frame *f = snapenc_encode(r->enc, &in);
-    count_encodings(r);
+    r->snapshot_ns = count_encodings(r);
     if (!f)
         return;
     if (r->cfg.link)
@@ -457,13 +474,10 @@ static int cmp_float(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The 99th percentile of n samples (sorts them); 0 for none. */
-static double p99(float *v, uint32_t n)
+/* The pc-th percentile of n samples sorted in order; 0 for none. */
+static double percentile(const float *v, uint32_t n, uint32_t pc)
 {
-    if (!n)
-        return 0;
-    qsort(v, n, sizeof *v, cmp_float);
-    return v[(n * 99 + 99) / 100 - 1];
+    return n ? v[(n * pc + 99) / 100 - 1] : 0;
 }
 
 void room_info(struct room *r, struct room_info *out)
@@ -479,8 +493,12 @@ void room_info(struct room *r, struct room_info *out)
     for (uint32_t i = 0; i < n; i++)
         sum += run[i];
     out->tick_ms_mean = n ? sum / n : 0;
-    out->tick_ms_p99 = p99(run, n);
-    out->late_p99_ms = p99(late, n);
+    qsort(run, n, sizeof *run, cmp_float);
+    qsort(late, n, sizeof *late, cmp_float);
+    out->tick_ms_p99 = percentile(run, n, 99);
+    out->late_p99_ms = percentile(late, n, 99);
+    out->late_p50_ms = percentile(late, n, 50);
+    out->late_max_ms = percentile(late, n, 100);
 }
 
 /* The measure cfg.measure took (its thread): kept for room_info. */
@@ -636,6 +654,7 @@ int room_welcome(struct room *r, const struct room_actor *who, char *buf, size_t
         .flock = r->info.has_flock ? &flock : NULL,
         .unavailable = unavailable,
         .unavailable_reason = reason,
+        .dilation = r->info.dilation,
     };
     char script[SCRIPT_NAME_MAX + 1];
     if (room_script_info(r, script, &w.script_hash, NULL))
@@ -796,6 +815,8 @@ static void step(struct room *r, const struct pool_time *t)
 
 void room_tick(struct room *r, const struct pool_time *t)
 {
+    room__pace_tick(r, t, r->snapshot_ns);
+    r->snapshot_ns = -1;
     if (apply_queued(r))
         return;
     int stepping = !r->paused || r->steps_pending > 0;
@@ -811,7 +832,7 @@ void room_tick(struct room *r, const struct pool_time *t)
         room__clog_flush(r); /* records of the tick's own (a script reloaded) */
     room__squads_after_step(r, t->now_ns);
     bool is_published = false;
-    r->snapshot_phase += r->cfg.snapshot_hz;
+    r->snapshot_phase += room__snapshot_step(r);
     if (r->snapshot_phase >= r->cfg.tick_hz * (1.0 - 1e-9)) {
         r->snapshot_phase = fmax(0.0, r->snapshot_phase - r->cfg.tick_hz);
         room__update_info(r);
@@ -856,7 +877,7 @@ struct room *room_create(const struct room_config *cfg, const char **err)
     struct snapenc_config ec = {.capacity = cfg->sim.capacity,
                                 .max_obstacles = cfg->sim.max_obstacles,
                                 .pre = cfg->frame_pre,
-                                .clock_ns = clock_mono_ns, /* durations for /metrics only */
+                                .clock_ns = clock_mono_ns, /* durations: /metrics, the pace */
                                 .delay =
                                     cfg->mode == PROTO_MODE_RTS
                                         ? (uint32_t)llround(cfg->spectator_delay * cfg->snapshot_hz)
@@ -881,6 +902,7 @@ struct room *room_create(const struct room_config *cfg, const char **err)
     r->replies_tail = &r->replies;
     r->staged_tail = &r->staged;
     r->snapshot_phase = cfg->tick_hz - cfg->snapshot_hz; /* the first tick publishes */
+    r->snapshot_ns = -1;
     r->linger = (uint64_t)ceil(ROOM_WANT_LINGER_S * cfg->snapshot_hz);
     if (!cfg->replay) { /* its mode's parameters and its boids, spread over the world */
         apply_mode_params(r->world, cfg->mode);
@@ -903,8 +925,10 @@ struct room *room_create(const struct room_config *cfg, const char **err)
         .max_obstacles = cfg->sim.max_obstacles,
         .wrap = cfg->sim.edges == SIM_EDGES_WRAP,
         .boids = cfg->boids,
+        .dilation = 1.0,
+        .snapshot_hz_now = cfg->snapshot_hz,
     };
-    if (room__relay_create(r) < 0) {
+    if (room__pace_create(r) < 0 || room__relay_create(r) < 0) {
         *err = "out of memory";
         room_destroy(r);
         return NULL;
@@ -964,6 +988,7 @@ void room_destroy(struct room *r)
     drop_queued(r);
     room__store_close(r);
     room__script_destroy(r); /* its end hook after the log's END: the room is gone */
+    room__pace_destroy(r);
     if (r->replies_tail)
         pthread_mutex_destroy(&r->lock);
     if (!r->cfg.replay) /* a recording's world is the replay's */

@@ -14,8 +14,17 @@
  * ROOM_WANT_LINGER_S seconds (room_want()), each kind once, whatever the
  * number of clients. Then it calls the notify hook so the network thread
  * can hand the frame to clients. The room never reads the clock for its
- * logic: the time of each tick comes from the pool (struct pool_time), or
- * from a test.
+ * logic: the time of each tick and how long the last one took come from
+ * the pool (struct pool_time), or from a test; what its snapshots took to
+ * encode, from the encoder's stats (timed by the clock it was given).
+ *
+ * A room whose work outgrows its rates degrades in pace.h's order (room_pace.c,
+ * PROTOCOL.md §6.7): fewer snapshots first, down to a floor, then fewer
+ * ticks a second (time dilation), each tick the same step, so that the
+ * same seed and commands give the same ticks and hashes. A dilated room is
+ * behind for the pool (pool_pace): it never takes the worker the rooms
+ * that keep their rate need. Its members are told by `dilation` messages
+ * (room_take_dilation_news()); the welcome, stats and /metrics say it.
  *
  * The room is where the simulation meets the protocol, which know nothing
  * of each other: it hands the codec plain views of its world (snapshot,
@@ -66,6 +75,9 @@ struct room_reply {
     /* A welcome: the room's count of availability changes before it was
      * written (room_availability()); a later count means news. */
     uint32_t availability_seq;
+    /* A welcome: the version of the room's dilation board before it was
+     * written (room_dilation_version()); what is newer is news to it. */
+    uint64_t dilation_seen;
     int64_t at_ns;               /* its command's arrival (struct room_actor); 0: not timed */
     struct proto_view_args view; /* ROOM_REPLY_VIEW: what the client looks at now */
     size_t len;
@@ -204,12 +216,15 @@ struct room_info {
     double view_budget; /* version 3: bytes per second until a client's view says */
     uint32_t capacity, max_obstacles;
     int wrap;
-    double late_p99_ms;  /* how late recent ticks started, 99th percentile */
-    double tick_ms_mean; /* how long recent ticks took (pool_time.last_ns) */
+    double late_p99_ms;              /* how late recent ticks started, 99th percentile */
+    double late_p50_ms, late_max_ms; /* ... their median and maximum */
+    double tick_ms_mean;             /* how long recent ticks took (pool_time.last_ns) */
     double tick_ms_p99;
-    int has_flock;                  /* flock holds a measure (cfg.measure) */
-    uint64_t flock_tick;            /* the tick it was taken at */
-    double flock_ms;                /* how long measuring it took */
+    double dilation;        /* ticks a second over tick_hz, smoothed; 1: keeping up (pace.h) */
+    double snapshot_hz_now; /* snapshots a second now: snapshot_hz unless shedding */
+    int has_flock;          /* flock holds a measure (cfg.measure) */
+    uint64_t flock_tick;    /* the tick it was taken at */
+    double flock_ms;        /* how long measuring it took */
     struct flockstats_result flock; /* the flock's measures (flockstats.h) */
 };
 
@@ -284,6 +299,18 @@ bool room_take_game_news(struct room *r, unsigned thread);
  * admin's: every team's and the `script` status); returns the version now. */
 uint64_t room_game_send(struct room *r, uint64_t since, int team, bool admin, room_text_fn *send,
                         void *ctx);
+
+/* The room's `dilation` messages (PROTOCOL.md §6.7): true once per service
+ * thread after a new one was written. */
+bool room_take_dilation_news(struct room *r, unsigned thread);
+
+/* Calls send() with the room's latest dilation message if it was written
+ * after board version `since`; returns the version now. Any thread. */
+uint64_t room_dilation_send(struct room *r, uint64_t since, room_text_fn *send, void *ctx);
+
+/* The dilation board's version now (read it before writing a welcome:
+ * what is written after is news to its client). Any thread. */
+uint64_t room_dilation_version(struct room *r);
 
 /* The room's script, its hash and what it cost: false if it has none. */
 bool room_script_info(struct room *r, char name[SCRIPT_NAME_MAX + 1], uint64_t *hash,

@@ -485,6 +485,8 @@ static size_t reply_stats(struct room *r, char *buf, size_t cap, const char *id,
                              .tick_ms_mean = info.tick_ms_mean,
                              .tick_ms_p99 = info.tick_ms_p99,
                              .late_ms_p99 = info.late_p99_ms,
+                             .dilation = info.dilation,
+                             .snapshot_hz = info.snapshot_hz_now,
                              .flock = info.has_flock ? &flock : NULL};
     int len = proto_reply_stats(buf, cap, id, tick, &st);
     return len > 0 ? (size_t)len : 0;

@@ -48,3 +48,11 @@ uint64_t room_board_send(struct room_board *b, uint64_t since,
     pthread_mutex_unlock(&b->lock);
     return now;
 }
+
+uint64_t room_board_version(struct room_board *b)
+{
+    pthread_mutex_lock(&b->lock);
+    uint64_t now = b->version;
+    pthread_mutex_unlock(&b->lock);
+    return now;
+}

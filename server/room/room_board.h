@@ -1,11 +1,13 @@
 /*
  * room_board — texts a room's thread writes for its members, each in a
  * numbered slot (a team's squads message, a script's state for the room
- * or a team), which the service threads send to whom each slot is for:
+ * or a team, the room's dilation), which the service threads send to whom
+ * each slot is for:
  * every text carries the board's version when it was written, so a
  * member that had the board up to version v gets exactly what is newer.
  *
- * Used by room_squads.c and room_script.c only (room_internal.h's files).
+ * Used by room_squads.c, room_script.c and room_pace.c only
+ * (room_internal.h's files).
  * Never: decide who a slot is for (the caller's `wants`). Threading: the
  * room thread writes (board_put), any thread reads (board_send); the lock
  * covers the slots and the version.
@@ -46,5 +48,8 @@ void room_board_put(struct room_board *b, unsigned slot, const char *text, size_
 uint64_t room_board_send(struct room_board *b, uint64_t since,
                          bool (*wants)(unsigned slot, const void *arg), const void *arg,
                          room_text_fn *send, void *ctx);
+
+/* The board's version now: texts written later are newer than it. */
+uint64_t room_board_version(struct room_board *b);
 
 #endif

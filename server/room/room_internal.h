@@ -12,6 +12,8 @@
  *   room_squads.c   the teams' squads messages
  *   room_script.c   the room's script (script.h) and what it publishes
  *   room_board.c    the texts those two write for members (room_board.h)
+ *   room_pace.c     its rates under load (pace.h) and its `dilation`
+ *                   messages
  *
  * Nothing else includes this header. replay.c and apply.c are modules of
  * their own (replay.h, apply.h) that know nothing of a room.
@@ -87,6 +89,7 @@ struct room {
     _Atomic(struct room_squads *) squads;
     struct room_store *store;   /* room_persist.c's; NULL: neither log nor checkpoints */
     struct room_script *script; /* room_script.c's; NULL: the room runs no script */
+    struct room_pace *pace;     /* room_pace.c's */
 
     /* Tick-thread state. */
     struct stepper stepper; /* one tick thread or several for the step */
@@ -96,6 +99,7 @@ struct room {
      * snapshot_hz to the phase, and one that takes it to tick_hz publishes
      * (20 a second of a 30 Hz room: 2 ticks of every 3). */
     double snapshot_phase;
+    int64_t snapshot_ns; /* what encoding the last tick's snapshot took; -1: it made none */
     uint64_t frame_seq;
     atomic_uint_fast64_t published_seq; /* frame_seq of the newest snapshot, for room_want() */
     uint64_t linger;                    /* snapshots a kind is encoded after it was wanted */
@@ -291,6 +295,23 @@ struct tilestate *room__relay_tiles(struct room *r, unsigned audience);
 /* True if the room cannot reach its owner, with the reason into
  * reason[0..cap). Any thread. */
 bool room__relay_is_unavailable(struct room *r, char *reason, size_t cap);
+
+/* ---- room_pace.c ------------------------------------------------------------------- */
+
+/* The room's pace at its nominal rates: 0, or PROTO_E_INTERNAL (out of
+ * memory). */
+int room__pace_create(struct room *r);
+void room__pace_destroy(struct room *r);
+
+/* At the start of a tick started at *t, the last run having encoded a
+ * snapshot in snapshot_ns (-1: none): the rates chosen, the pool told the
+ * next period (pool_pace), room_info's dilation and snapshot rate brought
+ * up to date, and the members told when pace.h says so. Tick thread;
+ * takes the lock. */
+void room__pace_tick(struct room *r, const struct pool_time *t, int64_t snapshot_ns);
+
+/* What this tick adds to the snapshot phase (pace_snapshot_step()). */
+double room__snapshot_step(const struct room *r);
 
 /* ---- room_squads.c ----------------------------------------------------------------- */
 

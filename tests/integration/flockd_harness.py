@@ -290,7 +290,9 @@ class Client:
     """One WebSocket client: replies by id, the latest snapshots in order.
     `welcome` is the newest welcome (`welcomes` all of them; `welcome_at`
     the number of snapshots that came before it), `rosters` the roster
-    messages (PROTOCOL.md §6.4); `replies` holds everything else, and
+    messages (PROTOCOL.md §6.4), `dilations` the news of the room's clock
+    (§6.7, which a loaded sanitizer build may send any time); `replies`
+    holds everything else, and
     `messages` every JSON message in arrival order."""
 
     def __init__(self, ws, headers_only=False):
@@ -302,6 +304,7 @@ class Client:
         self.welcomes = []
         self.welcome_at = 0
         self.rosters = []
+        self.dilations = []
         self.messages = []
         self.next_id = 1
         self.reader = asyncio.ensure_future(self._read())
@@ -329,6 +332,8 @@ class Client:
                         self.welcomes.append(m)
                     elif m.get("type") == "roster":
                         self.rosters.append(m)
+                    elif m.get("type") == "dilation":
+                        self.dilations.append(m)
                     else:
                         self.replies.append(m)
         except websockets.ConnectionClosed:

@@ -9,6 +9,11 @@
  * the task cannot take one make one call, and a removed task's is dropped.
  * pool_fork runs every piece exactly once, on idle
  * workers beside the caller, or on the caller alone when no worker is free.
+ * A run that paces its task moves its next deadline by the pace; tasks
+ * behind share all workers but one while a task on time is added (their
+ * runs and their pieces), and all of them when none is; the worker left
+ * takes a behind run's pieces only when no task on time falls due before
+ * they would end.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -17,6 +22,7 @@
 #include "clock.h"
 #include "metrics.h"
 
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -36,8 +42,11 @@ struct probe {
     _Atomic int64_t poked_at_ns; /* when the last poke began */
     _Atomic int64_t run_end_ns;  /* when the last run ended */
     int64_t busy_ns;             /* how long each run takes */
+    int64_t pace_ns;             /* each run paces its task so (pool_pace), with: */
+    bool behind;
     /* Written by its runs only, read once the probe is removed. */
-    int late_runs; /* runs that started over 20 ms late */
+    int late_runs;        /* runs that started over 20 ms late ... */
+    int64_t late_from_ns; /* ... at or after this time */
     int recorded;
     struct pool_time times[RECORDED]; /* what the first runs were told */
     int64_t mono_ns[RECORDED];        /* the clocks as each of them began */
@@ -51,9 +60,26 @@ static void sleep_ns(int64_t ns)
         ;
 }
 
+/* Runs of tasks behind under way now, and the most there were at once
+ * (a task's first run is not behind yet: not counted). */
+static atomic_int behind_inside, behind_most;
+
+static void count_behind(int delta)
+{
+    int now = atomic_fetch_add(&behind_inside, delta) + delta;
+    for (int most = atomic_load(&behind_most); now > most;)
+        if (atomic_compare_exchange_weak(&behind_most, &most, now))
+            break;
+}
+
 static void probe_run(void *arg, const struct pool_time *t)
 {
     struct probe *p = arg;
+    bool is_behind = p->behind && atomic_load(&p->runs) > 0;
+    if (is_behind)
+        count_behind(1);
+    if (p->behind || p->pace_ns)
+        pool_pace(&p->task, p->pace_ns, p->behind);
     if (p->recorded < RECORDED) {
         p->mono_ns[p->recorded] = clock_mono_ns();
         p->wall_us[p->recorded] = clock_wall_us();
@@ -61,10 +87,12 @@ static void probe_run(void *arg, const struct pool_time *t)
     }
     if (atomic_fetch_add(&p->inside, 1) != 0)
         atomic_store(&p->overlap, 1);
-    if (t->late_ns > 20000000)
+    if (t->late_ns > 20000000 && t->now_ns >= p->late_from_ns)
         p->late_runs++;
     if (p->busy_ns)
         sleep_ns(p->busy_ns);
+    if (is_behind)
+        count_behind(-1);
     atomic_fetch_add(&p->runs, 1);
     atomic_store(&p->run_end_ns, clock_mono_ns());
     atomic_fetch_sub(&p->inside, 1);
@@ -319,7 +347,11 @@ struct pieces {
     int value[PIECES];        /* written by each piece, read by the caller after the fork */
     atomic_int started;       /* bit k: piece k has started */
     atomic_int saw_other;     /* piece 0 saw piece 1 start while it ran */
-    int wait_for_other;       /* piece 0 waits (up to 10 s) for piece 1 to start */
+    int wait_for_other;       /* piece 0 waits (up to wait_ms, 0: 10 s) for piece 1 to start */
+    int wait_ms;
+    int64_t busy_ns;      /* how long each piece takes */
+    pthread_t caller;     /* the thread that forked them ... */
+    atomic_int elsewhere; /* ... and whether a piece ran on another */
 };
 
 static void piece(void *arg, unsigned part)
@@ -327,10 +359,15 @@ static void piece(void *arg, unsigned part)
     struct pieces *ps = arg;
     atomic_fetch_or(&ps->started, 1 << (part % 31));
     if (part == 0 && ps->wait_for_other) {
-        for (int i = 0; i < 10000 && !(atomic_load(&ps->started) & 2); i++)
+        for (int i = 0; i < (ps->wait_ms ? ps->wait_ms : 10000) && !(atomic_load(&ps->started) & 2);
+             i++)
             sleep_ns(1000000);
         atomic_store(&ps->saw_other, (atomic_load(&ps->started) & 2) != 0);
     }
+    if (ps->busy_ns)
+        sleep_ns(ps->busy_ns);
+    if (!pthread_equal(pthread_self(), ps->caller))
+        atomic_store(&ps->elsewhere, 1);
     atomic_fetch_add(&ps->calls[part], 1);
     ps->value[part] = (int)part * 3 + 1;
 }
@@ -388,21 +425,34 @@ static void without_free_workers_the_caller_runs_every_piece(void **state)
     pool_destroy(pool);
 }
 
-/* A task that forks from inside its run, as a room's tick does. */
+/* A task that forks `parts` pieces from inside its run number fork_at
+ * (0: the first; -1: every run but the first), as a room's tick does; `behind`: each run
+ * says it is behind, as a dilated room's tick does. ok: every fork ran
+ * each piece once. */
 struct forking {
     struct pool_task task;
     atomic_int runs;
     struct pieces ps;
+    unsigned parts;
+    int fork_at;
+    bool behind;
     int ok;
 };
 
 static void forking_run(void *arg, const struct pool_time *t)
 {
     struct forking *f = arg;
-    if (atomic_load(&f->runs) == 0) {
-        pool_fork(t->pool, piece, &f->ps, 5);
-        f->ok = 1;
-        for (unsigned k = 0; k < 5; k++)
+    if (f->behind)
+        pool_pace(&f->task, 0, true);
+    int run = atomic_load(&f->runs);
+    if (run == f->fork_at || (f->fork_at < 0 && run > 0)) {
+        bool first = f->fork_at >= 0 || run == 1;
+        for (unsigned k = 0; k < f->parts; k++)
+            atomic_store(&f->ps.calls[k], 0);
+        f->ps.caller = pthread_self();
+        pool_fork(t->pool, piece, &f->ps, f->parts);
+        f->ok = first ? 1 : f->ok;
+        for (unsigned k = 0; k < f->parts; k++)
             f->ok &= atomic_load(&f->ps.calls[k]) == 1;
     }
     atomic_fetch_add(&f->runs, 1);
@@ -415,7 +465,7 @@ static void a_run_can_fork_its_work_over_the_other_workers(void **state)
     struct pool *pool = pool_create(2, &err);
     assert_non_null(pool);
     static struct forking f;
-    f = (struct forking){.ps.wait_for_other = 1};
+    f = (struct forking){.ps.wait_for_other = 1, .parts = 5};
     f.task = (struct pool_task){.run = forking_run, .arg = &f, .period_ns = 5000000};
     assert_int_equal(pool_add(pool, &f.task), 0);
     for (int i = 0; i < 10000 && atomic_load(&f.runs) < 3; i++)
@@ -425,6 +475,126 @@ static void a_run_can_fork_its_work_over_the_other_workers(void **state)
     assert_int_equal(f.ok, 1);
     assert_int_equal(atomic_load(&f.ps.saw_other), 1);
     pool_destroy(pool);
+}
+
+/* ---- pool_pace ---- */
+
+static void a_paced_task_runs_its_pace_apart(void **state)
+{
+    (void)state;
+    const char *err = NULL;
+    struct pool *pool = pool_create(2, &err);
+    assert_non_null(pool);
+    struct probe p;
+    probe_init(&p, 5000000, 0);
+    p.pace_ns = 40000000;
+    assert_int_equal(pool_add(pool, &p.task), 0);
+    sleep_ns(300000000);
+    pool_remove(pool, &p.task);
+    assert_true(p.recorded >= 4 && p.recorded <= 9); /* 300 ms at 25 Hz, not 200 Hz */
+    for (int k = 0; k + 1 < p.recorded; k++) {       /* as with periods (above), paces apart */
+        int64_t deadline = p.times[k].now_ns - p.times[k].late_ns;
+        int64_t next = p.times[k + 1].now_ns - p.times[k + 1].late_ns;
+        assert_true(next == deadline + p.pace_ns ||
+                    (next > deadline + p.pace_ns && next <= p.times[k].now_ns + p.pace_ns));
+    }
+    pool_destroy(pool);
+}
+
+static void tasks_behind_leave_a_worker_to_the_tasks_on_time(void **state)
+{
+    (void)state;
+    const char *err = NULL;
+    struct pool *pool = pool_create(2, &err);
+    assert_non_null(pool);
+    struct probe slow[2], fast;
+    for (int k = 0; k < 2; k++) {
+        probe_init(&slow[k], 10000000, 30000000); /* 30 ms runs every 10 ms: behind */
+        slow[k].behind = true;
+    }
+    probe_init(&fast, 10000000, 0);
+    atomic_store(&behind_most, 0);
+    /* The slow tasks' first runs, before they say they are behind, take
+     * both workers at once: the fast task's first runs are late (and a few
+     * lost) for that; its lateness counts from 100 ms on. */
+    fast.late_from_ns = clock_mono_ns() + 100000000;
+    assert_int_equal(pool_add(pool, &slow[0].task), 0);
+    assert_int_equal(pool_add(pool, &slow[1].task), 0);
+    assert_int_equal(pool_add(pool, &fast.task), 0);
+    sleep_ns(600000000);
+    pool_remove(pool, &slow[0].task); /* first: without fast, both would take a worker */
+    pool_remove(pool, &slow[1].task);
+    pool_remove(pool, &fast.task);
+    /* With both workers on the slow tasks the fast one would start up to
+     * 30 ms late, often; one worker is kept for it. */
+    assert_in_range(atomic_load(&fast.runs), 47, 66);
+    assert_true(fast.late_runs <= 3);
+    assert_int_equal(atomic_load(&behind_most), 1);
+    /* They took turns on their worker, neither starved. */
+    assert_true(atomic_load(&slow[0].runs) >= 4 && atomic_load(&slow[1].runs) >= 4);
+    pool_destroy(pool);
+}
+
+static void tasks_behind_take_every_worker_when_none_is_on_time(void **state)
+{
+    (void)state;
+    const char *err = NULL;
+    struct pool *pool = pool_create(2, &err);
+    assert_non_null(pool);
+    struct probe slow[2];
+    for (int k = 0; k < 2; k++) {
+        probe_init(&slow[k], 10000000, 30000000);
+        slow[k].behind = true;
+    }
+    atomic_store(&behind_most, 0);
+    assert_int_equal(pool_add(pool, &slow[0].task), 0);
+    assert_int_equal(pool_add(pool, &slow[1].task), 0);
+    sleep_ns(300000000);
+    pool_remove(pool, &slow[0].task);
+    pool_remove(pool, &slow[1].task);
+    assert_int_equal(atomic_load(&behind_most), 2);
+    pool_destroy(pool);
+}
+
+/* A task behind forking two pieces of 3 ms on each run (but its first,
+ * before it is behind), beside a task on time of the given period, on two
+ * workers, until it ran 12 times: whether any piece ran on the other
+ * worker. */
+static int behind_pieces_elsewhere(int64_t period_ns)
+{
+    const char *err = NULL;
+    struct pool *pool = pool_create(2, &err);
+    assert_non_null(pool);
+    static struct forking f;
+    f = (struct forking){.ps.busy_ns = 3000000, .parts = 2, .fork_at = -1, .behind = true};
+    f.task = (struct pool_task){.run = forking_run, .arg = &f, .period_ns = 5000000};
+    struct probe fast;
+    probe_init(&fast, period_ns, 0);
+    assert_int_equal(pool_add(pool, &fast.task), 0);
+    assert_int_equal(pool_add(pool, &f.task), 0);
+    for (int i = 0; i < 10000 && atomic_load(&f.runs) < 12; i++)
+        sleep_ns(1000000);
+    pool_remove(pool, &f.task);
+    pool_remove(pool, &fast.task);
+    assert_int_equal(f.ok, 1);
+    pool_destroy(pool);
+    return atomic_load(&f.ps.elsewhere);
+}
+
+static void
+a_behind_runs_pieces_stay_its_own_when_a_task_on_time_is_due_before_they_end(void **state)
+{
+    (void)state;
+    assert_int_equal(behind_pieces_elsewhere(2000000), 0); /* due every 2 ms */
+}
+
+static void
+a_behind_runs_pieces_go_to_the_worker_left_when_none_is_due_before_they_end(void **state)
+{
+    (void)state;
+    /* From its second run on (the first measures the pieces) the idle
+     * worker takes them: the task on time is due a second later. */
+    assert_int_equal(behind_pieces_elsewhere(1000000000), 1);
 }
 
 int main(void)
@@ -442,6 +612,13 @@ int main(void)
         cmocka_unit_test(an_idle_worker_takes_pieces_beside_the_caller),
         cmocka_unit_test(without_free_workers_the_caller_runs_every_piece),
         cmocka_unit_test(a_run_can_fork_its_work_over_the_other_workers),
+        cmocka_unit_test(a_paced_task_runs_its_pace_apart),
+        cmocka_unit_test(tasks_behind_leave_a_worker_to_the_tasks_on_time),
+        cmocka_unit_test(tasks_behind_take_every_worker_when_none_is_on_time),
+        cmocka_unit_test(
+            a_behind_runs_pieces_stay_its_own_when_a_task_on_time_is_due_before_they_end),
+        cmocka_unit_test(
+            a_behind_runs_pieces_go_to_the_worker_left_when_none_is_due_before_they_end),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1324,6 +1324,34 @@ static void availability_messages_name_the_room_and_a_reason_only_when_unavailab
     assert_true(proto_reply_availability(buf, 20, "arena", 0, NULL) < 0);
 }
 
+static void a_dilation_message_says_the_factor_and_the_rates_now(void **state)
+{
+    (void)state;
+    char buf[PROTO_REPLY_BYTES];
+    struct proto_dilation d = {
+        .room = "big", .factor = 0.042, .tick_hz = 1.26, .snapshot_hz = 1.26};
+    assert_true(proto_reply_dilation(buf, sizeof buf, &d) > 0);
+    assert_string_equal(buf, "{\"type\":\"dilation\",\"room\":\"big\",\"factor\":0.042,"
+                             "\"tick_hz\":1.26,\"snapshot_hz\":1.26}");
+    d = (struct proto_dilation){.room = "big", .factor = 1, .tick_hz = 30, .snapshot_hz = 20};
+    assert_true(proto_reply_dilation(buf, sizeof buf, &d) > 0);
+    assert_string_equal(buf, "{\"type\":\"dilation\",\"room\":\"big\",\"factor\":1,"
+                             "\"tick_hz\":30,\"snapshot_hz\":20}");
+    assert_true(proto_reply_dilation(buf, 30, &d) < 0);
+    /* The welcome has "dilation" only while the room runs slow. */
+    struct proto_welcome w = {.width = 1, .height = 1, .dilation = 1.0};
+    static char welcome[PROTO_WELCOME_BYTES];
+    assert_true(proto_reply_welcome(welcome, sizeof welcome, &w) > 0);
+    cJSON *doc = cJSON_Parse(welcome);
+    assert_null(cJSON_GetObjectItemCaseSensitive(doc, "dilation"));
+    cJSON_Delete(doc);
+    w.dilation = 0.25;
+    assert_true(proto_reply_welcome(welcome, sizeof welcome, &w) > 0);
+    doc = cJSON_Parse(welcome);
+    assert_true(num(doc, "dilation") == 0.25);
+    cJSON_Delete(doc);
+}
+
 static void welcome_lists_every_parameter_and_group_zero_values(void **state)
 {
     (void)state;
@@ -1457,8 +1485,13 @@ static void the_largest_welcome_fits_its_buffer(void **state)
 static void stats_ack_carries_the_figures_and_a_null_flock_before_a_measure(void **state)
 {
     (void)state;
-    struct proto_stats st = {
-        .boids = 40, .paused = 1, .tick_ms_mean = 0.5, .tick_ms_p99 = 2, .late_ms_p99 = 0.25};
+    struct proto_stats st = {.boids = 40,
+                             .paused = 1,
+                             .tick_ms_mean = 0.5,
+                             .tick_ms_p99 = 2,
+                             .late_ms_p99 = 0.25,
+                             .dilation = 0.5,
+                             .snapshot_hz = 5};
     char buf[PROTO_REPLY_BYTES];
     assert_true(proto_reply_stats(buf, sizeof buf, "\"s\"", 9, &st) > 0);
     cJSON *doc = cJSON_Parse(buf);
@@ -1468,6 +1501,7 @@ static void stats_ack_carries_the_figures_and_a_null_flock_before_a_measure(void
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(doc, "stats");
     assert_true(num(s, "boids") == 40 && num(s, "tick_ms_mean") == 0.5 &&
                 num(s, "tick_ms_p99") == 2 && num(s, "late_ms_p99") == 0.25);
+    assert_true(num(s, "dilation") == 0.5 && num(s, "snapshot_hz") == 5);
     assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "paused")));
     assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(s, "flock")));
     cJSON_Delete(doc);
@@ -1552,6 +1586,7 @@ int main(void)
         cmocka_unit_test(welcome_lists_every_parameter_and_group_zero_values),
         cmocka_unit_test(a_welcome_says_unavailable_only_when_its_room_cannot_be_reached),
         cmocka_unit_test(availability_messages_name_the_room_and_a_reason_only_when_unavailable),
+        cmocka_unit_test(a_dilation_message_says_the_factor_and_the_rates_now),
         cmocka_unit_test(welcome_lists_each_group_that_differs_with_what_differs_and_the_flock),
         cmocka_unit_test(the_largest_welcome_fits_its_buffer),
         cmocka_unit_test(stats_ack_carries_the_figures_and_a_null_flock_before_a_measure),

@@ -301,6 +301,24 @@ class MessagesAndBackoff(unittest.TestCase):
         self.assertEqual((ack.tick, ack.stats.boids, ack.stats.flock), (9, 5, None))
         self.assertIsNone(Ack({"type": "ack", "tick": 1}, "obstacle_add").obstacle)
 
+    def test_a_dilation_message_is_kept_and_handed_on_and_unknown_types_are_ignored(self):
+        c = flockd.Client("ws://127.0.0.1:9/ws")  # not connected: fed by hand
+        seen = []
+        c.on("dilation", lambda e: seen.append(e.message))
+        self.assertIsNone(c.dilation)
+        c._take(json.dumps({"type": "dilation", "room": "big", "factor": 0.042,
+                            "tick_hz": 2.52, "snapshot_hz": 2.52}))
+        self.assertIsInstance(c.dilation, flockd.Dilation)
+        self.assertEqual((c.dilation.room, c.dilation.factor, c.dilation.tick_hz,
+                          c.dilation.snapshot_hz), ("big", 0.042, 2.52, 2.52))
+        self.assertEqual(seen, [c.dilation])
+        c._take(json.dumps({"type": "something_newer", "x": 1}))  # MUST be ignored (§2)
+        self.assertEqual(len(seen), 1)
+        st = Ack({"type": "ack", "id": 1, "tick": 9,
+                  "stats": {"dilation": 0.5, "snapshot_hz": 5, "flock": None}}, "stats").stats
+        self.assertEqual((st.dilation, st.snapshot_hz), (0.5, 5))
+        self.assertIsNone(Welcome({"type": "welcome"}).dilation)  # absent: it keeps time
+
     def test_the_backoff_doubles_up_to_its_cap_with_jitter_in_the_upper_half(self):
         for r in (0.0, 0.5, 0.999):
             b = flockd.Backoff(0.1, 1.0, rng=lambda: r)

@@ -5,7 +5,10 @@
  * codec's format; commands are acked with the tick they took effect at,
  * refusals from the world come back as wire codes and change nothing, and
  * the lateness the ticks were told is what room_info reports. Each service
- * thread takes its own clients' replies and has its own news flag.
+ * thread takes its own clients' replies and has its own news flag. A room
+ * whose ticks cost more than its period dilates: the same steps (the same
+ * hash after as many ticks), fewer snapshots, its dilation in room_info,
+ * the welcome, stats and a dilation message for its members.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -468,6 +471,108 @@ each_service_thread_takes_its_own_clients_replies_in_order_and_its_own_news(void
     room_destroy(r);
 }
 
+/* The text a board sent last (room_text_fn). */
+static void keep_text(void *ctx, const char *text, size_t len)
+{
+    snprintf(ctx, 256, "%.*s", (int)len, text);
+}
+
+/* Ticks r n times, a tick every gap_ns with each run costing cost_ns,
+ * watched by a version 1 client; returns the snapshots it published. */
+static int tick_paced(struct room *r, int n, int64_t gap_ns, int64_t cost_ns, int64_t *now)
+{
+    int frames = 0;
+    uint64_t seq = 0;
+    for (int k = 0; k < n; k++, *now += gap_ns) {
+        struct frame *f = room_latest(r);
+        room_want(r, FRAME_V1, f ? f->seq : 1);
+        frame_release(f);
+        struct pool_time t = {.now_ns = *now, .wall_us = *now / 1000, .last_ns = cost_ns};
+        room_tick(r, &t);
+        f = room_latest(r);
+        frames += f->seq != seq;
+        seq = f->seq;
+        frame_release(f);
+    }
+    return frames;
+}
+
+/* The hash a ping in r reports, and its tick. */
+static void ping_hash(struct room *r, char hash[17], double *at_tick)
+{
+    struct room_reply *old = room_take_replies(r);
+    while (old) {
+        struct room_reply *next = old->next;
+        free(old);
+        old = next;
+    }
+    push(r, "{\"cmd\":\"ping\",\"id\":1}");
+    tick(r, 1, 0);
+    cJSON *rep[1];
+    assert_int_equal(take_replies(r, rep, 1), 1);
+    snprintf(hash, 17, "%s", str(rep[0], "hash"));
+    *at_tick = num(rep[0], "tick");
+    cJSON_Delete(rep[0]);
+}
+
+static void a_room_whose_ticks_outgrow_its_period_dilates_and_steps_the_same(void **state)
+{
+    (void)state;
+    struct room *fit = room_new(), *over = room_new();
+    int64_t period = 1000000000 / 60, t0 = 1000000000, t1 = 1000000000;
+    /* One keeps up (0.1 ms a tick); the other takes 5 periods a tick and
+     * gets a tick every 6 periods (as its pace would give it). */
+    int fit_frames = tick_paced(fit, 120, period, 100000, &t0);
+    int over_frames = tick_paced(over, 120, 6 * period, 5 * period, &t1);
+    char fit_hash[17], over_hash[17];
+    double fit_tick, over_tick;
+    ping_hash(fit, fit_hash, &fit_tick);
+    ping_hash(over, over_hash, &over_tick);
+    assert_true(fit_tick == over_tick);
+    assert_string_equal(fit_hash, over_hash); /* the same steps: dt never changes */
+    assert_int_equal(fit_frames, 120);        /* 60 snapshots a second: every tick */
+    assert_true(over_frames < 60);            /* the floor: one of several ticks */
+    struct room_info a, b;
+    room_info(fit, &a);
+    room_info(over, &b);
+    assert_true(a.dilation == 1.0 && a.snapshot_hz_now == 60);
+    assert_true(b.dilation > 0.1 && b.dilation < 0.2); /* about 1/6 */
+    assert_true(b.snapshot_hz_now <= 5);
+    /* Its members are told; the other room's have nothing to hear. */
+    char text[256] = "";
+    assert_false(room_take_dilation_news(fit, 0));
+    assert_true(room_take_dilation_news(over, 0));
+    uint64_t v = room_dilation_send(over, 0, keep_text, text);
+    assert_true(v > 0 && v == room_dilation_version(over));
+    cJSON *msg = cJSON_Parse(text);
+    assert_non_null(msg);
+    assert_string_equal(str(msg, "type"), "dilation");
+    assert_string_equal(str(msg, "room"), "test");
+    assert_true(num(msg, "factor") > 0 && num(msg, "factor") < 1);
+    cJSON_Delete(msg);
+    text[0] = '\0';
+    assert_int_equal(room_dilation_send(over, v, keep_text, text), v);
+    assert_string_equal(text, ""); /* nothing newer */
+    /* The welcome says so, and stats too. */
+    static char welcome[PROTO_WELCOME_BYTES];
+    struct room_actor who = {.client = 7, .role = PROTO_ROLE_VIEWER, .team = -1};
+    assert_true(room_welcome(over, &who, welcome, sizeof welcome) > 0);
+    msg = cJSON_Parse(welcome);
+    assert_true(num(msg, "dilation") == b.dilation);
+    cJSON_Delete(msg);
+    assert_true(room_welcome(fit, &who, welcome, sizeof welcome) > 0);
+    assert_null(strstr(welcome, "dilation"));
+    push(over, "{\"cmd\":\"stats\",\"id\":2}");
+    tick(over, 1, 0);
+    cJSON *rep[1];
+    assert_int_equal(take_replies(over, rep, 1), 1);
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(rep[0], "stats");
+    assert_true(num(st, "dilation") > 0 && num(st, "dilation") < 1 && num(st, "snapshot_hz") <= 5);
+    cJSON_Delete(rep[0]);
+    room_destroy(fit);
+    room_destroy(over);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -484,6 +589,7 @@ int main(void)
         cmocka_unit_test(a_measured_room_reports_its_flock),
         cmocka_unit_test(the_welcome_reports_every_groups_values),
         cmocka_unit_test(a_full_queue_refuses_with_queue_full),
+        cmocka_unit_test(a_room_whose_ticks_outgrow_its_period_dilates_and_steps_the_same),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -85,6 +85,7 @@ export class Client {
     this.welcome = null;
     this.roster = null;
     this.available = true;
+    this.dilation = 1; // the room's dilation factor (§6.7)
     this.latest = null;
     this.counters = { snapshots: 0, badFrames: 0, keyframesAsked: 0, reconnects: 0, dropped: 0 };
     this.state = 'connecting'; // 'open', 'reconnecting', 'closed'
@@ -202,6 +203,7 @@ export class Client {
     this.viewAck = null; // a new stream is the whole room until a view
     if (typeof w.available === 'boolean') this.available = w.available;
     else this.available = true;
+    this.dilation = typeof w.dilation === 'number' ? w.dilation : 1;
     if (this.want && this.want.room === w.room) this.want.mode = w.mode;
     this.emit('welcome', w);
     if (!fresh && this.awaitingWelcome) {
@@ -352,6 +354,9 @@ export class Client {
     } else if (msg.type === 'availability') {
       if (msg.room === this.room) this.available = msg.available;
       this.emit('availability', msg);
+    } else if (msg.type === 'dilation') {
+      if (msg.room === this.room && typeof msg.factor === 'number') this.dilation = msg.factor;
+      this.emit('dilation', msg);
     } else {
       this.emit('message', msg);
     }

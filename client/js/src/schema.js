@@ -1137,6 +1137,11 @@ export default {
      "type": "string",
      "optional": true
     },
+    "dilation": {
+     "type": "number",
+     "optional": true,
+     "doc": "only while the room's clock runs slow (§6.7)"
+    },
     "replay": {
      "type": "object",
      "optional": true,
@@ -1292,6 +1297,26 @@ export default {
     }
    }
   },
+  "dilation": {
+   "doc": "The room's clock runs slow, or keeps time again (§6.7).",
+   "members": {
+    "room": {
+     "type": "string"
+    },
+    "factor": {
+     "type": "number",
+     "doc": "(0, 1]: ticks a second over the welcome's tick_hz"
+    },
+    "tick_hz": {
+     "type": "number",
+     "doc": "ticks a second now"
+    },
+    "snapshot_hz": {
+     "type": "number",
+     "doc": "snapshots a second now"
+    }
+   }
+  },
   "stats": {
    "doc": "The ack member of stats (§6.5), not a message of its own.",
    "members": {
@@ -1309,6 +1334,14 @@ export default {
     },
     "late_ms_p99": {
      "type": "number"
+    },
+    "dilation": {
+     "type": "number",
+     "doc": "(0, 1]; 1 unless the room's clock runs slow (§6.7)"
+    },
+    "snapshot_hz": {
+     "type": "number",
+     "doc": "snapshots a second now (§6.7)"
     },
     "flock": {
      "type": "object",

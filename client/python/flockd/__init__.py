@@ -23,15 +23,16 @@ from .errors import (BadArgument, BadJson, BadRoom, Capacity, CommandError, Conn
                      ConnectionLost, FlockdError, Forbidden, InternalError, NotFound, NotJoined,
                      OutOfRange, QueueFull, RateLimited, Refused, SnapshotError, Timeout,
                      TooLarge, Unavailable, UnknownCommand)
-from .messages import (Ack, Availability, Game, Message, Roster, ScriptStatus, Squads, Stats,
-                       Welcome)
+from .messages import (Ack, Availability, Dilation, Game, Message, Roster, ScriptStatus, Squads,
+                       Stats, Welcome)
 from .snapshot import Obstacle, Snapshot, Target
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Ack", "Availability", "Backoff", "BadArgument", "BadJson", "BadRoom", "BlockingClient",
-    "Capacity", "Client", "CommandError", "ConnectError", "ConnectionLost", "Decoder", "Event",
+    "Capacity", "Client", "CommandError", "ConnectError", "ConnectionLost", "Decoder", "Dilation",
+    "Event",
     "FlockdError", "Forbidden", "Frame", "Game", "InternalError", "Message", "NotFound",
     "NotJoined", "Obstacle", "OutOfRange", "QueueFull", "RateLimited", "Refused", "Roster",
     "ScriptStatus", "Snapshot", "SnapshotError", "Snapshots", "Squads", "Stats", "Target",

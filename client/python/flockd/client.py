@@ -41,7 +41,7 @@ A close the server means (1008: kicked, too slow or over the rate limit;
 server refuses other than rate_limited, queue_full or internal. Then the
 client is closed for good: commands raise ConnectionLost, iterators too.
 `on("disconnect", fn)` and `on("reconnect", fn)` watch it (also "welcome",
-"roster", "availability", "squads", "game", "script", "refused").
+"roster", "availability", "dilation", "squads", "game", "script", "refused").
 
 Squads (§13): `select`, `move`, `patrol`, `follow`, `hold`, `stop` and
 `formation` are commands of the schema like the others. The latest
@@ -80,7 +80,7 @@ from . import schema
 from .decode import Decoder
 from .errors import (CommandError, ConnectError, ConnectionLost, InternalError, QueueFull,
                      RateLimited, SnapshotError, Timeout, command_error)
-from .messages import Ack, Availability, Game, Roster, ScriptStatus, Squads, Welcome
+from .messages import Ack, Availability, Dilation, Game, Roster, ScriptStatus, Squads, Welcome
 from .snapshot import Snapshot
 
 log = logging.getLogger("flockd")
@@ -114,10 +114,10 @@ class Backoff:
 
 class Event:
     """Something that happened to the connection: `kind` ('disconnect',
-    'reconnect', 'welcome', 'roster', 'availability', 'squads', 'game',
-    'script', 'refused'), `at` (time.monotonic()) and per kind: code and
-    reason (disconnect), attempts and downtime in seconds (reconnect),
-    message (welcome, roster, availability, squads, game, script), error
+    'reconnect', 'welcome', 'roster', 'availability', 'dilation', 'squads',
+    'game', 'script', 'refused'), `at` (time.monotonic()) and per kind: code
+    and reason (disconnect), attempts and downtime in seconds (reconnect),
+    message (welcome, roster, availability, dilation, squads, game, script), error
     (refused: the SnapshotError)."""
 
     def __init__(self, kind, **fields):
@@ -179,6 +179,7 @@ class Client:
         self._prev = self._keyframe_at = None
         self._room = schema.Room()
         self.welcome = self.roster = self.availability = self.snapshot = None
+        self.dilation = None  # the latest Dilation message (§6.7), in this room
         self._view = self.view_ack = None  # the last view acked: its arguments, its Ack
         self.squads = {}  # team -> its latest Squads message (§13.5), in this room
         self._squads_waiters = []
@@ -392,6 +393,9 @@ class Client:
         elif kind == "availability":
             self.availability = Availability(m)
             self._emit(Event("availability", message=self.availability))
+        elif kind == "dilation":
+            self.dilation = Dilation(m)
+            self._emit(Event("dilation", message=self.dilation))
         elif kind == "squads" and isinstance(m.get("team"), int):
             self._take_squads(Squads(m))
         elif kind == "game" and isinstance(m.get("state"), dict):
@@ -417,7 +421,7 @@ class Client:
         if self.welcome is None or self.welcome.get("room") != m.get("room"):
             # Another room: its squads and its game are still to come.
             self.squads, self.team_games = {}, {}
-            self.room_game = self.script_status = None
+            self.room_game = self.script_status = self.dilation = None
         self.welcome = Welcome(m)
         self._room = schema.Room.of(m)
         # A new stream starts on a key frame (§11.1, §12.7), its fields this size.

@@ -79,7 +79,8 @@ def _wrap(value, spec):
 class Welcome(Message):
     """The room's welcome (§6.1): protocol, room, mode, role, team, tick,
     tick_hz, snapshot_hz, world (width, height, edges, capacity,
-    max_obstacles), limits, params (the registry), values, groups, flock."""
+    max_obstacles), limits, params (the registry), values, groups, flock,
+    dilation (None unless the room's clock runs slow, §6.7)."""
 
     kind = "welcome"
 
@@ -98,7 +99,8 @@ class Roster(Message):
 
 class Stats(Message):
     """The room's figures (§6.5): boids, paused, tick_ms_mean, tick_ms_p99,
-    late_ms_p99, flock (the measures, or None)."""
+    late_ms_p99, dilation and snapshot_hz (§6.7: 1 and the welcome's rate
+    unless the room sheds load), flock (the measures, or None)."""
 
     kind = "stats"
 
@@ -107,6 +109,14 @@ class Availability(Message):
     """A relayed room became unreachable or is back (§6.6)."""
 
     kind = "availability"
+
+
+class Dilation(Message):
+    """The room's clock runs slow, or keeps time again (§6.7): room,
+    factor (0 < factor <= 1; 1: it keeps its tick rate again), tick_hz and
+    snapshot_hz (the rates now)."""
+
+    kind = "dilation"
 
 
 class Ack(Message):
@@ -176,4 +186,5 @@ class ScriptStatus(Message):
 
 
 _CLASSES = {"welcome": Welcome, "roster": Roster, "stats": Stats, "availability": Availability,
+            "dilation": Dilation,
             "squads": Squads}
