@@ -19,4 +19,8 @@ int64_t clock_mono_ns(void);
 /* CLOCK_REALTIME in microseconds since the Unix epoch: what clients see. */
 int64_t clock_wall_us(void);
 
+/* The CPU time the calling thread has used, in nanoseconds: what a piece
+ * of work cost, whatever else the machine ran meanwhile. */
+int64_t clock_thread_ns(void);
+
 #endif

@@ -65,7 +65,14 @@ static void tell(struct room *r, double f)
 void room__pace_tick(struct room *r, const struct pool_time *t, int64_t snapshot_ns)
 {
     struct pace *p = &r->pace->pace;
-    pace_tick(p, t->now_ns, t->last_ns, snapshot_ns);
+    /* The room's own work, not the wall clock: time the machine gave other
+     * processes (a loaded machine, a sanitizer's build beside others) is
+     * no reason to shed. The snapshot's share (timed on the wall clock)
+     * shrinks in the same proportion. */
+    int64_t work = t->last_work_ns;
+    if (snapshot_ns > 0 && t->last_ns > 0)
+        snapshot_ns = (int64_t)((double)snapshot_ns * (double)work / (double)t->last_ns);
+    pace_tick(p, t->now_ns, work, snapshot_ns);
     bool is_dilated = pace_is_dilated(p);
     pool_pace(&r->task, is_dilated ? pace_period_ns(p) : 0, is_dilated);
     double f = pace_dilation(p);

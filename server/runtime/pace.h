@@ -4,7 +4,9 @@
  * and never bursts to catch up.
  *
  * The room hands pace_tick() each tick's start and what its previous run
- * cost (the whole run, and the part of it that encoded a snapshot). From
+ * cost (the whole run, and the part of it that encoded a snapshot: its
+ * work, CPU time, not the wall clock, so that a machine busy with other
+ * processes does not make a room shed). From
  * those it keeps two estimates, a tick's work without its snapshot and a
  * snapshot's encoding (each rises at once, falls slowly), and chooses the
  * rates, in this order:

@@ -298,6 +298,7 @@ static _Thread_local struct {
     struct pool_task *task; /* NULL: not in a run */
     bool is_behind;
     int64_t longest; /* the longest piece it forked so far */
+    int64_t waited;  /* ns it waited for its pieces on other workers */
 } running;
 
 /* Whether a worker beyond the behind tasks' share may spend ns on a
@@ -337,6 +338,7 @@ void pool_fork(struct pool *p, void (*fn)(void *arg, unsigned part), void *arg, 
     }
     while (j.taken < j.parts)
         run_piece(p, &j, 0);
+    int64_t wait_from = clock_mono_ns();
     if (atomic_load_explicit(&j.done, memory_order_acquire) < j.parts) {
         /* A worker is finishing the last pieces: watch a moment, as a
          * sleeping caller would take long to wake. */
@@ -348,6 +350,7 @@ void pool_fork(struct pool *p, void (*fn)(void *arg, unsigned part), void *arg, 
         pthread_cond_wait(&p->joined, &p->lock);
     if (j.longest_ns > running.longest)
         running.longest = j.longest_ns;
+    running.waited += clock_mono_ns() - wait_from;
     pthread_mutex_unlock(&p->lock);
 }
 
@@ -398,11 +401,15 @@ static void run_task(struct pool *p, struct pool_task *t, int64_t now)
                            .late_ns = now - t->deadline_ns + t->carry_ns,
                            .wall_us = clock_wall_us(),
                            .last_ns = t->last_ns,
+                           .last_work_ns = t->last_work_ns,
                            .pool = p};
     running.task = t;
     running.is_behind = behind;
     running.longest = 0;
+    running.waited = 0;
+    int64_t cpu = clock_thread_ns();
     t->run(t->arg, &at);
+    cpu = clock_thread_ns() - cpu;
     t->piece_ns = running.longest;
     running.task = NULL;
     int64_t end = clock_mono_ns();
@@ -413,6 +420,7 @@ static void run_task(struct pool *p, struct pool_task *t, int64_t now)
     if (t->is_behind != behind) /* pool_pace changed it */
         p->behind = t->is_behind ? p->behind + 1 : p->behind - 1;
     t->last_ns = end - now;
+    t->last_work_ns = cpu + running.waited < t->last_ns ? cpu + running.waited : t->last_ns;
     t->deadline_ns += t->pace_ns > 0 ? t->pace_ns : t->period_ns;
     t->carry_ns = 0;
     if (end > t->deadline_ns) {
@@ -550,6 +558,7 @@ int pool_add(struct pool *p, struct pool_task *t)
         t->deadline_ns = clock_mono_ns();
         t->carry_ns = 0;
         t->last_ns = 0;
+        t->last_work_ns = 0;
         t->piece_ns = 0;
         t->pace_ns = 0;
         t->is_behind = false;

@@ -69,10 +69,14 @@
 
 /* When a run starts, as its worker read the clocks. */
 struct pool_time {
-    int64_t now_ns;    /* clock_mono_ns() as the run starts */
-    int64_t late_ns;   /* how long after its deadline the run started */
-    int64_t wall_us;   /* clock_wall_us() at the same moment: the time clients see */
-    int64_t last_ns;   /* how long the task's previous run took; 0 before its first */
+    int64_t now_ns;  /* clock_mono_ns() as the run starts */
+    int64_t late_ns; /* how long after its deadline the run started */
+    int64_t wall_us; /* clock_wall_us() at the same moment: the time clients see */
+    int64_t last_ns; /* how long the task's previous run took; 0 before its first */
+    /* What of last_ns was the task's own work: the CPU time its thread
+     * used plus the time it waited for its pieces on other workers (at
+     * most last_ns; the rest the machine gave to other threads). */
+    int64_t last_work_ns;
     struct pool *pool; /* the pool running it: a run may hand it pieces (pool_fork) */
 };
 
@@ -89,9 +93,10 @@ struct pool_task {
     bool is_behind;
     /* Pool-private. */
     int64_t deadline_ns;
-    int64_t carry_ns; /* how far the last run overran the next deadline */
-    int64_t last_ns;  /* the last run's duration */
-    int64_t piece_ns; /* the longest piece the last run forked; 0: none */
+    int64_t carry_ns;     /* how far the last run overran the next deadline */
+    int64_t last_ns;      /* the last run's duration */
+    int64_t last_work_ns; /* the part of it that was its work (pool_time) */
+    int64_t piece_ns;     /* the longest piece the last run forked; 0: none */
     size_t slot;
     int queue; /* which of the pool's queues holds it: on time, behind */
     int state;

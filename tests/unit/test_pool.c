@@ -42,6 +42,7 @@ struct probe {
     _Atomic int64_t poked_at_ns; /* when the last poke began */
     _Atomic int64_t run_end_ns;  /* when the last run ended */
     int64_t busy_ns;             /* how long each run takes */
+    bool spins;                  /* busy_ns of CPU time, not asleep */
     int64_t pace_ns;             /* each run paces its task so (pool_pace), with: */
     bool behind;
     /* Written by its runs only, read once the probe is removed. */
@@ -89,7 +90,10 @@ static void probe_run(void *arg, const struct pool_time *t)
         atomic_store(&p->overlap, 1);
     if (t->late_ns > 20000000 && t->now_ns >= p->late_from_ns)
         p->late_runs++;
-    if (p->busy_ns)
+    if (p->busy_ns && p->spins)
+        for (int64_t from = clock_thread_ns(); clock_thread_ns() - from < p->busy_ns;)
+            ;
+    else if (p->busy_ns)
         sleep_ns(p->busy_ns);
     if (is_behind)
         count_behind(-1);
@@ -256,6 +260,38 @@ static void each_run_is_told_its_start_and_a_deadline_one_period_after_the_last(
     }
     /* Every run is timed in the tick-duration histogram. */
     assert_int_equal(histogram_count() - timed, (uint64_t)runs);
+    pool_destroy(pool);
+}
+
+/* A run is told what of its last run was its work (CPU time), not time
+ * its thread spent off the CPU: a run asleep 10 ms worked next to nothing,
+ * one spinning 10 ms of CPU time worked all of it. */
+static void each_run_is_told_the_work_of_its_last_run_apart_from_its_length(void **state)
+{
+    (void)state;
+    const char *err = NULL;
+    struct pool *pool = pool_create(2, &err);
+    assert_non_null(pool);
+    struct probe asleep, spinning;
+    probe_init(&asleep, 30000000, 10000000);
+    probe_init(&spinning, 30000000, 10000000);
+    spinning.spins = true;
+    assert_int_equal(pool_add(pool, &asleep.task), 0);
+    assert_int_equal(pool_add(pool, &spinning.task), 0);
+    wait_for(&asleep.runs, 4);
+    wait_for(&spinning.runs, 4);
+    pool_remove(pool, &asleep.task);
+    pool_remove(pool, &spinning.task);
+    assert_true(asleep.recorded >= 3 && spinning.recorded >= 3);
+    for (int k = 1; k < asleep.recorded; k++) {
+        const struct pool_time *t = &asleep.times[k];
+        assert_true(t->last_ns >= 10000000);
+        assert_true(t->last_work_ns >= 0 && t->last_work_ns < 3000000);
+    }
+    for (int k = 1; k < spinning.recorded; k++) {
+        const struct pool_time *t = &spinning.times[k];
+        assert_true(t->last_work_ns >= 10000000 && t->last_work_ns <= t->last_ns);
+    }
     pool_destroy(pool);
 }
 
@@ -605,6 +641,7 @@ int main(void)
         cmocka_unit_test(a_task_never_runs_twice_at_once),
         cmocka_unit_test(removal_waits_for_a_run_in_progress),
         cmocka_unit_test(each_run_is_told_its_start_and_a_deadline_one_period_after_the_last),
+        cmocka_unit_test(each_run_is_told_the_work_of_its_last_run_apart_from_its_length),
         cmocka_unit_test(a_poke_runs_at_once_between_runs_and_keeps_the_deadline),
         cmocka_unit_test(a_running_task_takes_its_poke_after_the_run_once),
         cmocka_unit_test(a_removed_task_drops_the_poke_it_did_not_take),
