@@ -478,7 +478,8 @@ static void keep_text(void *ctx, const char *text, size_t len)
 }
 
 /* Ticks r n times, a tick every gap_ns with each run costing cost_ns,
- * watched by a version 1 client; returns the snapshots it published. */
+ * all of it work, watched by a version 1 client; returns the snapshots it
+ * published. */
 static int tick_paced(struct room *r, int n, int64_t gap_ns, int64_t cost_ns, int64_t *now)
 {
     int frames = 0;
@@ -487,7 +488,8 @@ static int tick_paced(struct room *r, int n, int64_t gap_ns, int64_t cost_ns, in
         struct frame *f = room_latest(r);
         room_want(r, FRAME_V1, f ? f->seq : 1);
         frame_release(f);
-        struct pool_time t = {.now_ns = *now, .wall_us = *now / 1000, .last_ns = cost_ns};
+        struct pool_time t = {
+            .now_ns = *now, .wall_us = *now / 1000, .last_ns = cost_ns, .last_work_ns = cost_ns};
         room_tick(r, &t);
         f = room_latest(r);
         frames += f->seq != seq;
