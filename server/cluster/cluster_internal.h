@@ -85,6 +85,8 @@
 #define FORWARDS      4096         /* this node's clients' commands awaiting the owner's reply */
 #define RESEND_S      1.0          /* a forwarded command unanswered this long is sent again */
 #define FORWARD_TTL_S 8.0          /* ... and answered `unavailable` after this long */
+#define LOG_KEEP_S    12.0         /* a room's log keeps this long: FORWARD_TTL_S and 4 resends */
+#define LOG_MARKS     32           /* checkpoint marks a room's owner remembers */
 #define REMOTE        (1ull << 63) /* client ids of other nodes' clients here */
 #define SUBJECT_MAX   128
 #define HEARTBEAT_S   1.0  /* how often a node writes its heartbeat */
@@ -140,7 +142,8 @@ struct croom {
     struct {
         uint32_t ckpt;
         uint64_t seq;
-    } marks[4];
+        int64_t ns; /* clock_mono_ns() when it was written */
+    } marks[LOG_MARKS];
     natsSubscription *frames, *cmds, *wants, *params, *asks;
     natsSubscription *tiles, *views; /* relay: its tiles; owner: its relays' views */
     struct ctiles *ct;               /* version 3's tiles (cluster_tiles.c); NULL: none */

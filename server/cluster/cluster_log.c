@@ -77,6 +77,7 @@ static void remember_mark(struct croom *cr, uint32_t ckpt, uint64_t seq)
     memmove(cr->marks + 1, cr->marks, sizeof cr->marks - sizeof cr->marks[0]);
     cr->marks[0].ckpt = ckpt;
     cr->marks[0].seq = seq;
+    cr->marks[0].ns = clock_mono_ns();
 }
 
 int cluster__link_log(void *arg, struct room *r, const uint8_t *records, size_t len,
@@ -210,13 +211,19 @@ int cluster__log_take(struct cluster *c, const char *room, uint64_t term, struct
 
 /* ---- trimming -------------------------------------------------------------------- */
 
+/* Purges the log before the newest mark of a checkpoint older than the
+ * one stored (ckpt `stored`) that is at least LOG_KEEP_S old: a takeover
+ * replays from the stored checkpoint's mark, and the records before it
+ * tell it which forwarded commands were applied (one sent again comes
+ * within FORWARD_TTL_S). */
 void cluster__log_trim(struct cluster *c, const char *room, uint32_t stored)
 {
     uint64_t before = 0;
+    int64_t old = clock_mono_ns() - (int64_t)(LOG_KEEP_S * 1e9);
     pthread_mutex_lock(&c->lock);
     struct croom *cr = cluster__find(c, room, strlen(room));
-    for (size_t i = 0; cr && i < sizeof cr->marks / sizeof cr->marks[0]; i++)
-        if (cr->marks[i].ckpt + 1 == stored) /* the one before: a resend may still need it */
+    for (size_t i = 0; cr && i < LOG_MARKS && !before; i++) /* newest first */
+        if (cr->marks[i].seq && cr->marks[i].ckpt < stored && cr->marks[i].ns <= old)
             before = cr->marks[i].seq;
     pthread_mutex_unlock(&c->lock);
     if (before <= 1) /* nothing before; and a purge "up to 1" would take every message */

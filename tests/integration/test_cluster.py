@@ -825,6 +825,26 @@ async def an_owner_cut_off_from_nats_alone_gives_the_room_up_and_applies_nothing
         shutil.rmtree(nats.dir, ignore_errors=True)
 
 
+# CLUSTER.md §2.1: a room's log is trimmed at checkpoints, but keeps 12 s
+# of records, so that a takeover knows a forwarded command sent again.
+@test
+async def a_rooms_log_is_trimmed_at_checkpoints_but_keeps_12_seconds():
+    with cluster(count=1) as (_, nodes):
+        n = nodes[0]
+        await settled(nodes)
+        t0 = time.time()
+        trims = f'flockd_cluster_log_trims_total{{node="{NODES[0]}"}}'
+        stored = f'flockd_cluster_checkpoints_stored_total{{node="{NODES[0]}"}}'
+        while time.time() < t0 + 8:
+            await asyncio.sleep(0.5)
+            assert n.metric(trims) == 0, (time.time() - t0, n.metric(stored))
+        assert n.metric(stored) >= 4  # a checkpoint a second: 12 s not yet reached
+        while n.metric(trims) == 0:
+            assert time.time() < t0 + 30, n.metric(stored)
+            await asyncio.sleep(0.5)
+        assert time.time() - t0 >= 11, time.time() - t0
+
+
 @test
 async def an_owner_stopped_with_sigterm_hands_its_room_over_with_nothing_lost():
     with cluster("--checkpoint-every", "60") as (_, nodes):
