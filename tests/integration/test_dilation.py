@@ -94,11 +94,15 @@ async def a_huge_room_dilates_its_clock_and_a_small_one_beside_it_does_not():
         # Its boids gone, the huge room keeps up again and tells its members.
         r = await ok(admin, "despawn", n=HUGE, timeout=60)
         assert r["count"] == HUGE, r
-        s = await stats_until(admin, lambda s: s["dilation"] == 1, "the huge room recovers")
-        assert s["boids"] == 0 and s["snapshot_hz"] == 20, s
+        # (Its clock first, then its snapshots: their cost's estimate falls a
+        # fifth with each snapshot it sends.)
+        s = await stats_until(admin, lambda s: s["dilation"] == 1 and s["snapshot_hz"] == 20,
+                              "the huge room recovers")
+        assert s["boids"] == 0, s
         await admin.wait_for(lambda: dilations(admin)[-1]["factor"] == 1, PATIENCE)
-        assert dilations(admin)[-1] == {"type": "dilation", "room": "huge", "factor": 1,
-                                        "tick_hz": 60, "snapshot_hz": 20}, dilations(admin)[-1]
+        back = dict(dilations(admin)[-1])  # its snapshots then maybe not all back yet
+        assert 0 < back.pop("snapshot_hz") <= 20, dilations(admin)[-1]
+        assert back == {"type": "dilation", "room": "huge", "factor": 1, "tick_hz": 60}, back
         await late.wait_for(lambda: dilations(late) and dilations(late)[-1]["factor"] == 1,
                             PATIENCE)
         await metric_until(d, 'flockd_room_time_dilation{room="huge"}', lambda v: v == 1,
