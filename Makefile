@@ -125,7 +125,10 @@ asan-build: deps $(ASAN_BUILD)/CMakeCache.txt
 # client libraries' tests (pyclient, jsclient, jsexamples: their clients take
 # the same server paths as integration_flockd; they run in Release and under
 # ASan), integration_cluster_secure (once signed in to NATS its nodes take
-# the paths integration_cluster runs here), the untimed parts of flockd, flockctl, hostile
+# the paths integration_cluster runs here), integration_script, _rtsrooms
+# and _squads (a room's rules, teams and squads are its tick thread's; what
+# they send members goes through the boards integration_views and _rooms
+# drive here), the untimed parts of flockd, flockctl, hostile
 # and replay (why: at TREES below), the other unit tests (single-threaded),
 # the browser and node tests (e2e_*, web_*). The build's tests carry
 # TSAN_OPTIONS (tests/CMakeLists.txt): a race fails the test, and
@@ -133,7 +136,7 @@ asan-build: deps $(ASAN_BUILD)/CMakeCache.txt
 TSAN_UNITS := test_pool test_lobby test_stepper test_step_forked test_tiles
 space := $(subst ,, )
 TSAN_SELECT = -R '^(integration_.+|$(subst $(space),|,$(TSAN_UNITS)))$$' \
-               -E '^(integration_(examples|pyclient|jsclient|jsexamples|cluster_secure)(_.+)?|integration_(flockd|flockctl|hostile|replay)_untimed)$$'
+               -E '^(integration_(examples|pyclient|jsclient|jsexamples|cluster_secure|script|rtsrooms|squads)(_.+)?|integration_(flockd|flockctl|hostile|replay)_untimed)$$'
 
 $(TSAN_BUILD)/CMakeCache.txt:
 	cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFLOCKD_TSAN=ON \
@@ -195,10 +198,14 @@ phase = @echo "== $(1)"; t0=$$(date +%s); $(2) && \
 # untimed (NAME_untimed, tests/CMakeLists.txt says why), beside the other
 # light tests, so its serial part is test_pool alone. Left out, to keep
 # `make test` within nine minutes:
-# - under ASan, e2e_viewer, e2e_viewer_timing (50 s alone) and e2e_viewer3:
-#   they drive and time the page, which ASan does not instrument; what a browser makes
-#   flockd do (static files, Chromium's WebSocket, commands, joins, a
-#   restart) runs under ASan in e2e_lobby and the integration tests;
+# - under ASan, every browser test but e2e_lobby (the viewer's, squads',
+#   replay's, TLS's and the cluster's pages): they drive and time the page,
+#   which ASan does not instrument; what a browser makes flockd do (static
+#   files, Chromium's WebSocket, commands, joins, a restart) runs under ASan
+#   in e2e_lobby and the integration tests (squads, replay, TLS, cluster);
+# - in Release, the light integration tests the ASan+UBSan build runs
+#   (release-light below); Release runs every timing part, the browser
+#   tests, the chaos run and the tests only it registers;
 # - under TSan, the untimed parts of integration_flockd, _flockctl,
 #   _hostile and _replay (85 s, 33 s of it at once at -j3): TSan looks for
 #   races, and what those parts drive runs there in the scripts' functional
@@ -212,7 +219,7 @@ dir_tsan := $(TSAN_BUILD)
 name_release := Release
 name_asan := ASan+UBSan
 name_tsan := TSan
-tests_asan := -E '^e2e_viewer(3|_timing)?$$'
+tests_asan := -E '^e2e_(viewer(3|_timing)?|squads|replay|tls|cluster)$$'
 tests_tsan = $(TSAN_SELECT)
 # $(call part,TREE,TITLE,CTEST OPTIONS): some of TREE's tests.
 part = $(call phase,$(name_$(1)): $(2),cd $(dir_$(1)) && $(CTEST) $(3) $(tests_$(1)))
@@ -291,9 +298,15 @@ tsan-build: | asan-build
 fuzz-build: | tsan-build
 endif
 gate-load: fuzz-parallel churn-lane
-$(TREES:%=%-light): %-light:
+asan-light tsan-light: %-light:
 	$(call part,$*,light tests,-j$(GATE_JOBS) -LE '^(serial|heavy|soak)$$')
+# Release's light integration tests are the ASan+UBSan build's too (the
+# same scripts, under more checks): the gate runs those only Release
+# registers (label release_only) beside its unit and web tests. `make
+# check` and `make release-test` run them all.
 release-light: build
+	$(call part,release,light unit and web tests,-j$(GATE_JOBS) -LE '^(serial|heavy|soak|integration)$$')
+	$(call part,release,light integration tests only Release runs,-j$(GATE_JOBS) -L '^release_only$$' -LE '^(serial|heavy)$$')
 asan-light: asan-build
 tsan-light: tsan-build
 lane_part = $(call part,$(1),heavy $(2) tests (one at a time),-L '^heavy$$' -L '^$(2)$$')
