@@ -42,7 +42,7 @@ CC_PICK = $$(command -v clang || command -v cc)
 
 .PHONY: all deps build run check check-tests test release-test asan-test tsan-test fuzz fuzz-long \
         fuzz-test asan-build tsan-build fuzz-build gcc-build gate-light gate-load \
-        release-light asan-light tsan-light browser-lane churn-lane fuzz-parallel \
+        release-light asan-light tsan-light browser-lane churn-lane churn-lane-release fuzz-parallel \
         format format-check bench bench-rooms bench-cluster fog-soak bench-viewer script-match chaos \
         soak soak-short overload-bench clean help
 
@@ -264,11 +264,14 @@ fuzz-test: fuzz-build
 # never shares the machine with what loads it:
 # 1. the Release build; then, as a graph `make -j` runs, the other builds
 #    (one after another, ASan first) and the format check, each build's
-#    light tests (neither serial nor heavy, GATE_JOBS at a time per build)
+#    light tests (neither serial nor heavy, GATE_JOBS at a time per build,
+#    GATE_JOBS_ASAN under ASan)
 #    as soon as that build is done, and, once all compiling is done, the
 #    heavy browser test (e2e_lobby) of Release then ASan;
-# 2. the fuzz targets, two at a time, beside the heavy integration tests of
-#    every build (churn; dilation: a room of a million boids overloaded)
+# 2. the fuzz targets, two at a time, beside two lanes of heavy tests, one
+#    at a time each: Release's heavy integration tests (the chaos run,
+#    churn; dilation: a room of a million boids overloaded), and the
+#    sanitizer builds' ones
 #    and the Release build's heavy unit test (test_step_forked_heavy: a
 #    100k-boid room for 400 ticks on 1, 2 and 7 threads; under ASan its
 #    small variant runs with the light tests) (none measures time: fuzzers
@@ -282,7 +285,7 @@ test: build
 	@echo "== make test: Release build done after $(SINCE_T0)"
 	@$(MAKE) --no-print-directory -j6 --output-sync=target GATE_ORDER=1 gate-light
 	@echo "== make test: builds and light tests done after $(SINCE_T0)"
-	@$(MAKE) --no-print-directory -j2 --output-sync=target gate-load
+	@$(MAKE) --no-print-directory -j3 --output-sync=target gate-load
 	@echo "== make test: fuzz and churn done after $(SINCE_T0)"
 	$(call serial_part,release)
 	$(call serial_part,asan)
@@ -297,9 +300,12 @@ ifdef GATE_ORDER
 tsan-build: | asan-build
 fuzz-build: | tsan-build
 endif
-gate-load: fuzz-parallel churn-lane
+gate-load: fuzz-parallel churn-lane churn-lane-release
+# ASan's light tests take longest and end the phase alone: they wait on
+# the clock more than they compute, so more of them at once.
+GATE_JOBS_ASAN ?= 5
 asan-light tsan-light: %-light:
-	$(call part,$*,light tests,-j$(GATE_JOBS) -LE '^(serial|heavy|soak)$$')
+	$(call part,$*,light tests,-j$(if $(filter asan,$*),$(GATE_JOBS_ASAN),$(GATE_JOBS)) -LE '^(serial|heavy|soak)$$')
 # Release's light integration tests are the ASan+UBSan build's too (the
 # same scripts, under more checks): the gate runs those only Release
 # registers (label release_only) beside its unit and web tests. `make
@@ -313,11 +319,14 @@ lane_part = $(call part,$(1),heavy $(2) tests (one at a time),-L '^heavy$$' -L '
 browser-lane: $(ALL_BUILDS)
 	$(call lane_part,release,e2e)
 	$(call lane_part,asan,e2e)
+# Two lanes: Release's heavy integration tests (the chaos run, churn,
+# dilation) beside the others one at a time.
 churn-lane:
 	$(call lane_part,release,unit)
-	$(call lane_part,release,integration)
 	$(call lane_part,asan,integration)
 	$(call lane_part,tsan,integration)
+churn-lane-release:
+	$(call lane_part,release,integration)
 fuzz-parallel:
 	$(FUZZ_TESTS)
 
