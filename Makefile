@@ -264,8 +264,7 @@ fuzz-test: fuzz-build
 # never shares the machine with what loads it:
 # 1. the Release build; then, as a graph `make -j` runs, the other builds
 #    (one after another, ASan first) and the format check, each build's
-#    light tests (neither serial nor heavy, GATE_JOBS at a time per build,
-#    GATE_JOBS_ASAN under ASan)
+#    light tests (neither serial nor heavy, GATE_JOBS at a time per build)
 #    as soon as that build is done, and, once all compiling is done, the
 #    heavy browser test (e2e_lobby) of Release then ASan;
 # 2. the fuzz targets, two at a time, beside two lanes of heavy tests, one
@@ -301,11 +300,8 @@ tsan-build: | asan-build
 fuzz-build: | tsan-build
 endif
 gate-load: fuzz-parallel churn-lane churn-lane-release
-# ASan's light tests take longest and end the phase alone: they wait on
-# the clock more than they compute, so more of them at once.
-GATE_JOBS_ASAN ?= 5
 asan-light tsan-light: %-light:
-	$(call part,$*,light tests,-j$(if $(filter asan,$*),$(GATE_JOBS_ASAN),$(GATE_JOBS)) -LE '^(serial|heavy|soak)$$')
+	$(call part,$*,light tests,-j$(GATE_JOBS) -LE '^(serial|heavy|soak)$$')
 # Release's light integration tests are the ASan+UBSan build's too (the
 # same scripts, under more checks): the gate runs those only Release
 # registers (label release_only) beside its unit and web tests. `make
