@@ -195,13 +195,15 @@ async function viewChecks(browser, server, consoleLog) {
     await waitFor('a paused frame drawn', async () => (await fv(page, 'snapshot')).paused, 3000);
     await sleep(300);
     const [cx, cy] = await centre(page);
-    const [bx, by] = await view(page, ([x, y]) => {
+    // The boid drawn nearest the centre (a loaded machine's page may not
+    // have drawn the paused frame's boids yet: asked again until it has).
+    const [bx, by] = await waitFor('a boid drawn near the centre', () => view(page, ([x, y]) => {
       const [wx, wy] = window.flockView.clientToWorld(x, y);
-      const b = window.flockView.drawnPositions(100000);
+      const b = window.flockView.drawnPositions(100000) || [];
       let best = null;
       for (const p of b) if (!best || Math.hypot(p[0] - wx, p[1] - wy) < Math.hypot(best[0] - wx, best[1] - wy)) best = p;
-      return window.flockView.worldToClient(best[0], best[1]);
-    }, [cx, cy]);
+      return best && window.flockView.worldToClient(best[0], best[1]);
+    }, [cx, cy]), 3000);
     await page.keyboard.down('Alt');
     await page.mouse.click(bx, by);
     await page.keyboard.up('Alt');
