@@ -203,6 +203,8 @@ phase = @echo "== $(1)"; t0=$$(date +%s); $(2) && \
 #   which ASan does not instrument; what a browser makes flockd do (static
 #   files, Chromium's WebSocket, commands, joins, a restart) runs under ASan
 #   in e2e_lobby and the integration tests (squads, replay, TLS, cluster);
+# - under ASan, the tests that run no code of the build (the Python and
+#   JavaScript libraries' own tests, the schema's docs check);
 # - in Release, the light integration tests the ASan+UBSan build runs
 #   (release-light below); Release runs every timing part, the browser
 #   tests, the chaos run and the tests only it registers;
@@ -219,7 +221,7 @@ dir_tsan := $(TSAN_BUILD)
 name_release := Release
 name_asan := ASan+UBSan
 name_tsan := TSan
-tests_asan := -E '^e2e_(viewer(3|_timing)?|squads|replay|tls|cluster)$$'
+tests_asan := -E '^(e2e_(viewer(3|_timing)?|squads|replay|tls|cluster)|web_decoder|test_(pyclient_.+|schema_docs))$$'
 tests_tsan = $(TSAN_SELECT)
 # $(call part,TREE,TITLE,CTEST OPTIONS): some of TREE's tests.
 part = $(call phase,$(name_$(1)): $(2),cd $(dir_$(1)) && $(CTEST) $(3) $(tests_$(1)))
@@ -331,7 +333,7 @@ CHAOS_SECONDS ?= 1800
 CHAOS_SEED ?= 1
 chaos: build
 	/usr/bin/python3 tests/chaos/chaos.py $(BUILD)/server/flockd --seconds $(CHAOS_SECONDS) \
-	  --seed $(CHAOS_SEED)
+	  --seed $(CHAOS_SEED) --logs $(BUILD)/chaos-logs
 
 # The soak (tests/soak/soak.py, tests/README.md "The soak"): one flockd over
 # TLS, checkpointing and recording, under churn, commands at and past the

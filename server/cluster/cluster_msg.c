@@ -532,7 +532,8 @@ static void expire(struct cluster *c, const struct forward *f)
     char text[PROTO_REPLY_BYTES];
     int len = proto_reply_error(text, sizeof text, f->id, PROTO_E_UNAVAILABLE,
                                 "no node that owns the room answered within 8 s (NATS or "
-                                "the owner lost): it may or may not have taken effect");
+                                "the owner lost): its outcome is unknown (it may have "
+                                "taken effect)");
     pthread_mutex_lock(&c->lock);
     struct croom *cr = cluster__find(c, f->room, strlen(f->room));
     if (cr && len > 0)

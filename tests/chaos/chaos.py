@@ -15,20 +15,22 @@ cluster settles, and a checker proves:
 - every acked spawn is in the room exactly once: the boid count every
   node shows is at least the start plus the acked spawns and at most that
   plus the spawns whose outcome nobody could know (sent on a connection
-  that died with its node, or answered "outcome unknown");
+  that died with its node, or refused with "outcome is unknown":
+  PROTOCOL.md §5.7);
 - after each fault, the viewers of the nodes that were not hit got a new
   frame again within the failover bound (FAILOVER_S);
 - every node agrees on the room's tick and boids at the end;
 - no node exited but the killed ones, and no node wrote a sanitizer
   report.
 
-Usage: chaos.py FLOCKD [--seconds N] [--seed S]
+Usage: chaos.py FLOCKD [--seconds N] [--seed S] [--logs DIR]
 `make chaos` runs it for 30 minutes (CHAOS_SECONDS), `make test` for 30 s.
 It prints a line per fault and, last, a FIGURES line and a JSON summary.
 """
 
 import argparse
 import asyncio
+import collections
 import json
 import os
 import random
@@ -43,6 +45,7 @@ from flockd_harness import SANITIZER_REPORTS, Client  # noqa: E402
 from test_cluster import NODES, Nats, Node, settled  # noqa: E402
 
 FAILOVER_S = 10.0  # a viewer streams again within this of a fault (generous: sanitizers)
+UNKNOWN = "outcome is unknown"  # in a refusal's message: it may have taken effect (§5.7)
 SPAWN_EVERY_S = 0.5  # 3 nodes x 2/s: half an hour stays within a room's 16,384 boids
 
 
@@ -60,6 +63,19 @@ class Member:
         self.next_id = 1
         self.down = False
         self.killed_nodes = []
+        self.counts = collections.Counter()  # the cluster's counters, over the node's lives
+
+    def take_counts(self):
+        """Adds the node's cluster counters (/metrics) to self.counts: at
+        its kill and at the end, so each life counts once."""
+        try:
+            body = self.node.http("/metrics")[2]
+        except OSError:
+            return
+        for line in body.splitlines():
+            if line.startswith("flockd_cluster_") and "_total{" in line:
+                name = line.split("_total{")[0][len("flockd_cluster_"):]
+                self.counts[name] += int(line.rsplit(" ", 1)[1])
 
     def start(self, flockd, nats_url):
         self.node = Node(flockd, "--nats", nats_url, "--node-id", self.id,
@@ -145,6 +161,7 @@ async def fault(rng, members, nats, flockd, log):
         return m, t0
     m.down = True
     m.settle_connection(died=True)
+    await asyncio.get_running_loop().run_in_executor(None, m.take_counts)
     m.node.kill()
     m.killed_nodes.append(m.node)
     for c in (m.admin, m.viewer):
@@ -161,7 +178,7 @@ def boids(member):
     return member.viewer.snapshots[-1][1]["boid_count"]
 
 
-async def run(flockd, seconds, seed):
+async def run(flockd, seconds, seed, logs):
     rng = random.Random(seed)
     nats = Nats().start()
     members = [Member(n) for n in NODES]
@@ -192,7 +209,8 @@ async def run(flockd, seconds, seed):
             await m.admin.wait_for(lambda m=m: all(any(r.get("id") == i for r in m.admin.replies)
                                                    for i in m.sent), 20)
             m.settle_connection(died=False)
-        return check(members, base, log, waits, seed, seconds)
+            m.take_counts()
+        return check(members, base, log, waits, seed, seconds, logs)
     finally:
         stop.set()
         for m in members:
@@ -204,13 +222,24 @@ async def run(flockd, seconds, seed):
         nats.stop()
 
 
-def check(members, base, log, waits, seed, seconds):
+def keep_logs(members, logs):
+    """Every node's stderr, each life's, into the folder logs."""
+    os.makedirs(logs, exist_ok=True)
+    for m in members:
+        for life, n in enumerate(m.killed_nodes + [m.node]):
+            with open(os.path.join(logs, f"{m.id}.{life}.log"), "w") as f:
+                f.write("".join(n.stderr))
+    print(f"chaos: the nodes' output is in {logs}", flush=True)
+
+
+def check(members, base, log, waits, seed, seconds, logs):
     replies = [rs for m in members for rs in m.replies.values()]
     missing = sum(1 for rs in replies if len(rs) == 0)
     twice = sum(1 for rs in replies if len(rs) > 1)
     acked = sum(1 for rs in replies if len(rs) == 1 and rs[0]["type"] == "ack")
     refused = [rs[0] for rs in replies if len(rs) == 1 and rs[0]["type"] != "ack"]
-    unknown = sum(m.unknown for m in members) + sum("unknown" in r["message"] for r in refused)
+    unknown = sum(m.unknown for m in members) + sum(UNKNOWN in r["message"] for r in refused)
+    kinds = collections.Counter(r["message"].split(":")[0] for r in refused)
     counts = {m.id: boids(m) for m in members}
     ticks = {m.id: m.viewer.snapshots[-1][1]["tick"] for m in members}
     reports = [m.id for m in members for n in [m.node] + m.killed_nodes
@@ -220,6 +249,8 @@ def check(members, base, log, waits, seed, seconds):
                "sent": len(replies) + sum(m.unknown for m in members), "acked": acked,
                "refused": len(refused), "unknown": unknown, "missing": missing, "twice": twice,
                "boids": counts, "base": base, "ticks": ticks,
+               "refusals": dict(kinds),
+               "counters": dict(sum((m.counts for m in members), collections.Counter())),
                "streaming_again_max_s": round(max(waits, default=0.0), 2),
                "sanitizer_reports": reports, "exited": exited}
     print(f"FIGURES chaos seed {seed}, {seconds:.0f} s, {len(log)} faults: {summary['sent']} "
@@ -243,6 +274,8 @@ def check(members, base, log, waits, seed, seconds):
         problems.append(f"sanitizer reports on {reports}; nodes exited: {exited}")
     for p in problems:
         print(f"chaos: FAIL {p}", flush=True)
+    if problems and logs:
+        keep_logs(members, logs)
     return not problems
 
 
@@ -251,8 +284,9 @@ def main():
     ap.add_argument("flockd")
     ap.add_argument("--seconds", type=float, default=60.0)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--logs", help="a folder for the nodes' output if the check fails")
     a = ap.parse_args()
-    ok = asyncio.run(run(a.flockd, a.seconds, a.seed))
+    ok = asyncio.run(run(a.flockd, a.seconds, a.seed, a.logs))
     sys.exit(0 if ok else 1)
 
 
