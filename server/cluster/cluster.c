@@ -188,7 +188,7 @@ static void dir_update(struct cluster *c, kvEntry *e)
     int rc = cluster__dir_apply(&c->dir, kvEntry_Key(e), kvEntry_Operation(e) == kvOp_Put,
                                 kvEntry_ValueString(e), kvEntry_ValueLen(e), clock_mono_ns(), &ad);
     if (rc < 0)
-        COUNT(c, rejected);
+        cluster__reject(c, "a directory entry that does not read");
     else if (rc > 0 && !cluster__find(c, ad.name, strlen(ad.name)))
         cluster__dir_adopt_queue(&c->dir, &ad);
 }

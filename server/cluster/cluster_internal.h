@@ -68,6 +68,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #define BUCKET_ROOMS        "flockd"      /* room.NAME: leases; node.ID: heartbeats */
@@ -343,6 +344,16 @@ struct cluster {
 #define COUNT(c, field) atomic_fetch_add_explicit(&(c)->n.field, 1, memory_order_relaxed)
 
 /* ---- inline helpers: call no file ---- */
+
+/* Counts a message from NATS refused (messages_rejected) and says what it
+ * was on stderr the 1st, 2nd, 4th, 8th... time: a flood cannot flood
+ * the log. */
+static inline void cluster__reject(struct cluster *c, const char *what)
+{
+    uint64_t n = atomic_fetch_add_explicit(&c->n.rejected, 1, memory_order_relaxed) + 1;
+    if ((n & (n - 1)) == 0)
+        fprintf(stderr, "flockd: cluster: refused %s (%llu so far)\n", what, (unsigned long long)n);
+}
 
 static inline bool cluster__is_connected(const struct cluster *c)
 {

@@ -61,7 +61,7 @@ static int entry_node(struct cluster *c, kvEntry *e, char *node, size_t cap)
 {
     int rc = cluster__dir_node_of(kvEntry_ValueString(e), kvEntry_ValueLen(e), node, cap);
     if (rc < 0)
-        COUNT(c, rejected);
+        cluster__reject(c, "a lease entry that names no node");
     return rc;
 }
 

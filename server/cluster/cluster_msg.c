@@ -186,7 +186,7 @@ static void serve_command(struct cluster *c, struct room *r, struct cluster_cmd 
         room_limits(r, c->cfg.max_message, &lim);
         if (proto_command_parse(cmd->text, cmd->text_len, &lim, &pc, &perr) < 0 ||
             pc.kind == PROTO_CMD_JOIN) {
-            COUNT(c, rejected);
+            cluster__reject(c, "a forwarded command that does not parse");
             refuse_now(c, cmd, reply_to, PROTO_E_BAD_ARG, "the owner node refused the command");
             return;
         }
@@ -221,7 +221,7 @@ static void on_command(natsConnection *nc, natsSubscription *sub, natsMsg *msg, 
         cluster_cmd_decode((const uint8_t *)natsMsg_GetData(msg),
                            (size_t)natsMsg_GetDataLength(msg), &cmd) < 0 ||
         strlen(cmd.room) != len || memcmp(cmd.room, name, len) != 0) {
-        COUNT(c, rejected);
+        cluster__reject(c, "a command message that does not read");
         natsMsg_Destroy(msg);
         return;
     }
@@ -243,7 +243,7 @@ static void on_want(natsConnection *nc, natsSubscription *sub, natsMsg *msg, voi
     const char *name = subject_room(natsMsg_GetSubject(msg), &len);
     if (!name || cluster_want_decode((const uint8_t *)natsMsg_GetData(msg),
                                      (size_t)natsMsg_GetDataLength(msg), &kinds) < 0) {
-        COUNT(c, rejected);
+        cluster__reject(c, "a want message that does not read");
     } else {
         pthread_mutex_lock(&c->lock);
         struct croom *cr = cluster__find(c, name, len);
@@ -273,7 +273,7 @@ static void on_frame(natsConnection *nc, natsSubscription *sub, natsMsg *msg, vo
     uint64_t term = meta.term;
     natsMsg_Destroy(msg);
     if (!f) {
-        COUNT(c, rejected);
+        cluster__reject(c, "a frame that does not read");
         return;
     }
     pthread_mutex_lock(&c->lock);
@@ -376,7 +376,7 @@ static void on_params(natsConnection *nc, natsSubscription *sub, natsMsg *msg, v
     const char *name = subject_room(natsMsg_GetSubject(msg), &len);
     if (!name || cluster_params_decode((const uint8_t *)natsMsg_GetData(msg),
                                        (size_t)natsMsg_GetDataLength(msg), values) < 0) {
-        COUNT(c, rejected);
+        cluster__reject(c, "a params message that does not read");
     } else {
         pthread_mutex_lock(&c->lock);
         struct croom *cr = cluster__find(c, name, len);
@@ -399,7 +399,7 @@ static void on_ask(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void
     if (!name || !reply_to || strncmp(reply_to, "_INBOX.", 7) != 0 || strpbrk(reply_to, "*>") ||
         cluster_ask_decode((const uint8_t *)natsMsg_GetData(msg),
                            (size_t)natsMsg_GetDataLength(msg)) < 0) {
-        COUNT(c, rejected);
+        cluster__reject(c, "an ask message that does not read");
     } else {
         pthread_mutex_lock(&c->lock);
         struct croom *cr = cluster__find(c, name, len);
@@ -436,7 +436,7 @@ void cluster__ask_params(struct cluster *c, const char *name)
                                    (size_t)natsMsg_GetDataLength(reply), values);
     natsMsg_Destroy(reply);
     if (rc < 0) {
-        COUNT(c, rejected);
+        cluster__reject(c, "an owner's parameters that do not read");
         return;
     }
     pthread_mutex_lock(&c->lock);
@@ -616,9 +616,12 @@ void cluster__on_reply(natsConnection *nc, natsSubscription *sub, natsMsg *msg, 
     (void)sub;
     struct cluster *c = arg;
     struct cluster_reply rep;
-    if (cluster_reply_decode((const uint8_t *)natsMsg_GetData(msg),
-                             (size_t)natsMsg_GetDataLength(msg), &rep) < 0) {
-        COUNT(c, rejected);
+    if (natsMsg_IsNoResponders(msg)) {
+        /* NATS's own word that no node took a command (no owner subscribed
+         * yet): it is sent again within RESEND_S. */
+    } else if (cluster_reply_decode((const uint8_t *)natsMsg_GetData(msg),
+                                    (size_t)natsMsg_GetDataLength(msg), &rep) < 0) {
+        cluster__reject(c, "a reply that does not read");
     } else if (!take_forward(c, rep.origin)) { /* answered already: one reply per command */
         COUNT(c, replies_duplicate);
     } else {

@@ -142,7 +142,7 @@ static void on_view(natsConnection *nc, natsSubscription *sub, natsMsg *msg, voi
                                   (size_t)natsMsg_GetDataLength(msg), &want);
     natsMsg_Destroy(msg); /* the subject goes with it: copied */
     if (rc < 0) {
-        COUNT(c, rejected);
+        cluster__reject(c, "a view message that does not read");
         return;
     }
     struct ctiles *ct = NULL;
@@ -162,7 +162,7 @@ static void on_view(natsConnection *nc, natsSubscription *sub, natsMsg *msg, voi
     }
     pthread_mutex_unlock(&c->lock);
     if (!ct) {
-        COUNT(c, rejected); /* another grid (another configuration), or not owned here */
+        cluster__reject(c, "a view message of another grid or of a room not owned here");
         tilefeed_want_free(&want);
         return;
     }
@@ -390,7 +390,7 @@ static void on_tiles(natsConnection *nc, natsSubscription *sub, natsMsg *msg, vo
         COUNT(c, tiles_restarts);
     }
     if (rc < 0 && rc != PROTO_E_NO_BASE && !is_stale)
-        COUNT(c, rejected);
+        cluster__reject(c, "a tiles message that does not read");
     if (rc == 0) {
         COUNT(c, tiles_received);
         atomic_fetch_add_explicit(&c->n.tiles_bytes, len, memory_order_relaxed);

@@ -274,7 +274,7 @@ def check(members, base, log, waits, seed, seconds, logs):
         problems.append(f"sanitizer reports on {reports}; nodes exited: {exited}")
     for p in problems:
         print(f"chaos: FAIL {p}", flush=True)
-    if problems and logs:
+    if logs:
         keep_logs(members, logs)
     return not problems
 
@@ -284,7 +284,7 @@ def main():
     ap.add_argument("flockd")
     ap.add_argument("--seconds", type=float, default=60.0)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--logs", help="a folder for the nodes' output if the check fails")
+    ap.add_argument("--logs", help="a folder for the nodes' output (each life's stderr)")
     a = ap.parse_args()
     ok = asyncio.run(run(a.flockd, a.seconds, a.seed, a.logs))
     sys.exit(0 if ok else 1)
