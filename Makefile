@@ -43,6 +43,7 @@ CC_PICK = $$(command -v clang || command -v cc)
 .PHONY: all deps build run check check-tests test release-test asan-test tsan-test fuzz fuzz-long \
         fuzz-test asan-build tsan-build fuzz-build gcc-build gate-light gate-load \
         release-light asan-light tsan-light browser-lane churn-lane churn-lane-release fuzz-parallel \
+        serial-lane soak-lane \
         format format-check bench bench-rooms bench-cluster fog-soak bench-viewer script-match chaos \
         soak soak-short overload-bench clean help
 
@@ -176,8 +177,9 @@ run: build
 # ---- tests ----------------------------------------------------------------------
 #
 # ctest labels (tests/CMakeLists.txt): unit, web, integration, e2e, fuzz,
-# soak (soak_short: 3 minutes of mixed load, which no selection here
-# runs; `make soak-short` does); serial for the tests that must run alone (they measure time or rates, or,
+# soak (soak_short: 3 minutes of mixed load, which only `make test`'s
+# soak-lane runs, beside the serial tests; `make soak-short` runs it
+# alone); serial for the tests that must run alone (they measure time or rates, or,
 # e2e_viewer, fail on a busy machine), heavy for those that keep about a
 # core busy throughout (a browser, 100,000 connections). A build's tests
 # run in two parts: everything not serial, TEST_JOBS at a time (it waits
@@ -279,7 +281,10 @@ fuzz-test: fuzz-build
 #    only fuzz less, churn checks memory, while all load the machine);
 # 3. the serial tests, one at a time, build after build: Release's timing
 #    parts, e2e_viewer and test_pool; test_pool alone in the sanitizer
-#    builds, which run the timing parts untimed with their light tests.
+#    builds, which run the timing parts untimed with their light tests;
+#    beside them the soak's 3-minute run (soak_short: about half a core;
+#    one test at a time leaves a core idle, and the timing tests compare
+#    with baselines of the same run or bound what keeps within one core).
 # Each part prints its output when it is done, and how long it took.
 GATE_JOBS ?= 3
 test: build
@@ -288,10 +293,15 @@ test: build
 	@echo "== make test: builds and light tests done after $(SINCE_T0)"
 	@$(MAKE) --no-print-directory -j3 --output-sync=target gate-load
 	@echo "== make test: fuzz and churn done after $(SINCE_T0)"
+	@$(MAKE) --no-print-directory -j2 --output-sync=target serial-lane soak-lane
+	@echo "make test: all suites passed in $(SINCE_T0)"
+
+serial-lane:
 	$(call serial_part,release)
 	$(call serial_part,asan)
 	$(call serial_part,tsan)
-	@echo "make test: all suites passed in $(SINCE_T0)"
+soak-lane:
+	$(call part,release,the soak's 3 minutes (beside the serial tests),-L '^soak$$')
 
 ALL_BUILDS := build asan-build tsan-build fuzz-build
 gate-light: $(TREES:%=%-light) browser-lane format-check
