@@ -744,6 +744,7 @@ static void take_switch(struct room *r)
     struct room_switch sw;
     if (!room__relay_take_switch(r, &sw))
         return;
+    room__clog_reset(r);
     if (sw.owner && room__is_relay(r)) {
         if (sw.from.ck)
             room__resume_from(r, &sw.from);
@@ -791,10 +792,11 @@ static bool apply_queued(struct room *r)
 
 void room_checkpoint_now(struct room *r, const struct ckpt *id)
 {
-    uint32_t n = take_batch(r);
-    for (uint32_t k = 0; k < n; k++)
-        apply_one(r, &r->batch[k]);
+    if (apply_queued(r)) /* a relay's checkpoint is nobody's state */
+        return;
     room__take_checkpoint(r, id);
+    if (room__logs_to_cluster(r))
+        room__clog_flush(r); /* its mark, then the copy to the writer */
     room__record_flush(r);
 }
 

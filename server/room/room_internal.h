@@ -218,8 +218,15 @@ bool room__logs_to_cluster(struct room *r);
 /* Hands the records of this batch to the cluster's command log and waits
  * until they are stored: 0 (none or stored), or the link's negative code
  * (room_link.log): they are not stored, or may not be, and the room no
- * longer ticks for the cluster. Tick thread. */
+ * longer ticks for the cluster. A checkpoint the batch marks goes to the
+ * writer if it is stored, else is dropped. Tick thread. */
 int room__clog_flush(struct room *r);
+
+/* Forgets the records not yet handed to the cluster's log and the
+ * checkpoint they mark: the room switches between owner and relay (they
+ * are nobody's now: the owner of then carries on from the log). Tick
+ * thread. */
+void room__clog_reset(struct room *r);
 
 /* After a command was applied: logs it if the log records its kind. Tick
  * thread. */
@@ -233,7 +240,9 @@ void room__record_tick(struct room *r, bool stepped, int64_t now_ns);
 void room__record_flush(struct room *r);
 
 /* The checkpoint with this id, taken now: the room copied for the
- * writer thread, a mark in the log. Tick thread. */
+ * writer thread, a mark in the log; in a room that writes a cluster's
+ * log the copy waits for the mark to be stored (room__clog_flush).
+ * Tick thread. */
 void room__take_checkpoint(struct room *r, const struct ckpt *id);
 
 /* What the room carries on from as it takes the room over (t has a

@@ -34,6 +34,10 @@ struct room_store {
     size_t clog_len, clog_cap;
     uint32_t clog_ckpt; /* the checkpoint this batch marks; 0: none */
     bool clog_commands; /* it holds commands or a script, not only marks */
+    /* That checkpoint's copy: the writer gets it once its mark is in the
+     * log, so a stored checkpoint is always one the log reaches back to
+     * and holds no command the log lacks (CLUSTER.md §2.1). */
+    struct persist_job *held;
     /* The last ROOM_ORIGINS commands of other nodes applied (a ring). */
     struct room_origin *origins;
     size_t origin_next;
@@ -167,6 +171,17 @@ int room__clog_flush(struct room *r)
     s->clog_len = 0;
     s->clog_commands = false;
     int rc = len == SIZE_MAX ? PROTO_E_INTERNAL : l->log(l->arg, r, s->clog, len, s->clog_ckpt);
+    if (s->clog_ckpt && s->held && rc == 0) {
+        persist_write(s->persist, s->held);
+    } else if (s->clog_ckpt && s->held) {
+        persist_say(s->persist,
+                    "checkpoint %u of room \"%s\" not stored: its mark is not in "
+                    "the command log",
+                    s->clog_ckpt, r->name);
+        persist_job_free(s->held);
+    }
+    if (s->clog_ckpt)
+        s->held = NULL;
     s->clog_ckpt = 0;
     if (s->clog_cap > (1u << 20)) { /* a big batch's buffer does not stay */
         free(s->clog);
@@ -196,10 +211,27 @@ void room__take_checkpoint(struct room *r, const struct ckpt *id)
         return;
     }
     s->seq++;
-    persist_write(s->persist, j);
+    bool held = room__logs_to_cluster(r);
+    if (!held)
+        persist_write(s->persist, j);
     RECORD(r, reclog_put_checkpoint, world_tick(r), s->seq);
-    if (room__logs_to_cluster(r))
+    if (held) { /* an older one still held is dropped: this one's mark comes after its */
         s->clog_ckpt = s->seq;
+        persist_job_free(s->held);
+        s->held = j;
+    }
+}
+
+void room__clog_reset(struct room *r)
+{
+    struct room_store *s = r->store;
+    if (!s)
+        return;
+    s->clog_len = 0;
+    s->clog_commands = false;
+    s->clog_ckpt = 0;
+    persist_job_free(s->held);
+    s->held = NULL;
 }
 
 /* ---- the log ------------------------------------------------------------------ */
@@ -282,6 +314,7 @@ void room__store_close(struct room *r)
         recorder_close(r->store->log);
     }
     free(r->store->clog);
+    persist_job_free(r->store->held);
     free(r->store->origins);
     free(r->store);
     r->store = NULL;

@@ -8,13 +8,20 @@
  * thread takes its own clients' replies and has its own news flag. A room
  * whose ticks cost more than its period dilates: the same steps (the same
  * hash after as many ticks), fewer snapshots, its dilation in room_info,
- * the welcome, stats and a dilation message for its members.
+ * the welcome, stats and a dilation message for its members. A room a
+ * cluster ticks hands a checkpoint to the writer only once the command
+ * log stored its mark: a checkpoint whose batch the log refused is never
+ * stored (it would hold commands the log lacks and answered refused).
  */
 #define _POSIX_C_SOURCE 200809L
 
 #include "room.h"
 
+#include "checkpoint.h"
 #include "metrics.h"
+#include "persist.h"
+#include "room_persist.h"
+#include "room_relay.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -575,6 +582,142 @@ static void a_room_whose_ticks_outgrow_its_period_dilates_and_steps_the_same(voi
     room_destroy(over);
 }
 
+/* ---- a cluster's room --------------------------------------------------------- */
+
+/* A cluster as the room sees it through its link: a log that answers
+ * log_rc, a bucket (the persist's sink) that counts what it got. */
+struct fake_cluster {
+    int log_rc;
+    int batches, marks; /* batches handed to the log, those that marked a checkpoint */
+    int stored;         /* checkpoints the sink got */
+};
+
+static void fake_attach(void *arg, struct room *r)
+{
+    (void)arg;
+    (void)r;
+}
+
+static void fake_frame(void *arg, struct room *r, const struct frame *f)
+{
+    (void)arg;
+    (void)r;
+    (void)f;
+}
+
+static bool fake_reply(void *arg, uint64_t client, enum room_reply_kind kind, const char *text,
+                       size_t len)
+{
+    (void)arg;
+    (void)client;
+    (void)kind;
+    (void)text;
+    (void)len;
+    return false;
+}
+
+static bool fake_can_log(void *arg, struct room *r)
+{
+    (void)arg;
+    (void)r;
+    return true;
+}
+
+static int fake_log(void *arg, struct room *r, const uint8_t *records, size_t len,
+                    uint32_t checkpoint)
+{
+    struct fake_cluster *fc = arg;
+    (void)r;
+    (void)records;
+    (void)len;
+    fc->batches++;
+    fc->marks += checkpoint != 0;
+    return fc->log_rc;
+}
+
+static void fake_sink(void *arg, const char *room, const uint8_t *buf, size_t len)
+{
+    struct fake_cluster *fc = arg;
+    (void)room;
+    (void)buf;
+    (void)len;
+    fc->stored++;
+}
+
+/* A spawn and a checkpoint in one turn of an owner whose log answers
+ * log_rc: what the log and the bucket got, and the spawn's reply. */
+static void spawn_and_checkpoint(struct fake_cluster *fc, char *reply_type, size_t cap)
+{
+    struct persist_config pc = {.checkpoint_every = 0,
+                                .build = "test",
+                                .max_capacity = CAPACITY,
+                                .max_obstacles = 4,
+                                .sink = fake_sink,
+                                .sink_arg = fc};
+    const char *err = NULL;
+    struct persist *p = persist_create(&pc, &err);
+    assert_non_null(p);
+    struct room_link link = {.arg = fc,
+                             .frame = fake_frame,
+                             .reply = fake_reply,
+                             .attach = fake_attach,
+                             .detach = fake_attach,
+                             .can_log = fake_can_log,
+                             .log = fake_log};
+    struct room_config cfg = {.name = "test",
+                              .mode = PROTO_MODE_SANDBOX,
+                              .boids = BOIDS,
+                              .tick_hz = 60,
+                              .snapshot_hz = 60,
+                              .queue_len = 16,
+                              .max_message = PROTO_DEFAULT_MAX_MESSAGE,
+                              .player_obstacles = 8,
+                              .persist = p,
+                              .link = &link};
+    sim_default_config(&cfg.sim);
+    cfg.sim.capacity = CAPACITY;
+    cfg.sim.max_obstacles = 4;
+    struct room *r = room_create(&cfg, &err);
+    assert_non_null(r);
+    room_relay_set(r, true, NULL); /* the cluster makes it the owner */
+    tick(r, 1000, 0);
+    push(r, "{\"cmd\":\"spawn\",\"id\":\"s\",\"n\":1,\"group\":0,\"x\":10,\"y\":10}");
+    struct ckpt id = {.max_teams = 0};
+    snprintf(id.room, sizeof id.room, "test");
+    assert_int_equal(room_checkpoint(r, &id), 0);
+    tick(r, 2000, 0);
+    persist_flush(p);
+    cJSON *rep[4];
+    int n = take_replies(r, rep, 4);
+    assert_int_equal(n, 1);
+    snprintf(reply_type, cap, "%s", str(rep[0], "type"));
+    cJSON_Delete(rep[0]);
+    room_destroy(r);
+    persist_destroy(p);
+}
+
+static void a_cluster_rooms_checkpoint_is_stored_only_once_the_log_has_its_mark(void **state)
+{
+    (void)state;
+    char type[16];
+    struct fake_cluster ok = {.log_rc = 0};
+    spawn_and_checkpoint(&ok, type, sizeof type);
+    assert_string_equal(type, "ack");
+    assert_int_equal(ok.marks, 1);
+    assert_int_equal(ok.stored, 1);
+
+    struct fake_cluster lost = {.log_rc = PROTO_E_UNAVAILABLE};
+    spawn_and_checkpoint(&lost, type, sizeof type);
+    assert_string_equal(type, "error"); /* refused: so its checkpoint must not hold it */
+    assert_int_equal(lost.marks, 1);
+    assert_int_equal(lost.stored, 0);
+
+    struct fake_cluster unknown = {.log_rc = PROTO_E_INTERNAL};
+    spawn_and_checkpoint(&unknown, type, sizeof type);
+    assert_string_equal(type, "error");
+    assert_int_equal(unknown.stored, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -592,6 +735,7 @@ int main(void)
         cmocka_unit_test(the_welcome_reports_every_groups_values),
         cmocka_unit_test(a_full_queue_refuses_with_queue_full),
         cmocka_unit_test(a_room_whose_ticks_outgrow_its_period_dilates_and_steps_the_same),
+        cmocka_unit_test(a_cluster_rooms_checkpoint_is_stored_only_once_the_log_has_its_mark),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
