@@ -143,9 +143,13 @@ static void check_tiles(const uint8_t *data, size_t size)
     struct tileinbox *in = need ? tileinbox_create(&g, need) : NULL;
     struct tileinbox_out out;
     if (in && tileinbox_take(in, data, size, &out) == 0) {
+        /* A set per audience block (1..18 of them, CLUSTER.md §3.8); the
+         * audiences a relay did not ask for are NULL between them. */
+        uint32_t sets = out.v3.delayed != NULL;
         for (uint32_t k = 0; k < out.v3.count; k++)
-            if (!out.v3.sets[k])
-                fuzz_fail("an accepted tiles message holds an empty tileset");
+            sets += out.v3.sets[k] != NULL;
+        if (out.v3.count > 32 || sets == 0 || sets > 18)
+            fuzz_fail("an accepted tiles message holds no tileset, or more than it may");
         tileinbox_out_free(&out);
     }
     tileinbox_destroy(in);
