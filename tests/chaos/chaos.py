@@ -198,7 +198,12 @@ async def run(flockd, seconds, seed, logs):
         while time.time() < end:
             await asyncio.sleep(rng.uniform(3.0, 6.0))
             hit, t0 = await fault(rng, members, nats, flockd, log)
-            waits.append(await streaming_again(members, hit, t0))
+            try:
+                waits.append(await streaming_again(members, hit, t0))
+            except AssertionError:
+                print(f"chaos: FAIL after fault {len(log)}, {log[-1]['fault']} at "
+                      f"{time.strftime('%H:%M:%S', time.localtime(t0))}", flush=True)
+                raise
             print(f"chaos: {log[-1]['fault']}: viewers streaming again after "
                   f"{waits[-1]:.2f} s", flush=True)
         stop.set()
@@ -220,6 +225,8 @@ async def run(flockd, seconds, seed, logs):
             if m.node and m.node.proc.poll() is None:
                 m.node.__exit__(None, None, None)
         nats.stop()
+        if logs:  # whatever ended the run: a failed check, or a viewer that stayed dark
+            keep_logs(members, logs)
 
 
 def keep_logs(members, logs):
@@ -274,8 +281,6 @@ def check(members, base, log, waits, seed, seconds, logs):
         problems.append(f"sanitizer reports on {reports}; nodes exited: {exited}")
     for p in problems:
         print(f"chaos: FAIL {p}", flush=True)
-    if logs:
-        keep_logs(members, logs)
     return not problems
 
 
