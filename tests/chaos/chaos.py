@@ -215,7 +215,7 @@ async def run(flockd, seconds, seed, logs):
                                                    for i in m.sent), 20)
             m.settle_connection(died=False)
             m.take_counts()
-        return check(members, base, log, waits, seed, seconds, logs)
+        return check(members, base, log, waits, seed, seconds)
     finally:
         stop.set()
         for m in members:
@@ -233,13 +233,13 @@ def keep_logs(members, logs):
     """Every node's stderr, each life's, into the folder logs."""
     os.makedirs(logs, exist_ok=True)
     for m in members:
-        for life, n in enumerate(m.killed_nodes + [m.node]):
+        for life, n in enumerate(n for n in m.killed_nodes + [m.node] if n):
             with open(os.path.join(logs, f"{m.id}.{life}.log"), "w") as f:
                 f.write("".join(n.stderr))
     print(f"chaos: the nodes' output is in {logs}", flush=True)
 
 
-def check(members, base, log, waits, seed, seconds, logs):
+def check(members, base, log, waits, seed, seconds):
     replies = [rs for m in members for rs in m.replies.values()]
     missing = sum(1 for rs in replies if len(rs) == 0)
     twice = sum(1 for rs in replies if len(rs) > 1)
