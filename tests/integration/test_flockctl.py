@@ -831,9 +831,15 @@ def dump_csv_and_jsonl_hold_the_values_of_the_default_dump():
         assert rc == 0, out
         # A frame with the spawned boids is out before the recording's first
         # (the room's latest frame, which a loaded machine may not have
-        # replaced yet when the recorder connects).
+        # replaced yet when the recorder connects): the room counts them,
+        # then ticks on past two snapshot periods (the count comes at the
+        # spawn, the frame at the next snapshot).
         deadline = time.time() + 10
         while d.room("default")["boids"] != 75 and time.time() < deadline:
+            time.sleep(0.02)
+        room = d.room("default")
+        until = room["tick"] + 2 * room["tick_hz"] // room["snapshot_hz"] + 1
+        while d.room("default")["tick"] < until and time.time() < deadline:
             time.sleep(0.02)
         path = os.path.join(tmp, "f.rec")
         rc, out, err = flockctl("record", path, "--url", d.url, "--seconds", "1")
