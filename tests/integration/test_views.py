@@ -536,7 +536,12 @@ async def a_spectator_sees_the_whole_room_as_it_was_spectator_delay_seconds_ago(
         print(f"  {compared} frames, each {median:.2f} s of the room behind its live tick "
               f"(median; {lags[0]:.2f} .. {lags[-1]:.2f})", flush=True)
         assert abs(median - delay) <= 0.25, (median, delay)  # a snapshot or two either way
-        assert lags[0] >= delay - 0.25, lags
+        # The delay is kept in wall time: a room that ticks late (a
+        # sanitizer's, on a loaded machine) holds fewer ticks in it.
+        seen = sorted(admin.frames.values(), key=lambda f: f.tick)
+        rate = (seen[-1].tick - seen[0].tick) / (seen[-1].arrived - seen[0].arrived)
+        kept = min(1.0, rate / spec.welcome["tick_hz"])
+        assert lags[0] >= (delay - 0.25) * kept, (lags, kept)
         for s in (admin, player, spec):
             await s.close()
 
