@@ -39,7 +39,8 @@
 #define BOIDS    40
 #define CAPACITY 100
 
-static struct room *room_new(void)
+/* The tests' room: a small sandbox whose every tick publishes. */
+static struct room_config room_config_of_tests(void)
 {
     struct room_config cfg = {.name = "test",
                               .mode = PROTO_MODE_SANDBOX,
@@ -52,6 +53,12 @@ static struct room *room_new(void)
     sim_default_config(&cfg.sim);
     cfg.sim.capacity = CAPACITY;
     cfg.sim.max_obstacles = 4;
+    return cfg;
+}
+
+static struct room *room_new(void)
+{
+    struct room_config cfg = room_config_of_tests();
     const char *err = NULL;
     struct room *r = room_create(&cfg, &err);
     assert_non_null(r);
@@ -333,16 +340,8 @@ static void a_measured_room_reports_its_flock(void **state)
     const char *err = NULL;
     struct measure *m = measure_create(&err);
     assert_non_null(m);
-    struct room_config cfg = {.name = "measured",
-                              .mode = PROTO_MODE_SANDBOX,
-                              .boids = BOIDS,
-                              .tick_hz = 60,
-                              .snapshot_hz = 60,
-                              .queue_len = 16,
-                              .max_message = PROTO_DEFAULT_MAX_MESSAGE,
-                              .measure = m};
-    sim_default_config(&cfg.sim);
-    cfg.sim.capacity = CAPACITY;
+    struct room_config cfg = room_config_of_tests();
+    cfg.measure = m;
     struct room *r = room_create(&cfg, &err);
     assert_non_null(r);
     struct room_info info;
@@ -664,19 +663,9 @@ static void spawn_and_checkpoint(struct fake_cluster *fc, char *reply_type, size
                              .detach = fake_attach,
                              .can_log = fake_can_log,
                              .log = fake_log};
-    struct room_config cfg = {.name = "test",
-                              .mode = PROTO_MODE_SANDBOX,
-                              .boids = BOIDS,
-                              .tick_hz = 60,
-                              .snapshot_hz = 60,
-                              .queue_len = 16,
-                              .max_message = PROTO_DEFAULT_MAX_MESSAGE,
-                              .player_obstacles = 8,
-                              .persist = p,
-                              .link = &link};
-    sim_default_config(&cfg.sim);
-    cfg.sim.capacity = CAPACITY;
-    cfg.sim.max_obstacles = 4;
+    struct room_config cfg = room_config_of_tests();
+    cfg.persist = p;
+    cfg.link = &link;
     struct room *r = room_create(&cfg, &err);
     assert_non_null(r);
     room_relay_set(r, true, NULL); /* the cluster makes it the owner */
