@@ -737,15 +737,17 @@ static void refuse_unloggable(struct room *r, uint32_t n)
 }
 
 /* At the start of a tick, the switch the cluster asked for: to ticking,
- * from the checkpoint it came with, the frame numbers carried on past
- * every base a client of this node may hold; or to relaying. */
+ * from the checkpoint it came with (also if it replaced a step down not
+ * taken: the world ticked since may hold what the log lacks), the frame
+ * numbers carried on past every base a client of this node may hold; or
+ * to relaying. */
 static void take_switch(struct room *r)
 {
     struct room_switch sw;
     if (!room__relay_take_switch(r, &sw))
         return;
     room__clog_reset(r);
-    if (sw.owner && room__is_relay(r)) {
+    if (sw.owner && (room__is_relay(r) || sw.stepped_down)) {
         if (sw.from.ck)
             room__resume_from(r, &sw.from);
         uint64_t last_seq = room__latest_seq(r);

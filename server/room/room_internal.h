@@ -265,6 +265,8 @@ void room__store_close(struct room *r);
 struct room_switch {
     bool owner;                /* tick the world here; false: relay the owner's */
     struct room_takeover from; /* owner: what to carry on from (its ck NULL: its own state) */
+    bool stepped_down;         /* owner: a switch to relay came first, not yet taken: what
+                                * the room ticked since holds records the log may lack */
 };
 
 /* The relay's state for a room with cfg.link, which starts as a relay,

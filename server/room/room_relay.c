@@ -114,6 +114,8 @@ void room_relay_set(struct room *r, bool owner, struct room_takeover *t)
     *sw = (struct room_switch){.owner = owner, .from = from};
     pthread_mutex_lock(&r->relay->lock);
     struct room_switch *old = r->relay->switch_to;
+    /* Replacing a step down the room has not taken: it still counts. */
+    sw->stepped_down = owner && old && (!old->owner || old->stepped_down);
     r->relay->switch_to = sw;
     pthread_mutex_unlock(&r->relay->lock);
     if (old)

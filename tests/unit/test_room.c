@@ -584,11 +584,16 @@ static void a_room_whose_ticks_outgrow_its_period_dilates_and_steps_the_same(voi
 /* ---- a cluster's room --------------------------------------------------------- */
 
 /* A cluster as the room sees it through its link: a log that answers
- * log_rc, a bucket (the persist's sink) that counts what it got. */
+ * log_rc, a bucket (the persist's sink) that keeps the last checkpoint it
+ * got and counts them. */
 struct fake_cluster {
     int log_rc;
     int batches, marks; /* batches handed to the log, those that marked a checkpoint */
     int stored;         /* checkpoints the sink got */
+    uint8_t *ck;        /* the last of them (malloc'd) */
+    size_t ck_len;
+    struct persist *p;
+    struct room_link link;
 };
 
 static void fake_attach(void *arg, struct room *r)
@@ -638,14 +643,16 @@ static void fake_sink(void *arg, const char *room, const uint8_t *buf, size_t le
 {
     struct fake_cluster *fc = arg;
     (void)room;
-    (void)buf;
-    (void)len;
     fc->stored++;
+    free(fc->ck);
+    fc->ck = malloc(len);
+    assert_non_null(fc->ck);
+    memcpy(fc->ck, buf, len);
+    fc->ck_len = len;
 }
 
-/* A spawn and a checkpoint in one turn of an owner whose log answers
- * log_rc: what the log and the bucket got, and the spawn's reply. */
-static void spawn_and_checkpoint(struct fake_cluster *fc, char *reply_type, size_t cap)
+/* A room of fc's cluster, made its owner and ticked once. */
+static struct room *fake_owner(struct fake_cluster *fc)
 {
     struct persist_config pc = {.checkpoint_every = 0,
                                 .build = "test",
@@ -654,35 +661,50 @@ static void spawn_and_checkpoint(struct fake_cluster *fc, char *reply_type, size
                                 .sink = fake_sink,
                                 .sink_arg = fc};
     const char *err = NULL;
-    struct persist *p = persist_create(&pc, &err);
-    assert_non_null(p);
-    struct room_link link = {.arg = fc,
-                             .frame = fake_frame,
-                             .reply = fake_reply,
-                             .attach = fake_attach,
-                             .detach = fake_attach,
-                             .can_log = fake_can_log,
-                             .log = fake_log};
+    fc->p = persist_create(&pc, &err);
+    assert_non_null(fc->p);
+    fc->link = (struct room_link){.arg = fc,
+                                  .frame = fake_frame,
+                                  .reply = fake_reply,
+                                  .attach = fake_attach,
+                                  .detach = fake_attach,
+                                  .can_log = fake_can_log,
+                                  .log = fake_log};
     struct room_config cfg = room_config_of_tests();
-    cfg.persist = p;
-    cfg.link = &link;
+    cfg.persist = fc->p;
+    cfg.link = &fc->link;
     struct room *r = room_create(&cfg, &err);
     assert_non_null(r);
     room_relay_set(r, true, NULL); /* the cluster makes it the owner */
     tick(r, 1000, 0);
-    push(r, "{\"cmd\":\"spawn\",\"id\":\"s\",\"n\":1,\"group\":0,\"x\":10,\"y\":10}");
-    struct ckpt id = {.max_teams = 0};
+    return r;
+}
+
+static void fake_destroy(struct fake_cluster *fc, struct room *r)
+{
+    room_destroy(r);
+    persist_destroy(fc->p);
+    free(fc->ck);
+}
+
+/* A spawn of n boids and a checkpoint in one turn of the room, ticked at
+ * wall_us, the checkpoint written: the spawn's reply's type. */
+static void spawn_and_checkpoint(struct fake_cluster *fc, struct room *r, int n, int64_t wall_us,
+                                 char *reply_type, size_t cap)
+{
+    char text[128];
+    snprintf(text, sizeof text, "{\"cmd\":\"spawn\",\"id\":\"s\",\"n\":%d,\"group\":0,\"x\":10,\"y\":10}",
+             n);
+    push(r, text);
+    struct ckpt id = {.mode = PROTO_MODE_SANDBOX};
     snprintf(id.room, sizeof id.room, "test");
     assert_int_equal(room_checkpoint(r, &id), 0);
-    tick(r, 2000, 0);
-    persist_flush(p);
+    tick(r, wall_us, 0);
+    persist_flush(fc->p);
     cJSON *rep[4];
-    int n = take_replies(r, rep, 4);
-    assert_int_equal(n, 1);
+    assert_int_equal(take_replies(r, rep, 4), 1);
     snprintf(reply_type, cap, "%s", str(rep[0], "type"));
     cJSON_Delete(rep[0]);
-    room_destroy(r);
-    persist_destroy(p);
 }
 
 static void a_cluster_rooms_checkpoint_is_stored_only_once_the_log_has_its_mark(void **state)
@@ -690,21 +712,62 @@ static void a_cluster_rooms_checkpoint_is_stored_only_once_the_log_has_its_mark(
     (void)state;
     char type[16];
     struct fake_cluster ok = {.log_rc = 0};
-    spawn_and_checkpoint(&ok, type, sizeof type);
+    struct room *r = fake_owner(&ok);
+    spawn_and_checkpoint(&ok, r, 1, 2000, type, sizeof type);
     assert_string_equal(type, "ack");
     assert_int_equal(ok.marks, 1);
     assert_int_equal(ok.stored, 1);
+    fake_destroy(&ok, r);
 
     struct fake_cluster lost = {.log_rc = PROTO_E_UNAVAILABLE};
-    spawn_and_checkpoint(&lost, type, sizeof type);
+    r = fake_owner(&lost);
+    spawn_and_checkpoint(&lost, r, 1, 2000, type, sizeof type);
     assert_string_equal(type, "error"); /* refused: so its checkpoint must not hold it */
     assert_int_equal(lost.marks, 1);
     assert_int_equal(lost.stored, 0);
+    fake_destroy(&lost, r);
 
     struct fake_cluster unknown = {.log_rc = PROTO_E_INTERNAL};
-    spawn_and_checkpoint(&unknown, type, sizeof type);
+    r = fake_owner(&unknown);
+    spawn_and_checkpoint(&unknown, r, 1, 2000, type, sizeof type);
     assert_string_equal(type, "error");
     assert_int_equal(unknown.stored, 0);
+    fake_destroy(&unknown, r);
+}
+
+static uint32_t boids_of(struct room *r)
+{
+    struct room_info info;
+    room_info(r, &info);
+    return info.boids;
+}
+
+/* The cluster steps a room down (its log refused a batch) and, the lease
+ * still its node's, gives it back at once with the room's checkpoint: if
+ * the room's thread takes only the second switch, the world it ticked
+ * since the checkpoint (holding the refused batch) must not go on. */
+static void a_room_given_back_before_it_stepped_down_resumes_from_its_checkpoint(void **state)
+{
+    (void)state;
+    char type[16];
+    struct fake_cluster fc = {.log_rc = 0};
+    struct room *r = fake_owner(&fc);
+    spawn_and_checkpoint(&fc, r, 1, 2000, type, sizeof type);
+    assert_string_equal(type, "ack");
+    uint32_t kept = boids_of(r);
+    fc.log_rc = PROTO_E_UNAVAILABLE;
+    spawn_and_checkpoint(&fc, r, 5, 3000, type, sizeof type);
+    assert_string_equal(type, "error");
+    assert_int_equal(fc.stored, 1);
+    assert_int_equal(boids_of(r), kept + 5); /* applied here, not in the log */
+    room_relay_set(r, false, NULL);
+    struct room_takeover t = {.ck = fc.ck, .ck_len = fc.ck_len};
+    fc.ck = NULL;
+    room_relay_set(r, true, &t);
+    fc.log_rc = 0;
+    tick(r, 4000, 0);
+    assert_int_equal(boids_of(r), kept);
+    fake_destroy(&fc, r);
 }
 
 int main(void)
@@ -725,6 +788,7 @@ int main(void)
         cmocka_unit_test(a_full_queue_refuses_with_queue_full),
         cmocka_unit_test(a_room_whose_ticks_outgrow_its_period_dilates_and_steps_the_same),
         cmocka_unit_test(a_cluster_rooms_checkpoint_is_stored_only_once_the_log_has_its_mark),
+        cmocka_unit_test(a_room_given_back_before_it_stepped_down_resumes_from_its_checkpoint),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
