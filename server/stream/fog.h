@@ -6,7 +6,8 @@
  * way around on a torus).
  *
  * A uniform grid of cells as large as the largest sight radius buckets the
- * boids, so each unit looks only at the 3 x 3 cells around its own.
+ * units by cell and team, so each boid asks only each other team's units
+ * in the 3 x 3 cells around its own, and stops at the first that sees it.
  *
  * Never: I/O, clocks, locks. Threading: a fog is used by one thread at a
  * time (its room's tick). Memory: fog_create() allocates for `capacity`

@@ -1,10 +1,11 @@
 /*
  * Unit tests for the fog of war (stream/fog.h): each team sees exactly its
  * own units and the other boids within its units' sight radius, the
- * shorter way around on a torus, as a brute-force count says; a team with
- * sight 0 sees only its own.
+ * shorter way around on a torus, as a brute-force count says, scattered
+ * or crowded in squads; a team with sight 0 sees only its own.
  */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
@@ -22,7 +23,10 @@ static float gap(float a, float b, float size, int wrap)
     return wrap && d > size - d ? size - d : d;
 }
 
-static void fog_equals_brute_force(enum sim_edges edges, float w, float h)
+/* Scattered: boids and units over the whole world; crowded: each team's
+ * units packed in two squads, some near the others' (and across the seam
+ * of a torus), as an rts room's formations are. */
+static void fog_equals_brute_force(enum sim_edges edges, float w, float h, bool crowded)
 {
     struct sim_config cfg;
     sim_default_config(&cfg);
@@ -33,8 +37,14 @@ static void fog_equals_brute_force(enum sim_edges edges, float w, float h)
     struct sim_world *world = sim_create(&cfg, NULL);
     assert_non_null(world);
     assert_int_equal(sim_scatter(world, 600, 0), 600);
-    for (int t = 1; t <= 4; t++)
-        assert_int_equal(sim_scatter(world, 300, t), 300);
+    for (int t = 1; t <= 4; t++) {
+        if (!crowded) {
+            assert_int_equal(sim_scatter(world, 300, t), 300);
+            continue;
+        }
+        assert_int_equal(sim_spawn(world, 150, t, 100.0f * (float)t, 20.0f, 40.0f), 150);
+        assert_int_equal(sim_spawn(world, 150, t, w / 2 + 40.0f * (float)t, h / 2, 60.0f), 150);
+    }
     assert_int_equal(sim_param_set(world, 1, "sight_radius", 120.0f), 0);
     assert_int_equal(sim_param_set(world, 2, "sight_radius", 450.0f), 0);
     assert_int_equal(sim_param_set(world, 4, "sight_radius", 0.0f), 0);
@@ -70,9 +80,12 @@ static void fog_equals_brute_force(enum sim_edges edges, float w, float h)
 static void each_team_sees_its_own_and_what_is_in_its_sight(void **state)
 {
     (void)state;
-    fog_equals_brute_force(SIM_EDGES_WRAP, 1600, 1000);
-    fog_equals_brute_force(SIM_EDGES_CONTAIN, 1600, 1000);
-    fog_equals_brute_force(SIM_EDGES_WRAP, 700, 500); /* sight wider than a third of the world */
+    for (int crowded = 0; crowded <= 1; crowded++) {
+        fog_equals_brute_force(SIM_EDGES_WRAP, 1600, 1000, crowded);
+        fog_equals_brute_force(SIM_EDGES_CONTAIN, 1600, 1000, crowded);
+        /* sight wider than a third of the world */
+        fog_equals_brute_force(SIM_EDGES_WRAP, 700, 500, crowded);
+    }
 }
 
 int main(void)
