@@ -1355,20 +1355,23 @@ static void pull_forces(const struct sim_world *w, uint32_t k, const struct sim_
     }
 }
 
-#define DETOUR_AHEAD 300.0f /* units: how far ahead a unit looks for obstacles on its way */
+#define DETOUR_AHEAD  300.0f /* units: how far ahead a unit looks for obstacles on its way */
+#define DETOUR_MARGIN 4.0f   /* separation radii a detour keeps off an obstacle's edge */
 
 /*
  * A unit whose straight way from (px, py) to (gx, gy) runs into an
  * obstacle (its radius plus `margin`) within DETOUR_AHEAD turns its
- * velocity (*vx, *vy) along the nearest such obstacle's tangent, on the
- * side of its goal, and so goes round rather than pressing against it.
+ * velocity (*vx, *vy) along the line from it that touches the nearest
+ * such circle, on the side of its goal (inside the circle: across the
+ * way to the obstacle), and so goes round rather than pressing against
+ * it, and no wider than it must.
  */
 static void detour(const struct sim_world *w, float px, float py, float gx, float gy, float margin,
                    float *vx, float *vy)
 {
     float dx = gx - px, dy = gy - py;
     world_offset(w, &dx, &dy);
-    float dl2 = dx * dx + dy * dy, best = INFINITY, bx = 0.0f, by = 0.0f;
+    float dl2 = dx * dx + dy * dy, best = INFINITY, bx = 0.0f, by = 0.0f, reach = 0.0f;
     if (dl2 <= 0.0f)
         return;
     for (uint32_t k = 0; k < w->obstacle_count; k++) {
@@ -1381,13 +1384,13 @@ static void detour(const struct sim_world *w, float px, float py, float gx, floa
             continue;
         if (sqrtf(c2) - o->r > DETOUR_AHEAD)
             continue;
-        best = c2, bx = cx, by = cy;
+        best = c2, bx = cx, by = cy, reach = lim;
     }
     if (best == INFINITY)
         return;
-    float tx = -by, ty = bx; /* the tangent on the goal's side */
-    if (tx * dx + ty * dy < 0.0f)
-        tx = -tx, ty = -ty;
+    float side = bx * dy - by * dx < 0.0f ? -1.0f : 1.0f, d = sqrtf(best);
+    float sn = d > reach ? reach / d : 1.0f, cs = sqrtf(1.0f - sn * sn);
+    float tx = (bx * cs - side * by * sn) / d, ty = (by * cs + side * bx * sn) / d;
     set_length(&tx, &ty, sqrtf(*vx * *vx + *vy * *vy));
     *vx = tx, *vy = ty;
 }
@@ -1429,7 +1432,7 @@ static void extra_forces(const struct sim_world *w, struct lane *ln, uint32_t be
         if (t && steer_seek(w, pp, t, px, py, s.vx, s.vy, &tx, &ty))
             r.cx = r.cy = 0.0f;
         if (q.kind == SQUAD_SLOT && w->obstacle_count > 0)
-            detour(w, px, py, q.to_x, q.to_y, 3.0f * pp->separation_radius, &q.x, &q.y);
+            detour(w, px, py, q.to_x, q.to_y, DETOUR_MARGIN * pp->separation_radius, &q.x, &q.y);
         if (q.kind == SQUAD_SLOT) { /* reaches the velocity asked in SQUAD_REACT seconds */
             tx = (q.x - s.vx) * (pp->w_seek / SQUAD_REACT);
             ty = (q.y - s.vy) * (pp->w_seek / SQUAD_REACT);
