@@ -245,8 +245,8 @@ int main(int argc, char **argv)
         return 2;
     printf("formbench: %ld units sent %.0f units east, %ld worlds a shape\n", o.units, o.distance,
            o.seeds);
-    printf("%-8s %-9s %9s %12s %7s %9s %7s\n", "shape", "obstacle", "travel s", "95% in s p50",
-           "worst", "ratio p50", "stuck");
+    printf("%-8s %-9s %9s %12s %7s %9s %7s %7s\n", "shape", "obstacle", "travel s", "95% in s p50",
+           "worst", "ratio p50", "stuck", "<=1.2x");
     char json[8192];
     size_t jl = 0;
     for (int obstacle = 0; obstacle <= o.obstacle; obstacle++)
@@ -260,6 +260,9 @@ int main(int argc, char **argv)
                 stuck += r.stuck;
                 travel = r.travel_s;
             }
+            long met = 0; /* trips within the target: 1.2 x the travel time */
+            for (long k = 0; k < o.seeds; k++)
+                met += took[k] <= 1.2 * travel;
             qsort(took, (size_t)o.seeds, sizeof took[0], cmp_double);
             double p50 = took[o.seeds / 2], worst = took[o.seeds - 1];
             char ratio[2][16]; /* JSON has no infinity: null */
@@ -270,13 +273,15 @@ int main(int argc, char **argv)
                 else
                     snprintf(ratio[k], sizeof ratio[k], "null");
             }
-            printf("%-8s %-9s %9.1f %12.2f %7.2f %9.2f %7u\n", shape_names[shape],
-                   obstacle ? "one" : "none", travel, p50, worst, p50 / travel, stuck);
-            jl += (size_t)snprintf(json + jl, sizeof json - jl,
-                                   "%s{\"shape\":\"%s\",\"obstacle\":%d,\"travel_s\":%.2f,"
-                                   "\"ratio_p50\":%s,\"ratio_worst\":%s,\"stuck\":%u}",
-                                   jl ? "," : "", shape_names[shape], obstacle, travel, ratio[0],
-                                   ratio[1], stuck);
+            printf("%-8s %-9s %9.1f %12.2f %7.2f %9.2f %7u %5ld/%ld\n", shape_names[shape],
+                   obstacle ? "one" : "none", travel, p50, worst, p50 / travel, stuck, met,
+                   o.seeds);
+            jl += (size_t)snprintf(
+                json + jl, sizeof json - jl,
+                "%s{\"shape\":\"%s\",\"obstacle\":%d,\"travel_s\":%.2f,"
+                "\"ratio_p50\":%s,\"ratio_worst\":%s,\"stuck\":%u,\"within_1_2\":%ld}",
+                jl ? "," : "", shape_names[shape], obstacle, travel, ratio[0], ratio[1], stuck,
+                met);
         }
     double p50[2] = {0}, p99[2] = {0};
     if (o.ticks > 0) {
