@@ -693,8 +693,8 @@ static void spawn_and_checkpoint(struct fake_cluster *fc, struct room *r, int n,
                                  char *reply_type, size_t cap)
 {
     char text[128];
-    snprintf(text, sizeof text, "{\"cmd\":\"spawn\",\"id\":\"s\",\"n\":%d,\"group\":0,\"x\":10,\"y\":10}",
-             n);
+    snprintf(text, sizeof text,
+             "{\"cmd\":\"spawn\",\"id\":\"s\",\"n\":%d,\"group\":0,\"x\":10,\"y\":10}", n);
     push(r, text);
     struct ckpt id = {.mode = PROTO_MODE_SANDBOX};
     snprintf(id.room, sizeof id.room, "test");
