@@ -728,7 +728,10 @@ async def a_join_is_answered_in_turn_then_welcomed_and_only_the_new_rooms_snapsh
         await c.send_raw('{"cmd":"join","id":3,"room":"big","role":"player","boids":300}')
         await c.send_raw('{"cmd":"ping","id":4}')
         await c.wait_for(lambda: any(r.get("id") == 4 for r in c.replies), 5)
-        await asyncio.sleep(0.5)
+        # Five frames of the new room (a sanitizer's room on a loaded
+        # machine sends fewer than its rate).
+        await c.wait_for(lambda: c.welcome.get("room") == "big" and
+                         len(c.snapshots) - c.welcome_at >= 5, 10)
         seq = [(m["type"], m.get("id"), m.get("room")) for m in c.messages]
         acks = [(t, i) for t, i, _ in seq if t in ("ack", "error")]
         assert acks == [("ack", 1), ("ack", 2), ("ack", 3), ("ack", 4)], seq
