@@ -18,7 +18,10 @@ cluster settles, and a checker proves:
   that died with its node, or refused with "outcome is unknown":
   PROTOCOL.md §5.7);
 - after each fault, the viewers of the nodes that were not hit got a new
-  frame again within the failover bound (FAILOVER_S);
+  frame again within the failover bound (FAILOVER_S); then, the spawns
+  paused until every live command is answered, the room's boids are
+  held to the same bounds, and the faults after which they were off are
+  listed (the first names what broke it);
 - every node agrees on the room's tick and boids at the end;
 - no node exited but the killed ones, and no node wrote a sanitizer
   report.
@@ -111,19 +114,67 @@ class Member:
             return
         i = self.next_id
         self.next_id += 1
+        # Counted as sent before the send yields: a kill may settle the
+        # connection meanwhile, and the node may have read it by then.
+        sent = self.sent
+        sent[i] = time.time()
         try:
             await self.admin.ws.send(json.dumps({"cmd": "spawn", "id": i, "n": 1, "group": 0,
                                                  "x": 200.0, "y": 200.0}))
-            self.sent[i] = time.time()
         except Exception:  # the connection died with its node: nothing was sent
-            pass
+            sent.pop(i, None)
 
 
-async def spawner(members, stop):
+async def spawner(members, stop, paused):
     while not stop.is_set():
         for m in members:
-            await m.spawn()
+            if not paused.is_set():
+                await m.spawn()
         await asyncio.sleep(SPAWN_EVERY_S)
+
+
+def tally(members):
+    """(acked, unknown) so far: the settled replies and those of the live
+    connections' commands answered once."""
+    acked = unknown = 0
+    for m in members:
+        got = {}
+        for r in (m.admin.replies if m.admin else []):
+            if "id" in r and r["id"] in m.sent:
+                got.setdefault(r["id"], []).append(r)
+        for rs in list(m.replies.values()) + list(got.values()):
+            if len(rs) == 1:
+                acked += rs[0]["type"] == "ack"
+                unknown += rs[0]["type"] != "ack" and UNKNOWN in rs[0]["message"]
+        unknown += m.unknown
+    return acked, unknown
+
+
+async def audit(members, base):
+    """With the spawns paused: every live command answered (at most 12 s,
+    a relay sends again for 8), then the room's boids against what the
+    replies allow. A string for the fault's line; None if a command stayed
+    in flight (nothing to judge)."""
+    def in_flight(m):
+        answered = {r.get("id") for r in m.admin.replies}
+        return any(i not in answered for i in m.sent)
+
+    deadline = time.time() + 12
+    while any(m.admin and in_flight(m) for m in members if not m.down):
+        if time.time() > deadline:
+            return None
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(0.5)  # a frame after the last command applied
+    acked, unknown = tally(members)
+    live = [m for m in members if not m.down and m.viewer and m.viewer.snapshots]
+    if not live:
+        return None
+    count = boids(live[0])
+    if count > base + acked + unknown:
+        return f"boids {count}: {count - base - acked - unknown} beyond the acked and unknown"
+    if count < base + acked:
+        return f"boids {count}: {base + acked - count} acked spawns missing"
+    return None
 
 
 async def streaming_again(members, hit, t0):
@@ -193,7 +244,9 @@ async def run(flockd, seconds, seed, logs):
         await members[0].viewer.next_snapshot(timeout=10)
         await asyncio.sleep(1.5)  # the room's first checkpoint
         base = boids(members[0])
-        spawning = asyncio.ensure_future(spawner(members, stop))
+        paused = asyncio.Event()
+        spawning = asyncio.ensure_future(spawner(members, stop, paused))
+        off = []  # faults after which the boids were not what the replies allow
         end = time.time() + seconds
         while time.time() < end:
             await asyncio.sleep(rng.uniform(3.0, 6.0))
@@ -204,8 +257,13 @@ async def run(flockd, seconds, seed, logs):
                 print(f"chaos: FAIL after fault {len(log)}, {log[-1]['fault']} at "
                       f"{time.strftime('%H:%M:%S', time.localtime(t0))}", flush=True)
                 raise
+            paused.set()
+            wrong = await audit(members, base)
+            paused.clear()
+            if wrong:
+                off.append({"fault": len(log), "what": log[-1]["fault"], "boids": wrong})
             print(f"chaos: {log[-1]['fault']}: viewers streaming again after "
-                  f"{waits[-1]:.2f} s", flush=True)
+                  f"{waits[-1]:.2f} s{'; ' + wrong if wrong else ''}", flush=True)
         stop.set()
         await spawning
         await settled([m.node for m in members], timeout=30)
@@ -215,7 +273,7 @@ async def run(flockd, seconds, seed, logs):
                                                    for i in m.sent), 20)
             m.settle_connection(died=False)
             m.take_counts()
-        return check(members, base, log, waits, seed, seconds)
+        return check(members, base, log, waits, seed, seconds, off)
     finally:
         stop.set()
         for m in members:
@@ -239,7 +297,7 @@ def keep_logs(members, logs):
     print(f"chaos: the nodes' output is in {logs}", flush=True)
 
 
-def check(members, base, log, waits, seed, seconds):
+def check(members, base, log, waits, seed, seconds, off):
     replies = [rs for m in members for rs in m.replies.values()]
     missing = sum(1 for rs in replies if len(rs) == 0)
     twice = sum(1 for rs in replies if len(rs) > 1)
@@ -259,6 +317,7 @@ def check(members, base, log, waits, seed, seconds):
                "refusals": dict(kinds),
                "counters": dict(sum((m.counts for m in members), collections.Counter())),
                "streaming_again_max_s": round(max(waits, default=0.0), 2),
+               "boids_off_after": off,
                "sanitizer_reports": reports, "exited": exited}
     print(f"FIGURES chaos seed {seed}, {seconds:.0f} s, {len(log)} faults: {summary['sent']} "
           f"spawns, {acked} acked, {len(refused)} refused, {unknown} of unknown outcome, "
