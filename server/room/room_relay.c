@@ -165,6 +165,12 @@ bool room__relay_forward(struct room *r, const struct queued *q)
     }
     if (q->who.client == 0) /* the server's own commands act on the owner's room */
         return true;
+    /* Another node's command served here as owner before this room took
+     * the switch: forwarded again it would go out under a new origin, and
+     * be applied again if the log already has it. Its node sends it again
+     * (with its own origin) to the owner of then. */
+    if (q->who.origin)
+        return true;
     /* A join, and a view (what this node sends its client), are this node's. */
     if (!q->refused && (q->cmd.kind == PROTO_CMD_JOIN || q->cmd.kind == PROTO_CMD_VIEW))
         return false;

@@ -76,16 +76,23 @@ static void tick(struct room *r, int64_t wall_us, int64_t late_ns)
     room_tick(r, &t);
 }
 
-/* Pushes the command text as an admin would send it (client 7). */
-static void push(struct room *r, const char *text)
+/* Pushes the command text as an admin would send it (client 7; origin:
+ * 0, or another node's key for its command). */
+static void push_from(struct room *r, uint64_t origin, const char *text)
 {
     struct proto_limits lim;
     struct proto_command cmd;
     struct proto_error err;
     room_limits(r, PROTO_DEFAULT_MAX_MESSAGE, &lim);
     assert_int_equal(proto_command_parse(text, strlen(text), &lim, &cmd, &err), 0);
-    struct room_actor who = {.client = 7, .role = PROTO_ROLE_ADMIN, .team = -1, .owner = 7};
+    struct room_actor who = {
+        .client = 7, .role = PROTO_ROLE_ADMIN, .team = -1, .owner = 7, .origin = origin};
     assert_int_equal(room_push(r, &who, &cmd), 0);
+}
+
+static void push(struct room *r, const char *text)
+{
+    push_from(r, 0, text);
 }
 
 /* The replies queued so far, parsed, in order; the caller frees each. */
@@ -590,6 +597,7 @@ struct fake_cluster {
     int log_rc;
     int batches, marks; /* batches handed to the log, those that marked a checkpoint */
     int stored;         /* checkpoints the sink got */
+    int forwards;       /* commands the room forwarded as a relay */
     uint8_t *ck;        /* the last of them (malloc'd) */
     size_t ck_len;
     struct persist *p;
@@ -639,6 +647,19 @@ static int fake_log(void *arg, struct room *r, const uint8_t *records, size_t le
     return fc->log_rc;
 }
 
+static int fake_forward(void *arg, struct room *r, const struct room_actor *who,
+                        const struct proto_command *cmd, int refused, const char *message)
+{
+    struct fake_cluster *fc = arg;
+    (void)r;
+    (void)who;
+    (void)cmd;
+    (void)refused;
+    (void)message;
+    fc->forwards++;
+    return 0;
+}
+
 static void fake_sink(void *arg, const char *room, const uint8_t *buf, size_t len)
 {
     struct fake_cluster *fc = arg;
@@ -669,7 +690,8 @@ static struct room *fake_owner(struct fake_cluster *fc)
                                   .attach = fake_attach,
                                   .detach = fake_attach,
                                   .can_log = fake_can_log,
-                                  .log = fake_log};
+                                  .log = fake_log,
+                                  .forward = fake_forward};
     struct room_config cfg = room_config_of_tests();
     cfg.persist = fc->p;
     cfg.link = &fc->link;
@@ -770,6 +792,32 @@ static void a_room_given_back_before_it_stepped_down_resumes_from_its_checkpoint
     fake_destroy(&fc, r);
 }
 
+/* A command another node sent this node as the room's owner, queued
+ * before the room took the switch from relay: forwarded again it would
+ * carry a new origin and be applied twice if the log had it already. It
+ * is neither forwarded nor applied (its node sends it again); a command
+ * of this node's own client is forwarded. */
+static void another_nodes_command_queued_in_a_relay_is_left_to_its_node(void **state)
+{
+    (void)state;
+    struct fake_cluster fc = {.log_rc = 0};
+    struct room *r = fake_owner(&fc);
+    room_relay_set(r, false, NULL);
+    tick(r, 2000, 0);
+    uint32_t before = boids_of(r);
+    push_from(r, PROTO_ORIGIN_BIT | 5,
+              "{\"cmd\":\"spawn\",\"id\":1,\"n\":3,\"group\":0,\"x\":10,\"y\":10}");
+    tick(r, 3000, 0);
+    cJSON *rep[2];
+    assert_int_equal(take_replies(r, rep, 2), 0);
+    assert_int_equal(fc.forwards, 0);
+    assert_int_equal(boids_of(r), before);
+    push(r, "{\"cmd\":\"spawn\",\"id\":2,\"n\":3,\"group\":0,\"x\":10,\"y\":10}");
+    tick(r, 4000, 0);
+    assert_int_equal(fc.forwards, 1);
+    fake_destroy(&fc, r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -789,6 +837,7 @@ int main(void)
         cmocka_unit_test(a_room_whose_ticks_outgrow_its_period_dilates_and_steps_the_same),
         cmocka_unit_test(a_cluster_rooms_checkpoint_is_stored_only_once_the_log_has_its_mark),
         cmocka_unit_test(a_room_given_back_before_it_stepped_down_resumes_from_its_checkpoint),
+        cmocka_unit_test(another_nodes_command_queued_in_a_relay_is_left_to_its_node),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
