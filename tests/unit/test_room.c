@@ -732,29 +732,24 @@ static void spawn_and_checkpoint(struct fake_cluster *fc, struct room *r, int n,
 static void a_cluster_rooms_checkpoint_is_stored_only_once_the_log_has_its_mark(void **state)
 {
     (void)state;
-    char type[16];
-    struct fake_cluster ok = {.log_rc = 0};
-    struct room *r = fake_owner(&ok);
-    spawn_and_checkpoint(&ok, r, 1, 2000, type, sizeof type);
-    assert_string_equal(type, "ack");
-    assert_int_equal(ok.marks, 1);
-    assert_int_equal(ok.stored, 1);
-    fake_destroy(&ok, r);
-
-    struct fake_cluster lost = {.log_rc = PROTO_E_UNAVAILABLE};
-    r = fake_owner(&lost);
-    spawn_and_checkpoint(&lost, r, 1, 2000, type, sizeof type);
-    assert_string_equal(type, "error"); /* refused: so its checkpoint must not hold it */
-    assert_int_equal(lost.marks, 1);
-    assert_int_equal(lost.stored, 0);
-    fake_destroy(&lost, r);
-
-    struct fake_cluster unknown = {.log_rc = PROTO_E_INTERNAL};
-    r = fake_owner(&unknown);
-    spawn_and_checkpoint(&unknown, r, 1, 2000, type, sizeof type);
-    assert_string_equal(type, "error");
-    assert_int_equal(unknown.stored, 0);
-    fake_destroy(&unknown, r);
+    /* What the log answers the batch carrying the spawn and the mark; a
+     * refused spawn (unavailable, or no answer) must not be in a stored
+     * checkpoint. */
+    static const struct {
+        int log_rc;
+        const char *reply;
+        int stored;
+    } cases[] = {{0, "ack", 1}, {PROTO_E_UNAVAILABLE, "error", 0}, {PROTO_E_INTERNAL, "error", 0}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char type[16];
+        struct fake_cluster fc = {.log_rc = cases[k].log_rc};
+        struct room *r = fake_owner(&fc);
+        spawn_and_checkpoint(&fc, r, 1, 2000, type, sizeof type);
+        assert_string_equal(type, cases[k].reply);
+        assert_int_equal(fc.marks, 1);
+        assert_int_equal(fc.stored, cases[k].stored);
+        fake_destroy(&fc, r);
+    }
 }
 
 static uint32_t boids_of(struct room *r)
