@@ -196,18 +196,30 @@ async function viewChecks(browser, server, consoleLog) {
     await sleep(300);
     const [cx, cy] = await centre(page);
     // The boid drawn nearest the centre (a loaded machine's page may not
-    // have drawn the paused frame's boids yet: asked again until it has).
-    const [bx, by] = await waitFor('a boid drawn near the centre', () => view(page, ([x, y]) => {
-      const [wx, wy] = window.flockView.clientToWorld(x, y);
-      const b = window.flockView.drawnPositions(100000) || [];
-      let best = null;
-      for (const p of b) if (!best || Math.hypot(p[0] - wx, p[1] - wy) < Math.hypot(best[0] - wx, best[1] - wy)) best = p;
-      return best && window.flockView.worldToClient(best[0], best[1]);
-    }, [cx, cy]), 3000);
-    await page.keyboard.down('Alt');
-    await page.mouse.click(bx, by);
-    await page.keyboard.up('Alt');
-    const id = await waitFor('a boid followed', () => view(page, () => window.flockView.followId), 2000);
+    // have drawn the paused frame's boids yet: asked again until it has),
+    // alt-clicked; clicked again (at most twice more, each said) if a frame
+    // of another sample replaced it between the look and the click.
+    let id = null;
+    for (let attempt = 0; attempt < 3 && id === null; attempt++) {
+      const [bx, by] = await waitFor('a boid drawn near the centre', () => view(page, ([x, y]) => {
+        const [wx, wy] = window.flockView.clientToWorld(x, y);
+        const b = window.flockView.drawnPositions(100000) || [];
+        let best = null;
+        for (const p of b) if (!best || Math.hypot(p[0] - wx, p[1] - wy) < Math.hypot(best[0] - wx, best[1] - wy)) best = p;
+        return best && window.flockView.worldToClient(best[0], best[1]);
+      }, [cx, cy]), 3000);
+      await page.keyboard.down('Alt');
+      await page.mouse.click(bx, by);
+      await page.keyboard.up('Alt');
+      // (Boxed: id 0 is a boid too.)
+      const followed = await waitFor('a boid followed', () => view(page, () => {
+        const f = window.flockView.followId;
+        return f === null ? null : { f };
+      }), 2000).catch(() => null);
+      id = followed && followed.f;
+      if (id === null) console.log(`     alt-click at (${bx.toFixed(0)}, ${by.toFixed(0)}) followed no boid; clicked again`);
+    }
+    assert(id !== null, 'three alt-clicks on a drawn boid followed none');
     const first = await view(page, (i) => window.flockView.drawnBoidById(i), id);
     await page.locator('#btn-resume').click();
     await waitFor('running frames', async () => !(await fv(page, 'snapshot')).paused, 3000);
