@@ -748,6 +748,9 @@ static void take_switch(struct room *r)
         return;
     room__clog_reset(r);
     if (sw.owner && (room__is_relay(r) || sw.stepped_down)) {
+        /* A batch its log refused may have noted origins it never applied
+         * for good: the log's (read by the resume) are the ones. */
+        room__origin_forget(r);
         if (sw.from.ck)
             room__resume_from(r, &sw.from);
         uint64_t last_seq = room__latest_seq(r);

@@ -207,9 +207,11 @@ struct room_origin {
     uint32_t obstacle; /* the id an obstacle_add gave */
 };
 /* Notes the origin of a command of another node applied at tick (the
- * obstacle it added); finds one. Tick thread. */
+ * obstacle it added); finds one; forgets them all (a takeover: what the
+ * room holds is the log's, not what it applied before). Tick thread. */
 void room__origin_note(struct room *r, uint64_t origin, uint64_t tick, uint32_t obstacle);
 bool room__origin_find(const struct room *r, uint64_t origin, struct room_origin *out);
+void room__origin_forget(struct room *r);
 
 /* True if the room writes a cluster's command log (it ticks for a cluster
  * whose link logs). Tick thread. */

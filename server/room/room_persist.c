@@ -619,6 +619,15 @@ void room__origin_note(struct room *r, uint64_t origin, uint64_t tick, uint32_t 
     s->origin_next = (s->origin_next + 1) % ROOM_ORIGINS;
 }
 
+void room__origin_forget(struct room *r)
+{
+    struct room_store *s = r->store;
+    if (s && s->origins)
+        memset(s->origins, 0, ROOM_ORIGINS * sizeof *s->origins);
+    if (s)
+        s->origin_next = 0;
+}
+
 bool room__origin_find(const struct room *r, uint64_t origin, struct room_origin *out)
 {
     const struct room_store *s = r->store;

@@ -813,6 +813,39 @@ static void another_nodes_command_queued_in_a_relay_is_left_to_its_node(void **s
     fake_destroy(&fc, r);
 }
 
+/* A command of another node applied in a batch its log refused: the room
+ * noted its origin. Taken back from the checkpoint (without that batch),
+ * the room must apply the command when its node sends it again, not ack
+ * it as applied before. */
+static void a_command_of_a_refused_batch_sent_again_after_a_takeover_is_applied(void **state)
+{
+    (void)state;
+    char type[16];
+    struct fake_cluster fc = {.log_rc = 0};
+    struct room *r = fake_owner(&fc);
+    spawn_and_checkpoint(&fc, r, 1, 2000, type, sizeof type);
+    assert_string_equal(type, "ack");
+    uint32_t kept = boids_of(r);
+    static const char spawn5[] =
+        "{\"cmd\":\"spawn\",\"id\":1,\"n\":5,\"group\":0,\"x\":10,\"y\":10}";
+    fc.log_rc = PROTO_E_UNAVAILABLE;
+    push_from(r, PROTO_ORIGIN_BIT | 9, spawn5);
+    tick(r, 3000, 0);
+    assert_int_equal(boids_of(r), kept + 5); /* applied here, not in the log */
+    room_relay_set(r, false, NULL);
+    tick(r, 4000, 0);
+    struct room_takeover t = {.ck = fc.ck, .ck_len = fc.ck_len};
+    fc.ck = NULL;
+    room_relay_set(r, true, &t);
+    fc.log_rc = 0;
+    tick(r, 5000, 0);
+    assert_int_equal(boids_of(r), kept);
+    push_from(r, PROTO_ORIGIN_BIT | 9, spawn5); /* its node sends it again */
+    tick(r, 6000, 0);
+    assert_int_equal(boids_of(r), kept + 5);
+    fake_destroy(&fc, r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -833,6 +866,7 @@ int main(void)
         cmocka_unit_test(a_cluster_rooms_checkpoint_is_stored_only_once_the_log_has_its_mark),
         cmocka_unit_test(a_room_given_back_before_it_stepped_down_resumes_from_its_checkpoint),
         cmocka_unit_test(another_nodes_command_queued_in_a_relay_is_left_to_its_node),
+        cmocka_unit_test(a_command_of_a_refused_batch_sent_again_after_a_takeover_is_applied),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
