@@ -351,24 +351,32 @@ void cluster_store_checkpoint(void *arg, const char *room, const uint8_t *buf, s
 {
     struct cluster *c = arg;
     bool owned = false;
+    int64_t now = clock_mono_ns();
     pthread_mutex_lock(&c->lock); /* quiet or not: the last checkpoints come then */
     for (size_t i = 0; i < c->nrooms; i++)
-        owned |= c->rooms[i]->owner && strcmp(c->rooms[i]->name, room) == 0;
+        owned |= c->rooms[i]->owner && !cluster__is_fenced(c, c->rooms[i], now) &&
+                 strcmp(c->rooms[i]->name, room) == 0;
     pthread_mutex_unlock(&c->lock);
-    if (!owned) /* a relay's copy is nobody's state */
+    /* A relay's copy is nobody's state; nor is the checkpoint of an owner
+     * whose lease went unrenewed (woken from a stop, it may have been
+     * handed before it: the room's new owner's would be overwritten). */
+    if (!owned) {
+        COUNT(c, checkpoints_dropped);
         return;
+    }
     uint64_t rev;
     pthread_mutex_lock(&c->kv_lock);
     natsStatus s = cluster__is_connected(c) && c->ckpt
                        ? kvStore_Put(&rev, c->ckpt, room, buf, (int)len)
                        : NATS_CONNECTION_DISCONNECTED;
     pthread_mutex_unlock(&c->kv_lock);
-    if (s == NATS_OK)
-        COUNT(c, checkpoints_stored);
-    if (s == NATS_OK && c->cfg.command_log && len >= 20) /* its sequence number: FILES.md §2.1 */
+    if (s != NATS_OK) {
+        COUNT(c, checkpoints_dropped);
+        return;
+    }
+    COUNT(c, checkpoints_stored);
+    if (c->cfg.command_log && len >= 20) /* its sequence number: FILES.md §2.1 */
         cluster__log_trim(c, room,
                           (uint32_t)buf[16] | (uint32_t)buf[17] << 8 | (uint32_t)buf[18] << 16 |
                               (uint32_t)buf[19] << 24);
-    else
-        COUNT(c, checkpoints_dropped);
 }
