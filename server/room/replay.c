@@ -135,6 +135,12 @@ static int index_steps(struct entry *e, uint64_t *tick, uint64_t *step, const ch
         *tick = e->tick;
         return 0;
     }
+    if (e->tick < *tick && e->type == RECLOG_RESUME) {
+        /* The old owner logged past the last frame its taker saw: the
+         * taker stepped nothing, and neither does a replay. */
+        e->step = *step;
+        return 0;
+    }
     if (e->tick < *tick) {
         *why = "a record's tick is behind the room's";
         return PROTO_E_BAD_VALUE;

@@ -595,6 +595,7 @@ static void a_room_whose_ticks_outgrow_its_period_dilates_and_steps_the_same(voi
  * got and counts them. */
 struct fake_cluster {
     int log_rc;
+    bool keeps_log;     /* its batches go to shared_log */
     int batches, marks; /* batches handed to the log, those that marked a checkpoint */
     int stored;         /* checkpoints the sink got */
     int forwards;       /* commands the room forwarded as a relay */
@@ -603,6 +604,22 @@ struct fake_cluster {
     struct persist *p;
     struct room_link link;
 };
+
+/* One room's command log as the stream holds it: the batches of every
+ * fake cluster that keeps its log, in order. */
+static struct {
+    uint8_t *buf;
+    size_t len;
+} shared_log;
+
+static void shared_log_append(const uint8_t *records, size_t len)
+{
+    uint8_t *grown = realloc(shared_log.buf, shared_log.len + len);
+    assert_non_null(grown);
+    memcpy(grown + shared_log.len, records, len);
+    shared_log.buf = grown;
+    shared_log.len += len;
+}
 
 static void fake_attach(void *arg, struct room *r)
 {
@@ -640,10 +657,10 @@ static int fake_log(void *arg, struct room *r, const uint8_t *records, size_t le
 {
     struct fake_cluster *fc = arg;
     (void)r;
-    (void)records;
-    (void)len;
     fc->batches++;
     fc->marks += checkpoint != 0;
+    if (fc->keeps_log && fc->log_rc == 0)
+        shared_log_append(records, len);
     return fc->log_rc;
 }
 
@@ -846,6 +863,75 @@ static void a_command_of_a_refused_batch_sent_again_after_a_takeover_is_applied(
     fake_destroy(&fc, r);
 }
 
+static uint64_t tick_of(struct room *r)
+{
+    struct room_info info;
+    room_info(r, &info);
+    return info.tick;
+}
+
+static void *copy_of(const void *buf, size_t len)
+{
+    void *out = malloc(len);
+    assert_non_null(out);
+    memcpy(out, buf, len);
+    return out;
+}
+
+/* Room r, made a relay, taken over with checkpoint ck and the shared log
+ * as it is now, its old owner last seen at tick `seen`; its RESUME mark
+ * then goes into the log, as the cluster writes it. */
+static void take_over(struct room *r, const struct fake_cluster *from, uint64_t seen,
+                      int64_t wall_us)
+{
+    room_relay_set(r, false, NULL);
+    tick(r, wall_us, 0);
+    struct room_takeover t = {.ck = copy_of(from->ck, from->ck_len),
+                              .ck_len = from->ck_len,
+                              .log = copy_of(shared_log.buf, shared_log.len),
+                              .log_len = shared_log.len,
+                              .tick = seen};
+    uint8_t mark[64];
+    int len = room_resume_mark(mark, sizeof mark, seen, 2);
+    assert_true(len > 0);
+    shared_log_append(mark, (size_t)len);
+    room_relay_set(r, true, &t);
+    tick(r, wall_us + 1000, 0);
+}
+
+/* The old owner logged a batch past the last frame its taker saw: the
+ * taker's RESUME mark has a tick behind the records before it. A third
+ * node taking the room over from the same checkpoint replays the log
+ * through that mark (nothing to step) to the same world, not falling
+ * back to the checkpoint alone. */
+static void a_log_whose_takeover_mark_is_behind_its_records_replays_through_it(void **state)
+{
+    (void)state;
+    char type[16];
+    struct fake_cluster a = {.keeps_log = true}, b = {.keeps_log = true}, c = {0};
+    struct room *ra = fake_owner(&a), *rb = fake_owner(&b), *rc = fake_owner(&c);
+    spawn_and_checkpoint(&a, ra, 1, 2000, type, sizeof type);
+    assert_string_equal(type, "ack");
+    for (int k = 0; k < 3; k++) {
+        tick(ra, 3000 + k, 0);
+        push(ra, "{\"cmd\":\"spawn\",\"id\":1,\"n\":3,\"group\":0,\"x\":10,\"y\":10}");
+    }
+    tick(ra, 4000, 0); /* its last batch, frame unseen */
+    take_over(rb, &a, tick_of(ra) - 3, 5000);
+    assert_int_equal(boids_of(rb), boids_of(ra));
+    push(rb, "{\"cmd\":\"spawn\",\"id\":2,\"n\":2,\"group\":0,\"x\":10,\"y\":10}");
+    tick(rb, 7000, 0);
+    take_over(rc, &a, tick_of(rb), 8000);
+    assert_int_equal(boids_of(rc), boids_of(rb));
+    assert_int_equal(tick_of(rc), tick_of(rb) + 1);
+    fake_destroy(&a, ra);
+    fake_destroy(&b, rb);
+    fake_destroy(&c, rc);
+    free(shared_log.buf);
+    shared_log.buf = NULL;
+    shared_log.len = 0;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -867,6 +953,7 @@ int main(void)
         cmocka_unit_test(a_room_given_back_before_it_stepped_down_resumes_from_its_checkpoint),
         cmocka_unit_test(another_nodes_command_queued_in_a_relay_is_left_to_its_node),
         cmocka_unit_test(a_command_of_a_refused_batch_sent_again_after_a_takeover_is_applied),
+        cmocka_unit_test(a_log_whose_takeover_mark_is_behind_its_records_replays_through_it),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
