@@ -87,9 +87,13 @@ class Member:
         self.down = False
 
     async def connect(self):
-        self.admin = await Client.connect(self.node.url, headers_only=True)
-        self.viewer = await Client.connect(self.node.url, headers_only=True)
+        # Both connections made before the spawner sees the admin: a spawn
+        # sent while the viewer connects would go into the settled
+        # connection's ids, and its reply would count nowhere.
         self.sent = {}
+        admin = await Client.connect(self.node.url, headers_only=True)
+        viewer = await Client.connect(self.node.url, headers_only=True)
+        self.admin, self.viewer = admin, viewer
 
     def settle_connection(self, died):
         """The admin connection ends: its replies are counted; a command
