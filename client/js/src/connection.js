@@ -175,7 +175,9 @@ export class Connection {
    * connected (nothing is sent then).
    */
   send(cmd, args = {}) {
-    if (!this.ws || this.status !== 'open') return null;
+    // readyState too: a socket the peer closed is CLOSED before its close
+    // event runs, and a send then only logs an error.
+    if (!this.ws || this.status !== 'open' || this.ws.readyState !== 1) return null;
     const id = this.nextId++;
     this.pending.set(id, { cmd, sentAt: performance.now() });
     this.ws.send(JSON.stringify({ cmd, id, ...args }));
