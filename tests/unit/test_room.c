@@ -776,6 +776,27 @@ static uint32_t boids_of(struct room *r)
     return info.boids;
 }
 
+/* A room of fc's cluster that spawned a boid and took a checkpoint, acked
+ * and stored; *kept: its boids then. */
+static struct room *checkpointed_owner(struct fake_cluster *fc, uint32_t *kept)
+{
+    char type[16];
+    struct room *r = fake_owner(fc);
+    spawn_and_checkpoint(fc, r, 1, 2000, type, sizeof type);
+    assert_string_equal(type, "ack");
+    *kept = boids_of(r);
+    return r;
+}
+
+/* The cluster gives room r back to its node with the checkpoint fc
+ * stored last (its log read as empty). */
+static void give_back(struct fake_cluster *fc, struct room *r)
+{
+    struct room_takeover t = {.ck = fc->ck, .ck_len = fc->ck_len};
+    fc->ck = NULL;
+    room_relay_set(r, true, &t);
+}
+
 /* The cluster steps a room down (its log refused a batch) and, the lease
  * still its node's, gives it back at once with the room's checkpoint: if
  * the room's thread takes only the second switch, the world it ticked
@@ -784,20 +805,16 @@ static void a_room_given_back_before_it_stepped_down_resumes_from_its_checkpoint
 {
     (void)state;
     char type[16];
+    uint32_t kept;
     struct fake_cluster fc = {.log_rc = 0};
-    struct room *r = fake_owner(&fc);
-    spawn_and_checkpoint(&fc, r, 1, 2000, type, sizeof type);
-    assert_string_equal(type, "ack");
-    uint32_t kept = boids_of(r);
+    struct room *r = checkpointed_owner(&fc, &kept);
     fc.log_rc = PROTO_E_UNAVAILABLE;
     spawn_and_checkpoint(&fc, r, 5, 3000, type, sizeof type);
     assert_string_equal(type, "error");
     assert_int_equal(fc.stored, 1);
     assert_int_equal(boids_of(r), kept + 5); /* applied here, not in the log */
     room_relay_set(r, false, NULL);
-    struct room_takeover t = {.ck = fc.ck, .ck_len = fc.ck_len};
-    fc.ck = NULL;
-    room_relay_set(r, true, &t);
+    give_back(&fc, r);
     fc.log_rc = 0;
     tick(r, 4000, 0);
     assert_int_equal(boids_of(r), kept);
@@ -837,12 +854,9 @@ static void another_nodes_command_queued_in_a_relay_is_left_to_its_node(void **s
 static void a_command_of_a_refused_batch_sent_again_after_a_takeover_is_applied(void **state)
 {
     (void)state;
-    char type[16];
+    uint32_t kept;
     struct fake_cluster fc = {.log_rc = 0};
-    struct room *r = fake_owner(&fc);
-    spawn_and_checkpoint(&fc, r, 1, 2000, type, sizeof type);
-    assert_string_equal(type, "ack");
-    uint32_t kept = boids_of(r);
+    struct room *r = checkpointed_owner(&fc, &kept);
     static const char spawn5[] =
         "{\"cmd\":\"spawn\",\"id\":1,\"n\":5,\"group\":0,\"x\":10,\"y\":10}";
     fc.log_rc = PROTO_E_UNAVAILABLE;
@@ -851,9 +865,7 @@ static void a_command_of_a_refused_batch_sent_again_after_a_takeover_is_applied(
     assert_int_equal(boids_of(r), kept + 5); /* applied here, not in the log */
     room_relay_set(r, false, NULL);
     tick(r, 4000, 0);
-    struct room_takeover t = {.ck = fc.ck, .ck_len = fc.ck_len};
-    fc.ck = NULL;
-    room_relay_set(r, true, &t);
+    give_back(&fc, r);
     fc.log_rc = 0;
     tick(r, 5000, 0);
     assert_int_equal(boids_of(r), kept);
@@ -907,16 +919,15 @@ static void take_over(struct room *r, const struct fake_cluster *from, uint64_t 
 static void a_log_whose_takeover_mark_is_behind_its_records_replays_through_it(void **state)
 {
     (void)state;
-    char type[16];
     struct fake_cluster a = {.keeps_log = true}, b = {.keeps_log = true}, c = {0};
-    struct room *ra = fake_owner(&a), *rb = fake_owner(&b), *rc = fake_owner(&c);
-    spawn_and_checkpoint(&a, ra, 1, 2000, type, sizeof type);
-    assert_string_equal(type, "ack");
+    uint32_t kept;
+    struct room *ra = checkpointed_owner(&a, &kept), *rb = fake_owner(&b), *rc = fake_owner(&c);
     for (int k = 0; k < 3; k++) {
         tick(ra, 3000 + k, 0);
         push(ra, "{\"cmd\":\"spawn\",\"id\":1,\"n\":3,\"group\":0,\"x\":10,\"y\":10}");
     }
     tick(ra, 4000, 0); /* its last batch, frame unseen */
+    assert_int_equal(boids_of(ra), kept + 9);
     take_over(rb, &a, tick_of(ra) - 3, 5000);
     assert_int_equal(boids_of(rb), boids_of(ra));
     push(rb, "{\"cmd\":\"spawn\",\"id\":2,\"n\":2,\"group\":0,\"x\":10,\"y\":10}");
