@@ -15,6 +15,7 @@
 #include "cluster_internal.h"
 
 #include "clock.h"
+#include "cluster_wire.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -332,4 +333,24 @@ int cluster__connect(struct cluster *c, const char **err)
     }
     atomic_store(&c->connected, s == NATS_OK);
     return 0;
+}
+
+natsStatus cluster__ask(struct cluster *c, const char *room, int64_t wait_ms, natsMsg **reply)
+{
+    uint8_t ask[CLUSTER_ASK_SIZE];
+    char subject[SUBJECT_MAX];
+    snprintf(subject, sizeof subject, "flockd.room.%s.ask", room);
+    natsInbox *inbox = NULL;
+    natsSubscription *sub = NULL;
+    *reply = NULL;
+    natsStatus s = cluster_ask_encode(ask, sizeof ask) > 0 ? natsInbox_Create(&inbox) : NATS_ERR;
+    if (s == NATS_OK)
+        s = natsConnection_SubscribeSync(&sub, c->nc, inbox);
+    if (s == NATS_OK)
+        s = natsConnection_PublishRequest(c->nc, subject, inbox, ask, sizeof ask);
+    if (s == NATS_OK)
+        s = natsSubscription_NextMsg(reply, sub, wait_ms);
+    cluster__unsubscribe(&sub);
+    natsInbox_Destroy(inbox);
+    return s;
 }

@@ -10,8 +10,8 @@
  *
  *     cluster.c        calls  cluster_conn.c, cluster_msg.c, cluster_lease.c, cluster_tiles.c,
  *                             cluster_dir.c, cluster_log.c
- *     cluster_msg.c    calls  cluster_tiles.c, cluster_dir.c
- *     cluster_lease.c  calls  cluster_dir.c, cluster_log.c
+ *     cluster_msg.c    calls  cluster_tiles.c, cluster_dir.c, cluster_conn.c
+ *     cluster_lease.c  calls  cluster_dir.c, cluster_log.c, cluster_conn.c
  *     cluster_conn.c   calls  none of them
  *     cluster_tiles.c  calls  none of them
  *     cluster_dir.c    calls  none of them
@@ -19,7 +19,8 @@
  *
  *   cluster_conn.c   the NATS connection: its options (the servers,
  *                    signing in, TLS), the first connection and its
- *                    refusals, libnats's connection callbacks.
+ *                    refusals, libnats's connection callbacks, the ask
+ *                    of a room's owner (a request on a one-off inbox).
  *   cluster.c        the steward thread, which acts on what the others
  *                    report (it has cluster_conn.c connect): after each round of
  *                    leases it has cluster_msg.c follow the rooms' roles
@@ -115,6 +116,7 @@
 
 #define MAX_FETCHED 8   /* owners' parameters fetched for rooms about to open here */
 #define ASK_MS      250 /* how long a join waits for the owner's parameters */
+#define GONE_MS     100 /* how long a takeover waits for a quiet owner to answer an ask */
 
 /* The owner's parameters of a room a join is opening here (fetch), for
  * the room when it attaches. */
@@ -416,8 +418,16 @@ static inline void cluster__unsubscribe(natsSubscription **s)
  * a file libnats cannot load, a server that refused the credentials or
  * TLS) or PROTO_E_INTERNAL, with the reason in *err (cluster_create()). */
 int cluster__connect(struct cluster *c, const char **err);
+/* Asks the owner of room `room` (CLUSTER.md §3.6) from a one-off inbox
+ * of this node's (ended here, whatever comes to it later) and waits at
+ * most wait_ms for the answer, into *reply (the caller destroys it; NULL
+ * if none): NATS_OK, NATS_TIMEOUT, NATS_NO_RESPONDERS (the server knows
+ * nobody who listens: no node owns the room, or its owner's connection is
+ * gone) or another failure. */
+natsStatus cluster__ask(struct cluster *c, const char *room, int64_t wait_ms, natsMsg **reply);
 
-/* ---- cluster_msg.c: frames, commands, replies, wants, parameters (calls cluster_dir.c) ---- */
+/* ---- cluster_msg.c: frames, commands, replies, wants, parameters (calls cluster_dir.c,
+ * cluster_conn.c) ---- */
 
 /* The link's hooks of an owner (frame, reply, params) and a relay (forward). */
 void cluster__link_frame(void *arg, struct room *r, const struct frame *f);
@@ -497,7 +507,8 @@ int cluster__log_take(struct cluster *c, const char *room, uint64_t term, struct
  * the previous checkpoint's mark go. The writer thread. */
 void cluster__log_trim(struct cluster *c, const char *room, uint32_t stored);
 
-/* ---- cluster_lease.c: leases, checkpoints, heartbeat, placing (calls cluster_dir.c) ---- */
+/* ---- cluster_lease.c: leases, checkpoints, heartbeat, placing (calls cluster_dir.c,
+ * cluster_log.c, cluster_conn.c) ---- */
 
 /* Another node has room `name` (it holds a lease): true, with *ck its last
  * checkpoint (malloc'd, the caller frees it; NULL if none) of *len bytes;

@@ -37,6 +37,7 @@ struct lease_job {
     uint64_t new_rev;
     bool store_reset; /* the revision went back: the server's store is new */
     bool log_failed;  /* the room's command log failed it: no renewal */
+    bool gone;        /* its owner's connection to NATS is gone (owner_gone()) */
     int64_t sent_ns;  /* when the renewal was sent */
     /* TAKEN: what the room carries on from (its checkpoint, its log) and
      * the mark's sequence number in the log; tick: the last frame relayed */
@@ -127,6 +128,17 @@ static void renew(struct cluster *c, struct lease_job *j, const char *key, const
     kvEntry_Destroy(e);
 }
 
+/* Whether room name's owner is gone from NATS (killed, or its connection
+ * lost): an ask (CLUSTER.md §3.6) that nobody listens to. An answer, or
+ * none yet (a stalled owner), says nothing. */
+static bool owner_gone(struct cluster *c, const char *name)
+{
+    natsMsg *reply = NULL;
+    natsStatus s = cluster__ask(c, name, GONE_MS, &reply);
+    natsMsg_Destroy(reply);
+    return s == NATS_NO_RESPONDERS;
+}
+
 /* A relay looks at the lease: TAKEN (absent, expired, or this node's from
  * before), SEEN (a new revision) or KEEP. */
 static void watch(struct cluster *c, struct lease_job *j, const char *key, const char *val,
@@ -148,8 +160,13 @@ static void watch(struct cluster *c, struct lease_job *j, const char *key, const
     char node[PROTO_NODE_MAX + 1];
     bool mine = entry_node(c, e, node, sizeof node) == 0 && strcmp(node, c->node) == 0;
     kvEntry_Destroy(e);
-    bool expired = seen == j->rev && (double)(now - j->rev_seen_ns) >= c->cfg.lease_s * 1e9;
-    if ((mine || expired) && kvStore_Update(&rev, c->kv, key, val, vlen, seen) == NATS_OK) {
+    double unmoved = seen == j->rev ? (double)(now - j->rev_seen_ns) / 1e9 : 0;
+    bool expired = unmoved >= c->cfg.lease_s;
+    /* Taken past the owner's fencing, before the lease expires, if its
+     * connection is gone (CLUSTER.md §2); asked after too, to say so. */
+    j->gone = !mine && unmoved > FENCE_SHARE * c->cfg.lease_s && owner_gone(c, j->name);
+    if ((mine || expired || j->gone) &&
+        kvStore_Update(&rev, c->kv, key, val, vlen, seen) == NATS_OK) {
         j->outcome = TAKEN;
         j->new_rev = rev;
     } else if (seen != j->rev) {
@@ -206,8 +223,9 @@ static void lease_apply(struct cluster *c, struct lease_job *j, int64_t now)
             memset(cr->marks, 0, sizeof cr->marks);
             room_relay_set(cr->room, true, &j->t);
             COUNT(c, takeovers);
-            fprintf(stderr, "flockd: cluster: node %s owns room \"%s\" (term %llu)\n", c->node,
-                    cr->name, (unsigned long long)cr->term);
+            fprintf(stderr, "flockd: cluster: node %s owns room \"%s\" (term %llu)%s\n", c->node,
+                    cr->name, (unsigned long long)cr->term,
+                    j->gone ? ": its owner's connection to NATS is gone" : "");
         }
         cr->owner = true;
         break;

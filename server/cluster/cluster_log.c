@@ -136,43 +136,71 @@ static uint64_t msg_seq(natsMsg *m)
     return seq;
 }
 
+/* Appends message m's data to t->log: 0, or PROTO_E_INTERNAL (more
+ * than a takeover reads, or no memory). */
+static int append(struct room_takeover *t, size_t *cap, natsMsg *m)
+{
+    size_t n = (size_t)natsMsg_GetDataLength(m);
+    if (t->log_len + n > LOG_READ_MAX)
+        return PROTO_E_INTERNAL;
+    if (t->log_len + n > *cap) {
+        size_t want = (t->log_len + n) * 2;
+        uint8_t *grown = realloc(t->log, want);
+        if (!grown)
+            return PROTO_E_INTERNAL;
+        t->log = grown;
+        *cap = want;
+    }
+    memcpy(t->log + t->log_len, natsMsg_GetData(m), n);
+    t->log_len += n;
+    return 0;
+}
+
 /* Every record of the room's log into *t (t->log malloc'd, NULL if it has
  * none), and the last message's sequence number: 0, or PROTO_E_INTERNAL
- * (NATS did not answer, or the log is larger than a takeover reads). */
+ * (NATS did not answer, or the log is larger than a takeover reads). The
+ * subject's last message is got first; then an ordered consumer of the
+ * subject brings the messages up to it in one stream, not one round trip
+ * each. */
 static int read_log(struct cluster *c, const char *subject, struct room_takeover *t, uint64_t *last)
 {
+    *last = 0;
     jsDirectGetMsgOptions o;
     jsDirectGetMsgOptions_Init(&o);
-    o.NextBySubject = subject;
+    o.LastBySubject = subject;
+    natsMsg *m = NULL;
+    natsStatus s = js_DirectGetMsg(&m, c->js, LOG_STREAM, NULL, &o);
+    uint64_t end = s == NATS_OK ? msg_seq(m) : 0;
+    natsMsg_Destroy(m);
+    if (s == NATS_NOT_FOUND)
+        return 0;
+    jsSubOptions so;
+    jsSubOptions_Init(&so);
+    so.Stream = LOG_STREAM;
+    so.Ordered = true;
+    so.Config.DeliverPolicy = js_DeliverAll;
+    natsSubscription *sub = NULL;
+    jsErrCode jerr = 0;
+    if (!end || js_SubscribeSync(&sub, c->js, subject, NULL, &so, &jerr) != NATS_OK)
+        return PROTO_E_INTERNAL;
+    int rc = 0;
     size_t cap = 0;
-    *last = 0;
-    for (uint64_t from = 1;;) {
-        natsMsg *m = NULL;
-        o.Sequence = from;
-        natsStatus s = js_DirectGetMsg(&m, c->js, LOG_STREAM, NULL, &o);
-        if (s == NATS_NOT_FOUND)
-            return 0;
-        uint64_t seq = s == NATS_OK ? msg_seq(m) : 0;
-        size_t n = s == NATS_OK ? (size_t)natsMsg_GetDataLength(m) : 0;
-        if (!seq || t->log_len + n > LOG_READ_MAX) {
-            natsMsg_Destroy(m);
-            return PROTO_E_INTERNAL;
+    while (rc == 0 && *last < end) {
+        m = NULL;
+        jsMsgMetaData *meta = NULL;
+        if (natsSubscription_NextMsg(&m, sub, LOG_WAIT_MS) == NATS_OK &&
+            natsMsg_GetMetaData(&meta, m) == NATS_OK && meta->Sequence.Stream > *last) {
+            *last = meta->Sequence.Stream;
+            rc = append(t, &cap, m);
+        } else {
+            rc = PROTO_E_INTERNAL;
         }
-        if (t->log_len + n > cap) {
-            cap = (t->log_len + n) * 2;
-            uint8_t *grown = realloc(t->log, cap);
-            if (!grown) {
-                natsMsg_Destroy(m);
-                return PROTO_E_INTERNAL;
-            }
-            t->log = grown;
-        }
-        memcpy(t->log + t->log_len, natsMsg_GetData(m), n);
-        t->log_len += n;
-        *last = seq;
-        from = seq + 1;
+        if (meta)
+            jsMsgMetaData_Destroy(meta);
         natsMsg_Destroy(m);
     }
+    cluster__unsubscribe(&sub);
+    return rc;
 }
 
 int cluster__log_take(struct cluster *c, const char *room, uint64_t term, struct room_takeover *t,

@@ -416,20 +416,8 @@ static void on_ask(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void
 void cluster__ask_params(struct cluster *c, const char *name)
 {
     static _Thread_local struct sim_params values[SIM_GROUPS];
-    uint8_t ask[CLUSTER_ASK_SIZE];
-    char subject[SUBJECT_MAX];
-    snprintf(subject, sizeof subject, "flockd.room.%s.ask", name);
-    /* A one-off inbox of our own, ended here whatever comes to it later
-     * (no reply is kept past this call). */
-    natsInbox *inbox = NULL;
-    natsSubscription *sub = NULL;
     natsMsg *reply = NULL;
-    if (cluster_ask_encode(ask, sizeof ask) > 0 && natsInbox_Create(&inbox) == NATS_OK &&
-        natsConnection_SubscribeSync(&sub, c->nc, inbox) == NATS_OK &&
-        natsConnection_PublishRequest(c->nc, subject, inbox, ask, sizeof ask) == NATS_OK)
-        natsSubscription_NextMsg(&reply, sub, ASK_MS);
-    cluster__unsubscribe(&sub);
-    natsInbox_Destroy(inbox);
+    cluster__ask(c, name, ASK_MS, &reply);
     if (!reply)
         return; /* nobody answers (yet): the checkpoint's parameters until it does */
     int rc = cluster_params_decode((const uint8_t *)natsMsg_GetData(reply),

@@ -531,6 +531,9 @@ async def kill_9_of_the_owner_moves_its_rooms_within_2_seconds():
         taken = by_id(nodes, new_owner).metric(
             f'flockd_cluster_lease_takeovers_total{{node="{new_owner}"}}')
         assert taken >= 1, taken
+        # NATS said nobody listens to the dead owner's asks (CLUSTER.md §2).
+        said = [ln for ln in by_id(nodes, new_owner).stderr if 'owns room "default"' in ln]
+        assert said and said[-1].rstrip().endswith("connection to NATS is gone"), said
         # A frame of the dead owner's term (any term up to its own) is
         # recognisably stale: dropped and counted, not shown.
         relay_id = next(i for i in NODES if i not in (owner_id, new_owner))
@@ -655,6 +658,9 @@ async def an_owner_woken_from_sigstop_after_losing_its_lease_never_acts_as_owner
             await far.next_snapshot(after_tick=tick, timeout=10)
         finally:
             owner.proc.send_signal(signal.SIGCONT)
+        # A stopped owner's connection stays: its lease ran out whole.
+        said = [ln for ln in by_id(nodes, new_id).stderr if 'owns room "default"' in ln]
+        assert said and "connection to NATS is gone" not in said[-1], said
         # At once, before its steward can see the lease gone: a spawn.
         r = await local.command("spawn", n=5, group=0, x=100.0, y=100.0, timeout=15)
         assert r["type"] == "ack" or r["code"] == "unavailable", r
