@@ -18,6 +18,8 @@
 # them; that directory replaces corpus/TARGET, and a run over it alone gives
 # the coverage after. A crash, leak or timeout marks the target FAILED,
 # keeps its corpus as it was and makes the script exit 1 after the others.
+# Never pause a run (SIGSTOP, a suspended shell): an input that was running
+# for longer than libFuzzer's -timeout when it wakes counts as a timeout.
 # Coverage, edges (cov:) and features (ft:), is libFuzzer's count over the
 # whole binary: the harness and the libraries it links.
 set -eu
