@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LOG_WAIT_MS  1000       /* the longest a batch waits for the stream's ack */
+#define LOG_WAIT_MS  1000       /* the longest a batch waits for its ack, a read for a message */
 #define LOG_READ_MAX (64 << 20) /* bytes of a room's log a takeover reads, at most */
 #define MARK_TRIES   4          /* takeovers' marks tried while other writes come first */
 
