@@ -105,14 +105,12 @@ void deliver_thread_end(void)
 static int write_v3(struct session *s, struct frame *f, int64_t now, size_t *len)
 {
     struct room *r = lobby_room_room(s->m.room);
-    struct room_info info;
-    room_info(r, &info);
+    double budget, hz;
+    room_view_pacing(r, &budget, &hz);
     uint8_t flags;
     struct tileset *ts = v3_set(s, r, f, &flags);
     struct view_made made = {0};
-    ptrdiff_t n = ts ? view_frame(ts, &s->feed.v3, flags, info.view_budget, info.snapshot_hz, now,
-                                  &v3_scratch, &made)
-                     : 0;
+    ptrdiff_t n = ts ? view_frame(ts, &s->feed.v3, flags, budget, hz, now, &v3_scratch, &made) : 0;
     if (made.passed) /* a relay without this frame's tiles yet: the next snapshot, not a retry */
         s->feed.last_seq = f->seq;
     if (n <= 0)

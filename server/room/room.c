@@ -562,6 +562,12 @@ void room_limits(const struct room *r, size_t max_message, struct proto_limits *
                                  .max_message = max_message};
 }
 
+void room_view_pacing(const struct room *r, double *budget, double *snapshot_hz)
+{
+    *budget = r->info.view_budget; /* both set by room_create() alone */
+    *snapshot_hz = r->info.snapshot_hz;
+}
+
 int room_status_from_sim(int sim_result)
 {
     switch (sim_result) {

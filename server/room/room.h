@@ -240,6 +240,11 @@ void room_flock(const struct room_info *info, struct proto_flock *out);
  * client message. Fixed for the room's life (any thread). */
 void room_limits(const struct room *r, size_t max_message, struct proto_limits *out);
 
+/* What paces a version 3 client's frames: the bytes per second it gets
+ * until its view says, and the snapshots a second asked for. Fixed for the
+ * room's life (any thread, no lock: a delivery asks it for every frame). */
+void room_view_pacing(const struct room *r, double *budget, double *snapshot_hz);
+
 /*
  * The wire code for a SIM_E* result of applying a command to the world:
  * SIM_ERANGE -> out_of_range, SIM_ECAPACITY -> capacity, SIM_ENOENT ->
