@@ -640,6 +640,7 @@ struct partcache {
 
 struct tileset {
     atomic_uint refs;
+    uint64_t serial; /* tiles_set_serial() */
     struct tiles_meta meta;
     struct tilestate *now, *prev[TILES_KEEP];
     struct proto_obstacle *obstacles;
@@ -648,6 +649,8 @@ struct tileset {
     pthread_mutex_t lock; /* making a partcache or a slots */
     _Atomic(struct partcache *) cache[VIEWS];
 };
+
+static atomic_uint_fast64_t set_serials; /* the last tiles_set_serial() given */
 
 struct tileset *tiles_set_create(struct tilestate *now, struct tilestate *const *prev,
                                  const struct tiles_meta *meta,
@@ -666,6 +669,7 @@ struct tileset *tiles_set_create(struct tilestate *now, struct tilestate *const 
         return NULL;
     }
     atomic_init(&ts->refs, 1);
+    ts->serial = atomic_fetch_add_explicit(&set_serials, 1, memory_order_relaxed) + 1;
     ts->meta = *meta;
     ts->now = tiles_state_ref(now);
     for (int g = 0; g < TILES_KEEP; g++)
@@ -678,6 +682,11 @@ struct tileset *tiles_set_create(struct tilestate *now, struct tilestate *const 
     ts->ntargets = ntargets;
     pthread_mutex_init(&ts->lock, NULL);
     return ts;
+}
+
+uint64_t tiles_set_serial(const struct tileset *ts)
+{
+    return ts->serial;
 }
 
 struct tileset *tiles_set_ref(struct tileset *ts)

@@ -157,6 +157,11 @@ struct tileset *tiles_set_create(struct tilestate *now, struct tilestate *const 
 
 const struct tiles_meta *tiles_set_meta(const struct tileset *ts);
 
+/* The tileset's number, never given to another in the process's life
+ * (1, 2, ...): what tells two tilesets apart when one may be freed and
+ * another made at its address. */
+uint64_t tiles_set_serial(const struct tileset *ts);
+
 struct tileset *tiles_set_ref(struct tileset *ts);
 void tiles_set_release(struct tileset *ts);
 

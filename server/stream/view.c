@@ -266,17 +266,10 @@ static size_t put_head(struct tileset *ts, const struct view_plan *p, uint8_t ex
 }
 
 /* Remembers the frame sent: a base the client's decoder now holds. */
-static void note_sent(struct view_feed *f, const struct proto_v3_header *h)
+static void note_sent(struct view_feed *f, const struct view_sent *frame)
 {
     memmove(&f->sent[1], &f->sent[0], (PROTO_V3_HISTORY - 1) * sizeof f->sent[0]);
-    f->sent[0] = (struct view_sent){.seq = h->seq,
-                                    .shift = h->shift,
-                                    .sample = h->sample,
-                                    .rect_x = h->rect_x,
-                                    .rect_y = h->rect_y,
-                                    .rect_cols = h->rect_cols,
-                                    .rect_rows = h->rect_rows,
-                                    .used = true};
+    f->sent[0] = *frame;
 }
 
 /* Keeps the sample of the client's last frame, of the same rect, when the
@@ -337,6 +330,58 @@ static void note_plan(struct tilestate *s, struct view_feed *feed, const struct 
     feed->noted_epoch = epoch;
 }
 
+/* Whether a and b are the same frame held. */
+static bool same_sent(const struct view_sent *a, const struct view_sent *b)
+{
+    return a->used == b->used && a->seq == b->seq && a->shift == b->shift &&
+           a->sample == b->sample && a->rect_x == b->rect_x && a->rect_y == b->rect_y &&
+           a->rect_cols == b->rect_cols && a->rect_rows == b->rect_rows;
+}
+
+/* Whether the frame `last` describes is the one a client holding feed's
+ * frames gets of tileset `set` with these flags and this plan. */
+static bool spliced_fits(const struct view_spliced *last, uint64_t set, uint8_t flags,
+                         const struct view_sent *frame, const struct view_feed *feed)
+{
+    if (!last->set || last->set != set || last->flags != flags || !same_sent(&last->frame, frame))
+        return false;
+    for (int k = 0; k < PROTO_V3_HISTORY; k++)
+        if (!same_sent(&last->held[k], &feed->sent[k]))
+            return false;
+    return true;
+}
+
+/* Splices the frame of plan p for a client holding feed's frames into
+ * x->buf + x->pre: its length and *m, or PROTO_E_INTERNAL. */
+static ptrdiff_t splice(struct tileset *ts, const struct view_feed *feed, const struct view_plan *p,
+                        uint8_t extra_flags, struct view_scratch *x, struct view_made *m)
+{
+    const char *err;
+    if (!x->enc && !(x->enc = proto_v3_encoder_create(4194304, &err)))
+        return PROTO_E_INTERNAL;
+    struct proto_v3_header h;
+    size_t used = put_head(ts, p, extra_flags, x, &h);
+    if (!used)
+        return PROTO_E_INTERNAL;
+    const struct tiles_grid *g = tiles_state_grid(tiles_set_state(ts));
+    uint32_t gc = proto_v3_grid_at(g->cols, p->shift), gr = proto_v3_grid_at(g->rows, p->shift);
+    *m = (struct view_made){.boids = (uint32_t)p->boids};
+    for (uint32_t k = 0; k < p->rect_cols * p->rect_rows; k++) {
+        uint32_t sx = (p->rect_x + k % p->rect_cols) % gc, sy = (p->rect_y + k / p->rect_cols) % gr;
+        struct tiles_part part;
+        bool key;
+        if (part_for(ts, feed, p, sx, sy, gc, gr, x, &part, &key) < 0 || !grow(x, used, part.len))
+            return PROTO_E_INTERNAL;
+        memcpy(x->buf + used, part.bytes, part.len);
+        used += part.len;
+        h.frame_hash += part.hash;
+        m->parts++;
+        m->keys += key;
+    }
+    proto_v3_put_header(x->buf + x->pre, &h);
+    return (ptrdiff_t)(used - x->pre);
+}
+
 ptrdiff_t view_frame(struct tileset *ts, struct view_feed *feed, uint8_t extra_flags, double budget,
                      double snapshot_hz, int64_t now, struct view_scratch *x,
                      struct view_made *made)
@@ -359,39 +404,38 @@ ptrdiff_t view_frame(struct tileset *ts, struct view_feed *feed, uint8_t extra_f
             made->passed = true;
         return 0;
     }
-    const char *err;
-    if (!x->enc && !(x->enc = proto_v3_encoder_create(4194304, &err)))
-        return PROTO_E_INTERNAL;
-    struct proto_v3_header h;
-    size_t used = put_head(ts, &p, extra_flags, x, &h);
-    if (!used)
-        return PROTO_E_INTERNAL;
-    uint32_t gc = proto_v3_grid_at(g->cols, p.shift), gr = proto_v3_grid_at(g->rows, p.shift);
-    struct view_made m = {0};
-    for (uint32_t k = 0; k < p.rect_cols * p.rect_rows; k++) {
-        uint32_t sx = (p.rect_x + k % p.rect_cols) % gc, sy = (p.rect_y + k / p.rect_cols) % gr;
-        struct tiles_part part;
-        bool key;
-        if (part_for(ts, feed, &p, sx, sy, gc, gr, x, &part, &key) < 0 || !grow(x, used, part.len))
-            return PROTO_E_INTERNAL;
-        memcpy(x->buf + used, part.bytes, part.len);
-        used += part.len;
-        h.frame_hash += part.hash;
-        m.parts++;
-        m.keys += key;
+    struct view_sent frame = {.seq = tiles_state_seq(s),
+                              .shift = p.shift,
+                              .sample = p.sample,
+                              .rect_x = (uint8_t)p.rect_x,
+                              .rect_y = (uint8_t)p.rect_y,
+                              .rect_cols = (uint8_t)p.rect_cols,
+                              .rect_rows = (uint8_t)p.rect_rows,
+                              .used = true};
+    uint64_t set = tiles_set_serial(ts);
+    struct view_spliced *last = &x->last;
+    if (!spliced_fits(last, set, extra_flags, &frame, feed)) {
+        last->set = 0; /* x->buf is overwritten */
+        struct view_made m;
+        ptrdiff_t n = splice(ts, feed, &p, extra_flags, x, &m);
+        if (n < 0)
+            return n;
+        *last = (struct view_spliced){
+            .set = set, .flags = extra_flags, .frame = frame, .len = (size_t)n, .made = m};
+        memcpy(last->held, feed->sent, sizeof last->held);
     }
-    proto_v3_put_header(x->buf + x->pre, &h);
-    note_sent(feed, &h);
-    size_t len = used - x->pre;
+    note_sent(feed, &frame);
+    size_t len = last->len;
     /* The budget paces a view's frames by what they weigh (the plan only
      * estimates it): the next is not sent before the time this one's bytes
      * take (a little early: the snapshot that comes then is taken). The
      * whole room, as versions 1 and 2 send it, is not paced. */
     feed->next_ns = feed->req.whole ? 0 : now + (int64_t)(0.95e9 * (double)len / per_second);
-    if (!feed->req.whole && !m.keys && !p.sample && p.boids) /* no field: its boids alone */
-        note_boid_bytes(&feed->req, (double)len - fixed_bytes(m.parts, 0), (double)p.boids);
-    m.boids = (uint32_t)p.boids;
+    /* A frame of no key and no field: what its boids alone weigh. */
+    if (!feed->req.whole && !last->made.keys && !p.sample && p.boids)
+        note_boid_bytes(&feed->req, (double)len - fixed_bytes(last->made.parts, 0),
+                        (double)p.boids);
     if (made)
-        *made = m;
+        *made = last->made;
     return (ptrdiff_t)len;
 }

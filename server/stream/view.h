@@ -86,16 +86,6 @@ struct view_feed {
  * frame is a key. The request stays. */
 void view_feed_restart(struct view_feed *f);
 
-/* Per service thread: the encoder of the parts it is first to need, and
- * the buffer a client's frame is spliced into (`pre` bytes of headroom). */
-struct view_scratch {
-    struct proto_v3_encoder *enc;
-    uint8_t *buf;
-    size_t cap, pre;
-};
-
-void view_scratch_free(struct view_scratch *x);
-
 /* What a frame was made of, for the metrics. */
 struct view_made {
     uint32_t parts, keys, boids;
@@ -104,6 +94,32 @@ struct view_made {
      * passes this snapshot over and takes a later one. */
     bool passed;
 };
+
+/* The frame a scratch buffer holds and whom it fits: a client of the same
+ * tileset (tiles_set_serial(); 0: none), header flags and plan (`frame`,
+ * the entry it adds to the frames a client holds) that holds the same
+ * frames gets it byte for byte, so it is spliced once for all of them
+ * (the clients of the whole room that keep up). */
+struct view_spliced {
+    uint64_t set;
+    uint8_t flags;
+    struct view_sent frame;
+    struct view_sent held[PROTO_V3_HISTORY];
+    size_t len;
+    struct view_made made;
+};
+
+/* Per service thread: the encoder of the parts it is first to need, and
+ * the buffer a client's frame is spliced into (`pre` bytes of headroom),
+ * with the frame it holds. */
+struct view_scratch {
+    struct proto_v3_encoder *enc;
+    uint8_t *buf;
+    size_t cap, pre;
+    struct view_spliced last;
+};
+
+void view_scratch_free(struct view_scratch *x);
 
 /*
  * Client feed's frame of tileset ts, into x->buf + x->pre (grown as

@@ -6,7 +6,8 @@
  * the version 3 decoder) to exactly the tiles' boids of the rect, parts
  * that stayed in view as deltas, new ones as keys; a view frame's boids in
  * the rect are the whole stream's there; a keyframe restart sends keys; a
- * budget below the frames' size paces them.
+ * budget below the frames' size paces them; clients that hold the same
+ * frames share one splice.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -250,6 +251,76 @@ static void a_small_budget_paces_the_frames(void **state)
     world_free(&w);
 }
 
+/* A client that holds the same frames as the client before it (same
+ * tileset, flags and plan) gets the frame spliced for that one, as it
+ * is; any other client gets a frame of its own, byte for byte what a
+ * scratch of its own splices. Each frame left in the shared scratch has
+ * its last byte flipped, so that a frame taken from there shows. */
+static void clients_holding_the_same_frames_share_one_splice(void **state)
+{
+    (void)state;
+    enum { CLIENTS = 4 };
+    struct world w;
+    world_init(&w, 4000, 3200, 2000, 400);
+    struct view_feed shared[CLIENTS], own[CLIENTS];
+    struct view_scratch x = {.pre = 16}, y[CLIENTS];
+    const uint8_t flags[CLIENTS] = {0, 0, 0, PROTO_V3_FLAG_FOGGED};
+    for (int c = 0; c < CLIENTS; c++) {
+        shared[c] = own[c] = (struct view_feed){.req = {.whole = true}};
+        y[c] = (struct view_scratch){.pre = 16};
+    }
+    uint8_t *prev = NULL;
+    size_t prev_len = 0;
+    uint32_t taken = 0, spliced = 0;
+    for (int f = 0; f < 10; f++) {
+        struct tileset *ts = next(&w);
+        if (f == 4) { /* client 2 restarts (a keyframe command): it holds nothing */
+            view_feed_restart(&shared[2]);
+            view_feed_restart(&own[2]);
+        }
+        int last = -1;
+        struct view_sent held[CLIENTS][PROTO_V3_HISTORY];
+        for (int c = 0; c < CLIENTS; c++) {
+            if (c == 1 && f < 2)
+                continue; /* client 1 comes two snapshots late */
+            memcpy(held[c], own[c].sent, sizeof held[c]);
+            int64_t now = f * 50000000ll;
+            ptrdiff_t mine = view_frame(ts, &own[c], flags[c], 2000000, 20, now, &y[c], NULL);
+            ptrdiff_t got = view_frame(ts, &shared[c], flags[c], 2000000, 20, now, &x, NULL);
+            assert_true(mine > 0);
+            assert_int_equal(got, mine);
+            bool same = last >= 0 && flags[last] == flags[c] &&
+                        memcmp(held[last], held[c], sizeof held[c]) == 0;
+            if (same) { /* the previous client's frame, flipped byte and all */
+                assert_int_equal((size_t)got, prev_len);
+                assert_memory_equal(x.buf + x.pre, prev, prev_len);
+                taken++;
+            } else {
+                assert_memory_equal(x.buf + x.pre, y[c].buf + y[c].pre, (size_t)mine);
+                spliced++;
+            }
+            x.buf[x.pre + (size_t)got - 1] ^= 0xff;
+            free(prev);
+            prev = malloc((size_t)got);
+            assert_non_null(prev);
+            memcpy(prev, x.buf + x.pre, (size_t)got);
+            prev_len = (size_t)got;
+            last = c;
+        }
+        tiles_set_release(ts);
+    }
+    /* Clients 0 and 2 share from the start; client 1 joins them once the
+     * frames it holds are theirs, client 2 again after its restart;
+     * client 3's flags never match. */
+    assert_true(taken >= 8);
+    assert_true(spliced >= 14);
+    free(prev);
+    view_scratch_free(&x);
+    for (int c = 0; c < CLIENTS; c++)
+        view_scratch_free(&y[c]);
+    world_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -257,6 +328,7 @@ int main(void)
         cmocka_unit_test(a_panning_view_decodes_to_its_tiles_keys_only_where_new),
         cmocka_unit_test(a_view_holds_the_whole_streams_boids_in_its_rect),
         cmocka_unit_test(a_small_budget_paces_the_frames),
+        cmocka_unit_test(clients_holding_the_same_frames_share_one_splice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
