@@ -141,7 +141,8 @@ static const struct cfg_row rows[] = {
      "how far behind the room an RTS room's spectators (viewers) see it, so a second connection "
      "cannot scout (version 3)"},
     {"view-budget", T_DOUBLE, FIELD(view_budget), "2000000", 1000, 100000000, NULL, "BYTES", 0,
-     "bytes per second a version 3 client is sent until its view asks otherwise"},
+     "bytes per second a version 3 client's view is held to when it names no budget (the welcome's "
+     "stream.budget)"},
     {"max-teams", T_UINT, FIELD(max_teams), "8", 1, 255, NULL, "N", 0,
      "teams, and so players, an RTS room takes"},
     {"team-units", T_UINT, FIELD(team_units), "30", 0, 100000, NULL, "N", 0,

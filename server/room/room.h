@@ -213,7 +213,7 @@ struct room_info {
     float width, height;
     float polarization;
     double tick_hz, snapshot_hz;
-    double view_budget; /* version 3: bytes per second until a client's view says */
+    double view_budget; /* version 3: bytes per second of a view that names none */
     uint32_t capacity, max_obstacles;
     int wrap;
     double late_p99_ms;              /* how late recent ticks started, 99th percentile */
@@ -240,8 +240,8 @@ void room_flock(const struct room_info *info, struct proto_flock *out);
  * client message. Fixed for the room's life (any thread). */
 void room_limits(const struct room *r, size_t max_message, struct proto_limits *out);
 
-/* What paces a version 3 client's frames: the bytes per second it gets
- * until its view says, and the snapshots a second asked for. Fixed for the
+/* What paces a version 3 client's frames: the bytes per second of a view
+ * that names none, and the snapshots a second asked for. Fixed for the
  * room's life (any thread, no lock: a delivery asks it for every frame). */
 void room_view_pacing(const struct room *r, double *budget, double *snapshot_hz);
 
