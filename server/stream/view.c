@@ -343,7 +343,7 @@ static bool same_sent(const struct view_sent *a, const struct view_sent *b)
 static bool spliced_fits(const struct view_spliced *last, uint64_t set, uint8_t flags,
                          const struct view_sent *frame, const struct view_feed *feed)
 {
-    if (!last->set || last->set != set || last->flags != flags || !same_sent(&last->frame, frame))
+    if (last->set != set || last->flags != flags || !same_sent(&last->frame, frame))
         return false;
     for (int k = 0; k < PROTO_V3_HISTORY; k++)
         if (!same_sent(&last->held[k], &feed->sent[k]))
