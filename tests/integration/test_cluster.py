@@ -532,8 +532,12 @@ async def kill_9_of_the_owner_moves_its_rooms_within_2_seconds():
             f'flockd_cluster_lease_takeovers_total{{node="{new_owner}"}}')
         assert taken >= 1, taken
         # NATS said nobody listens to the dead owner's asks (CLUSTER.md §2).
+        # The answer must come within 100 ms, else the lease's expiry takes
+        # the room (as safely, later): a timing, which --untimed runs (the
+        # sanitizers' builds, on a loaded machine) do not hold it to.
         said = [ln for ln in by_id(nodes, new_owner).stderr if 'owns room "default"' in ln]
-        assert said and said[-1].rstrip().endswith("connection to NATS is gone"), said
+        assert said, by_id(nodes, new_owner).stderr
+        timely(said[-1].rstrip().endswith("connection to NATS is gone"), said)
         # A frame of the dead owner's term (any term up to its own) is
         # recognisably stale: dropped and counted, not shown.
         relay_id = next(i for i in NODES if i not in (owner_id, new_owner))
