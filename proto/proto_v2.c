@@ -365,23 +365,21 @@ ptrdiff_t proto_v2_encode(struct proto_v2_encoder *e, const struct proto_v2_stat
 
 /* ---- the frames of a snapshot and who gets which ------------------------ */
 
-/* Deltas by preference, each with the run of held states it needs. */
-static const struct {
-    uint8_t gap1, gap0;
-    uint32_t needs;
-} plan_order[PROTO_V2_PLAN_MAX - 1] = {{1, 1, 2}, {2, 2, 4}, {1, 2, 3}, {1, 0, 1}};
+/* Deltas by preference (proto_v2_plan()): the nearer the newer base and
+ * the nearer the older one, the smaller the residuals; one base predicts
+ * no motion, so those come last. */
+static const struct proto_v2_plan_frame plan_order[PROTO_V2_PLAN_MAX - 1] = {
+    {1, 1}, {2, 2}, {1, 2}, {1, 3}, {1, 4}, {2, 1}, {2, 3}, {2, 4}, {3, 1}, {3, 2},
+    {3, 3}, {3, 4}, {4, 1}, {4, 2}, {4, 3}, {4, 4}, {1, 0}, {2, 0}, {3, 0}, {4, 0}};
 
 void proto_v2_plan(uint32_t seq, uint32_t run, unsigned max_deltas, struct proto_v2_plan *out)
 {
     out->seq = seq;
     out->count = 1;
     out->frame[0] = (struct proto_v2_plan_frame){0, 0};
-    for (unsigned k = 0; k < PROTO_V2_PLAN_MAX - 1 && out->count <= max_deltas; k++) {
-        if (run < plan_order[k].needs)
-            continue;
-        out->frame[out->count++] =
-            (struct proto_v2_plan_frame){plan_order[k].gap1, plan_order[k].gap0};
-    }
+    for (unsigned k = 0; k < PROTO_V2_PLAN_MAX - 1 && out->count <= max_deltas; k++)
+        if (run >= (uint32_t)plan_order[k].gap1 + plan_order[k].gap0)
+            out->frame[out->count++] = plan_order[k];
 }
 
 static bool was_sent(uint32_t seq, const uint32_t *sent, size_t n)

@@ -49,8 +49,11 @@
 /* A decoder keeps the states of at least this many frames it decoded; a
  * server names as bases only frames among the last this many it sent. */
 #define PROTO_V2_HISTORY 4
-/* Most frames proto_v2_plan() asks for per snapshot: one key, four deltas. */
-#define PROTO_V2_PLAN_MAX 5
+/* Most frames proto_v2_plan() asks for per snapshot: one key and twenty
+ * deltas (every pair of gaps 1..4, and one base 1..4 back). */
+#define PROTO_V2_PLAN_MAX 21
+/* The oldest base a plan's delta names: seq - 8 (gaps 4 and 4). */
+#define PROTO_V2_PLAN_REACH 8
 
 /*
  * One snapshot's quantized state: what every frame of it decodes to. The
@@ -176,9 +179,12 @@ struct proto_v2_plan {
  * max_deltas deltas (clamped to PROTO_V2_PLAN_MAX - 1), the first of these
  * whose bases the room holds, in this order: on (seq-1, seq-2) for clients
  * that keep up; on (seq-2, seq-4) for clients that take every other frame;
- * on (seq-1, seq-3) for clients that skipped one frame; on seq-1 alone
- * for clients that hold only the previous frame (the first frame after an
- * epoch change, or a client's first key frame).
+ * on (seq-1, seq-3) for clients that skipped one frame; then on two bases
+ * (seq-g1, seq-g1-g0) for every other pair of gaps 1..4, the smaller g1
+ * first, then the smaller g0 (clients served every second or third
+ * snapshot, irregularly, as on a server whose cores are full); last on one
+ * base seq-1 .. seq-4 (the first frames after an epoch change, or a
+ * client's first key frame).
  */
 void proto_v2_plan(uint32_t seq, uint32_t run, unsigned max_deltas, struct proto_v2_plan *out);
 

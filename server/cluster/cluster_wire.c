@@ -82,6 +82,9 @@ static int get_room(struct bytes_r *r, size_t n, char *room)
 
 /* ---- frames ---------------------------------------------------------------------- */
 
+_Static_assert(CLUSTER_FRAME_HEADER == 45 + 3 * PROTO_V2_PLAN_MAX + 4 * FRAME_KINDS,
+               "a frame message's header: fields, plan, part lengths (CLUSTER.md §3.1)");
+
 size_t cluster_frame_size(const struct frame *f)
 {
     size_t n = CLUSTER_FRAME_HEADER;
@@ -93,7 +96,7 @@ size_t cluster_frame_size(const struct frame *f)
 int cluster_frame_encode(const struct frame *f, uint64_t term, uint8_t *buf, size_t cap)
 {
     struct bytes_w w = {.buf = buf, .cap = cap};
-    put_head(&w, MAGIC_FRAME);
+    put_version(&w, MAGIC_FRAME, CLUSTER_KIND_VERSION);
     bytes_put(&w, 0, 2);
     bytes_put(&w, term, 8);
     bytes_put(&w, f->seq, 8);
@@ -188,7 +191,7 @@ struct frame *cluster_frame_decode(const uint8_t *buf, size_t len, size_t pre,
     struct frame h = {.pre = pre};
     *meta = (struct cluster_frame_meta){0};
     uint64_t *term = &meta->term;
-    *rc = check_head(&r, MAGIC_FRAME);
+    *rc = check_version(&r, MAGIC_FRAME, CLUSTER_KIND_VERSION);
     if (*rc < 0)
         return NULL;
     int flags = (int)bytes_get(&r, 2);
@@ -356,7 +359,7 @@ int cluster_reply_decode(const uint8_t *buf, size_t len, struct cluster_reply *r
 int cluster_want_encode(unsigned kinds, uint8_t *buf, size_t cap)
 {
     struct bytes_w w = {.buf = buf, .cap = cap};
-    put_head(&w, MAGIC_WANT);
+    put_version(&w, MAGIC_WANT, CLUSTER_KIND_VERSION);
     bytes_put(&w, 0, 2);
     bytes_put(&w, kinds, 4);
     return w.overflow ? PROTO_E_NOSPACE : (int)w.len;
@@ -365,7 +368,7 @@ int cluster_want_encode(unsigned kinds, uint8_t *buf, size_t cap)
 int cluster_want_decode(const uint8_t *buf, size_t len, unsigned *kinds)
 {
     struct bytes_r r = {.buf = buf, .len = len};
-    int rc = check_head(&r, MAGIC_WANT);
+    int rc = check_version(&r, MAGIC_WANT, CLUSTER_KIND_VERSION);
     if (rc < 0)
         return rc;
     unsigned zero = (unsigned)bytes_get(&r, 2);

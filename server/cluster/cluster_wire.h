@@ -25,8 +25,9 @@
 
 #define CLUSTER_WIRE_VERSION 1
 #define CLUSTER_CMD_VERSION  2 /* commands and replies: with the command's origin */
+#define CLUSTER_KIND_VERSION 2 /* frames and wants: the kinds of frame.h, twenty deltas */
 
-#define CLUSTER_FRAME_HEADER 84         /* bytes before a frame message's parts */
+#define CLUSTER_FRAME_HEADER 196        /* bytes before a frame message's parts */
 #define CLUSTER_TEXT_MAX     (1u << 20) /* the longest command or reply text */
 
 /* ---- frames: the owner's snapshot, every kind it encoded ---- */

@@ -17,7 +17,7 @@
 
 #define METRICS_BUCKETS     12 /* a histogram's finite buckets */
 #define METRICS_MAX_CODES   24
-#define METRICS_FRAME_KINDS 7  /* FRAME_KINDS (version 1, key, four deltas) and version 3 */
+#define METRICS_FRAME_KINDS 23 /* FRAME_KINDS (version 1, key, 20 deltas) and version 3 */
 #define METRICS_NET_THREADS 64 /* service threads counted apart (LOBBY_THREADS_MAX) */
 
 /* Counts of observations by upper bound (metrics.c has the bounds), the

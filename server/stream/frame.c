@@ -10,7 +10,10 @@
 
 /* Fixed by proto_v2_plan()'s order; test_snapenc checks it against the plan. */
 static const char *const kind_names[FRAME_KINDS + 1] = {
-    "v1", "key", "delta_1_1", "delta_2_2", "delta_1_2", "delta_1", "v3"};
+    "v1",        "key",       "delta_1_1", "delta_2_2", "delta_1_2", "delta_1_3",
+    "delta_1_4", "delta_2_1", "delta_2_3", "delta_2_4", "delta_3_1", "delta_3_2",
+    "delta_3_3", "delta_3_4", "delta_4_1", "delta_4_2", "delta_4_3", "delta_4_4",
+    "delta_1",   "delta_2",   "delta_3",   "delta_4",   "v3"};
 
 struct frame *frame_ref(struct frame *f)
 {
@@ -52,7 +55,7 @@ void frame_set_part(struct frame *f, unsigned kind, size_t off, size_t len)
 unsigned frame_kind_of(uint8_t gap1, uint8_t gap0)
 {
     struct proto_v2_plan full;
-    proto_v2_plan(0, PROTO_V2_HISTORY, PROTO_V2_PLAN_MAX - 1, &full);
+    proto_v2_plan(0, PROTO_V2_PLAN_REACH, PROTO_V2_PLAN_MAX - 1, &full);
     for (unsigned k = 0; k < full.count; k++)
         if (full.frame[k].gap1 == gap1 && full.frame[k].gap0 == gap0)
             return FRAME_KEY + k;

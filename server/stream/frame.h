@@ -105,9 +105,10 @@ void frame_set_part(struct frame *f, unsigned kind, size_t off, size_t len);
 /* The kind of the version 2 frame with these gaps (0, 0: the key frame). */
 unsigned frame_kind_of(uint8_t gap1, uint8_t gap0);
 
-/* "v1", "key", "delta_1_1", "delta_2_2", "delta_1_2", "delta_1", and
- * "v3" for FRAME_WANT_V3 (version 3's frames, spliced per client): the
- * name of a kind in /metrics and in reports; "" out of range. */
+/* "v1", "key", "delta_G1_G0" for a delta on two bases, "delta_G1" for one
+ * on one base (delta_1_1, delta_2_2 ... delta_4), and "v3" for
+ * FRAME_WANT_V3 (version 3's frames, spliced per client): the name of a
+ * kind in /metrics and in reports; "" out of range. */
 const char *frame_kind_name(unsigned kind);
 
 /*

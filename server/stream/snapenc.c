@@ -20,7 +20,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RING (PROTO_V2_HISTORY + 1) /* this snapshot and the bases it may name */
+/* The ring of quantized states: this snapshot and the bases it may name,
+ * by seq % RING; a power of two, so that a sequence number's slot is the
+ * same whether it is counted in 64 bits or in a frame's 32, and across 0. */
+#define RING 16
+_Static_assert(RING > PROTO_V2_PLAN_REACH && (RING & (RING - 1)) == 0, "a ring of bases");
+
+/* Version 2's deltas past the first four of a snapshot are encoded while
+ * the snapshot's deltas so far cover fewer boids than this (each delta
+ * encodes every boid, about 30 ns a boid on the machine of
+ * server/bench/README.md): every kind asked for in a room of 10,000 boids,
+ * the first four alone from 100,000 on, so that clients that fall behind
+ * never cost a big room more encoding than clients that keep up. */
+#define DELTA_BOIDS_MAX 400000u
 
 /* A snapshot of more boids than this lets its scratch go once encoded:
  * the encoder's planes and the spare state (about 10 bytes a boid, each a
@@ -140,15 +152,16 @@ static bool is_held(const struct snapenc *e, uint32_t seq)
 /*
  * After snapshot seq: keeps the states the next snapshot's deltas may
  * name, as far back as the deepest kind in `want` reaches (a delta on
- * (seq-2, seq-4) reaches 4), and at least 2 (clients that keep up, or
- * took a first key frame, never wait); lets the older ones go. A client
- * that falls behind and wants a deeper kind gets it once the ring holds
- * its bases again (the room asks for the key frame meanwhile).
+ * (seq-2, seq-4) reaches 4, one on (seq-4, seq-8) 8), and at least 2
+ * (clients that keep up, or took a first key frame, never wait); lets the
+ * older ones go. A client that falls behind and wants a deeper kind gets
+ * it once the ring holds its bases again (the room asks for the key frame
+ * meanwhile).
  */
 static void keep_bases(struct snapenc *e, uint32_t seq, unsigned want)
 {
     struct proto_v2_plan full;
-    proto_v2_plan(0, PROTO_V2_HISTORY, PROTO_V2_PLAN_MAX - 1, &full);
+    proto_v2_plan(0, PROTO_V2_PLAN_REACH, PROTO_V2_PLAN_MAX - 1, &full);
     unsigned depth = 2;
     for (unsigned k = 0; k < full.count; k++) {
         unsigned reach = full.frame[k].gap1 + full.frame[k].gap0;
@@ -274,21 +287,35 @@ static void encode_v1(struct snapenc *e, const struct proto_snapshot_view *v, st
     add_part(e, f, FRAME_V1, used, len, t0);
 }
 
-/* Whether `want` names the plan's frame k. */
-static bool is_wanted(const struct frame *f, unsigned want, unsigned k)
+/*
+ * The plan's frames of f to encode (their indices into ks, in the plan's
+ * order): those `want` names, the deltas past the fourth only while the
+ * deltas before them cover fewer than DELTA_BOIDS_MAX boids.
+ */
+static unsigned to_encode(const struct frame *f, unsigned want, uint32_t boids,
+                          unsigned ks[PROTO_V2_PLAN_MAX])
 {
-    return want & 1u << f->kind[k];
+    unsigned n = 0;
+    uint64_t deltas = 0;
+    for (unsigned k = 0; k < f->plan.count; k++) {
+        if (!(want & 1u << f->kind[k]))
+            continue;
+        if (f->plan.frame[k].gap1 && deltas >= 4 && deltas * boids >= DELTA_BOIDS_MAX)
+            break;
+        deltas += f->plan.frame[k].gap1 != 0;
+        ks[n++] = k;
+    }
+    return n;
 }
 
-/* Every frame of the plan that `want` names, on the ring's bases. */
+/* The frames of the plan to_encode() names, on the ring's bases. */
 static void encode_v2(struct snapenc *e, const struct proto_v2_state *s, unsigned want,
                       struct frame *f, size_t *used)
 {
     size_t max = v2_max(s);
-    for (unsigned k = 0; k < f->plan.count; k++) {
-        const struct proto_v2_plan_frame *pf = &f->plan.frame[k];
-        if (!is_wanted(f, want, k))
-            continue;
+    unsigned ks[PROTO_V2_PLAN_MAX], n = to_encode(f, want, s->count, ks);
+    for (unsigned i = 0; i < n; i++) {
+        const struct proto_v2_plan_frame *pf = &f->plan.frame[ks[i]];
         uint32_t seq1 = s->seq - pf->gap1, seq0 = seq1 - pf->gap0;
         if ((pf->gap1 && !is_held(e, seq1)) || (pf->gap0 && !is_held(e, seq0)))
             continue; /* a base let go (keep_bases()) */
@@ -296,7 +323,7 @@ static void encode_v2(struct snapenc *e, const struct proto_v2_state *s, unsigne
         const struct proto_v2_state *b0 = pf->gap0 ? &e->ring[seq0 % RING] : NULL;
         int64_t t0 = now_ns(e);
         ptrdiff_t len = proto_v2_encode(e->enc, s, b1, b0, f->data + *used + e->cfg.pre, max);
-        add_part(e, f, f->kind[k], used, len, t0);
+        add_part(e, f, f->kind[ks[i]], used, len, t0);
     }
 }
 
@@ -305,9 +332,9 @@ static size_t frame_bound(const struct snapenc *e, const struct proto_snapshot_v
                           const struct proto_v2_state *s, unsigned want, const struct frame *f)
 {
     size_t bound = want & 1u << FRAME_V1 ? e->cfg.pre + v1_max(v) : 0;
-    for (unsigned k = 0; s && k < f->plan.count; k++)
-        if (is_wanted(f, want, k))
-            bound += e->cfg.pre + v2_max(s);
+    unsigned ks[PROTO_V2_PLAN_MAX];
+    if (s)
+        bound += to_encode(f, want, s->count, ks) * (e->cfg.pre + v2_max(s));
     return bound;
 }
 

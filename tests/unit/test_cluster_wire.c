@@ -151,18 +151,19 @@ static void frames_that_break_their_rules_are_refused(void **state)
     assert_null(cluster_frame_decode(good, (size_t)len + 1, PRE, &meta, &rc));
     assert_int_equal(rc, PROTO_E_BAD_LENGTH);
     expect_frame_refused(good, len, 0, 'X', PROTO_E_BAD_MAGIC);
-    expect_frame_refused(good, len, 4, 2, PROTO_E_BAD_VERSION);
+    expect_frame_refused(good, len, 4, 1, PROTO_E_BAD_VERSION);   /* the kinds before 20 deltas */
     expect_frame_refused(good, len, 6, 1, PROTO_E_BAD_VALUE);     /* flags */
     expect_frame_refused(good, len, 8, 0, PROTO_E_BAD_VALUE);     /* term 0 */
     expect_frame_refused(good, len, 16, 0, PROTO_E_BAD_VALUE);    /* sequence 0 */
     expect_frame_refused(good, len, 24, 0x77, PROTO_E_BAD_VALUE); /* the parts name another tick */
     expect_frame_refused(good, len, 40, 0x77, PROTO_E_BAD_VALUE); /* ... another sequence */
     expect_frame_refused(good, len, 44, 0, PROTO_E_BAD_VALUE);    /* no frame in the plan */
-    expect_frame_refused(good, len, 44, 6, PROTO_E_BAD_VALUE);    /* more than 5 */
-    expect_frame_refused(good, len, 48, 1, PROTO_E_BAD_VALUE);    /* the key frame twice */
-    expect_frame_refused(good, len, 48, 9, PROTO_E_BAD_VALUE);    /* no such kind */
-    expect_frame_refused(good, len, 49, 0, PROTO_E_BAD_VALUE);    /* a delta without a base */
-    expect_frame_refused(good, len, 60, 0xff, PROTO_E_TRUNCATED); /* a part longer than all */
+    expect_frame_refused(good, len, 44, PROTO_V2_PLAN_MAX + 1, PROTO_E_BAD_VALUE); /* too many */
+    expect_frame_refused(good, len, 48, 1, PROTO_E_BAD_VALUE);           /* the key frame twice */
+    expect_frame_refused(good, len, 48, FRAME_KINDS, PROTO_E_BAD_VALUE); /* no such kind */
+    expect_frame_refused(good, len, 49, 0, PROTO_E_BAD_VALUE); /* a delta without a base */
+    expect_frame_refused(good, len, 45 + 3 * PROTO_V2_PLAN_MAX, 0xff,
+                         PROTO_E_TRUNCATED); /* a part longer than all */
     /* A part that is not what it claims to be: its own codec refuses it. */
     expect_frame_refused(good, len, CLUSTER_FRAME_HEADER, 'X', PROTO_E_BAD_MAGIC);
 }

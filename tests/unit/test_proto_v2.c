@@ -611,8 +611,18 @@ static void the_plan_should_offer_deltas_the_room_can_encode_in_order(void **sta
     assert_true(p.frame[1].gap1 == 1 && p.frame[1].gap0 == 1);
     assert_true(p.frame[2].gap1 == 2 && p.frame[2].gap0 == 2);
     assert_true(p.frame[3].gap1 == 1 && p.frame[3].gap0 == 2);
-    proto_v2_plan(100, 4, 9, &p);
+    proto_v2_plan(100, 4, 99, &p); /* the kinds whose bases lie within 4 */
+    assert_int_equal(p.count, 11);
+    for (unsigned k = 1; k < p.count; k++)
+        assert_true(p.frame[k].gap1 + p.frame[k].gap0 <= 4);
+    proto_v2_plan(100, PROTO_V2_PLAN_REACH, 99, &p); /* every pair of gaps 1..4, then one base */
     assert_int_equal(p.count, PROTO_V2_PLAN_MAX);
+    for (unsigned k = 1; k < p.count; k++) {
+        assert_true(p.frame[k].gap1 >= 1 && p.frame[k].gap1 <= 4 && p.frame[k].gap0 <= 4);
+        assert_true(k < 17 ? p.frame[k].gap0 >= 1 : p.frame[k].gap0 == 0);
+        for (unsigned j = 1; j < k; j++)
+            assert_false(p.frame[j].gap1 == p.frame[k].gap1 && p.frame[j].gap0 == p.frame[k].gap0);
+    }
     proto_v2_plan(100, 4, 0, &p);
     assert_int_equal(p.count, 1);
 }
@@ -634,6 +644,25 @@ static void each_client_should_get_a_frame_whose_bases_it_was_sent(void **state)
     assert_int_equal(proto_v2_pick(&p, old_news, 6), 0); /* only the newest four count */
     proto_v2_plan(100, 1, 3, &p);
     assert_int_equal(proto_v2_pick(&p, fresh, 1), 1);
+    /* With every kind: clients served irregularly get a delta on two of
+     * the frames they hold, the nearest pair the plan offers. */
+    proto_v2_plan(100, PROTO_V2_PLAN_REACH, PROTO_V2_PLAN_MAX - 1, &p);
+    const uint32_t two_three[] = {98, 95, 93, 90}, three_two[] = {97, 95, 92, 90},
+                   far_behind[] = {96, 92, 88, 84}, alone[] = {97}, fell_away[] = {95, 91};
+    const struct {
+        const uint32_t *sent;
+        size_t n;
+        uint8_t gap1, gap0;
+    } cases[] = {{two_three, 4, 2, 3},
+                 {three_two, 4, 3, 2},
+                 {far_behind, 4, 4, 4},
+                 {alone, 1, 3, 0},
+                 {fell_away, 2, 0, 0}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        unsigned k = proto_v2_pick(&p, cases[i].sent, cases[i].n);
+        assert_int_equal(p.frame[k].gap1, cases[i].gap1);
+        assert_int_equal(p.frame[k].gap0, cases[i].gap0);
+    }
 }
 
 static void status_names_should_stay_distinct_with_the_v2_codes(void **state)

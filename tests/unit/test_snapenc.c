@@ -3,8 +3,10 @@
  * frames a client takes (as proto_v2_pick() chooses them) decode to
  * exactly the boids of the same snapshot's version 1 part and carry the
  * world's sim_hash(); a kind not asked for is not encoded and version 2
- * costs nothing until asked for; deltas never cross an epoch change; the
- * names of the kinds follow proto_v2_plan()'s order.
+ * costs nothing until asked for; a client that takes snapshots irregularly
+ * gets deltas; bases are kept as far back as the kinds asked for reach; a
+ * big room encodes four deltas alone; deltas never cross an epoch change;
+ * the names of the kinds follow proto_v2_plan()'s order.
  */
 #include "snapenc.h"
 
@@ -132,20 +134,33 @@ static void version_2_frames_decode_to_the_boids_of_the_version_1_snapshot(void 
     const char *err = NULL;
     struct client keeps_up = {.dec = proto_v2_decoder_create(CAPACITY, 4, &err)};
     struct client every_other = {.dec = proto_v2_decoder_create(CAPACITY, 4, &err)};
+    struct client irregular = {.dec = proto_v2_decoder_create(CAPACITY, 4, &err)};
     assert_non_null(keeps_up.dec);
     assert_non_null(every_other.dec);
-    for (int s = 0; s < 30; s++) {
+    assert_non_null(irregular.dec);
+    /* The third takes snapshots 2, 3, 4, 1 and 3 apart in turn: the
+     * pairs of gaps a client of a full server holds. */
+    static const unsigned gaps[] = {2, 3, 4, 1, 3};
+    uint64_t due = 1;
+    for (int s = 0; s < 60; s++) {
         struct frame *fr = next(&f, ALL);
         take(&keeps_up, &f, fr);
         if (fr->seq % 2 == 0)
             take(&every_other, &f, fr);
+        if (fr->seq == due) {
+            take(&irregular, &f, fr);
+            due += gaps[(irregular.keys + irregular.deltas) % 5];
+        }
         frame_release(fr);
     }
     assert_int_equal(keeps_up.keys, 1); /* then deltas only */
-    assert_int_equal(keeps_up.deltas, 29);
-    assert_true(every_other.keys <= 2 && every_other.deltas >= 13);
+    assert_int_equal(keeps_up.deltas, 59);
+    assert_true(every_other.keys <= 2 && every_other.deltas >= 28);
+    /* Keys only until the room holds the bases its deltas name. */
+    assert_true(irregular.keys <= 4 && irregular.deltas >= 16);
     proto_v2_decoder_destroy(keeps_up.dec);
     proto_v2_decoder_destroy(every_other.dec);
+    proto_v2_decoder_destroy(irregular.dec);
     unmake(&f);
 }
 
@@ -180,7 +195,7 @@ static void a_new_epoch_starts_on_the_key_frame_alone(void **state)
 {
     (void)state;
     struct fixture f = make();
-    for (int s = 0; s < 6; s++)
+    for (int s = 0; s < PROTO_V2_PLAN_REACH; s++)
         frame_release(next(&f, ALL));
     struct frame *fr = next(&f, ALL);
     assert_int_equal(fr->plan.count, PROTO_V2_PLAN_MAX);
@@ -203,6 +218,13 @@ static bool has_delta(const struct frame *fr, uint8_t g1, uint8_t g0)
     return fr->part[frame_kind_of(g1, g0)].len > 0;
 }
 
+/* Whether plan frame k of fr names only bases at or after seq `oldest`. */
+static bool bases_since(const struct frame *fr, unsigned k, uint64_t oldest)
+{
+    const struct proto_v2_plan_frame *p = &fr->plan.frame[k];
+    return fr->seq - p->gap1 - p->gap0 >= oldest;
+}
+
 /* While only clients that keep up take version 2, the states deeper
  * kinds would name are let go; asked for, those kinds come back as soon
  * as their bases are kept again, and the plan lists them all along. */
@@ -211,25 +233,57 @@ static void bases_are_kept_as_far_back_as_the_kinds_wanted_reach(void **state)
     (void)state;
     struct fixture f = make();
     unsigned near = 1u << FRAME_KEY | 1u << frame_kind_of(1, 1) | 1u << frame_kind_of(1, 0);
-    for (int s = 0; s < 6; s++)
+    for (int s = 0; s <= PROTO_V2_PLAN_REACH; s++)
         frame_release(next(&f, near));
-    struct frame *fr = next(&f, ALL); /* S: S-3 and S-4 were let go */
-    assert_int_equal(fr->plan.count, PROTO_V2_PLAN_MAX);
-    assert_true(fr->part[FRAME_KEY].len > 0 && has_delta(fr, 1, 1) && has_delta(fr, 1, 0));
-    assert_false(has_delta(fr, 1, 2) || has_delta(fr, 2, 2));
-    frame_release(fr);
-    fr = next(&f, ALL); /* S+1: on (S, S-2), not yet on (S-1, S-3) */
-    assert_true(has_delta(fr, 1, 1) && has_delta(fr, 1, 2) && has_delta(fr, 1, 0));
-    assert_false(has_delta(fr, 2, 2));
-    frame_release(fr);
-    fr = next(&f, ALL); /* S+2: every kind again */
+    /* From S on every kind is asked for; S-1 and S-2 are all that was kept. */
+    uint64_t kept = f.seq - 1;
+    for (int s = 0; s <= PROTO_V2_PLAN_REACH - 2; s++) {
+        struct frame *fr = next(&f, ALL);
+        assert_int_equal(fr->plan.count, PROTO_V2_PLAN_MAX);
+        assert_true(fr->part[FRAME_KEY].len > 0);
+        for (unsigned k = 1; k < fr->plan.count; k++)
+            assert_int_equal(fr->part[fr->kind[k]].len > 0, bases_since(fr, k, kept));
+        frame_release(fr);
+    }
+    /* S+6: every kind again. */
+    struct frame *fr = next(&f, ALL);
     for (unsigned k = 0; k < fr->plan.count; k++)
         assert_true(fr->part[fr->kind[k]].len > 0);
     frame_release(fr);
     /* Back to the near kinds: the deeper ones are let go again. */
     frame_release(next(&f, near));
     fr = next(&f, ALL);
-    assert_true(has_delta(fr, 1, 1) && !has_delta(fr, 1, 2) && !has_delta(fr, 2, 2));
+    assert_true(has_delta(fr, 1, 1) && has_delta(fr, 2, 0));
+    assert_false(has_delta(fr, 1, 2) || has_delta(fr, 2, 1) || has_delta(fr, 2, 2));
+    frame_release(fr);
+    unmake(&f);
+}
+
+/* A big room encodes four deltas per snapshot, however many are asked
+ * for: clients that fall behind do not cost it more encoding. */
+static void a_big_room_encodes_its_first_four_deltas_alone(void **state)
+{
+    (void)state;
+    enum { MANY = 100000 };
+    struct sim_config cfg;
+    sim_default_config(&cfg);
+    cfg.capacity = MANY;
+    const char *err = NULL;
+    struct fixture f = {.w = sim_create(&cfg, &err)};
+    assert_non_null(f.w);
+    sim_scatter(f.w, MANY, 0);
+    struct snapenc_config ec = {.capacity = MANY, .pre = 16};
+    f.e = snapenc_create(&ec, &err);
+    assert_non_null(f.e);
+    for (int s = 0; s < PROTO_V2_PLAN_REACH; s++) /* no step: the deltas are quick */
+        frame_release(snapenc_encode(
+            f.e, &(struct snapenc_input){.world = f.w, .seq = ++f.seq, .want = ALL}));
+    struct frame *fr =
+        snapenc_encode(f.e, &(struct snapenc_input){.world = f.w, .seq = ++f.seq, .want = ALL});
+    assert_non_null(fr);
+    assert_int_equal(fr->plan.count, PROTO_V2_PLAN_MAX);
+    for (unsigned k = 0; k < fr->plan.count; k++)
+        assert_int_equal(fr->part[fr->kind[k]].len > 0, k <= 4);
     frame_release(fr);
     unmake(&f);
 }
@@ -238,7 +292,7 @@ static void kinds_are_named_in_the_order_of_the_plan(void **state)
 {
     (void)state;
     struct proto_v2_plan full;
-    proto_v2_plan(0, PROTO_V2_HISTORY, PROTO_V2_PLAN_MAX - 1, &full);
+    proto_v2_plan(0, PROTO_V2_PLAN_REACH, PROTO_V2_PLAN_MAX - 1, &full);
     assert_int_equal(full.count, FRAME_KINDS - 1);
     assert_string_equal(frame_kind_name(FRAME_V1), "v1");
     for (unsigned k = 0; k < full.count; k++) {
@@ -322,6 +376,7 @@ int main(void)
         cmocka_unit_test(kinds_not_asked_for_are_not_encoded_and_version_2_waits_to_be_asked),
         cmocka_unit_test(a_new_epoch_starts_on_the_key_frame_alone),
         cmocka_unit_test(bases_are_kept_as_far_back_as_the_kinds_wanted_reach),
+        cmocka_unit_test(a_big_room_encodes_its_first_four_deltas_alone),
         cmocka_unit_test(kinds_are_named_in_the_order_of_the_plan),
         cmocka_unit_test(each_part_is_sent_with_its_websocket_header_written_before_it),
     };
