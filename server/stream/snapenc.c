@@ -56,6 +56,7 @@ struct snapenc {
     struct snapenc_stats stats;
     /* Version 3, made at the first snapshot that wants it, let go when one does not. */
     struct tilestate *hist[1 + FOG_MAX_TEAMS][TILES_KEEP]; /* by audience, newest first */
+    struct tiles_scratch scratch;                          /* where the tiles are sorted */
     struct fog *fog;
     uint32_t *visible;
     struct tileset **delay_ring; /* the audience of all, by seq % (delay + 1) */
@@ -340,8 +341,9 @@ static size_t frame_bound(const struct snapenc *e, const struct proto_snapshot_v
 
 /* ---- version 3 ------------------------------------------------------------------ */
 
-/* Lets go of every tilestate and delayed tileset kept (no version 3 client
- * lately): the next snapshot that wants tiles starts without bases. */
+/* Lets go of every tilestate, delayed tileset and scratch kept (no
+ * version 3 client lately): the next snapshot that wants tiles starts
+ * without bases. */
 static void drop_v3(struct snapenc *e)
 {
     for (unsigned a = 0; a <= FOG_MAX_TEAMS; a++) {
@@ -350,6 +352,7 @@ static void drop_v3(struct snapenc *e)
             e->hist[a][g] = NULL;
         }
     }
+    tiles_scratch_free(&e->scratch);
     for (uint32_t k = 0; e->delay_ring && k <= e->cfg.delay; k++)
         tiles_set_release(e->delay_ring[k]);
     free(e->delay_ring);
@@ -424,7 +427,8 @@ static void encode_v3(struct snapenc *e, const struct snapenc_input *in, const s
                              .qx = q ? q->qx : NULL,
                              .qy = q ? q->qy : NULL,
                              .heading = q ? q->heading : NULL,
-                             .fork = in->fork};
+                             .fork = in->fork,
+                             .scratch = &e->scratch};
     struct tilestate *all = tiles_state_build(&ti);
     f->v3.sets = all ? calloc(1 + teams, sizeof *f->v3.sets) : NULL;
     if (!f->v3.sets || (teams && !see(e, in, sv, teams))) {

@@ -87,23 +87,25 @@ static void radix_pass(const uint64_t *key, const uint32_t *idx, uint32_t n, uns
     }
 }
 
+/* The arrays a sort of n boids works in: two of keys, one of counts. */
+struct sort_space {
+    uint64_t *key, *key2;
+    uint32_t *count;
+};
+
 /*
  * perm[0..n): 0..n-1 ordered by (tile[i], id[i]): a radix sort of the
  * keys tile << idbits | id, 11 bits a pass (a 250,000-boid room's keys
  * take three passes). When the key and the index fit 64 bits together
  * (always but for ids past 2^26 in the biggest rooms) the index rides in
  * the key's low bits and each pass moves one array; else beside it.
- * scratch holds n entries. False if memory runs out.
+ * scratch holds n entries.
  */
-static bool sort_by_tile_id(const uint32_t *id, const uint32_t *tile, uint32_t n, uint32_t ntiles,
-                            uint32_t *perm, uint32_t *scratch)
+static void sort_by_tile_id(const uint32_t *id, const uint32_t *tile, uint32_t n, uint32_t ntiles,
+                            uint32_t *perm, uint32_t *scratch, const struct sort_space *sp)
 {
-    uint64_t *key = malloc(((size_t)n + 1) * 8), *key2 = malloc(((size_t)n + 1) * 8);
-    uint32_t *count = malloc((BUCKETS + 1) * sizeof *count);
-    if (!key || !key2 || !count) {
-        free(key), free(key2), free(count);
-        return false;
-    }
+    uint64_t *key = sp->key, *key2 = sp->key2;
+    uint32_t *count = sp->count;
     uint32_t most = 0;
     for (uint32_t i = 0; i < n; i++)
         most = id[i] > most ? id[i] : most;
@@ -126,8 +128,6 @@ static bool sort_by_tile_id(const uint32_t *id, const uint32_t *tile, uint32_t n
             perm[k] = (uint32_t)(key[k] & ((1ull << low) - 1u));
     else if (idx != perm)
         memcpy(perm, idx, (size_t)n * sizeof *perm);
-    free(key), free(key2), free(count);
-    return true;
 }
 
 /* Bytes of a tiles_boids of n boids and `tiles` tiles, its arrays 16-aligned. */
@@ -358,40 +358,67 @@ static void run_parts(const struct sim_fork *fork, sim_part_fn *fn, struct build
         fn(b, 0);
 }
 
+void tiles_scratch_free(struct tiles_scratch *sc)
+{
+    free(sc->mem);
+    *sc = (struct tiles_scratch){0};
+}
+
+/* A build's working arrays for n boids, carved from one block: the
+ * caller's scratch (grown if need be) or, without one, *own (to free). */
+static bool carve(struct tiles_scratch *sc, uint32_t n, struct build *b, struct sort_space *sp,
+                  void **own)
+{
+    size_t m = (size_t)n + 1, u32 = round16(m * 4), u64 = round16(m * 8);
+    size_t recs = round16(m * sizeof *b->rec), counts = round16((BUCKETS + 1) * 4);
+    size_t bytes = 3 * u32 + recs + 2 * u64 + counts;
+    uint8_t *p;
+    *own = NULL;
+    if (!sc) {
+        p = *own = malloc(bytes);
+    } else {
+        if (sc->cap < bytes) {
+            free(sc->mem);
+            sc->cap = 0;
+            if ((sc->mem = malloc(bytes)))
+                sc->cap = bytes;
+        }
+        p = sc->mem;
+    }
+    if (!p)
+        return false;
+    b->tile = (uint32_t *)(void *)p;
+    b->perm = (uint32_t *)(void *)(p + u32);
+    b->sorted_tile = (uint32_t *)(void *)(p + 2 * u32);
+    b->rec = (struct rec *)(void *)(p + 3 * u32);
+    sp->key = (uint64_t *)(void *)(p + 3 * u32 + recs);
+    sp->key2 = (uint64_t *)(void *)(p + 3 * u32 + recs + u64);
+    sp->count = (uint32_t *)(void *)(p + 3 * u32 + recs + 2 * u64);
+    return true;
+}
+
 struct tilestate *tiles_state_build(const struct tiles_input *in)
 {
     const struct sim_view *w = in->world;
     const struct tiles_grid *g = in->grid;
     uint32_t n = w->count;
-    struct build b = {.in = in,
-                      .s = state_new(g, in->seq, n, true),
-                      .tile = malloc(((size_t)n + 1) * 4),
-                      .perm = malloc(((size_t)n + 1) * 4),
-                      .sorted_tile = malloc(((size_t)n + 1) * 4),
-                      .rec = malloc(((size_t)n + 1) * sizeof *b.rec),
-                      .n = n,
-                      .parts = 1};
+    struct build b = {.in = in, .s = state_new(g, in->seq, n, true), .n = n, .parts = 1};
+    struct sort_space sp;
+    void *own;
     if (in->fork && in->fork->run && n >= TILES_FORK_MIN)
         b.parts = in->fork->parts < SIM_PARTS ? in->fork->parts : SIM_PARTS;
-    bool ok = b.s && b.tile && b.perm && b.sorted_tile && b.rec;
-    if (ok) {
-        b.s->tick = w->tick;
-        run_parts(in->fork, recs_part, &b);
-        ok = sort_by_tile_id(w->id, b.tile, n, grid_tiles(g), b.perm, b.sorted_tile);
-    }
-    if (ok) {
-        run_parts(in->fork, gather_part, &b);
-        set_starts(&b.s->base, b.sorted_tile, grid_tiles(g));
-        set_sums(b.s, NULL);
-    }
-    free(b.tile);
-    free(b.perm);
-    free(b.sorted_tile);
-    free(b.rec);
-    if (!ok) {
+    if (!carve(in->scratch, n, &b, &sp, &own) || !b.s) {
+        free(own);
         tiles_state_release(b.s);
         return NULL;
     }
+    b.s->tick = w->tick;
+    run_parts(in->fork, recs_part, &b);
+    sort_by_tile_id(w->id, b.tile, n, grid_tiles(g), b.perm, b.sorted_tile, &sp);
+    run_parts(in->fork, gather_part, &b);
+    set_starts(&b.s->base, b.sorted_tile, grid_tiles(g));
+    set_sums(b.s, NULL);
+    free(own);
     return b.s;
 }
 
@@ -534,8 +561,10 @@ static bool view_boids(const struct tilestate *s, struct tiles_view *v, void **m
     uint32_t *pick = malloc(((size_t)n + 1) * 4), *st = malloc(((size_t)n + 1) * 4);
     uint32_t *ids = malloc(((size_t)n + 1) * 4), *perm = malloc(((size_t)n + 1) * 4);
     uint32_t *scratch = malloc(((size_t)n + 1) * 4);
+    struct sort_space sp = {malloc(((size_t)n + 1) * 8), malloc(((size_t)n + 1) * 8),
+                            malloc((BUCKETS + 1) * 4)};
     *mem = malloc(boids_bytes(n, st_count));
-    bool ok = pick && st && ids && perm && scratch && *mem;
+    bool ok = pick && st && ids && perm && scratch && sp.key && sp.key2 && sp.count && *mem;
     uint32_t m = 0;
     for (uint32_t t = 0; ok && t < grid_tiles(&s->grid); t++) {
         for (uint32_t k = b->start[t]; k < b->start[t + 1]; k++) {
@@ -546,8 +575,8 @@ static bool view_boids(const struct tilestate *s, struct tiles_view *v, void **m
             st[m++] = super_of(&s->grid, t, v->shift, v->gc);
         }
     }
-    ok = ok && sort_by_tile_id(ids, st, n, st_count, perm, scratch);
     if (ok) {
+        sort_by_tile_id(ids, st, n, st_count, perm, scratch, &sp);
         carve_boids(&v->b, *mem, n, st_count);
         for (uint32_t k = 0; k < n; k++) {
             copy_boid(&v->b, k, b, pick[perm[k]]);
@@ -560,6 +589,9 @@ static bool view_boids(const struct tilestate *s, struct tiles_view *v, void **m
     free(ids);
     free(perm);
     free(scratch);
+    free(sp.key);
+    free(sp.key2);
+    free(sp.count);
     return ok;
 }
 

@@ -81,6 +81,20 @@ struct tiles_view {
 struct tilestate;
 
 /* What a room hands over to build a snapshot's tilestates. */
+/*
+ * Memory tiles_state_build() works in, kept by its caller from one
+ * snapshot to the next: a big room's would otherwise be a fresh mapping
+ * each time, every page of it faulted in again (about 30 bytes a boid).
+ * Zero-initialized before its first use; tiles_scratch_free() lets it go.
+ * One build at a time uses it.
+ */
+struct tiles_scratch {
+    void *mem;
+    size_t cap;
+};
+
+void tiles_scratch_free(struct tiles_scratch *sc);
+
 struct tiles_input {
     const struct tiles_grid *grid;
     const struct sim_view *world;
@@ -92,6 +106,8 @@ struct tiles_input {
     /* Threads to cut the work of a big world over (a room whose steps are
      * split); NULL: this thread alone. */
     const struct sim_fork *fork;
+    /* Where to work; NULL: memory allocated for the call. */
+    struct tiles_scratch *scratch;
 };
 
 /* Fewer boids than this are cut into tiles on one thread, whatever the fork. */
