@@ -15,7 +15,9 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -1127,4 +1129,91 @@ int proto_command_format(const struct proto_command *cmd, char *buf, size_t cap)
     commands[cmd->kind].format(&w, cmd);
     proto_json_close(&w, '}');
     return proto_json_finish(&w);
+}
+
+/* ---- a view in the WebSocket URL (PROTOCOL.md §12.4) ------------------------- */
+
+/* Sets *err to a refusal of the URL's view; returns the code. */
+static int query_fail(struct proto_error *err, int code, const char *message)
+{
+    err->code = code;
+    err->id[0] = '\0';
+    snprintf(err->message, sizeof err->message, "the URL's view: %s", message);
+    return code;
+}
+
+/* value[0..len) is 1..n finite numbers separated by commas, none empty:
+ * their count, each written into json as a JSON number; -1 if not. */
+static int query_numbers(const char *value, size_t len, char *json, size_t cap, size_t *at,
+                         const char *const *names, int n)
+{
+    int count = 0;
+    size_t i = 0;
+    while (i <= len && count < n) {
+        char num[40];
+        size_t j = i;
+        while (j < len && value[j] != ',')
+            j++;
+        if (j == i || j - i >= sizeof num)
+            return -1;
+        memcpy(num, value + i, j - i);
+        num[j - i] = '\0';
+        char *end;
+        double d = strtod(num, &end);
+        if (*end || !isfinite(d) || strspn(num, "+-.0123456789eE") != j - i)
+            return -1;
+        int w = snprintf(json + *at, cap - *at, ",\"%s\":%.17g", names[count], d);
+        if (w < 0 || (size_t)w >= cap - *at)
+            return -1;
+        *at += (size_t)w;
+        count++;
+        i = j + 1;
+    }
+    return i > len ? count : -1;
+}
+
+int proto_view_from_query(const char *const *parts, size_t n, const struct proto_limits *lim,
+                          struct proto_command *out, struct proto_error *err)
+{
+    static const char *const xywh[] = {"x", "y", "w", "h"};
+    static const char *const px[] = {"px"}, *const budget[] = {"budget"};
+    static const struct {
+        const char *key;
+        const char *const *names;
+        int count;
+    } keys[] = {{"view=", xywh, 4}, {"px=", px, 1}, {"budget=", budget, 1}};
+    char json[512] = "{\"cmd\":\"view\"";
+    size_t at = strlen(json);
+    bool seen[3] = {false, false, false};
+    *err = (struct proto_error){0};
+    for (size_t p = 0; p < n; p++) {
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+            size_t klen = strlen(keys[k].key);
+            if (strncmp(parts[p], keys[k].key, klen) != 0)
+                continue;
+            if (seen[k])
+                return query_fail(err, PROTO_E_BAD_ARG, "a parameter given twice");
+            seen[k] = true;
+            const char *v = parts[p] + klen;
+            if (query_numbers(v, strlen(v), json, sizeof json, &at, keys[k].names, keys[k].count) !=
+                keys[k].count)
+                return query_fail(err, PROTO_E_BAD_ARG,
+                                  k == 0 ? "view=X,Y,W,H takes four finite numbers"
+                                         : "px and budget take a number");
+        }
+    }
+    if (!seen[0])
+        return seen[1] || seen[2] ? query_fail(err, PROTO_E_BAD_ARG, "px or budget without view")
+                                  : 0;
+    if (at + 2 > sizeof json)
+        return query_fail(err, PROTO_E_BAD_ARG, "too long");
+    json[at++] = '}';
+    json[at] = '\0';
+    int rc = proto_command_parse(json, at, lim, out, err);
+    if (rc < 0) {
+        char why[PROTO_MESSAGE_MAX];
+        snprintf(why, sizeof why, "%s", err->message);
+        return query_fail(err, rc, why);
+    }
+    return 1;
 }

@@ -326,6 +326,19 @@ int proto_command_parse(const char *text, size_t len, const struct proto_limits 
                         struct proto_command *out, struct proto_error *err);
 
 /*
+ * The view a WebSocket URL's query asks for (PROTOCOL.md §12.4): parts[0..n)
+ * are the query's parts ("name=value", decoded), of which view=X,Y,W,H,
+ * px=N and budget=B are read, the others ignored. Returns 0 when there is
+ * no view, 1 with *out the view command it makes (no id, parsed against
+ * lim as the command would be), or a negative wire code with *err saying
+ * why (PROTO_E_BAD_ARG: a part given twice, not numbers, px or budget
+ * without view; the parser's codes for what the command would be refused
+ * for), its message starting "the URL's view: ".
+ */
+int proto_view_from_query(const char *const *parts, size_t n, const struct proto_limits *lim,
+                          struct proto_command *out, struct proto_error *err);
+
+/*
  * Writes the canonical JSON text of cmd into buf[0..cap), NUL-terminated:
  * {"cmd":NAME,"id":ID,...args} with every argument that has a value
  * (defaults filled in by the parser included) and no others. cmd->id must

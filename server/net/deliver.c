@@ -58,7 +58,7 @@ static struct tileset *v3_set(const struct session *s, struct room *r, const str
  * FRAME_WANT_V3: its frame is spliced when written (write_frame()). */
 static struct frame *frame_for(const struct session *s, unsigned *kind)
 {
-    if (s->state == SESSION_CLOSING || !s->m.room || s->feed.room != s->m.room)
+    if (s->state == SESSION_CLOSING || !s->m.room || s->feed.room != s->m.room || s->awaits_view)
         return NULL;
     struct frame *f = *lobby_room_frame(s->m.room, s->m.thread);
     if (!f || f->seq == s->feed.last_seq)

@@ -92,6 +92,37 @@ static void handle(struct session *s, const struct session_message *msg, struct 
     dispatch_command(s, &cmd, l, now);
 }
 
+/* The query's parts kept for a view: more or longer ones are not read. */
+enum { URL_PARTS = 8, URL_PART_MAX = 128 };
+
+void dispatch_url_view(struct session *s, struct lobby *l, int64_t now)
+{
+    char text[URL_PARTS][URL_PART_MAX];
+    const char *parts[URL_PARTS];
+    size_t n = 0;
+    for (int i = 0; n < URL_PARTS; i++) {
+        int len = lws_hdr_copy_fragment(s->wsi, text[n], URL_PART_MAX, WSI_TOKEN_HTTP_URI_ARGS, i);
+        if (len < 0 && lws_hdr_fragment_length(s->wsi, WSI_TOKEN_HTTP_URI_ARGS, i) <= 0)
+            break;
+        if (len < 0) /* longer than a view's: not one */
+            continue;
+        parts[n] = text[n];
+        n++;
+    }
+    struct proto_command cmd;
+    struct proto_error err;
+    int rc = proto_view_from_query(parts, n, lobby_room_limits(s->m.room), &cmd, &err);
+    if (rc != 0 && !take_token(s, now)) {
+        session_send_error(s, "", PROTO_E_RATE_LIMITED, "the URL's view: too many commands");
+    } else if (rc < 0) {
+        metrics_reject(proto_status_name(rc));
+        session_send_error(s, "", rc, err.message);
+    } else if (rc > 0) {
+        dispatch_command(s, &cmd, l, now);
+        s->awaits_view = s->owed > 0 && s->m.protocol == PROTO_V3_VERSION;
+    }
+}
+
 void dispatch_message(struct session *s, const struct session_message *msg, struct lobby *l,
                       int64_t now)
 {

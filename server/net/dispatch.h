@@ -38,4 +38,14 @@ void dispatch_message(struct session *s, const struct session_message *msg, stru
 void dispatch_command(struct session *s, const struct proto_command *cmd, struct lobby *l,
                       int64_t now);
 
+/*
+ * The view a new connection's URL asks for (?view=X,Y,W,H&px=N&budget=B,
+ * PROTOCOL.md §12.4), right after its welcome: dispatched as its first
+ * command (no id), or refused at once with an error without id. While its
+ * reply is owed a version 3 session is sent no frame (session.h,
+ * awaits_view), so that its first frame is of its view, not of the whole
+ * room. lws' headers must still be there (ESTABLISHED).
+ */
+void dispatch_url_view(struct session *s, struct lobby *l, int64_t now);
+
 #endif

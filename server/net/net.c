@@ -290,6 +290,8 @@ static int callback_ws(struct lws *wsi, enum lws_callback_reasons reason, void *
             return HTTP_CB_CLOSE;
         lobby_lock(n->lobby);
         rc = session_open(s, wsi, &nt->sessions, n->lobby, protocol_of(wsi), clock_mono_ns());
+        if (rc == 0)
+            dispatch_url_view(s, n->lobby, clock_mono_ns());
         lobby_unlock(n->lobby);
         return rc < 0 ? HTTP_CB_CLOSE : 0;
     case LWS_CALLBACK_RECEIVE:

@@ -229,6 +229,7 @@ void session_owe(struct session *s)
 
 void session_replied(struct session *s)
 {
+    s->awaits_view = false; /* the URL's view was its first command: this answers it */
     if (s->owed)
         s->owed--;
     if (s->state == SESSION_DRAINING && s->owed == 0)

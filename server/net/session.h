@@ -94,6 +94,9 @@ struct session {
     struct lobby_member m;
     struct proto_command *held_join; /* owned: JOIN_HELD only */
     uint32_t owed;
+    /* Version 3: the view of its URL is owed its reply (dispatch_url_view()):
+     * no frame until then. */
+    bool awaits_view;
     bool reading; /* what lws was last told (rx flow control) */
     struct bucket bucket;
     struct session_feed feed;

@@ -8,6 +8,10 @@
  * PROTOCOL.md §5.4; its canonical text (proto_command_format) must parse
  * again to the same kind and format to the same text (a fixed point), and
  * replies carrying its id must be valid JSON that echo the id as sent.
+ *
+ * The same bytes cut at '&' are also a WebSocket URL's query for
+ * proto_view_from_query(): a view it makes holds the ranges and formats
+ * to a fixed point, a refusal is checked as above.
  */
 #define _POSIX_C_SOURCE 200809L /* strnlen */
 
@@ -145,6 +149,37 @@ static void check_canonical(const struct proto_command *cmd, const struct proto_
         fuzz_fail("canonical text is not a fixed point:\n  %s\n  %s", text, again_text);
 }
 
+/* data as a URL's query: up to 8 parts cut at '&', each at most 127 bytes. */
+static void check_query(const uint8_t *data, size_t size, const struct proto_limits *lim)
+{
+    static char text[8][128];
+    const char *parts[8];
+    size_t n = 0, at = 0;
+    while (at <= size && n < 8) {
+        const uint8_t *amp = memchr(data + at, '&', size - at);
+        size_t len = (amp ? (size_t)(amp - data) : size) - at;
+        len = len < sizeof text[n] - 1 ? len : sizeof text[n] - 1;
+        memcpy(text[n], data + at, len);
+        text[n][len] = '\0';
+        parts[n] = text[n];
+        n++;
+        at = amp ? (size_t)(amp - data) + 1 : size + 1;
+    }
+    struct proto_command cmd;
+    struct proto_error err;
+    int rc = proto_view_from_query(parts, n, lim, &cmd, &err);
+    if (rc < 0) {
+        check_refusal(rc, &err);
+        return;
+    }
+    if (rc > 1 || (rc == 1 && (cmd.kind != PROTO_CMD_VIEW || cmd.id[0])))
+        fuzz_fail("the URL's view made %d, kind %d", rc, (int)cmd.kind);
+    if (rc == 1) {
+        check_ranges(&cmd, lim);
+        check_canonical(&cmd, lim);
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const struct proto_limits *lim = fuzz_limits();
@@ -152,6 +187,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct proto_error err;
     char message[PROTO_MESSAGE_MAX];
 
+    check_query(data, size, lim);
     int rc = proto_command_parse((const char *)data, size, lim, &cmd, &err);
     if (rc != 0) {
         check_refusal(rc, &err);

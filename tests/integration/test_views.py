@@ -18,7 +18,9 @@ frame hash: a frame it refuses fails the test.
 - spectators see the whole room as it was spectator-delay seconds ago:
   each frame is the admin's frame of the tick it names, flagged delayed;
 - a view out of range, of the wrong type or on a version 1 or 2 connection
-  is refused with its code and changes nothing; views are rate limited.
+  is refused with its code and changes nothing; views are rate limited;
+- a view in the URL (?view=X,Y,W,H) is in force from the first frame, and
+  a bad one is refused with an error without id and the whole room.
 
 Usage: test_views.py FLOCKD_BINARY [--functional] [TEST_NAME...]
        test_views.py FLOCKD_BINARY --fog-soak [--seconds=300]
@@ -592,6 +594,44 @@ async def bad_views_are_refused_with_their_codes_and_change_nothing():
             assert f.version == s.welcome["protocol"] and f.count == 1000, f.version
         for s in (c, v2, v1):
             await s.close()
+
+
+@test
+async def a_view_in_the_url_is_in_force_from_the_first_frame_and_a_bad_one_is_refused():
+    with Flockd(FLOCKD, "--boids", "3000") as d:
+        world = (await Stream.open(d.url, 3)).welcome["world"]
+        w, h = world["width"], world["height"]
+        # the first frame is the view's: its rect, never the whole room
+        for query in (f"?view={w * 0.2:g},{h * 0.3:g},400,300",
+                      f"?t=1&view={w - 100:g},0,400,300&px=200&budget=50000"):
+            s = await Stream.open(d.url + query, 3)
+            await s.wait_for(lambda: None in s.replies and len(s.frames) >= 3, 5)
+            ack = s.replies[None]
+            assert ack["type"] == "ack" and "rect" in ack, ack
+            first = s.frames[min(s.frames)]
+            assert list(first.rect) == ack["rect"], (first.rect, ack)
+            assert first.rect[2] * first.rect[3] < first.cols * first.rows, first.rect
+            assert first.tick >= ack["tick"], (first.tick, ack)
+            await s.close()
+        # refused, said without an id, and the whole room as without a view
+        cases = [("?view=1,2,3", "bad_arg"), ("?view=1,2,3,4,5", "bad_arg"),
+                 ("?view=0,0,inf,100", "bad_arg"), ("?view=a,0,100,100", "bad_arg"),
+                 ("?view=0,0,100,100&view=0,0,50,50", "bad_arg"), ("?px=100", "bad_arg"),
+                 ("?view=0,0,0,100", "out_of_range"), (f"?view={w + 1:g},0,100,100", "out_of_range"),
+                 ("?view=0,0,100,100&budget=10", "out_of_range")]
+        for query, code in cases:
+            s = await Stream.open(d.url + query, 3)
+            await s.wait_for(lambda: None in s.replies and len(s.frames) >= 2, 5)
+            r = s.replies[None]
+            assert (r["type"], r.get("code")) == ("error", code), (query, r)
+            assert r["message"].startswith("the URL's view: "), r
+            assert all(f.count == 3000 for f in s.frames.values()), query
+            await s.close()
+        # a version 2 connection: views are version 3's, its frames flow
+        s = await Stream.open(d.url + "?view=0,0,100,100", 2)
+        await s.wait_for(lambda: None in s.replies and len(s.frames) >= 2, 5)
+        assert s.replies[None].get("code") == "bad_arg", s.replies[None]
+        await s.close()
 
 
 @test

@@ -1548,6 +1548,44 @@ static void statuses_have_distinct_stable_names(void **state)
     assert_true(proto_status_is_wire(PROTO_E_INTERNAL) && !proto_status_is_wire(PROTO_E_NOSPACE));
 }
 
+/* The view a URL's query asks for: read as the view command would be. */
+static void a_urls_view_parses_as_the_view_command_would(void **state)
+{
+    (void)state;
+    struct proto_command c;
+    struct proto_error e;
+    const char *none[] = {"room=x", "t=1"};
+    assert_int_equal(proto_view_from_query(none, 2, &limits, &c, &e), 0);
+    const char *some[] = {"t=1", "view=10,20.5,300,1e2", "px=640", "budget=50000"};
+    assert_int_equal(proto_view_from_query(some, 4, &limits, &c, &e), 1);
+    assert_int_equal(c.kind, PROTO_CMD_VIEW);
+    assert_string_equal(c.id, "");
+    assert_true(c.args.view.x == 10.0f && c.args.view.y == 20.5f && c.args.view.w == 300.0f &&
+                c.args.view.h == 100.0f);
+    assert_true(c.args.view.px == 640 && c.args.view.budget == 50000);
+    static const struct {
+        const char *parts[2];
+        int code;
+    } bad[] = {{{"view=1,2,3", NULL}, PROTO_E_BAD_ARG},
+               {{"view=1,2,3,4,", NULL}, PROTO_E_BAD_ARG},
+               {{"view=1,,3,4", NULL}, PROTO_E_BAD_ARG},
+               {{"view=nan,2,3,4", NULL}, PROTO_E_BAD_ARG},
+               {{"view=0x10,2,3,4", NULL}, PROTO_E_BAD_ARG},
+               {{"view=1e999,2,3,4", NULL}, PROTO_E_BAD_ARG},
+               {{"view=1,2,3,4", "view=1,2,3,4"}, PROTO_E_BAD_ARG},
+               {{"budget=5000", NULL}, PROTO_E_BAD_ARG},
+               {{"view=1,2,3,4", "px=1.5"}, PROTO_E_BAD_ARG},
+               {{"view=1601,2,3,4", NULL}, PROTO_E_OUT_OF_RANGE},
+               {{"view=0,0,0,4", NULL}, PROTO_E_OUT_OF_RANGE},
+               {{"view=0,0,10,10", "budget=999"}, PROTO_E_OUT_OF_RANGE}};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        size_t n = bad[k].parts[1] ? 2 : 1;
+        assert_int_equal(proto_view_from_query(bad[k].parts, n, &limits, &c, &e), bad[k].code);
+        assert_int_equal(e.code, bad[k].code);
+        assert_true(strncmp(e.message, "the URL's view: ", 16) == 0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1593,6 +1631,7 @@ int main(void)
         cmocka_unit_test(room_messages_carry_room_role_team_and_escaped_names),
         cmocka_unit_test(replies_report_nospace_when_the_buffer_is_too_small),
         cmocka_unit_test(statuses_have_distinct_stable_names),
+        cmocka_unit_test(a_urls_view_parses_as_the_view_command_would),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
