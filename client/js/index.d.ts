@@ -272,6 +272,8 @@ export interface ClientOptions {
   boids?: number;
   /** 2 (the default: version 2 frames, else version 1); 3: version 3's views, else 2, else 1; or 1. */
   protocol?: 1 | 2 | 3;
+  /** Protocol 3, no room: the first view, in the WebSocket URL (§12.4): the first frame is already of it. */
+  view?: { x: number; y: number; w: number; h: number; px?: number; budget?: number };
   /** For connecting and per command, ms (default 10000). */
   timeoutMs?: number;
   /** Check commands against the schema before sending them (default true). */

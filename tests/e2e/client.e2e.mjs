@@ -7,7 +7,8 @@
 // version 3: the view acked with its members, frames that hold only the
 // rect's super-tiles and the same boids as the whole room's stream of the
 // same tick, ids stable across frames, the view sent again after a
-// reconnection, the audiences' flags of an rts room; a frame that cannot
+// reconnection, a view given at connect in the URL, the audiences' flags
+// of an rts room; a frame that cannot
 // be decoded counted, a key frame asked for, nothing handed out (both
 // versions); reconnection after flockd is killed and started again on
 // the same port (the room, role and RTS team joined again, a command sent
@@ -519,6 +520,31 @@ async function gotoOnARecording() {
   }
 }
 
+async function urlViews(url) {
+  await check('options.view puts the first view in the URL: acked at connect, the first frame already of it; a refused one rejects', async () => {
+    const u = await connect(url, { protocol: 3, view: { x: 10, y: 10, w: 400, h: 300, px: 400 } });
+    try {
+      const ack = u.viewAck;
+      assert(ack && ack.rect.length === 4, JSON.stringify(ack));
+      const s = await u.nextSnapshot();
+      assert(JSON.stringify([s.rect.x, s.rect.y, s.rect.cols, s.rect.rows]) === JSON.stringify(ack.rect), `rect ${JSON.stringify(s.rect)}`);
+      const { cols, rows } = u.welcome.stream.tiles;
+      assert(ack.rect[2] * ack.rect[3] < cols * rows, `the whole grid: ${ack.rect}`);
+    } finally {
+      await u.close();
+    }
+    const e = await rejection(connect(url, { protocol: 3, view: { x: 0, y: 0, w: 0, h: 10 } }));
+    assert(e instanceof CommandError && e.code === 'out_of_range' && e.message.includes('the URL\'s view'), String(e));
+    let thrown = null;
+    try {
+      await connect(url, { protocol: 2, view: { x: 0, y: 0, w: 10, h: 10 } });
+    } catch (err) {
+      thrown = err;
+    }
+    assert(thrown instanceof TypeError, String(thrown));
+  });
+}
+
 async function main() {
   if (!flockdBin) {
     console.log('usage: node client.e2e.mjs FLOCKD [--functional | --timing [--untimed]]');
@@ -534,6 +560,7 @@ async function main() {
   await refusalsMatchTheServer(server.url);
   await snapshotsOfBothVersions(server.url);
   await viewsOfVersion3(server.url);
+  await urlViews(server.url);
   await check('connect refuses a join the server refuses, and a server that is not there', async () => {
     const e = await rejection(connect(server.url, { room: 'no spaces' }));
     assert(e instanceof CommandError && e.code === 'bad_arg' && e.local, String(e));

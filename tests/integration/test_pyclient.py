@@ -9,7 +9,8 @@ answers for the very same messages (generated from the schema, and the cases
 of proto/vectors/commands.json); snapshots of both protocol versions (the
 same positions at the same tick), estimated velocities, a refused frame that
 asks for a key frame; version 3 (ids, a view's ack and its frames, the view
-sent again after a reconnect and forgotten by a join, a refused frame);
+sent again after a reconnect and forgotten by a join, a view given at
+connect in the URL, a refused frame);
 reconnecting after flockd is killed and restarted on
 the same port (a script with no reconnect code of its own resumes: the
 timing part measures how soon) and an RTS player taking its team back;
@@ -340,6 +341,37 @@ async def a_frame_the_decoder_refuses_is_counted_and_a_key_frame_asked_for():
             snap = await after_a_refused_frame(c, lambda s: s.kind == "delta")
             assert snap.kind == "key", snap.kind  # nothing of a refused frame came through
             await c.wait_for(lambda s: s.kind == "delta", timeout=5)
+
+
+@test
+async def a_view_given_at_connect_is_in_the_url_from_the_first_frame_and_after_a_reconnect():
+    with Flockd(FLOCKD, "--boids", "2000") as d:
+        view = dict(x=100, y=100, w=600, h=400, px=300)
+        c = await flockd.connect_async(d.url, protocol=3, view=view)
+        ack = c.view_ack
+        assert isinstance(ack, flockd.Ack) and len(ack.rect) == 4 and ack.id is None, ack
+        snap = await c.next_snapshot(timeout=5)  # the first frame: the view's
+        assert list(snap.rect) == ack.rect and snap.count < 2000, (snap.rect, ack)
+        back = asyncio.get_running_loop().create_future()
+        c.on("reconnect", lambda ev: back.done() or back.set_result(ev))
+        c._ws.transport.abort()
+        await asyncio.wait_for(back, 10)
+        await c.wait_for(lambda s: c.view_ack is not ack, timeout=5)  # acked again
+        assert c.view_ack.rect == ack.rect and c.view_ack.id is None, c.view_ack  # in the URL
+        assert c.refused_frames == 0, c.refused_frames
+        await c.close()
+        # a view the room refuses: start() raises it
+        try:
+            await flockd.connect_async(d.url, protocol=3, view=dict(x=0, y=0, w=0, h=10))
+            raise AssertionError("a view of width 0 was taken")
+        except flockd.CommandError as e:
+            assert e.code == "out_of_range" and "the URL's view" in str(e), e
+        for bad in (dict(x=0, y=0, w=10), dict(x=0, y=0, w=10, h=float("inf"))):
+            try:
+                flockd.Client(d.url, protocol=3, view=bad)
+                raise AssertionError(f"{bad} was taken")
+            except ValueError:
+                pass
 
 
 @test

@@ -7,8 +7,10 @@
 // (snapshot.js) of any protocol version; events. When the connection drops
 // it reconnects with capped, jittered backoff, joins the same room and
 // role again (an RTS player with its rejoin token), sends its last view
-// again (version 3) and goes on from the key frame a new stream starts
-// with; commands sent meanwhile wait for it. Squads (§13): the latest
+// again (version 3; in the WebSocket URL for a client that never joined,
+// as options.view puts the first one, PROTOCOL.md §12.4) and goes on from
+// the key frame a new stream starts with; commands sent meanwhile wait
+// for it. Squads (§13): the latest
 // `squads` message of each team (`squads`, the 'squads' event, squad(n),
 // waitSquads()). Room scripts (§14): game(members) for the script, the
 // welcome's script (roomScript), the latest room-wide and per-team `game`
@@ -38,6 +40,21 @@ export function methodName(cmd) {
 }
 
 /** The WebSocket URL for `url`: http(s) becomes ws(s), and a bare host gets the path /ws. */
+/** The query of a WebSocket URL that asks for `view` (§12.4): view=X,Y,W,H, and px, budget if given. */
+export function viewQuery(view) {
+  const rect = ['x', 'y', 'w', 'h'].map((k) => view[k]);
+  if (!rect.every((v) => typeof v === 'number' && Number.isFinite(v))) {
+    throw new TypeError(`a view wants finite numbers x, y, w, h: ${JSON.stringify(view)}`);
+  }
+  let q = `view=${rect.join(',')}`;
+  for (const k of ['px', 'budget']) {
+    if (view[k] === undefined || view[k] === null) continue;
+    if (!Number.isInteger(view[k])) throw new TypeError(`a view's ${k} is a whole number: ${view[k]}`);
+    q += `&${k}=${view[k]}`;
+  }
+  return q;
+}
+
 export function socketUrl(url) {
   const u = new URL(url);
   if (u.protocol === 'http:') u.protocol = 'ws:';
@@ -106,6 +123,17 @@ export class Client {
     this.closeError = null;
     this.lastView = null; // the arguments of the latest view sent: sent again after a reconnection
     this.viewAck = null; // the ack of the latest view (§12.4), or null
+    // A client that never joins puts its view in the URL (§12.4): urlView is
+    // the one the connection's URL carries now.
+    this.urlViewOk = !this.options.room;
+    this.urlView = null;
+    if (this.options.view) {
+      if (this.options.protocol !== 3 || this.options.room) {
+        throw new TypeError('options.view needs protocol 3 and no room (it is the first room\'s); view() after a join');
+      }
+      viewQuery(this.options.view);
+      this.lastView = defined({ ...this.options.view });
+    }
     this.squads = new Map(); // team -> its latest squads message (§13.5) in this room
     this.roomGame = null; // the latest room-wide game message (§14.4) in this room
     this.teamGames = new Map(); // team -> its latest game message
@@ -122,6 +150,14 @@ export class Client {
     }, protocols, {
       WebSocket, socketOptions, backoff: options.backoff || CLIENT_BACKOFF, retryFirst: false,
     });
+    this.aimUrl();
+  }
+
+  // The URL the next connection opens: with the last view while the client
+  // never joined (version 3).
+  aimUrl() {
+    this.urlView = this.urlViewOk && this.lastView && this.options.protocol === 3 ? this.lastView : null;
+    this.conn.url = this.urlView ? `${this.url}${this.url.includes('?') ? '&' : '?'}${viewQuery(this.urlView)}` : this.url;
   }
 
   // ---- where the client is -------------------------------------------------
@@ -244,7 +280,16 @@ export class Client {
         return; // a lost connection: the next one tries again
       }
     }
-    if (this.lastView && this.protocol === 3) this.resendView(this.lastView);
+    if (this.urlView && !joinArgs) {
+      const refused = await this.urlViewReply(this.urlView);
+      if (!this.inRoom) return; // the connection went meanwhile: the next one tries again
+      if (refused && !this.opened) {
+        this.fail(refused); // connect() rejects with it
+        return;
+      }
+    } else if (this.lastView && this.protocol === 3) {
+      this.resendView(this.lastView);
+    }
     this.state = 'open';
     const wasLost = this.opened;
     this.opened = true;
@@ -384,6 +429,27 @@ export class Client {
     this.emit('view', { ...ack, view: { ...args } });
   }
 
+  // The reply to the view of the connection's URL (it has no id): acked,
+  // it is the view; refused, it is forgotten and the refusal returned.
+  async urlViewReply(args) {
+    try {
+      await new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          this.pending.delete(null);
+          reject(new ConnectionError('timeout', `view: no reply within ${this.options.timeoutMs} ms`));
+        }, this.options.timeoutMs);
+        this.pending.set(null, { cmd: 'view', args, resolve, reject, timer });
+      });
+      return null;
+    } catch (e) {
+      if (!(e instanceof CommandError)) return null; // a lost connection: the next one tries again
+      if (this.lastView === args) this.lastView = null;
+      this.aimUrl();
+      this.emit('viewrefused', e);
+      return e;
+    }
+  }
+
   // The last view again, on a new connection; refused (the world changed
   // size), it is forgotten: the whole room comes.
   resendView(args) {
@@ -398,6 +464,8 @@ export class Client {
   // resolves when the new room's welcome has come.
   joined(p, msg) {
     const ack = ackFields(msg);
+    this.urlViewOk = false; // the URL's view is the first room's
+    this.aimUrl();
     this.want = defined({
       ...Object.fromEntries(JOIN_KEYS.map((k) => [k, p.args[k]])), room: ack.room, role: ack.role, rejoin: ack.rejoin,
     });
@@ -440,6 +508,7 @@ export class Client {
     if (validate) validateCommand(cmd, args, this.place);
     if (cmd === 'join') {
       this.lastView = null; // a new room's stream is the whole room until a view
+      this.aimUrl();
       return this.joinNow(args, timeoutMs);
     }
     if (cmd === 'view') this.viewing(args, validate);
@@ -453,7 +522,10 @@ export class Client {
       throw new CommandError('bad_arg', `view: this connection speaks version ${this.protocol}; views are ${SUBPROTOCOL_V3}'s`,
         { command: 'view', local: true });
     }
-    if (this.protocol === 3) this.lastView = { ...args };
+    if (this.protocol === 3) {
+      this.lastView = { ...args };
+      this.aimUrl();
+    }
   }
 
   /** A join, whether ready or not; resolves to its ack once the room's welcome came. */

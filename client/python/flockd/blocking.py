@@ -143,5 +143,6 @@ def connect(url, **kwargs):
     """A connected BlockingClient (usable in `with`); keyword arguments as
     Client's: room, role, mode, token, password, name, boids, protocol (3,
     2 or 1), insecure, ssl, reconnect, backoff, timeout, connect_timeout,
-    numpy. Raises ConnectError, or the CommandError of a refused join."""
+    numpy, view. Raises ConnectError, or the CommandError of a refused join
+    or view."""
     return BlockingClient(url, **kwargs)

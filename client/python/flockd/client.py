@@ -23,7 +23,12 @@ Views (version 3): `view(x=, y=, w=, h=, px=, budget=)` says what part of
 the room the client looks at; its Ack (`view_ack`) carries the plan of the
 frames (shift, sample, rect, boids, bytes, rate). The client remembers the
 last view acked and sends it again after a reconnect; a join forgets it
-(another room, another world).
+(another room, another world). `view=dict(x=, y=, w=, h=, px=, budget=)`
+given to the client (protocol=3, no room) puts the first view in the
+WebSocket URL (§12.4): the first frame is already of it, never a key
+frame of the whole room; `start()` returns once it is acked (a refused one
+raises its CommandError). Reconnecting outside a joined room, the client
+puts its last view in the URL again.
 
 Reconnecting: when the connection drops (the server restarted, the network
 failed) the client connects again after a jittered, capped backoff
@@ -70,6 +75,7 @@ import inspect
 import itertools
 import json
 import logging
+import math
 import random
 import ssl as ssl_module
 import time
@@ -148,11 +154,14 @@ class Client:
     def __init__(self, url, *, room=None, role=None, mode=None, token=None, password=None,
                  name=None, boids=None, protocol=2, insecure=False, ssl=None, reconnect=True,
                  backoff=None, timeout=10.0, connect_timeout=10.0, numpy=None,
-                 max_boids=1 << 22):
+                 max_boids=1 << 22, view=None):
         if protocol not in SUBPROTOCOLS:
             raise ValueError("protocol must be 1, 2 or 3")
         if (room is None) != (role is None):
             raise ValueError("room and role go together")
+        if view is not None and (protocol != 3 or room is not None):
+            raise ValueError("a view in the URL needs protocol=3 and no room (it is the first "
+                             "room's); view() after a join")
         self.url, self.protocol_wanted = url, protocol
         self.timeout, self.connect_timeout = timeout, connect_timeout
         self._ssl = tls_context(url, insecure, ssl)
@@ -181,6 +190,10 @@ class Client:
         self.welcome = self.roster = self.availability = self.snapshot = None
         self.dilation = None  # the latest Dilation message (§6.7), in this room
         self._view = self.view_ack = None  # the last view acked: its arguments, its Ack
+        self._url_view = None  # a future for the reply to the view of this connection's URL
+        if view is not None:
+            self._view = {k: schema.normalize(v) for k, v in view.items() if v is not None}
+            view_query(self._view)  # refuse a bad one here
         self.squads = {}  # team -> its latest Squads message (§13.5), in this room
         self._squads_waiters = []
         self.room_game = None  # the latest room-wide Game message (§14.4), in this room
@@ -194,10 +207,17 @@ class Client:
 
     async def start(self):
         """Connects (and joins, if a room was given); returns the client.
-        Raises ConnectError, or the CommandError of a refused join."""
+        Raises ConnectError, or the CommandError of a refused join or of
+        the refused view of the URL."""
         ws, welcome = await self._handshake()
         self._install(ws, welcome)
         self._task = asyncio.ensure_future(self._run())
+        if self._url_view is not None:
+            try:
+                await self._took_url_view()
+            except BaseException:
+                await self.close()
+                raise
         return self
 
     async def __aenter__(self):
@@ -219,10 +239,38 @@ class Client:
         """The protocol version the server took (the welcome's)."""
         return self.welcome.protocol if self.welcome else None
 
+    def _socket_url(self):
+        """The URL to connect to: with the last view in its query outside a
+        joined room (version 3), and then the future its reply will fill."""
+        self._url_view = None
+        if self._view is None or self._join or self.protocol_wanted != 3:
+            return self.url
+        self._url_view = asyncio.get_running_loop().create_future()
+        return self.url + ("&" if "?" in self.url else "?") + view_query(self._view)
+
+    async def _took_url_view(self):
+        """Waits for the reply to the URL's view: its Ack is view_ack; a
+        refusal forgets the view and raises its CommandError."""
+        fut = self._url_view
+        try:
+            reply = await asyncio.wait_for(fut, self.timeout)
+        except asyncio.TimeoutError:
+            raise Timeout(f"view: no reply within {self.timeout} s") from None
+        finally:
+            self._url_view = None
+            self._pending.pop(None, None)
+        if reply["type"] == "error":
+            self._view = self.view_ack = None
+            raise command_error(reply.get("code"), reply.get("message", ""), "view")
+        self.view_ack = Ack(reply, "view")
+
     async def _open_socket(self):
+        url = self._socket_url()
+        if self._url_view is not None:  # its reply has no id
+            self._pending[None] = (self._url_view, "view")
         try:
             return await asyncio.wait_for(websockets.connect(
-                self.url, subprotocols=SUBPROTOCOLS[self.protocol_wanted], max_size=None,
+                url, subprotocols=SUBPROTOCOLS[self.protocol_wanted], max_size=None,
                 compression=None, ssl=self._ssl, open_timeout=None, close_timeout=2),
                 self.connect_timeout)
         except (OSError, asyncio.TimeoutError, websockets.WebSocketException) as e:
@@ -529,11 +577,15 @@ class Client:
         return ack
 
     def _view_again(self):
-        """After a reconnect: the last view acked, sent again (in the
-        background; the frames before its ack are the whole room's)."""
+        """After a reconnect: the last view acked, in the URL (its reply
+        awaited in the background) or, in a joined room, sent again (the
+        frames before its ack are the whole room's)."""
         if self._view is None:
             return
-        task = asyncio.ensure_future(self.command("view", **self._view))
+        if self._url_view is not None:
+            task = asyncio.ensure_future(self._took_url_view())
+        else:
+            task = asyncio.ensure_future(self.command("view", **self._view))
         task.add_done_callback(lambda t: t.cancelled() or t.exception())
 
     async def _send(self, cmd, args, deadline, timeout):
@@ -887,11 +939,27 @@ def add_command_methods(cls, blocking=False):
 add_command_methods(Client)
 
 
+def view_query(view):
+    """The query of a WebSocket URL that asks for view (§12.4): view=X,Y,W,H
+    and px, budget if given. ValueError if a number is missing or not finite."""
+    try:
+        rect = [float(view[k]) for k in ("x", "y", "w", "h")]
+        extra = {k: int(view[k]) for k in ("px", "budget") if view.get(k) is not None}
+    except (KeyError, TypeError, ValueError) as e:
+        raise ValueError(f"a view wants numbers x, y, w, h (and px, budget): {e}") from None
+    unknown = set(view) - {"x", "y", "w", "h", "px", "budget"}
+    if unknown or not all(math.isfinite(v) for v in rect):
+        raise ValueError(f"not a view: {view}")
+    query = "view=" + ",".join(format(v, ".17g") for v in rect)
+    return query + "".join(f"&{k}={v}" for k, v in extra.items())
+
+
 class connect_async:
     """`c = await connect_async(url, ...)` or `async with connect_async(url,
     ...) as c`: a connected Client (its keyword arguments are Client's:
     room, role, mode, token, password, name, boids, protocol (3, 2 or 1),
-    insecure, ssl, reconnect, backoff, timeout, connect_timeout, numpy)."""
+    insecure, ssl, reconnect, backoff, timeout, connect_timeout, numpy,
+    view)."""
 
     def __init__(self, url, **kwargs):
         self._client = Client(url, **kwargs)
