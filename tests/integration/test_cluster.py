@@ -168,10 +168,11 @@ async def settled(nodes, rooms=("default",), timeout=10, not_on=None):
 
 
 def frame_message(term, seq, tick):
-    """A well-formed frame message (CLUSTER.md §3.1) with no parts."""
-    head = b"FKCF" + struct.pack("<HHQQQq", 1, 0, term, seq, tick, 0)
-    plan = struct.pack("<IB", seq & 0xFFFFFFFF, 1) + bytes([1, 0, 0]) + bytes(12)
-    return head + plan + bytes(24)
+    """A well-formed frame message (CLUSTER.md §3.1, version 2) with no
+    parts: the plan its key frame alone (21 entries), 22 lengths of 0."""
+    head = b"FKCF" + struct.pack("<HHQQQq", 2, 0, term, seq, tick, 0)
+    plan = struct.pack("<IB", seq & 0xFFFFFFFF, 1) + bytes([1, 0, 0]) + bytes(3 * 20)
+    return head + plan + bytes(4 * 22)
 
 
 async def wait_metric(node, name, at_least, timeout=5):
@@ -1005,13 +1006,13 @@ async def garbled_messages_on_room_subjects_are_rejected_and_counted():
         await viewer.next_snapshot()
         name = f'flockd_cluster_messages_rejected_total{{node="{relay_id}"}}'
         before = relay.metric(name)
-        hostile = [b"", b"garbage", b"FKCF" + b"\x01\x00" + b"\xff" * 200,
-                   b"FKCF\x01\x00\x00\x00" + struct.pack("<QQQq", 5, 1, 1, 0) + b"\x07" * 44,
+        hostile = [b"", b"garbage", b"FKCF" + b"\x02\x00" + b"\xff" * 200,
+                   b"FKCF\x02\x00\x00\x00" + struct.pack("<QQQq", 5, 1, 1, 0) + b"\x07" * 156,
                    os.urandom(5000)]
         for h in hostile:
             nats.publish("flockd.room.default.frame", h)
         nats.publish(f"flockd.node.{relay_id}.reply", b"FKCR\x01\x00" + b"\x00" * 50)
-        nats.publish(f"flockd.room.default.want", b"FKCW\x01\x00\x00\x00\xff\xff\xff\xff")
+        nats.publish(f"flockd.room.default.want", b"FKCW\x02\x00\x00\x00\xff\xff\xff\xff")
         # Tiles for the relay (CLUSTER.md §3.8): garbage, and a header of
         # another grid.
         nats.publish(f"flockd.room.default.tiles.{relay_id}", os.urandom(3000))

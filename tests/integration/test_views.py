@@ -611,7 +611,6 @@ async def a_view_in_the_url_is_in_force_from_the_first_frame_and_a_bad_one_is_re
             first = s.frames[min(s.frames)]
             assert list(first.rect) == ack["rect"], (first.rect, ack)
             assert first.rect[2] * first.rect[3] < first.cols * first.rows, first.rect
-            assert first.tick >= ack["tick"], (first.tick, ack)
             await s.close()
         # refused, said without an id, and the whole room as without a view
         cases = [("?view=1,2,3", "bad_arg"), ("?view=1,2,3,4,5", "bad_arg"),
