@@ -36,10 +36,14 @@
  * starts only once every client is in the room. A refused join is final:
  * the client is closed and counted in failures and join_failures.
  *
- * With --view or --views random (ctl_view.h) each client then sends its
+ * With --view or --views random (ctl_view.h) each client asks for its
  * view (random: a place of its own within the room's world) and counts as
  * connected once the view's ack came; a refused view is final like a
- * refused join (view_failures). With --decode a client that is in its room
+ * refused join (view_failures). Without --room the view goes in the
+ * upgrade request's URL (PROTOCOL.md 12.4: no frame of the whole room
+ * first), a random one once some client's welcome said the world's size
+ * (the first clients send theirs after the welcome); in a joined room it
+ * is sent after the join. With --decode a client that is in its room
  * asks for a key frame (keyframe) and decodes from the frame after its ack
  * on (a key frame: the frames before it may be deltas on frames it
  * skipped); after a refused frame it asks again and decodes again from
@@ -309,6 +313,14 @@ static bool read_welcome(struct conn *c, const cJSON *msg)
     c->version = version == PROTO_V3_VERSION   ? PROTO_V3_VERSION
                  : version == PROTO_V2_VERSION ? PROTO_V2_VERSION
                                                : PROTO_VERSION;
+    const cJSON *world = cJSON_GetObjectItemCaseSensitive(msg, "world");
+    double width = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(world, "width"));
+    double height = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(world, "height"));
+    if (width > 0 && height > 0 && width < 1e9 && height < 1e9 &&
+        !(atomic_load(&c->w->ld->world_w) > 0)) {
+        atomic_store(&c->w->ld->world_h, height);
+        atomic_store(&c->w->ld->world_w, width); /* last: the pair is read after it */
+    }
     if (c->dec)
         ctl_snap_welcome(c->dec, msg);
     return true;
@@ -333,6 +345,11 @@ static void in_room(struct conn *c, const cJSON *msg)
     const struct ctl_args *a = c->w->ld->a;
     if (!a->view) {
         settle_welcomed(c);
+        return;
+    }
+    if (c->url_view) { /* its reply comes next */
+        c->view_out = 1;
+        c->deadline = ctl_mono_s() + a->timeout;
         return;
     }
     memcpy(c->view, a->view_args, sizeof c->view);
@@ -637,10 +654,32 @@ static void start_connect(struct worker *w, struct conn *c)
         attempt_failed(c, "connect", strerror(errno));
 }
 
+/* c's view, if it can go in the URL (no join; a random view once a
+ * welcome said the world's size): the path with it into buf, true. */
+static bool view_in_url(struct conn *c, char *buf, size_t cap)
+{
+    struct load *ld = c->w->ld;
+    const struct ctl_args *a = ld->a;
+    double width = atomic_load(&ld->world_w), height = atomic_load(&ld->world_h);
+    c->url_view = 0;
+    if (!a->view || ld->join_len || (a->random_views && !(width > 0 && height > 0)))
+        return false;
+    memcpy(c->view, a->view_args, sizeof c->view);
+    if (a->random_views) {
+        double u = (double)(next_random(c->w) >> 11) * 0x1p-53;
+        double v = (double)(next_random(c->w) >> 11) * 0x1p-53;
+        ctl_view_random(a, width, height, u, v, c->view);
+    }
+    c->url_view = ctl_view_path(a, c->view, ld->url.path, buf, cap) > 0;
+    return c->url_view;
+}
+
 /* Sends the upgrade request and waits for its answer. */
 static void send_upgrade(struct conn *c)
 {
     const struct ctl_url *u = &c->w->ld->url;
+    char with_view[sizeof u->path + 128];
+    const char *path = view_in_url(c, with_view, sizeof with_view) ? with_view : u->path;
     uint8_t rnd[16];
     for (int i = 0; i < 16; i += 8) {
         uint64_t r = next_random(c->w);
@@ -653,7 +692,7 @@ static void send_upgrade(struct conn *c)
                             ", " PROTO_V2_SUBPROTOCOL ", " PROTO_SUBPROTOCOL
                         : protocol >= PROTO_V2_VERSION ? PROTO_V2_SUBPROTOCOL ", " PROTO_SUBPROTOCOL
                                                        : PROTO_SUBPROTOCOL;
-    int n = ws_request(req, sizeof req, u->host, u->port, u->path, c->key, offer);
+    int n = ws_request(req, sizeof req, u->host, u->port, path, c->key, offer);
     c->buf = malloc(HS_BUF);
     if (n < 0 || !c->buf || conn_write(c, req, (size_t)n) != n || arm(c, EPOLL_CTL_MOD, EPOLLIN)) {
         attempt_failed(c, "sending the upgrade request", strerror(errno));

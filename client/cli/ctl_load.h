@@ -40,6 +40,7 @@ struct conn {
     uint8_t greeted;   /* the connection's first welcome came */
     uint8_t welcomed;  /* in the room it measures (and its view acked): it counts */
     uint8_t view_out;  /* the view was sent, its reply has not come */
+    uint8_t url_view;  /* the view went in the upgrade request's URL */
     uint8_t key_asked; /* --decode: keyframe sent, its ack not come: no frame is decoded */
     uint8_t decoded;   /* --decode: a frame decoded */
     struct ctl_join_wait join;
@@ -106,6 +107,9 @@ struct load {
     int nworkers;
     char join[CTL_JOIN_TEXT_MAX]; /* the join every client sends; join_len 0: none */
     size_t join_len;
+    /* The world's size, from the first welcome any client read (0: none
+     * yet): random views of the later clients go in their URLs. */
+    _Atomic(double) world_w, world_h;
 };
 
 /* What a run measured, gathered from every worker and client. */

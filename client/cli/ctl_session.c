@@ -360,8 +360,18 @@ static bool join_room(struct ctl_session *s, const struct ctl_args *a)
     return false;
 }
 
-/* Sends the view and waits for its ack; true if it came, else the reason
- * is the session's error. */
+/* Waits for the view's ack; true if it came, else the reason is the
+ * session's error. */
+static bool took_view(struct ctl_session *s, const struct ctl_args *a)
+{
+    if ((!s->view_out || service_while(s, awaits_view, a->timeout)) && s->viewed && !s->view_rc)
+        return true;
+    set_error(s, s->view_rc ? "view refused" : "no answer to the view in time",
+              s->view_rc ? s->view_why : NULL);
+    return false;
+}
+
+/* Sends the view and waits for its ack (took_view()). */
 static bool send_view(struct ctl_session *s, const struct ctl_args *a)
 {
     char text[CTL_VIEW_TEXT_MAX];
@@ -371,11 +381,7 @@ static bool send_view(struct ctl_session *s, const struct ctl_args *a)
         return false;
     }
     s->view_out = true;
-    if (service_while(s, awaits_view, a->timeout) && !s->view_rc)
-        return true;
-    set_error(s, s->view_rc ? "view refused" : "no answer to the view in time",
-              s->view_rc ? s->view_why : NULL);
-    return false;
+    return took_view(s, a);
 }
 
 struct ctl_session *ctl_session_open(const struct ctl_args *a, ctl_message_fn fn, void *user,
@@ -397,12 +403,23 @@ struct ctl_session *ctl_session_open(const struct ctl_args *a, ctl_message_fn fn
         free(s);
         return NULL;
     }
+    /* A view without a join goes in the URL: even the first frame is of it. */
+    bool url_view = a->view && !a->join && !a->random_views;
+    char path[sizeof s->url.path];
+    if (url_view && ctl_view_path(a, a->view_args, s->url.path, path, sizeof path) < 0) {
+        snprintf(err->reason, sizeof err->reason, "the URL with the view is too long");
+        free(s);
+        return NULL;
+    }
+    if (url_view)
+        memcpy(s->url.path, path, sizeof path);
+    s->view_out = url_view; /* its reply follows the welcome */
     if (!start(s) && !service_while(s, awaits_welcome, a->timeout) && s->state != ST_CLOSED)
         set_error(s, "no welcome in time from", a->url);
     if (s->welcome && s->state == ST_OPEN && s->holding && !join_room(s, a))
         err->status = CTL_EXIT_FAILED;
     bool in_room = s->welcome && s->state == ST_OPEN && !s->holding;
-    if (in_room && a->view && !send_view(s, a)) {
+    if (in_room && a->view && !(url_view ? took_view(s, a) : send_view(s, a))) {
         err->status = CTL_EXIT_FAILED;
         in_room = false;
     }

@@ -116,6 +116,18 @@ int ctl_view_text(const struct ctl_args *a, const float rect[4], char *buf, size
     return n >= 0 && (size_t)n < cap ? n : PROTO_E_NOSPACE;
 }
 
+int ctl_view_path(const struct ctl_args *a, const float rect[4], const char *path, char *buf,
+                  size_t cap)
+{
+    int n = snprintf(buf, cap, "%s%cview=%.9g,%.9g,%.9g,%.9g", path, strchr(path, '?') ? '&' : '?',
+                     (double)rect[0], (double)rect[1], (double)rect[2], (double)rect[3]);
+    if (n >= 0 && (size_t)n < cap && a->px)
+        n += snprintf(buf + n, cap - (size_t)n, "&px=%d", a->px);
+    if (n >= 0 && (size_t)n < cap && a->budget)
+        n += snprintf(buf + n, cap - (size_t)n, "&budget=%d", a->budget);
+    return n >= 0 && (size_t)n < cap ? n : PROTO_E_NOSPACE;
+}
+
 void ctl_view_random(const struct ctl_args *a, double width, double height, double u, double v,
                      float rect[4])
 {
@@ -126,11 +138,12 @@ void ctl_view_random(const struct ctl_args *a, double width, double height, doub
     rect[3] = (float)h;
 }
 
-/* True if msg's id is the view's. */
+/* True if msg's id is the view's: "view", or none for the URL's. */
 static bool is_views(const cJSON *msg)
 {
-    const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(msg, "id"));
-    return id && !strcmp(id, VIEW_ID);
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(msg, "id");
+    const char *text = cJSON_GetStringValue(id);
+    return !id || cJSON_IsNull(id) || (text && !strcmp(text, VIEW_ID));
 }
 
 /* A number member of msg that is finite and >= 0, else 0. */

@@ -49,6 +49,15 @@ int ctl_view_settle(struct ctl_args *a, char *why, size_t cap);
 int ctl_view_text(const struct ctl_args *a, const float rect[4], char *buf, size_t cap);
 
 /*
+ * path (a URL's path and query) with the query that asks for rect and a's
+ * --px and --budget as the connection's first view (PROTOCOL.md 12.4:
+ * view=X,Y,W,H&px=N&budget=B) into buf[0..cap): its length, or
+ * PROTO_E_NOSPACE.
+ */
+int ctl_view_path(const struct ctl_args *a, const float rect[4], const char *path, char *buf,
+                  size_t cap);
+
+/*
  * A view of a->view_args's size at a random place within a world of
  * width x height (its size cut to the world's): x = u * (width - w),
  * y = v * (height - h) for u, v in [0, 1) the caller draws.
@@ -65,7 +74,8 @@ struct ctl_view_ack {
 
 /*
  * Feeds one text message text[0..len). Returns 0 if it is not the reply
- * to the view, 1 if it is its ack (*ack filled), or the negative PROTO_E_*
+ * to the view (the one sent, id "view", or the URL's, no id), 1 if it is
+ * its ack (*ack filled), or the negative PROTO_E_*
  * code the server refused the view with, with why[0..cap) set to
  * "CODE: MESSAGE" (the server's words).
  */

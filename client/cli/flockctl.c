@@ -43,13 +43,15 @@ static const char *const load_flags[] = {
 /* What every command that sends a view says about it in its help. */
 #define VIEW_DETAILS                                                                               \
     "With --protocol 3 (flock.v3, PROTOCOL.md 12) the snapshots are view frames:\n"                \
-    "without --view the whole room, every tile at full detail; --view X,Y,W,H sends\n"             \
-    "the view command once in the room (after the welcome, or the join's) and waits\n"             \
-    "for its ack before it begins (the frames of the whole room until then count\n"                \
-    "too); --px and --budget go with it. The server picks the level of detail (grid\n"             \
+    "without --view the whole room, every tile at full detail; --view X,Y,W,H asks\n"              \
+    "for the view in the URL (without --room: /ws?view=X,Y,W,H, even the first frame\n"            \
+    "is of it) or with the view command once in the joined room (the frames of the\n"              \
+    "whole room until its ack count too), and waits for its ack before it begins;\n"               \
+    "--px and --budget go with it. The server picks the level of detail (grid\n"                   \
     "shift, sample) that --px and --budget allow. A refused view ends it with\n"                   \
     "status 1 and the server's code and message, e.g.\n"                                           \
-    "  flockctl watch: view refused: out_of_range: view: field 'w' must be in [1, 2263]\n"         \
+    "  flockctl watch: view refused: out_of_range: the URL's view: view: field 'w'\n"              \
+    "  must be in [1, 2263]\n"                                                                     \
     "--view without --protocol 3, or --px or --budget without --view, is a usage\n"                \
     "error.\n"
 

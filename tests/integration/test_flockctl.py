@@ -642,18 +642,21 @@ def record_and_dump_version_3_view_frames_with_their_ids():
         path = os.path.join(tmp, "view.rec")
         summary = record_v3(d, path, "--view", VIEW, "--budget", "8000")
         records = read_recording(path, 3)
-        # The welcome, then the view's ack (frames of the whole room may come
-        # between them, sent before the view took effect).
-        welcome, ack = (json.loads(r[2]) for r in [r for r in records if r[1] != 1][:2])
+        # The welcome, then the ack of the view, which went in the URL (no
+        # id), and only then frames: every one of them is of the view.
+        texts = [(k, json.loads(r[2])) for k, r in enumerate(records) if r[1] != 1][:2]
+        (_, welcome), (at, ack) = texts
         assert welcome["type"] == "welcome" and welcome["protocol"] == 3, welcome
-        assert ack["type"] == "ack" and ack["id"] == "view" and len(ack["rect"]) == 4, ack
+        assert ack["type"] == "ack" and ack["id"] is None and len(ack["rect"]) == 4, ack
         assert summary["snapshots"] == sum(1 for r in records if r[1] == 1) >= 10, summary
+        assert at < next(k for k, r in enumerate(records) if r[1] == 1), at  # before any frame
 
         rc, out, err = flockctl("dump", path)
         assert rc == 0, (rc, err)
         snaps = [ln for ln in json_lines(out) if ln["kind"] == "snapshot"]
         viewed = [s for s in snaps if s["rect"] == ack["rect"] and s["shift"] == ack["shift"]]
         assert viewed and all(s["sample"] == ack["sample"] for s in viewed), snaps[-1]
+        assert snaps[0]["rect"] == ack["rect"], (snaps[0]["rect"], ack)  # never the whole room
         for s in snaps:
             assert s["version"] == 3 and s["room_boids"] == 2000, s
             assert s["boid_count"] == len(s["boids"]) == sum(p[2] for p in s["parts"])
