@@ -1,7 +1,8 @@
 // End-to-end test of the browser viewer on protocol version 3
 // (PROTOCOL.md §12): a real flockd, the page in headless Chromium, checks
 // through the mouse, the page's WebSocket, the canvas pixels and
-// window.flockView. The page sends its view after a pan or a zoom
+// window.flockView. The page's first view goes in its socket's URL (its
+// first frame already sampled); it sends its view after a pan or a zoom
 // (throttled) and its frames follow; far out on a room of 20,000 boids it
 // gets a sample and draws the field, and fades between field and boids
 // as it zooms in; the minimap shows the room and a click on it moves the
@@ -35,10 +36,14 @@ function recordViews(page) {
   let first = null;
   page.on('websocket', (ws) => {
     first = first || ws;
+    if (ws === first) views.url = ws.url();
     ws.on('framesent', (f) => {
       if (ws !== first || typeof f.payload !== 'string') return;
       const msg = JSON.parse(f.payload);
       if (msg.cmd === 'view') views.push(msg);
+    });
+    ws.on('framereceived', (f) => {
+      if (ws === first && typeof f.payload !== 'string' && views.firstFrame === undefined) views.firstFrame = f.payload.length;
     });
   });
   return views;
@@ -84,6 +89,9 @@ async function viewChecks(browser, server, consoleLog) {
     assert(sent.px === camera.px && sent.px > 800 && views[0].budget === 40000 && sent.budget <= 40000,
       `px ${sent.px}, budget ${views[0].budget} then ${sent.budget}`);
     assert(ack.sample > 0 && v.roomBoids === 20000 && v.boidCount < 20000 && v.fields === v.parts, JSON.stringify({ ack, v }));
+    // The first view went in the socket's URL: not even the first frame held every boid (about 100 kB).
+    assert(/\/ws\?view=0,0,[0-9.]+,[0-9.]+&px=\d+&budget=40000$/.test(views.url), views.url);
+    assert(views.firstFrame > 0 && views.firstFrame < 30000, `the first frame: ${views.firstFrame} bytes`);
     const d = await waitFor('the field drawn, faded in', async () => {
       const x = await fv(page, 'drawn');
       return x.fieldCells > 20 && x.fieldAlpha === 1 && x;

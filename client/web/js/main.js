@@ -20,7 +20,7 @@
 
 import { decodeAnySnapshot } from '../lib/decoder.js';
 import { FrameDecoderV2 } from '../lib/decoder_v2.js';
-import { FrameDecoderV3 } from '../lib/decode_v3.js';
+import { FrameDecoderV3, SUBPROTOCOL_V3 } from '../lib/decode_v3.js';
 import { Connection, offerFor } from '../lib/connection.js';
 import { Playout } from './playout.js';
 import { Camera } from './camera.js';
@@ -256,6 +256,7 @@ function expectV3Frames() {
   silenceTimer = setTimeout(() => {
     if (conn.version !== 3 || app.v3Frames > 0 || !conn.open || app.unavailable) return;
     conn.protocols = offerFor(2);
+    conn.url = socketUrl; // a view in it is version 3's
     toast('no version 3 frames from this room: using version 2', 'info');
     conn.ws.close(1000);
   }, V3_SILENCE_MS);
@@ -309,6 +310,11 @@ async function onSnapshot(buf, arrival) {
 }
 
 function onReply(msg, req) {
+  if (!req && msg.id == null && isUrlViewReply(msg)) {
+    if (msg.type === 'ack') viewAcked(msg);
+    else console.warn(`the URL's view refused: ${msg.message}`); // the whole room comes
+    return;
+  }
   const cmd = req ? req.cmd : null;
   const join = session.reply(msg);
   if (join && join.joined) lobby.close(); // the new room's welcome follows
@@ -341,6 +347,11 @@ function onReply(msg, req) {
     app.values.set(0, defaults);
     params.show(groupValues(app.group));
   }
+}
+
+// The reply to the view of the socket's URL (PROTOCOL.md §12.4): it has no id.
+function isUrlViewReply(msg) {
+  return msg.type === 'ack' ? Array.isArray(msg.rect) : /^the URL's view/.test(msg.message || '');
 }
 
 // What the frames hold from now on: their rate sets what counts as a
@@ -941,6 +952,29 @@ function plotStats(st) {
 
 // ---- start --------------------------------------------------------------
 
+// A page that starts in the room a connection starts in (no room in its
+// address) asks for its first view, the whole world as the camera first
+// shows it, in the socket's URL (PROTOCOL.md §12.4): even the first frame
+// is at the level of detail the page takes, not every boid of a big room.
+// The world's size comes from /api/rooms (the default room first); without
+// it the view follows the welcome, as it always does too.
+async function startConnection() {
+  if (offer[0] === SUBPROTOCOL_V3 && !parseChoice(location.search)) {
+    try {
+      const res = await fetch('/api/rooms', { cache: 'no-store' });
+      const first = res.ok ? (await res.json()).rooms[0] : null;
+      if (first && first.width > 0 && first.height > 0) {
+        camera.setWorld(first.width, first.height);
+        const v = currentView();
+        conn.url = `${socketUrl}?view=${v.x},${v.y},${v.w},${v.h}&px=${v.px}&budget=${budget.budget}`;
+      }
+    } catch (e) {
+      console.warn(`no first view in the URL: ${e.message}`);
+    }
+  }
+  conn.start();
+}
+
 window.flockView = makeFlockView({
   app, conn, camera, canvas, renderer, playout, skips, session, roster, snapshotStats, frameStats,
   budget, viewSender, minimap, minimapFeed, intro, currentView, squadUi, gamePanel,
@@ -955,7 +989,7 @@ bindPointer(canvas, camera, {
   onBox: boxSelected,
   onBoxMove: (box) => { app.squadBox = box; },
 });
-conn.start();
+startConnection();
 requestAnimationFrame(frame);
 setInterval(() => conn.send('ping'), PING_EVERY_MS);
 setInterval(pollStats, STATS_EVERY_MS);
