@@ -10,12 +10,12 @@
 // again (version 3; in the WebSocket URL for a client that never joined,
 // as options.view puts the first one, PROTOCOL.md §12.4) and goes on from
 // the key frame a new stream starts with; commands sent meanwhile wait
-// for it. Squads (§13): the latest
-// `squads` message of each team (`squads`, the 'squads' event, squad(n),
-// waitSquads()). Room scripts (§14): game(members) for the script, the
-// welcome's script (roomScript), the latest room-wide and per-team `game`
-// messages (roomGame, teamGames, gamePhase, the 'game' event, waitGame())
-// and the admins' `script` messages (scriptStatus, the 'script' event).
+// for it. Squads (§13): the latest `squads` message of each team
+// (`squads`, the 'squads' event, squad(n), waitSquads()). Room scripts
+// (§14): game(members) for the script, the welcome's script (roomScript),
+// the latest room-wide and per-team `game` messages (roomGame, teamGames,
+// gamePhase, the 'game' event, waitGame()) and the admins' `script`
+// messages (scriptStatus, the 'script' event).
 // Owns its Connection (connection.js); one Client per connection.
 
 import { Connection, offerFor } from './connection.js';
@@ -39,7 +39,6 @@ export function methodName(cmd) {
   return cmd.replace(/_([a-z])/g, (_, c) => c.toUpperCase());
 }
 
-/** The WebSocket URL for `url`: http(s) becomes ws(s), and a bare host gets the path /ws. */
 /** The query of a WebSocket URL that asks for `view` (§12.4): view=X,Y,W,H, and px, budget if given. */
 export function viewQuery(view) {
   const rect = ['x', 'y', 'w', 'h'].map((k) => view[k]);
@@ -55,6 +54,7 @@ export function viewQuery(view) {
   return q;
 }
 
+/** The WebSocket URL for `url`: http(s) becomes ws(s), and a bare host gets the path /ws. */
 export function socketUrl(url) {
   const u = new URL(url);
   if (u.protocol === 'http:') u.protocol = 'ws:';
@@ -157,7 +157,13 @@ export class Client {
   // never joined (version 3).
   aimUrl() {
     this.urlView = this.urlViewOk && this.lastView && this.options.protocol === 3 ? this.lastView : null;
-    this.conn.url = this.urlView ? `${this.url}${this.url.includes('?') ? '&' : '?'}${viewQuery(this.urlView)}` : this.url;
+    let query = null;
+    try {
+      query = this.urlView && viewQuery(this.urlView);
+    } catch (e) {
+      this.urlView = null; // not numbers (validate off): sent as the command, the server says why
+    }
+    this.conn.url = query ? `${this.url}${this.url.includes('?') ? '&' : '?'}${query}` : this.url;
   }
 
   // ---- where the client is -------------------------------------------------
