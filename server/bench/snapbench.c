@@ -9,11 +9,13 @@
  * code a room encodes with, as the key frame and the first --deltas
  * deltas of proto_v2_plan() (as a room whose clients take those). Three
  * simulated clients take them: one that keeps up, one that takes every
- * other snapshot and one served every 2.7 snapshots; each gets the frame frame_pick() chooses for
- * it, as a room would, and, with --verify, decodes it with its own decoder and must reconstruct the
- * world's boids exactly (quantized here, independently of the encoder). With --dump FILE the
- * keeping-up client's frames are written for decoders in other languages
- * (tests/bench/decode_v2_bench.mjs): each frame as a u32 little-endian length and the frame.
+ * other snapshot and one served every 2.7 snapshots; each gets the frame
+ * frame_pick() chooses for it, as a room would, and, with --verify,
+ * decodes it with its own decoder and must reconstruct the world's boids
+ * exactly (quantized here, independently of the encoder). With --dump
+ * FILE the keeping-up client's frames are written for decoders in other
+ * languages (tests/bench/decode_v2_bench.mjs): each frame as a u32
+ * little-endian length and the frame.
  *
  * With --views N the same snapshots are also cut into version 3's tiles
  * (PROTOCOL.md §12) by a second encoder, as a room with version 3
