@@ -18,7 +18,7 @@
 // messages (scriptStatus, the 'script' event).
 // Owns its Connection (connection.js); one Client per connection.
 
-import { Connection, offerFor } from './connection.js';
+import { Connection, offerFor, viewQuery } from './connection.js';
 import { decodeSnapshot } from './decoder.js';
 import { FrameDecoderV2 } from './decoder_v2.js';
 import { FrameDecoderV3, SUBPROTOCOL_V3 } from './decode_v3.js';
@@ -37,21 +37,6 @@ const JOIN_KEYS = ['room', 'role', 'mode', 'name', 'token', 'password', 'rejoin'
 /** A command's method name: seek_clear -> seekClear. */
 export function methodName(cmd) {
   return cmd.replace(/_([a-z])/g, (_, c) => c.toUpperCase());
-}
-
-/** The query of a WebSocket URL that asks for `view` (§12.4): view=X,Y,W,H, and px, budget if given. */
-export function viewQuery(view) {
-  const rect = ['x', 'y', 'w', 'h'].map((k) => view[k]);
-  if (!rect.every((v) => typeof v === 'number' && Number.isFinite(v))) {
-    throw new TypeError(`a view wants finite numbers x, y, w, h: ${JSON.stringify(view)}`);
-  }
-  let q = `view=${rect.join(',')}`;
-  for (const k of ['px', 'budget']) {
-    if (view[k] === undefined || view[k] === null) continue;
-    if (!Number.isInteger(view[k])) throw new TypeError(`a view's ${k} is a whole number: ${view[k]}`);
-    q += `&${k}=${view[k]}`;
-  }
-  return q;
 }
 
 /** The WebSocket URL for `url`: http(s) becomes ws(s), and a bare host gets the path /ws. */

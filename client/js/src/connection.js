@@ -23,6 +23,21 @@ export function offerFor(protocol) {
   return OFFER;
 }
 
+/** The query of a WebSocket URL that asks for `view` (§12.4): view=X,Y,W,H, and px, budget if given. */
+export function viewQuery(view) {
+  const rect = ['x', 'y', 'w', 'h'].map((k) => view[k]);
+  if (!rect.every((v) => typeof v === 'number' && Number.isFinite(v))) {
+    throw new TypeError(`a view wants finite numbers x, y, w, h: ${JSON.stringify(view)}`);
+  }
+  let q = `view=${rect.join(',')}`;
+  for (const k of ['px', 'budget']) {
+    if (view[k] === undefined || view[k] === null) continue;
+    if (!Number.isInteger(view[k])) throw new TypeError(`a view's ${k} is a whole number: ${view[k]}`);
+    q += `&${k}=${view[k]}`;
+  }
+  return q;
+}
+
 /** The viewer's pace: 0.5 s doubling to 8 s, each delay within ±20%. */
 export const VIEWER_BACKOFF = Object.freeze({ firstMs: 500, maxMs: 8000, jitter: 0.2 });
 

@@ -21,7 +21,7 @@
 import { decodeAnySnapshot } from '../lib/decoder.js';
 import { FrameDecoderV2 } from '../lib/decoder_v2.js';
 import { FrameDecoderV3, SUBPROTOCOL_V3 } from '../lib/decode_v3.js';
-import { Connection, offerFor } from '../lib/connection.js';
+import { Connection, offerFor, viewQuery } from '../lib/connection.js';
 import { Playout } from './playout.js';
 import { Camera } from './camera.js';
 import { Renderer2D, groupColor } from './render2d.js';
@@ -965,8 +965,7 @@ async function startConnection() {
       const first = res.ok ? (await res.json()).rooms[0] : null;
       if (first && first.width > 0 && first.height > 0) {
         camera.setWorld(first.width, first.height);
-        const v = currentView();
-        conn.url = `${socketUrl}?view=${v.x},${v.y},${v.w},${v.h}&px=${v.px}&budget=${budget.budget}`;
+        conn.url = `${socketUrl}?${viewQuery({ ...currentView(), budget: budget.budget })}`;
       }
     } catch (e) {
       console.warn(`no first view in the URL: ${e.message}`);
