@@ -25,11 +25,17 @@
  * freeing hands back. Smaller ones are kept for the next. */
 #define KEEP_CAPACITY 16384u
 
+/* The most of one core the measures take (measure.h): after a measure
+ * that used c of CPU time, offers are declined for c x (1 / MEASURE_SHARE
+ * - 1). */
+#define MEASURE_SHARE 0.1
+
 struct measure {
     pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t work, idle;
     bool stop, busy;
+    int64_t rest_until_ns; /* offers are declined until then */
     struct measure_client *pending;
     uint64_t tick;
     struct flockstats_frame frame; /* points into the buffer below */
@@ -74,7 +80,7 @@ int measure_offer(struct measure *m, struct measure_client *c, const struct floc
     if (f->count && (!f->x || !f->y || !f->vx || !f->vy))
         return SIM_EINVAL;
     pthread_mutex_lock(&m->lock);
-    if (m->pending || m->stop) {
+    if (m->pending || m->stop || clock_mono_ns() < m->rest_until_ns) {
         pthread_mutex_unlock(&m->lock);
         return 0;
     }
@@ -183,13 +189,15 @@ static void *run(void *arg)
         pthread_mutex_unlock(&m->lock);
 
         struct flockstats_result res;
-        int64_t t0 = clock_mono_ns();
+        int64_t t0 = clock_mono_ns(), cpu = clock_thread_ns();
         int rc = measure_buffer(m, &res);
+        cpu = clock_thread_ns() - cpu;
         double ms = (double)(clock_mono_ns() - t0) / 1e6;
         if (rc == 0)
             c->done(c->arg, &res, tick, ms);
 
         pthread_mutex_lock(&m->lock);
+        m->rest_until_ns = clock_mono_ns() + (int64_t)((double)cpu * (1.0 / MEASURE_SHARE - 1.0));
         release_big(m);
         m->busy = false;
         m->pending = NULL;

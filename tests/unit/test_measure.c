@@ -1,8 +1,8 @@
 /*
  * test_measure — the measuring thread: a frame offered is copied at once
  * and measured exactly as flockstats measures it in place; an offer while
- * the thread is busy is declined; after measure_forget() no callback of
- * that client runs.
+ * the thread is busy or resting after a measure is declined; after
+ * measure_forget() no callback of that client runs.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -15,7 +15,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -51,24 +53,31 @@ static double unit(uint64_t *s)
     return (double)(splitmix_next(s) >> 11) * 0x1.0p-53;
 }
 
-static struct flockstats_frame frame_of_random_boids(uint64_t seed)
+/* n boids scattered over a w x h torus into the arrays given. */
+static struct flockstats_frame scatter(uint64_t seed, uint32_t n, float w, float h, float *bx,
+                                       float *by, float *bvx, float *bvy)
 {
     uint64_t s = seed;
-    for (int i = 0; i < N; i++) {
-        x[i] = (float)(unit(&s) * 400);
-        y[i] = (float)(unit(&s) * 300);
-        vx[i] = (float)(unit(&s) * 2 - 1);
-        vy[i] = (float)(unit(&s) * 2 - 1);
+    for (uint32_t i = 0; i < n; i++) {
+        bx[i] = (float)(unit(&s) * w);
+        by[i] = (float)(unit(&s) * h);
+        bvx[i] = (float)(unit(&s) * 2 - 1);
+        bvy[i] = (float)(unit(&s) * 2 - 1);
     }
-    return (struct flockstats_frame){.count = N,
-                                     .width = 400,
-                                     .height = 300,
+    return (struct flockstats_frame){.count = n,
+                                     .width = w,
+                                     .height = h,
                                      .wrap = 1,
                                      .radius = 50,
-                                     .x = x,
-                                     .y = y,
-                                     .vx = vx,
-                                     .vy = vy};
+                                     .x = bx,
+                                     .y = by,
+                                     .vx = bvx,
+                                     .vy = bvy};
+}
+
+static struct flockstats_frame frame_of_random_boids(uint64_t seed)
+{
+    return scatter(seed, N, 400, 300, x, y, vx, vy);
 }
 
 static void probe_init(struct probe *p)
@@ -151,12 +160,47 @@ static void a_frame_without_arrays_is_refused(void **state)
     assert_int_equal(p.calls, 0);
 }
 
+/* After a measure the thread declines offers for nine times the CPU time
+ * it took (a tenth of a core at most), then takes them again. */
+static void the_thread_rests_after_a_measure(void **state)
+{
+    (void)state;
+    enum { BIG = 50000 };
+    float *big = calloc(4 * (size_t)BIG, sizeof *big);
+    assert_non_null(big);
+    const char *err = NULL;
+    struct measure *m = measure_create(&err);
+    struct probe p;
+    probe_init(&p);
+    struct measure_client c = {.done = done, .arg = &p};
+    struct flockstats_frame f =
+        scatter(5, BIG, 4000, 3000, big, big + BIG, big + 2 * BIG, big + 3 * BIG);
+    assert_int_equal(measure_offer(m, &c, &f, 1), 1);
+    sem_wait(&p.measured);
+    measure_forget(m, &c); /* returns once the measure is over */
+    assert_int_equal(measure_offer(m, &c, &f, 2), 0);
+    int taken = 0;
+    for (int k = 0; k < 60000 && !taken; k++) { /* up to a minute */
+        taken = measure_offer(m, &c, &f, 3);
+        if (!taken)
+            nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
+    }
+    assert_int_equal(taken, 1);
+    sem_wait(&p.measured);
+    assert_int_equal(p.calls, 2);
+    assert_true(p.tick == 3);
+    measure_forget(m, &c);
+    measure_destroy(m);
+    free(big);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(an_offered_frame_is_measured_as_flockstats_measures_it),
         cmocka_unit_test(a_busy_thread_declines_and_forget_waits_for_the_callback),
         cmocka_unit_test(a_frame_without_arrays_is_refused),
+        cmocka_unit_test(the_thread_rests_after_a_measure),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
