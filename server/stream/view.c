@@ -391,13 +391,15 @@ ptrdiff_t view_frame(struct tileset *ts, struct view_feed *feed, uint8_t extra_f
     unsigned audience;
     struct view_plan p;
     bool is_relayed = tiles_state_need(s, &audience) != NULL;
-    if (feed->next_ns > now && !is_relayed)
+    /* The budget's pacing allows a frame up to one snapshot early. */
+    int64_t early = (int64_t)(1e9 / snapshot_hz);
+    if (feed->next_ns > now + early && !is_relayed)
         return 0;
     view_plan(s, g, 0, &feed->req, budget, snapshot_hz, &p);
     double per_second = budget_of(&feed->req, budget);
     keep_sample(feed, &p, per_second / snapshot_hz);
     note_plan(s, feed, &p); /* a paced client's tiles stay wanted too */
-    if (feed->next_ns > now)
+    if (feed->next_ns > now + early)
         return 0;
     if (!tiles_state_holds(s, p.shift, p.sample, p.rect_x, p.rect_y, p.rect_cols, p.rect_rows)) {
         if (made)
@@ -427,10 +429,16 @@ ptrdiff_t view_frame(struct tileset *ts, struct view_feed *feed, uint8_t extra_f
     note_sent(feed, &frame);
     size_t len = last->len;
     /* The budget paces a view's frames by what they weigh (the plan only
-     * estimates it): the next is not sent before the time this one's bytes
-     * take (a little early: the snapshot that comes then is taken). The
-     * whole room, as versions 1 and 2 send it, is not paced. */
-    feed->next_ns = feed->req.whole ? 0 : now + (int64_t)(0.95e9 * (double)len / per_second);
+     * estimates it): each frame's bytes take their time at the budget's
+     * rate after the last ones' (or from now, if the view took less), and
+     * a frame goes once that time is at most one snapshot away. Snapshots
+     * come unevenly (20 a second from 30 ticks: 67 and 33 ms apart), so
+     * pacing each frame from the one before would drop a frame that fits
+     * the budget whenever it comes early; paced by the sum, the bytes stay
+     * within the budget plus a frame, and every snapshot that fits goes.
+     * The whole room, as versions 1 and 2 send it, is not paced. */
+    int64_t paid = feed->next_ns > now ? feed->next_ns : now;
+    feed->next_ns = feed->req.whole ? 0 : paid + (int64_t)(1e9 * (double)len / per_second);
     /* A frame of no key and no field: what its boids alone weigh. */
     if (!feed->req.whole && !last->made.keys && !p.sample && p.boids)
         note_boid_bytes(&feed->req, (double)len - fixed_bytes(last->made.parts, 0),

@@ -71,7 +71,9 @@ struct view_sent {
 struct view_feed {
     struct view_req req;
     struct view_sent sent[PROTO_V3_HISTORY]; /* newest first */
-    int64_t next_ns;                         /* the budget's next frame, not before */
+    /* When the bytes sent so far are paid for at the budget's rate (a
+     * frame may go up to one snapshot earlier: view_frame()). */
+    int64_t next_ns;
     /* On a relay: the plan last noted in its tilestate's need (tileneed.h),
      * when, and when its rect last moved (0: never). */
     struct view_plan noted;

@@ -6,8 +6,9 @@
  * the version 3 decoder) to exactly the tiles' boids of the rect, parts
  * that stayed in view as deltas, new ones as keys; a view frame's boids in
  * the rect are the whole stream's there; a keyframe restart sends keys; a
- * budget below the frames' size paces them; clients that hold the same
- * frames share one splice.
+ * budget below the frames' size paces them, and one they fit takes every
+ * snapshot however unevenly they come; clients that hold the same frames
+ * share one splice.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -251,6 +252,51 @@ static void a_small_budget_paces_the_frames(void **state)
     world_free(&w);
 }
 
+/* Snapshots 67 and 33 ms apart, as 20 a second come from 30 ticks. A
+ * view whose frames fit its budget with a quarter to spare gets all of
+ * them but the few its first frame (all keys) pays for; pacing each frame
+ * from the one before held back most that came 33 ms after it. At a fifth
+ * of that budget the bytes stay within it, plus a frame and a snapshot's
+ * worth. */
+static void a_budget_that_fits_takes_every_uneven_snapshot(void **state)
+{
+    (void)state;
+    enum { FRAMES = 60 };
+    size_t total = 0;
+    for (int run = 0; run < 3; run++) {
+        struct world w;
+        world_init(&w, 4000, 3200, 2000, 400);
+        /* Run 0 weighs the frames at an ample budget; runs 1 and 2 pace them. */
+        double budget = run == 0 ? 1e8 : (double)total * 20 / FRAMES * (run == 1 ? 1.25 : 0.2);
+        struct view_feed feed = {.req = view(1000, 600, 800, 500, 800, (uint32_t)budget)};
+        struct view_scratch x = {.pre = 16};
+        int sent = 0;
+        size_t bytes = 0, largest = 0;
+        int64_t now = 0;
+        for (int f = 0; f < FRAMES; f++) {
+            struct tileset *ts = next(&w);
+            now = (int64_t)(3 * f + 1) / 2 * 33333333; /* ticks 0, 2, 3, 5, 6, ... */
+            ptrdiff_t len = view_frame(ts, &feed, 0, 2000000, 20, now, &x, NULL);
+            assert_true(len >= 0);
+            sent += len > 0;
+            bytes += (size_t)len;
+            largest = (size_t)len > largest ? (size_t)len : largest;
+            tiles_set_release(ts);
+        }
+        if (run == 0) {
+            assert_int_equal(sent, FRAMES);
+            total = bytes;
+        } else if (run == 1) {
+            assert_true(sent >= FRAMES - 3);
+        } else { /* a coarser sample first, fewer frames second: the sum holds */
+            assert_true((double)bytes <= budget * ((double)now / 1e9 + 0.05) + (double)largest);
+            assert_true(bytes < total / 2);
+        }
+        view_scratch_free(&x);
+        world_free(&w);
+    }
+}
+
 /* A client that holds the same frames as the client before it (same
  * tileset, flags and plan) gets the frame spliced for that one, as it
  * is; any other client gets a frame of its own, byte for byte what a
@@ -328,6 +374,7 @@ int main(void)
         cmocka_unit_test(a_panning_view_decodes_to_its_tiles_keys_only_where_new),
         cmocka_unit_test(a_view_holds_the_whole_streams_boids_in_its_rect),
         cmocka_unit_test(a_small_budget_paces_the_frames),
+        cmocka_unit_test(a_budget_that_fits_takes_every_uneven_snapshot),
         cmocka_unit_test(clients_holding_the_same_frames_share_one_splice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
