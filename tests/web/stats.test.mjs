@@ -37,6 +37,26 @@ test('SkipCounter should accept uneven gaps when the rates do not divide', () =>
   assert.equal(c.skipped, 0);
 });
 
+test('SkipCounter should count gaps in the snapshots\' numbers, not a shedding room\'s ticks', () => {
+  const c = new SkipCounter();
+  c.setRates(30, 20);
+  // A room that sheds load sends every other snapshot's worth of ticks
+  // apart, numbered one by one: nothing was skipped.
+  [[0, 1], [3, 2], [6, 3], [9, 4]].forEach(([t, seq]) => c.add(t, seq));
+  assert.equal(c.skipped, 0);
+  assert.equal(c.add(12, 6), 1);
+  assert.equal(c.add(13, 6), 0); // the number stands still
+  c.add(0, 4294967295);
+  assert.equal(c.add(2, 0), 0, 'the numbers wrap at 2^32');
+  assert.equal(c.skipped, 1);
+  c.setRates(30, 20, 10); // a view's ack: every other snapshot
+  [[0, 10], [3, 12], [6, 14]].forEach(([t, seq]) => c.add(t, seq));
+  assert.equal(c.skipped, 1);
+  assert.equal(c.add(12, 18), 1);
+  assert.equal(c.add(15, undefined), 0, 'version 1: the ticks say');
+  assert.equal(c.add(24, undefined), 2);
+});
+
 test('Series should keep the last samples and skip gaps for last', () => {
   const s = new Series(3);
   [1, 2, 3, 4, null].forEach((v) => s.push(v));

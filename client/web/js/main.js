@@ -300,7 +300,7 @@ async function onSnapshot(buf, arrival) {
   app.decode.totalMs += ms;
   app.decode.lastMs = ms;
   rates.add(arrival, buf.byteLength);
-  skips.add(s.tick);
+  skips.add(s.tick, s.seq); // versions 2 and 3 number their snapshots
   replayBar.update(s.tick);
   playout.push(s, arrival);
   if (!app.latest || s.width !== app.latest.width || s.height !== app.latest.height) {
@@ -362,7 +362,7 @@ function viewAcked(msg) {
   app.viewPendingSince = null;
   const rate = Math.min(ack.rate, app.welcome.snapshot_hz);
   if (rate > 0) {
-    skips.setRates(app.welcome.tick_hz, rate);
+    skips.setRates(app.welcome.tick_hz, app.welcome.snapshot_hz, rate);
     playout.delayMs = Math.max(PLAYOUT_DELAY_MS, 1500 / rate);
   }
 }

@@ -41,10 +41,13 @@ export class RateMeter {
 }
 
 /**
- * Counts snapshots the client never saw: consecutive snapshots should be
- * tick_hz / snapshot_hz ticks apart; a larger gap means frames were skipped
- * (by a slow socket, §1 "latest frame wins"). Ticks that stand still
- * (paused) or go back (reset) are not gaps.
+ * Counts snapshots the client never saw (a slow socket, §1 "latest frame
+ * wins"). Versions 2 and 3 number the room's snapshots one by one
+ * (`seq`): a gap in the numbers is a skip, and a room that sends fewer
+ * snapshots than its rate while it sheds load (§6.7) is not the client's
+ * doing. Version 1 has no number: consecutive snapshots should be
+ * tick_hz / rate ticks apart, and a larger gap counts. Numbers or ticks
+ * that stand still (paused) or go back (reset) are not gaps.
  */
 export class SkipCounter {
   constructor() {
@@ -52,27 +55,34 @@ export class SkipCounter {
     this.setRates(60, 20);
   }
 
-  setRates(tickHz, snapshotHz) {
-    this.step = tickHz / snapshotHz;
-    this.allowed = Math.ceil(this.step - 1e-9);
+  /** The room's tick and snapshot rates, and the rate this client is
+   * sent snapshots at (a view's ack may say fewer; default: all). */
+  setRates(tickHz, snapshotHz, rate = snapshotHz) {
+    this.step = tickHz / rate;
+    this.seqStep = snapshotHz / rate;
     this.last = null;
+    this.lastSeq = null;
   }
 
-  /** Feeds the next snapshot's tick; returns how many frames it says were skipped. */
-  add(tick) {
-    const last = this.last;
+  /** Feeds the next snapshot's tick and number (undefined in version 1);
+   * returns how many frames it says were skipped. */
+  add(tick, seq) {
+    const numbered = Number.isInteger(seq);
+    const [gap, step] = numbered && this.lastSeq !== null
+      ? [((seq - this.lastSeq) | 0), this.seqStep]
+      : [this.last === null ? 0 : tick - this.last, this.step];
     this.last = tick;
-    if (last === null || tick <= last) return 0;
-    const gap = tick - last;
-    if (gap <= this.allowed) return 0;
-    const n = Math.max(1, Math.round(gap / this.step) - 1);
+    this.lastSeq = numbered ? seq : null;
+    if (gap <= Math.ceil(step - 1e-9)) return 0;
+    const n = Math.max(1, Math.round(gap / step) - 1);
     this.skipped += n;
     return n;
   }
 
-  /** Forgets the last tick (a new connection), keeping the total. */
+  /** Forgets the last snapshot (a new connection), keeping the total. */
   restart() {
     this.last = null;
+    this.lastSeq = null;
   }
 }
 
