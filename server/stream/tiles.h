@@ -80,7 +80,6 @@ struct tiles_view {
 
 struct tilestate;
 
-/* What a room hands over to build a snapshot's tilestates. */
 /*
  * Memory tiles_state_build() works in, kept by its caller from one
  * snapshot to the next: a big room's would otherwise be a fresh mapping
@@ -95,6 +94,7 @@ struct tiles_scratch {
 
 void tiles_scratch_free(struct tiles_scratch *sc);
 
+/* What a room hands over to build a snapshot's tilestates. */
 struct tiles_input {
     const struct tiles_grid *grid;
     const struct sim_view *world;
