@@ -29,9 +29,13 @@ struct lobby_room {
     bool is_contained; /* its world contains its boids (edges "contain") */
     bool scripted;     /* it runs a script: its teams' units come from the script */
     float edge_margin; /* how near an edge contained boids turn back */
-    /* Per service thread: the frame it last announced, its members. */
+    /* Per service thread: the frame it last announced, its members, and
+     * the same in an array (lobby_room_roll()), stale after a change. */
     struct frame *frame[LOBBY_THREADS_MAX];
     struct lobby_member *members[LOBBY_THREADS_MAX];
+    struct lobby_member **roll[LOBBY_THREADS_MAX];
+    size_t roll_len[LOBBY_THREADS_MAX], roll_cap[LOBBY_THREADS_MAX];
+    bool is_roll_stale[LOBBY_THREADS_MAX];
     uint32_t count[3]; /* members by role, every thread's */
     int64_t empty_since_ns;
     _Atomic uint64_t roster_changed; /* news.h: a flag per service thread not yet told */
@@ -139,8 +143,10 @@ void lobby_room_close(struct lobby_room *lr, struct pool *pool)
 {
     room_unschedule(lr->room, pool);
     room_destroy(lr->room);
-    for (unsigned t = 0; t < LOBBY_THREADS_MAX; t++)
+    for (unsigned t = 0; t < LOBBY_THREADS_MAX; t++) {
         frame_release(lr->frame[t]);
+        free(lr->roll[t]);
+    }
     free(lr);
     atomic_fetch_sub_explicit(&g_metrics.rooms, 1, memory_order_relaxed);
 }
@@ -320,6 +326,7 @@ void lobby_room_attach(struct lobby_room *lr, struct lobby_member *m)
     if (*head)
         (*head)->prev = m;
     *head = m;
+    lr->is_roll_stale[m->thread % LOBBY_THREADS_MAX] = true;
     lr->count[m->role]++;
     if (is_listed(m))
         news_post(&lr->roster_changed);
@@ -337,6 +344,7 @@ void lobby_room_detach(struct lobby_member *m, bool end_team, int64_t grace_end_
         lr->members[m->thread % LOBBY_THREADS_MAX] = m->next;
     if (m->next)
         m->next->prev = m->prev;
+    lr->is_roll_stale[m->thread % LOBBY_THREADS_MAX] = true;
     lr->count[m->role]--;
     if (is_listed(m))
         news_post(&lr->roster_changed);
@@ -356,6 +364,33 @@ void lobby_room_detach(struct lobby_member *m, bool end_team, int64_t grace_end_
 struct lobby_member *lobby_room_members(const struct lobby_room *lr, unsigned thread)
 {
     return lr->members[thread % LOBBY_THREADS_MAX];
+}
+
+struct lobby_member *const *lobby_room_roll(struct lobby_room *lr, unsigned thread, size_t *n)
+{
+    unsigned t = thread % LOBBY_THREADS_MAX;
+    if (lr->is_roll_stale[t]) {
+        size_t len = 0;
+        for (const struct lobby_member *m = lr->members[t]; m; m = m->next)
+            len++;
+        if (len > lr->roll_cap[t]) {
+            size_t cap = len + len / 2 + 16;
+            struct lobby_member **grown = realloc(lr->roll[t], cap * sizeof *grown);
+            if (!grown) {
+                *n = 0;
+                return NULL;
+            }
+            lr->roll[t] = grown;
+            lr->roll_cap[t] = cap;
+        }
+        len = 0;
+        for (struct lobby_member *m = lr->members[t]; m; m = m->next)
+            lr->roll[t][len++] = m;
+        lr->roll_len[t] = len;
+        lr->is_roll_stale[t] = false;
+    }
+    *n = lr->roll_len[t];
+    return lr->roll[t];
 }
 
 struct lobby_member *lobby_room_find(const struct lobby_room *lr, uint64_t client)

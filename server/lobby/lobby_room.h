@@ -118,6 +118,12 @@ void lobby_room_detach(struct lobby_member *m, bool end_team, int64_t grace_end_
 
 /* The members of lr whose connections service thread `thread` owns. */
 struct lobby_member *lobby_room_members(const struct lobby_room *lr, unsigned thread);
+
+/* The same members in an array of *n, for a walk that reads ahead (a
+ * frame announced to each): built again after they changed. NULL without
+ * memory (walk lobby_room_members()). Threading: `thread` only, as the
+ * changes of its members are. */
+struct lobby_member *const *lobby_room_roll(struct lobby_room *lr, unsigned thread, size_t *n);
 /* The member of lr with this client id, or NULL. */
 struct lobby_member *lobby_room_find(const struct lobby_room *lr, uint64_t client);
 

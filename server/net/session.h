@@ -112,6 +112,19 @@ struct session {
     uint32_t out_cap, out_head, out_count;
 };
 
+/* The session a lobby member or a sessions entry is embedded in: found
+ * without reading the member or the entry, so that a walk of many can
+ * read ahead. */
+static inline struct session *session_of_member(const struct lobby_member *m)
+{
+    return (struct session *)((const char *)m - offsetof(struct session, m));
+}
+
+static inline struct session *session_of_entry(const struct sessions_entry *e)
+{
+    return (struct session *)((const char *)e - offsetof(struct session, entry));
+}
+
 /* sessions_would_admit() for the peer of wsi, before its upgrade. */
 enum metrics_limit session_would_admit(struct lws *wsi, const struct sessions *ss);
 

@@ -58,7 +58,8 @@ void sessions_free(struct sessions *ss)
     ss->text = NULL;
     free(ss->asks);
     ss->asks = NULL;
-    ss->asks_head = ss->asks_len = ss->asks_cap = 0;
+    ss->asks_taken = 0;
+    ss->asks_len = ss->asks_cap = 0;
 }
 
 enum metrics_limit sessions_would_admit(const struct sessions *ss, const unsigned char *addr)
@@ -111,6 +112,8 @@ int sessions_admit(struct sessions *ss, struct sessions_entry *e, void *owner)
     }
     ss->next_id += ss->cfg.threads;
     e->id = ss->next_id;
+    e->owner = owner;
+    e->ask = 0;
     atomic_fetch_add_explicit(&g_metrics.net[ss->cfg.thread % METRICS_NET_THREADS].connections, 1,
                               memory_order_relaxed);
     int rc = idmap_put(&ss->ids, e->id, owner); /* cannot fail below max_clients */
@@ -122,6 +125,9 @@ int sessions_admit(struct sessions *ss, struct sessions_entry *e, void *owner)
 void sessions_remove(struct sessions *ss, struct sessions_entry *e)
 {
     struct sessions_shared *sh = ss->shared;
+    if (e->ask)
+        ss->asks[(e->ask - 1) & (ss->asks_cap - 1)] = NULL;
+    e->ask = 0;
     if (e->id) {
         idmap_del(&ss->ids, e->id);
         atomic_fetch_sub(&sh->clients, 1);
@@ -135,6 +141,57 @@ void sessions_remove(struct sessions *ss, struct sessions_entry *e)
     }
     e->counted = false;
     e->id = 0;
+}
+
+/* A ring twice as large, each entry at the same place (places are
+ * counted from the start, so an entry's `ask` stays true). */
+static bool grow_asks(struct sessions *ss)
+{
+    size_t cap = ss->asks_cap ? 2 * ss->asks_cap : 256;
+    struct sessions_entry **grown = malloc(cap * sizeof *grown);
+    if (!grown)
+        return false;
+    for (uint64_t p = ss->asks_taken; p < ss->asks_taken + ss->asks_len; p++)
+        grown[p & (cap - 1)] = ss->asks[p & (ss->asks_cap - 1)];
+    free(ss->asks);
+    ss->asks = grown;
+    ss->asks_cap = cap;
+    return true;
+}
+
+bool sessions_ask(struct sessions *ss, struct sessions_entry *e)
+{
+    if (e->ask)
+        return true;
+    if (ss->asks_len == ss->asks_cap && !grow_asks(ss))
+        return false;
+    uint64_t p = ss->asks_taken + ss->asks_len++;
+    ss->asks[p & (ss->asks_cap - 1)] = e;
+    e->ask = p + 1;
+    return true;
+}
+
+void *sessions_take_ask(struct sessions *ss)
+{
+    while (ss->asks_len) {
+        struct sessions_entry *e = ss->asks[ss->asks_taken++ & (ss->asks_cap - 1)];
+        ss->asks_len--;
+        if (e) {
+            e->ask = 0;
+            return e->owner;
+        }
+    }
+    return NULL;
+}
+
+const struct sessions_entry *sessions_peek_ask(const struct sessions *ss, size_t k)
+{
+    return k < ss->asks_len ? ss->asks[(ss->asks_taken + k) & (ss->asks_cap - 1)] : NULL;
+}
+
+size_t sessions_asks_waiting(const struct sessions *ss)
+{
+    return ss->asks_len;
 }
 
 void *sessions_find(const struct sessions *ss, uint64_t id)

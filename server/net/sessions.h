@@ -37,6 +37,8 @@ struct sessions_entry {
     uint64_t id;  /* the client id; 0 until admitted and after removal */
     bool counted; /* addr is known and counted in the per-address table */
     unsigned char addr[SESSIONS_ADDR_LEN];
+    void *owner;  /* admitted: whose entry it is */
+    uint64_t ask; /* 1 + its place in the queue of asks (sessions_ask()), 0: not in it */
 };
 
 /* Largest text message composed here: a welcome, whose groups may each
@@ -74,9 +76,11 @@ struct sessions {
     uint64_t next_id;
     char *text; /* owned: SESSIONS_TEXT_MAX bytes of scratch */
     /* Clients a new frame was announced to, not written it yet
-     * (deliver_paced()): ids, oldest at asks_head. */
-    uint64_t *asks;
-    size_t asks_head, asks_len, asks_cap;
+     * (sessions_ask()): a ring of asks_cap (a power of two) entries, the
+     * next at place asks_taken; a removed entry leaves NULL in its place. */
+    struct sessions_entry **asks;
+    uint64_t asks_taken;
+    size_t asks_len, asks_cap;
 };
 
 /* 0, or a negative PROTO_E_* (out of memory); sessions_free() releases. */
@@ -101,6 +105,22 @@ int sessions_admit(struct sessions *ss, struct sessions_entry *e, void *owner);
 
 /* Forgets an admitted connection (its id and its address's count). */
 void sessions_remove(struct sessions *ss, struct sessions_entry *e);
+
+/*
+ * The queue of connections to write a new frame to (deliver_paced()), so
+ * that a round of the service loop writes a batch of them: the entries
+ * themselves, not their ids (a delivery finds its connection without a
+ * lookup), each in it at most once. sessions_ask() queues e's owner unless
+ * it waits already (then it keeps its place): false without memory.
+ * sessions_take_ask() takes the owner that has waited longest off it, NULL
+ * when none waits; sessions_peek_ask() names the entry k places behind
+ * that one (NULL if none, or removed), to be read ahead without reading
+ * it. A removed connection leaves the queue at once.
+ */
+bool sessions_ask(struct sessions *ss, struct sessions_entry *e);
+void *sessions_take_ask(struct sessions *ss);
+const struct sessions_entry *sessions_peek_ask(const struct sessions *ss, size_t k);
+size_t sessions_asks_waiting(const struct sessions *ss);
 
 /* The owner of the connection with this client id, or NULL. */
 void *sessions_find(const struct sessions *ss, uint64_t id);

@@ -3,8 +3,9 @@
  * ticking on a real pool: the permission matrix, admin tokens and
  * loopback admins, room creation limits and passwords, RTS teams with
  * rejoin tokens and grace periods, and expiry of empty rooms; members of
- * two service threads: each thread's rooms, kicks across threads. The lobby's
- * time is the test's (f->now); only the rooms tick on the real clock.
+ * two service threads: each thread's rooms and members (as a list and as
+ * an array), kicks across threads. The lobby's time is the test's
+ * (f->now); only the rooms tick on the real clock.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -456,14 +457,39 @@ static void empty_rooms_expire_but_the_default_room_stays(void **state)
         lobby_enter(f->lobby, &f->m[i]);
 }
 
-static bool has_room(struct fixture *f, unsigned thread, const char *name)
+static struct lobby_room *room_of(struct fixture *f, unsigned thread, const char *name)
 {
     struct lobby_room *const *rooms;
     size_t n = lobby_rooms_of(f->lobby, thread, &rooms);
     for (size_t i = 0; i < n; i++)
         if (!strcmp(lobby_room_name(rooms[i]), name))
-            return true;
-    return false;
+            return rooms[i];
+    return NULL;
+}
+
+static bool has_room(struct fixture *f, unsigned thread, const char *name)
+{
+    return room_of(f, thread, name) != NULL;
+}
+
+/* Which of f->m thread's array of room `name`'s members holds (a bit
+ * each, checked against its list); -1 if the thread has no member there. */
+static int roll_of(struct fixture *f, unsigned thread, const char *name)
+{
+    struct lobby_room *lr = room_of(f, thread, name);
+    if (!lr)
+        return -1;
+    size_t n;
+    struct lobby_member *const *roll = lobby_room_roll(lr, thread, &n);
+    assert_non_null(roll);
+    int bits = 0, listed = 0;
+    for (size_t k = 0; k < n; k++)
+        bits |= 1 << (roll[k] - f->m);
+    for (const struct lobby_member *m = lobby_room_members(lr, thread); m; m = m->next, n--)
+        listed |= 1 << (m - f->m);
+    assert_int_equal(n, 0);
+    assert_int_equal(bits, listed);
+    return bits;
 }
 
 static void
@@ -481,12 +507,18 @@ each_thread_knows_its_rooms_and_a_kick_across_threads_goes_to_the_victims_thread
     struct lobby_room *const *rooms;
     assert_int_equal(lobby_rooms_of(f->lobby, 1, &rooms), 1);
     assert_true(has_room(f, 1, "default"));
+    /* Each thread's members of a room, as an array too (kept up). */
+    assert_int_equal(roll_of(f, 0, "default"), 0x3);
+    assert_int_equal(roll_of(f, 1, "default"), 0xc);
     assert_int_equal(try_join(f, 3, join("r", PROTO_ROLE_PLAYER, PROTO_MODE_SANDBOX)), 0);
     assert_true(has_room(f, 1, "r") && has_room(f, 1, "default"));
     assert_false(has_room(f, 0, "r"));
+    assert_int_equal(roll_of(f, 1, "default"), 0x4);
+    assert_int_equal(roll_of(f, 1, "r"), 0x8);
     lobby_leave(f->lobby, &f->m[2], false, f->now);
     assert_false(has_room(f, 1, "default")); /* its last member there left */
     assert_true(has_room(f, 0, "default"));
+    assert_int_equal(roll_of(f, 0, "default"), 0x3);
     assert_int_equal(try_join(f, 0, join("r", PROTO_ROLE_ADMIN, PROTO_MODE_SANDBOX)), 0);
     assert_int_equal(try_join(f, 1, join("r", PROTO_ROLE_PLAYER, PROTO_MODE_SANDBOX)), 0);
     struct proto_command kick = {.kind = PROTO_CMD_KICK};

@@ -8,6 +8,9 @@
  * sharing their counts: ids unique with a stride (id % threads names the
  * thread), max-clients and max-per-ip held over both. A connection's owner
  * is an opaque pointer to the table: here a small struct of the test's.
+ * The queue of asks (connections to write a new frame to): first asked,
+ * first taken, each at most once (asked again, it keeps its place), a
+ * removed connection gone from it at once, its order kept as it grows.
  */
 #include "metrics.h"
 #include "proto.h"
@@ -205,6 +208,58 @@ static void two_threads_share_the_limits_and_stride_their_ids(void **state)
     sessions_shared_free(&sh);
 }
 
+static void asks_are_taken_in_order_once_each_and_forget_the_removed(void **state)
+{
+    (void)state;
+    enum { N = 700 }; /* past the queue's first size, 256, and its second */
+    static struct client c[N];
+    struct sessions ss;
+    struct sessions_config cfg = config(N, N);
+    assert_int_equal(sessions_init(&ss, &cfg), 0);
+    for (int i = 0; i < N; i++) {
+        from(&c[i], 0);
+        c[i].tag = i;
+        assert_int_equal(admit(&ss, &c[i]), 0);
+    }
+    assert_null(sessions_take_ask(&ss));
+    /* Taken in order; asked twice while waiting, once. */
+    for (int i = 0; i < 10; i++)
+        assert_true(sessions_ask(&ss, &c[i].e));
+    assert_true(sessions_ask(&ss, &c[3].e));
+    assert_ptr_equal(sessions_peek_ask(&ss, 0), &c[0].e);
+    assert_ptr_equal(sessions_peek_ask(&ss, 9), &c[9].e);
+    assert_null(sessions_peek_ask(&ss, 10));
+    for (int i = 0; i < 5; i++)
+        assert_ptr_equal(sessions_take_ask(&ss), &c[i]);
+    /* One taken may be asked again: behind those still waiting. */
+    assert_true(sessions_ask(&ss, &c[1].e));
+    /* A removed one is skipped. */
+    sessions_remove(&ss, &c[7].e);
+    assert_null(sessions_peek_ask(&ss, 2));
+    int want[] = {5, 6, 8, 9, 1};
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++)
+        assert_ptr_equal(sessions_take_ask(&ss), &c[want[k]]);
+    assert_null(sessions_take_ask(&ss));
+    assert_int_equal(sessions_asks_waiting(&ss), 0);
+    /* Many, with removals while the ring grows: the order holds. */
+    for (int i = 0; i < N; i++) {
+        if (i == 7)
+            continue;
+        assert_true(sessions_ask(&ss, &c[i].e));
+        if (i % 3 == 2)
+            sessions_remove(&ss, &c[i - 1].e);
+    }
+    for (int i = 0; i < N; i++) {
+        if (i == 7 || (i % 3 == 1 && i + 1 < N))
+            continue;
+        struct client *got = sessions_take_ask(&ss);
+        assert_non_null(got);
+        assert_int_equal(got->tag, i);
+    }
+    assert_null(sessions_take_ask(&ss));
+    sessions_free(&ss);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -213,6 +268,7 @@ int main(void)
         cmocka_unit_test(max_per_ip_refuses_an_address_with_its_limit),
         cmocka_unit_test(would_admit_names_the_limit_that_refuses_before_admission),
         cmocka_unit_test(two_threads_share_the_limits_and_stride_their_ids),
+        cmocka_unit_test(asks_are_taken_in_order_once_each_and_forget_the_removed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
