@@ -153,6 +153,13 @@ static int write_frame(struct session *s, struct frame *f, unsigned kind, int64_
 /* Members whose sessions an announcement reads ahead of queueing them. */
 #define ANNOUNCE_AHEAD 8
 
+/* Announcements in which the order members are queued in goes once round
+ * (announce_frame()). */
+#define ANNOUNCE_TURNS 16
+
+/* Each service thread's announcements so far: the turn of that order. */
+static _Thread_local uint64_t announce_turn;
+
 /* Queues s to be written the frame just announced (deliver_paced()); at
  * its next WRITEABLE if there is no memory to queue it. gap: restart its
  * stale clock. */
@@ -193,9 +200,16 @@ static void announce_frame(struct sessions *ss, struct lobby_room *lr, int64_t s
             announce_to(ss, session_of_member(m), gap, now);
         return;
     }
-    for (size_t i = 0; i < n; i++) {
-        if (i + ANNOUNCE_AHEAD < n)
-            __builtin_prefetch(&session_of_member(roll[i + ANNOUNCE_AHEAD])->entry, 1);
+    /* A thread that cannot write every member each snapshot writes the
+     * longest waiting first and the rest in this order, so those last in
+     * it would wait every time: it starts a little further on each time,
+     * round in ANNOUNCE_TURNS snapshots, so that all are served alike. */
+    size_t start =
+        n ? (size_t)(announce_turn++ % ANNOUNCE_TURNS) * (n / ANNOUNCE_TURNS + 1) % n : 0;
+    for (size_t k = 0, i = start; k < n; k++, i = i + 1 < n ? i + 1 : 0) {
+        size_t ahead = i + ANNOUNCE_AHEAD;
+        if (k + ANNOUNCE_AHEAD < n)
+            __builtin_prefetch(&session_of_member(roll[ahead < n ? ahead : ahead - n])->entry, 1);
         announce_to(ss, session_of_member(roll[i]), gap, now);
     }
 }
@@ -222,9 +236,9 @@ static void write_or_ask(struct session *s, int64_t now)
 #define DELIVER_WSI_AHEAD 960
 
 /* Reads ahead for deliver_paced(): the session after the next (all of
- * it, about 550 bytes), and the lws state of the next, whose session was read
- * ahead in the round before. A delivery is a send(), microseconds: one
- * ahead is enough, and its misses are most of what a delivery costs
+ * it, about 550 bytes), and the lws state of the next, whose session was
+ * read ahead in the round before. A delivery is a send(), microseconds:
+ * one ahead is enough, and its misses were most of what a delivery cost
  * flockd in user space (perf, 10,000 viewers). */
 static void read_ahead(const struct sessions *ss)
 {

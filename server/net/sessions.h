@@ -3,9 +3,10 @@
  * id -> the connection's owner, an opaque pointer: session.h's struct
  * session, so the rooms' replies, which carry only a client id, find a
  * session that may have gone meanwhile), how many connections each peer
- * address holds, the limits that apply to every session, and a scratch
- * buffer for composing text messages. What the table keeps in each
- * connection is a struct sessions_entry its owner embeds.
+ * address holds, the limits that apply to every session, the queue of
+ * connections a new frame is to be written to, and a scratch buffer for
+ * composing text messages. What the table keeps in each connection is a
+ * struct sessions_entry its owner embeds.
  *
  * There is one per service thread, each with its own id map; client ids
  * are unique across threads (thread t of N hands out t + N, t + 2N, ...:
