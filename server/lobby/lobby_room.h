@@ -124,6 +124,7 @@ struct lobby_member *lobby_room_members(const struct lobby_room *lr, unsigned th
  * memory (walk lobby_room_members()). Threading: `thread` only, as the
  * changes of its members are. */
 struct lobby_member *const *lobby_room_roll(struct lobby_room *lr, unsigned thread, size_t *n);
+
 /* The member of lr with this client id, or NULL. */
 struct lobby_member *lobby_room_find(const struct lobby_room *lr, uint64_t client);
 

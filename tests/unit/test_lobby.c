@@ -472,8 +472,9 @@ static bool has_room(struct fixture *f, unsigned thread, const char *name)
     return room_of(f, thread, name) != NULL;
 }
 
-/* Which of f->m thread's array of room `name`'s members holds (a bit
- * each, checked against its list); -1 if the thread has no member there. */
+/* Which of f->m the array of room `name`'s members of `thread` holds (a
+ * bit each, checked against its list); -1 if the thread has no member
+ * there. */
 static int roll_of(struct fixture *f, unsigned thread, const char *name)
 {
     struct lobby_room *lr = room_of(f, thread, name);
