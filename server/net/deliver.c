@@ -52,13 +52,20 @@ static struct tileset *v3_set(const struct session *s, struct room *r, const str
     }
 }
 
+/* Whether s has the welcome of the room it is in (its feed started) and
+ * is not going. */
+static bool is_fed(const struct session *s)
+{
+    return s->state != SESSION_CLOSING && s->m.room && s->feed.room == s->m.room;
+}
+
 /* The frame to write to s next and which of its parts, or NULL: the newest
  * of its room, once it has that room's welcome, unless it already has that
  * frame or none of its parts is for s. A version 3 client's "part" is
  * FRAME_WANT_V3: its frame is spliced when written (write_frame()). */
 static struct frame *frame_for(const struct session *s, unsigned *kind)
 {
-    if (s->state == SESSION_CLOSING || !s->m.room || s->feed.room != s->m.room || s->awaits_view)
+    if (!is_fed(s) || s->awaits_view)
         return NULL;
     struct frame *f = *lobby_room_frame(s->m.room, s->m.thread);
     if (!f || f->seq == s->feed.last_seq)
@@ -255,11 +262,11 @@ size_t deliver_paced(struct sessions *ss, int64_t now)
 {
     int64_t stale_ns = (int64_t)(ss->cfg.stale_timeout * 1e9);
     size_t asked = 0;
-    struct session *s;
-    while (asked < DELIVER_BATCH && (s = sessions_take_ask(ss))) {
+    struct sessions_entry *e;
+    while (asked < DELIVER_BATCH && (e = sessions_take_ask(ss))) {
+        struct session *s = session_of_entry(e);
         read_ahead(ss);
-        /* Not fed by its room yet (its welcome starts it), or going. */
-        if (s->state == SESSION_CLOSING || !s->m.room || s->feed.room != s->m.room)
+        if (!is_fed(s)) /* its welcome starts its frames */
             continue;
         if (now - s->feed.last_frame_ns > stale_ns) {
             metrics_limit(LIMIT_STALE);

@@ -112,7 +112,6 @@ int sessions_admit(struct sessions *ss, struct sessions_entry *e, void *owner)
     }
     ss->next_id += ss->cfg.threads;
     e->id = ss->next_id;
-    e->owner = owner;
     e->ask = 0;
     atomic_fetch_add_explicit(&g_metrics.net[ss->cfg.thread % METRICS_NET_THREADS].connections, 1,
                               memory_order_relaxed);
@@ -171,14 +170,14 @@ bool sessions_ask(struct sessions *ss, struct sessions_entry *e)
     return true;
 }
 
-void *sessions_take_ask(struct sessions *ss)
+struct sessions_entry *sessions_take_ask(struct sessions *ss)
 {
     while (ss->asks_len) {
         struct sessions_entry *e = ss->asks[ss->asks_taken++ & (ss->asks_cap - 1)];
         ss->asks_len--;
         if (e) {
             e->ask = 0;
-            return e->owner;
+            return e;
         }
     }
     return NULL;

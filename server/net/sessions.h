@@ -38,7 +38,6 @@ struct sessions_entry {
     uint64_t id;  /* the client id; 0 until admitted and after removal */
     bool counted; /* addr is known and counted in the per-address table */
     unsigned char addr[SESSIONS_ADDR_LEN];
-    void *owner;  /* admitted: whose entry it is */
     uint64_t ask; /* 1 + its place in the queue of asks (sessions_ask()), 0: not in it */
 };
 
@@ -111,15 +110,15 @@ void sessions_remove(struct sessions *ss, struct sessions_entry *e);
  * The queue of connections to write a new frame to (deliver_paced()), so
  * that a round of the service loop writes a batch of them: the entries
  * themselves, not their ids (a delivery finds its connection without a
- * lookup), each in it at most once. sessions_ask() queues e's owner unless
- * it waits already (then it keeps its place): false without memory.
- * sessions_take_ask() takes the owner that has waited longest off it, NULL
+ * lookup), each in it at most once. sessions_ask() queues e unless it
+ * waits already (then it keeps its place): false without memory.
+ * sessions_take_ask() takes the entry that has waited longest off it, NULL
  * when none waits; sessions_peek_ask() names the entry k places behind
  * that one (NULL if none, or removed), to be read ahead without reading
  * it. A removed connection leaves the queue at once.
  */
 bool sessions_ask(struct sessions *ss, struct sessions_entry *e);
-void *sessions_take_ask(struct sessions *ss);
+struct sessions_entry *sessions_take_ask(struct sessions *ss);
 const struct sessions_entry *sessions_peek_ask(const struct sessions *ss, size_t k);
 size_t sessions_asks_waiting(const struct sessions *ss);
 

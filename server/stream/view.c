@@ -392,14 +392,14 @@ ptrdiff_t view_frame(struct tileset *ts, struct view_feed *feed, uint8_t extra_f
     struct view_plan p;
     bool is_relayed = tiles_state_need(s, &audience) != NULL;
     /* The budget's pacing allows a frame up to one snapshot early. */
-    int64_t early = (int64_t)(1e9 / snapshot_hz);
-    if (feed->next_ns > now + early && !is_relayed)
+    bool is_held = feed->next_ns > now + (int64_t)(1e9 / snapshot_hz);
+    if (is_held && !is_relayed)
         return 0;
     view_plan(s, g, 0, &feed->req, budget, snapshot_hz, &p);
     double per_second = budget_of(&feed->req, budget);
     keep_sample(feed, &p, per_second / snapshot_hz);
     note_plan(s, feed, &p); /* a paced client's tiles stay wanted too */
-    if (feed->next_ns > now + early)
+    if (is_held)
         return 0;
     if (!tiles_state_holds(s, p.shift, p.sample, p.rect_x, p.rect_y, p.rect_cols, p.rect_rows)) {
         if (made)
