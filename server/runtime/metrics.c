@@ -7,6 +7,10 @@
 
 #include "textbuf.h"
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include <string.h>
 
 struct metrics g_metrics;
@@ -197,6 +201,21 @@ static void render_gauges(struct textbuf *t)
                    "# HELP flockd_script_memory_bytes Memory the rooms' scripts hold.\n"
                    "# TYPE flockd_script_memory_bytes gauge\nflockd_script_memory_bytes %lld\n",
                    (long long)atomic_load_explicit(&g_metrics.script_memory, memory_order_relaxed));
+#ifdef __GLIBC__
+    /* What malloc has handed out and what it keeps free: a leak grows the
+     * first, while RSS also follows what the heaps keep after a peak. (A
+     * sanitizer's allocator is not glibc's: there these count little.) */
+    struct mallinfo2 mi = mallinfo2();
+    textbuf_printf(
+        t,
+        "# HELP flockd_heap_in_use_bytes Bytes malloc has handed out (glibc's mallinfo2: "
+        "uordblks + hblkhd).\n"
+        "# TYPE flockd_heap_in_use_bytes gauge\nflockd_heap_in_use_bytes %zu\n"
+        "# HELP flockd_heap_free_bytes Bytes free in malloc's arenas, kept by the "
+        "process (fordblks).\n"
+        "# TYPE flockd_heap_free_bytes gauge\nflockd_heap_free_bytes %zu\n",
+        mi.uordblks + mi.hblkhd, mi.fordblks);
+#endif
 }
 
 /* The two labelled counters: refusals by code, limit hits by limit. */

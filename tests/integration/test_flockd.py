@@ -14,7 +14,7 @@ import time
 
 import websockets
 
-from flockd_harness import Client, Flockd, Suite, arg
+from flockd_harness import Client, Flockd, Suite, arg, sanitizer_of
 
 FLOCKD = arg(0, "build/server/flockd")
 SUITE = Suite(timeout=60)
@@ -270,6 +270,11 @@ async def healthz_and_metrics_answer_over_http():
                      "flockd_bytes_sent_total", "flockd_commands_accepted_total",
                      'flockd_commands_rejected_total{code="bad_json"} 1'):
             assert name in body, name
+        # What malloc holds (the soak judges it): the room's arrays at least,
+        # where malloc is glibc's; a sanitizer's allocator answers for itself.
+        if sanitizer_of(FLOCKD) is None:
+            assert d.metric("flockd_heap_in_use_bytes") > 1 << 20, body
+        assert d.metric("flockd_heap_free_bytes") >= 0, body
         # The ping's reply was timed, and not the refusal sent at once.
         assert d.metric("flockd_command_reply_seconds_count") == 1, body
         assert d.metric('flockd_command_reply_seconds_bucket{le="+Inf"}') == 1
