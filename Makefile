@@ -351,9 +351,10 @@ chaos: build
 # SOAK_SECONDS; fails when its heap in use grows more than 2 MiB from the
 # warm-up's end to the end, when its RSS drifts more than 2 MiB after the
 # warm-up (runs of 10 minutes or more), when its descriptors or threads
-# grow, or when a client that keeps the rules gets an error. The samples: $(BUILD)/soak*.csv, a plot
-# of them: $(BUILD)/soak*.svg. soak-short, 3 minutes, needs nothing but
-# the Release build (0.5-0.65 of a core for flockd and the driver together).
+# grow, or when a client that keeps the rules gets an error. The samples:
+# $(BUILD)/soak*.csv, a plot of them: $(BUILD)/soak*.svg. soak-short, 3
+# minutes, needs nothing but the Release build (0.5-0.65 of a core for
+# flockd and the driver together).
 SOAK_SECONDS ?= 3600
 SOAK = /usr/bin/python3 tests/soak/soak.py $(BUILD)/server/flockd
 soak: build

@@ -59,7 +59,7 @@ The bound is 2 MiB (--bound-kib) for every length of run. The quiet
 readings are the same state of flockd, so the heap's growth between them
 is a leak's whole size, whatever the load did meanwhile: in the 3 minutes
 of make soak-short, about 3 KiB a connection, 45 bytes a command or 170
-KiB a SIGHUP; in the hour (make soak), about 100 bytes a connection. RSS
+KiB a SIGHUP; in the hour (make soak), about 140 bytes a connection. RSS
 also follows what glibc's heaps keep free after the load's peaks, which a
 short run is still meeting (its line has read +0.1 to +2.4 MiB with the
 heap +0.1 to +0.3 MiB): the hour judges it, where 2 MiB is a climb of 0.6
@@ -694,7 +694,8 @@ def gauges(d):
         name, _, value = line.partition(" ")
         if name in ("flockd_clients", "flockd_rooms", "flockd_heap_in_use_bytes"):
             values[name] = int(float(value))
-    return values["flockd_clients"], values["flockd_rooms"], values["flockd_heap_in_use_bytes"] // 1024
+    heap_kib = values["flockd_heap_in_use_bytes"] // 1024
+    return values["flockd_clients"], values["flockd_rooms"], heap_kib
 
 
 def take_sample(run):

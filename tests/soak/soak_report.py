@@ -1,6 +1,6 @@
 """The soak's figures (tests/soak/soak.py): the samples as CSV, what the
-measured part says about RSS, descriptors and threads, the verdict on them,
-and a plot of the samples as a hand-written SVG.
+measured part says about the heap, RSS, descriptors and threads, the
+verdict on them, and a plot of the samples as a hand-written SVG.
 
 A sample is a dict: time (seconds since flockd started), rss_kib,
 heap_kib (what malloc has handed out and not had back: /metrics'
@@ -103,7 +103,7 @@ def verdict(f, start, end, bound_kib, judges):
     return why
 
 
-def summary(f, start, end, bound_kib, judges, unjudged=None):
+def summary(f, start, end, bound_kib, judges, unjudged):
     """Lines of text saying the figures and the bounds; unjudged: what a
     figure of those not judged gets instead of its bound (why not)."""
     def bound(what):
