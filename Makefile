@@ -188,11 +188,18 @@ run: build
 # error, so a renamed test or label cannot pass unnoticed.
 
 CTEST := ctest --output-on-failure --no-tests=error
-T0 := $(shell date +%s)
+# When the first make began: the parts of make test, each a make of its
+# own, say when they ended counted from it.
+ifndef FLOCKD_MAKE_T0
+FLOCKD_MAKE_T0 := $(shell date +%s)
+endif
+export FLOCKD_MAKE_T0
+T0 := $(FLOCKD_MAKE_T0)
 SINCE_T0 = $$(( $$(date +%s) - $(T0) )) s
-# $(call phase,TITLE,COMMAND): COMMAND, framed by TITLE and how long it took.
+# $(call phase,TITLE,COMMAND): COMMAND, framed by TITLE, how long it took
+# and when it ended.
 phase = @echo "== $(1)"; t0=$$(date +%s); $(2) && \
-        echo "== $(1): passed in $$(( $$(date +%s) - t0 )) s"
+        echo "== $(1): passed in $$(( $$(date +%s) - t0 )) s (at $(SINCE_T0))"
 
 # The builds whose tests run (TREE: release, asan or tsan): folder, name and
 # which of its tests. Bounds on time and rates are asserted in Release
