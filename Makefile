@@ -308,7 +308,7 @@ serial-lane:
 	$(call serial_part,asan)
 	$(call serial_part,tsan)
 soak-lane:
-	$(call part,release,the soak's 3 minutes (beside the serial tests),-L '^soak$$')
+	$(call part,release,the soak's 3 minutes (beside the serial tests; its figures too),-V -L '^soak$$')
 
 ALL_BUILDS := build asan-build tsan-build fuzz-build
 gate-light: $(TREES:%=%-light) browser-lane format-check
