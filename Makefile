@@ -278,8 +278,10 @@ fuzz-test: fuzz-build
 #    light tests (neither serial nor heavy, GATE_JOBS at a time per build)
 #    as soon as that build is done, and, once all compiling is done, the
 #    heavy browser test (e2e_lobby) of Release then ASan;
-# 2. the fuzz targets, two at a time, beside two lanes of heavy tests, one
-#    at a time each: Release's heavy integration tests (the chaos run,
+# 2. in the same graph, once the TSan light tests and the browser lane are
+#    done (the ASan light tests, the longest, still running), the fuzz
+#    targets, two at a time, beside two lanes of heavy tests, one at a
+#    time each: Release's heavy integration tests (the chaos run,
 #    churn; dilation: a room of a million boids overloaded), and the
 #    sanitizer builds' ones
 #    and the Release build's heavy unit test (test_step_forked_heavy: a
@@ -296,10 +298,8 @@ fuzz-test: fuzz-build
 GATE_JOBS ?= 3
 test: build
 	@echo "== make test: Release build done after $(SINCE_T0)"
-	@$(MAKE) --no-print-directory -j6 --output-sync=target GATE_ORDER=1 gate-light
-	@echo "== make test: builds and light tests done after $(SINCE_T0)"
-	@$(MAKE) --no-print-directory -j3 --output-sync=target gate-load
-	@echo "== make test: fuzz and churn done after $(SINCE_T0)"
+	@$(MAKE) --no-print-directory -j6 --output-sync=target GATE_ORDER=1 gate-light gate-load
+	@echo "== make test: builds, light tests, fuzz and churn done after $(SINCE_T0)"
 	@$(MAKE) --no-print-directory -j2 --output-sync=target serial-lane soak-lane
 	@echo "make test: all suites passed in $(SINCE_T0)"
 
@@ -313,10 +313,13 @@ soak-lane:
 ALL_BUILDS := build asan-build tsan-build fuzz-build
 gate-light: $(TREES:%=%-light) browser-lane format-check
 # In that graph the sanitizer builds run one after another, ASan first
-# (its light tests take longest), rather than all three at once.
+# (its light tests take longest), rather than all three at once, and the
+# lanes that load the machine take the place of the TSan light tests and
+# the browser lane beside the ASan light tests' last minute.
 ifdef GATE_ORDER
 tsan-build: | asan-build
 fuzz-build: | tsan-build
+fuzz-parallel churn-lane churn-lane-release: | tsan-light browser-lane
 endif
 gate-load: fuzz-parallel churn-lane churn-lane-release
 asan-light tsan-light: %-light:
