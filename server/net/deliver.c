@@ -160,12 +160,9 @@ static int write_frame(struct session *s, struct frame *f, unsigned kind, int64_
 /* Members whose sessions an announcement reads ahead of queueing them. */
 #define ANNOUNCE_AHEAD 8
 
-/* Announcements in which the order members are queued in goes once round
- * (announce_frame()). */
+/* A room's frames in which the order its members are queued in goes once
+ * round (announce_frame()). */
 #define ANNOUNCE_TURNS 16
-
-/* Each service thread's announcements so far: the turn of that order. */
-static _Thread_local uint64_t announce_turn;
 
 /* Queues s to be written the frame just announced (deliver_paced()); at
  * its next WRITEABLE if there is no memory to queue it. gap: restart its
@@ -209,10 +206,12 @@ static void announce_frame(struct sessions *ss, struct lobby_room *lr, int64_t s
     }
     /* A thread that cannot write every member each snapshot writes the
      * longest waiting first and the rest in this order, so those last in
-     * it would wait every time: it starts a little further on each time,
-     * round in ANNOUNCE_TURNS snapshots, so that all are served alike. */
-    size_t start =
-        n ? (size_t)(announce_turn++ % ANNOUNCE_TURNS) * (n / ANNOUNCE_TURNS + 1) % n : 0;
+     * it would wait every time: it starts a little further on at each of
+     * the room's frames, round in ANNOUNCE_TURNS of them, so that all are
+     * served alike. (Counted by the room's frames, not by the thread's
+     * announcements: with k rooms on a thread those advance by k at each
+     * room's frame, and not at all for every room when k is 16.) */
+    size_t start = n ? (size_t)(f->seq % ANNOUNCE_TURNS) * (n / ANNOUNCE_TURNS + 1) % n : 0;
     for (size_t k = 0, i = start; k < n; k++, i = i + 1 < n ? i + 1 : 0) {
         size_t ahead = i + ANNOUNCE_AHEAD;
         if (k + ANNOUNCE_AHEAD < n)
