@@ -344,7 +344,10 @@ async function viewsOfVersion3(url) {
     // may skip ticks the other gets (a viewer gets the newest frame).
     const ticks = new Map();
     const views = new Map();
-    const stops = [whole.on('snapshot', (s) => ticks.set(s.tick, s.frame)), c.on('snapshot', (v) => views.set(v.tick, v))];
+    const stops = [
+      whole.on('snapshot', (s) => ticks.set(s.tick, s.frame)),
+      c.on('snapshot', (v) => views.set(v.tick, v)),
+    ];
     try {
       const s = await waitFor('a tick both streams sent', () => {
         for (const [tick, v] of views) if (ticks.has(tick)) return v;
