@@ -619,7 +619,11 @@ async def match(run, who, until):
         for p in conns[1:3]:
             run.acked(who, "ready", await p.ask("game", action="ready"))
         viewer = conns[3]
-        await viewer.until(lambda: "ended" in viewer.phases, limit + 60, "the match's end")
+        try:
+            await viewer.until(lambda: "ended" in viewer.phases, limit + 60, "the match's end")
+        except TimeoutError as e:  # what each saw, to tell a match that never began
+            seen = "; ".join(f"{c.frames} frames, phases {c.phases}" for c in conns)
+            raise TimeoutError(f"{e} in {room} (admin, players, viewer: {seen})") from None
         run.count("matches played")
     finally:
         for c in conns:
