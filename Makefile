@@ -194,8 +194,7 @@ ifndef FLOCKD_MAKE_T0
 FLOCKD_MAKE_T0 := $(shell date +%s)
 endif
 export FLOCKD_MAKE_T0
-T0 := $(FLOCKD_MAKE_T0)
-SINCE_T0 = $$(( $$(date +%s) - $(T0) )) s
+SINCE_T0 = $$(( $$(date +%s) - $(FLOCKD_MAKE_T0) )) s
 # $(call phase,TITLE,COMMAND): COMMAND, framed by TITLE, how long it took
 # and when it ended.
 phase = @echo "== $(1)"; t0=$$(date +%s); $(2) && \
